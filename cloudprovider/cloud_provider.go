@@ -1,0 +1,156 @@
+// Package cloudprovider is the provider contract served to the upstream Cluster
+// Autoscaler through its externalgrpc cloud provider.
+//
+// The interfaces mirror the method set of the upstream core's CloudProvider and
+// NodeGroup that the externalgrpc protocol can carry; methods the protocol cannot
+// carry (machine types, auto-provisioning, resource limits, HasInstance) are left
+// out because the upstream client answers them locally. Every method takes a
+// context first so that CA's per-RPC deadline reaches the cloud calls.
+package cloudprovider
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// CloudProvider is what a cloud integration implements. Implementations must be
+// safe for concurrent use: CA issues NodeGroupNodes, DeleteNodes and IncreaseSize
+// from several goroutines at once while its main loop runs.
+type CloudProvider interface {
+	// Name returns the provider's registered name.
+	Name() string
+	// NodeGroups returns every group CA manages, served from the last snapshot.
+	NodeGroups(ctx context.Context) ([]NodeGroup, error)
+	// NodeGroupForNode returns the group owning node, or (nil, nil) when the node
+	// is not autoscaled. CA never caches the nil answer, so it must be cheap.
+	NodeGroupForNode(ctx context.Context, node *corev1.Node) (NodeGroup, error)
+	// Pricing returns the price model, or ErrNotImplemented.
+	Pricing(ctx context.Context) (PricingModel, error)
+	// GPULabel returns the label key whose presence marks a GPU node ("" if none).
+	GPULabel(ctx context.Context) (string, error)
+	// GetAvailableGPUTypes returns the set of GPU type names (label values).
+	GetAvailableGPUTypes(ctx context.Context) (map[string]struct{}, error)
+	// Cleanup releases provider resources. The process keeps serving afterwards:
+	// CA sends Cleanup when it exits and reconnects to the same server.
+	Cleanup(ctx context.Context) error
+	// Refresh takes a new snapshot of the cloud. On failure the previous snapshot
+	// must stay in place, and local bookkeeping of mutations that the cloud has
+	// not yet reflected must never be lost.
+	Refresh(ctx context.Context) error
+}
+
+// NodeGroup is a set of nodes with the same shape that CA can resize.
+type NodeGroup interface {
+	// Id returns the group's stable unique identifier.
+	Id(ctx context.Context) string
+	// MinSize returns the minimum target size.
+	MinSize(ctx context.Context) int
+	// MaxSize returns the maximum target size.
+	MaxSize(ctx context.Context) int
+	// Debug returns a one-line human-readable description.
+	Debug(ctx context.Context) string
+	// TargetSize returns the desired size: instances that exist or are being
+	// created, excluding ones being deleted. It must reflect a mutation as soon
+	// as the mutating call returns.
+	TargetSize(ctx context.Context) (int, error)
+	// IncreaseSize raises the target by delta (> 0) and returns once the cloud
+	// has accepted the request; it never waits for machines to boot.
+	IncreaseSize(ctx context.Context, delta int) error
+	// DeleteNodes deletes exactly these nodes and lowers the target by as many.
+	DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
+	// DecreaseTargetSize lowers the target (delta < 0) for requests not yet
+	// fulfilled; it never deletes a registered node.
+	DecreaseTargetSize(ctx context.Context, delta int) error
+	// Nodes returns every instance of the group, registered or not. Instance ids
+	// equal the providerID their Node has, byte for byte.
+	Nodes(ctx context.Context) ([]Instance, error)
+	// TemplateNodeInfo returns what a fresh node of the group looks like, or
+	// ErrNotImplemented when no template can be built.
+	TemplateNodeInfo(ctx context.Context) (*corev1.Node, error)
+	// GetOptions returns per-group overrides built from defaults, or
+	// ErrNotImplemented (or nil) when the group has none. Returning options makes
+	// CA zero the options the protocol cannot carry, so do it only for real overrides.
+	GetOptions(ctx context.Context, defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)
+}
+
+// PricingModel prices nodes and pods for CA's price expander. Only ratios
+// matter, so any single currency works.
+type PricingModel interface {
+	// NodePrice prices node (often a template node without providerID, so
+	// implementations price by labels) over [start, end).
+	NodePrice(ctx context.Context, node *corev1.Node, start, end time.Time) (float64, error)
+	// PodPrice prices pod over [start, end).
+	PodPrice(ctx context.Context, pod *corev1.Pod, start, end time.Time) (float64, error)
+}
+
+// InstanceState is the lifecycle state of an instance; the numbers equal the
+// wire enum and the upstream core's values.
+type InstanceState int
+
+const (
+	// InstanceRunning means the instance is up (it may or may not be registered yet).
+	InstanceRunning InstanceState = 1
+	// InstanceCreating means the instance is being provisioned.
+	InstanceCreating InstanceState = 2
+	// InstanceDeleting means the instance is going away; CA ignores it for registration.
+	InstanceDeleting InstanceState = 3
+)
+
+// String implements fmt.Stringer.
+func (s InstanceState) String() string {
+	switch s {
+	case InstanceRunning:
+		return "running"
+	case InstanceCreating:
+		return "creating"
+	case InstanceDeleting:
+		return "deleting"
+	default:
+		return "unspecified"
+	}
+}
+
+// InstanceErrorClass classifies an instance error; the numbers are the core's.
+type InstanceErrorClass int
+
+const (
+	// OutOfResourcesErrorClass means the cloud lacked capacity or quota.
+	OutOfResourcesErrorClass InstanceErrorClass = 1
+	// OtherErrorClass is any other error.
+	OtherErrorClass InstanceErrorClass = 99
+)
+
+// InstanceErrorInfo describes why an instance failed. CA reads it only on
+// creating instances with a non-empty ErrorCode, and then deletes the instance.
+type InstanceErrorInfo struct {
+	ErrorClass   InstanceErrorClass
+	ErrorCode    string
+	ErrorMessage string
+}
+
+// InstanceStatus is an instance's state plus optional error information. State
+// must be set whenever ErrorInfo is: CA drops ErrorInfo without a state.
+type InstanceStatus struct {
+	State     InstanceState
+	ErrorInfo *InstanceErrorInfo
+}
+
+// Instance is one cloud machine of a group.
+type Instance struct {
+	// Id equals the Kubernetes Node's spec.providerID.
+	Id     string
+	Status *InstanceStatus
+}
+
+// NodeGroupAutoscalingOptions are the per-group settings the protocol carries.
+type NodeGroupAutoscalingOptions struct {
+	ScaleDownUtilizationThreshold    float64
+	ScaleDownGpuUtilizationThreshold float64
+	ScaleDownUnneededTime            time.Duration
+	ScaleDownUnreadyTime             time.Duration
+	MaxNodeProvisionTime             time.Duration
+	ZeroOrMaxNodeScaling             bool
+	IgnoreDaemonSetsUtilization      bool
+}

@@ -1,0 +1,95 @@
+package cloudprovider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+)
+
+// BuildOptions is what a provider builder receives from main.
+type BuildOptions struct {
+	// CloudConfig is the path given with --cloud-config ("" when unset).
+	CloudConfig string
+	// NodeGroupSpecs are the raw --nodes values ("min:max:id").
+	NodeGroupSpecs []string
+	// NodeGroupAutoDiscoverySpecs are the raw --node-group-auto-discovery values.
+	NodeGroupAutoDiscoverySpecs []string
+	// UserAgent is sent with every cloud request.
+	UserAgent string
+	// InstrumentTransport, when set, wraps the provider's transport so cloud
+	// calls are counted and timed; operation maps a request to a bounded label.
+	InstrumentTransport func(base http.RoundTripper, operation OperationFunc) http.RoundTripper
+}
+
+// OperationFunc maps a cloud request to a low-cardinality operation name such
+// as "GET /v2/kubernetes/clusters/{id}/node-pools".
+type OperationFunc func(*http.Request) string
+
+// Simulation is a provider wired to an in-process fake of its cloud.
+type Simulation struct {
+	// Provider talks to the fake cloud.
+	Provider CloudProvider
+	// URL is where the fake cloud listens.
+	URL string
+	// Description says in one line what is simulated.
+	Description string
+	// Close stops the fake cloud.
+	Close func()
+}
+
+// Builder constructs a provider. It must not exit the process; it returns errors
+// naming the offending field.
+type Builder func(ctx context.Context, opts BuildOptions) (CloudProvider, error)
+
+// Simulator starts a fake cloud seeded with a demo cluster and a provider bound to it.
+type Simulator func(ctx context.Context, opts BuildOptions) (*Simulation, error)
+
+// Registration describes a provider to the registry.
+type Registration struct {
+	Build Builder
+	// Simulate is optional; providers without it cannot run with --simulate.
+	Simulate Simulator
+	// CheckConfig validates configuration without contacting the cloud. Optional.
+	CheckConfig func(opts BuildOptions) error
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Registration{}
+)
+
+// RegisterCloudProvider registers a provider under name; call it from init().
+// Registering a name twice, or without a builder, is a programming error and panics.
+func RegisterCloudProvider(name string, reg Registration) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if name == "" || reg.Build == nil {
+		panic("cloudprovider: RegisterCloudProvider needs a name and a builder")
+	}
+	if _, dup := registry[name]; dup {
+		panic(fmt.Sprintf("cloudprovider: provider %q registered twice", name))
+	}
+	registry[name] = reg
+}
+
+// CloudProviders lists the registered provider names in sorted order.
+func CloudProviders() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the registration for name.
+func Lookup(name string) (Registration, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	r, ok := registry[name]
+	return r, ok
+}

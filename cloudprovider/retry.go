@@ -1,0 +1,161 @@
+package cloudprovider
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// RetryOptions tunes RetryTransport.
+type RetryOptions struct {
+	// MaxAttempts bounds the tries per request (default 4).
+	MaxAttempts int
+	// BaseBackoff is the first wait after a server error; it doubles per try (default 200ms).
+	BaseBackoff time.Duration
+	// MaxBackoff caps one wait (default 2s).
+	MaxBackoff time.Duration
+	// Sleep waits for d or until ctx is done; tests inject an instant one.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// RetryServerErrors allows retrying 5xx and transport errors. Set it only for
+	// requests that are safe to repeat (reads, absolute resizes, deletes).
+	RetryServerErrors func(req *http.Request) bool
+}
+
+// maxUnboundedWait caps a Retry-After wait for requests without a deadline.
+const maxUnboundedWait = 30 * time.Second
+
+// RetryTransport retries throttled and failed cloud calls without ever
+// outliving the request's context: a 429 honours Retry-After only when the
+// wait fits before the deadline, otherwise the 429 is returned at once so the
+// caller can report "rate limited" within CA's RPC deadline. Other 4xx are never
+// retried.
+type RetryTransport struct {
+	Base http.RoundTripper
+	Opts RetryOptions
+}
+
+// NewRetryTransport wraps base with the given options (zero values take defaults).
+func NewRetryTransport(base http.RoundTripper, opts RetryOptions) *RetryTransport {
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 4
+	}
+	if opts.BaseBackoff <= 0 {
+		opts.BaseBackoff = 200 * time.Millisecond
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 2 * time.Second
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = SleepContext
+	}
+	if opts.RetryServerErrors == nil {
+		opts.RetryServerErrors = IdempotentRequest
+	}
+	return &RetryTransport{Base: base, Opts: opts}
+}
+
+// IdempotentRequest reports whether repeating req cannot change the outcome.
+func IdempotentRequest(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// SleepContext waits for d or until ctx is done.
+func SleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		// A body that cannot be rewound can be sent only once.
+		return t.Base.RoundTrip(req)
+	}
+	backoff := t.Opts.BaseBackoff
+	for attempt := 1; ; attempt++ {
+		try := req
+		if attempt > 1 {
+			try = req.Clone(ctx)
+			if req.GetBody != nil {
+				body, err := req.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				try.Body = body
+			}
+		}
+		resp, err := t.Base.RoundTrip(try)
+		if attempt >= t.Opts.MaxAttempts || ctx.Err() != nil {
+			return resp, err
+		}
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if !t.Opts.RetryServerErrors(req) {
+				return resp, err
+			}
+			wait = backoff
+		case resp.StatusCode == http.StatusTooManyRequests:
+			wait = RetryAfter(resp.Header, backoff)
+		case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
+			if !t.Opts.RetryServerErrors(req) {
+				return resp, nil
+			}
+			wait = RetryAfter(resp.Header, backoff)
+		default:
+			return resp, nil
+		}
+		if wait > t.Opts.MaxBackoff && resp != nil && resp.StatusCode != http.StatusTooManyRequests {
+			wait = t.Opts.MaxBackoff
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= wait {
+			// Waiting would outlive the caller; give it the answer we have.
+			return resp, err
+		} else if !ok && wait > maxUnboundedWait {
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+		if serr := t.Opts.Sleep(ctx, wait); serr != nil {
+			return nil, serr
+		}
+		backoff *= 2
+		if backoff > t.Opts.MaxBackoff {
+			backoff = t.Opts.MaxBackoff
+		}
+	}
+}
+
+// RetryAfter reads a Retry-After header given in seconds (or as an HTTP date),
+// falling back to def.
+func RetryAfter(h http.Header, def time.Duration) time.Duration {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return def
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+		return 0
+	}
+	return def
+}
