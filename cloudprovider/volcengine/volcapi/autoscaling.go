@@ -1,0 +1,306 @@
+package volcapi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
+)
+
+// Action names, as sent in the Action query parameter.
+const (
+	ActionDescribeScalingGroups         = "DescribeScalingGroups"
+	ActionDescribeScalingInstances      = "DescribeScalingInstances"
+	ActionDescribeScalingConfigurations = "DescribeScalingConfigurations"
+	ActionDescribeScalingActivities     = "DescribeScalingActivities"
+	ActionModifyScalingGroup            = "ModifyScalingGroup"
+	ActionRemoveInstances               = "RemoveInstances"
+	ActionDescribeInstanceTypes         = "DescribeInstanceTypes"
+	ActionDescribeImages                = "DescribeImages"
+	ActionDescribeSubnets               = "DescribeSubnets"
+)
+
+// Paging and batch limits of the API.
+const (
+	// PageSize is used for every PageNumber/PageSize list. The Volcengine docs
+	// allow 100, the BytePlus docs only 50; 50 works on both.
+	PageSize = 50
+	// MaxRemoveBatch is the most InstanceIds one RemoveInstances accepts.
+	MaxRemoveBatch = 20
+	// maxInstanceTypeIDs is the most InstanceTypeIds one DescribeInstanceTypes accepts.
+	maxInstanceTypeIDs = 10
+	// maxPages stops a list whose TotalCount never converges.
+	maxPages = 200
+)
+
+// NoDesiredNumber is the DesireInstanceNumber of a group created without one.
+const NoDesiredNumber = -1
+
+// ScalingGroup is the part of a scaling group the provider uses.
+type ScalingGroup struct {
+	ID   string
+	Name string
+	// Min and Max are the group's bounds; HasMin/HasMax say whether the API sent them.
+	Min, Max       int
+	HasMin, HasMax bool
+	// Desired is DesireInstanceNumber, NoDesiredNumber when the group has none.
+	Desired               int
+	TotalInstances        int
+	LifecycleState        string
+	ActiveConfigID        string
+	LaunchTemplateID      string
+	LaunchTemplateVersion string
+	// LaunchTemplateTypes are the instance types of LaunchTemplateOverrides.
+	LaunchTemplateTypes []string
+	SubnetIDs           []string
+	Tags                map[string]string
+}
+
+// ScalingInstance is one instance of a scaling group.
+type ScalingInstance struct {
+	ID       string
+	GroupID  string
+	Status   string
+	ZoneID   string
+	ConfigID string
+}
+
+// ScalingConfiguration is the part of a scaling configuration the template uses.
+type ScalingConfiguration struct {
+	ID            string
+	GroupID       string
+	InstanceTypes []string
+	ImageID       string
+	ZoneID        string
+}
+
+// FailedInstance is an instance a failed scaling activity reported, with the reason.
+type FailedInstance struct {
+	InstanceID string
+	Message    string
+}
+
+// ListScalingGroups lists scaling groups, all pages. With ids it asks for
+// those only; the API may still answer with other groups (its docs say unknown
+// ids "query other scaling groups"), so callers must match ids themselves.
+func (c *Client) ListScalingGroups(ctx context.Context, ids []string) ([]ScalingGroup, error) {
+	var out []ScalingGroup
+	for page := 1; page <= maxPages; page++ {
+		in := &autoscaling.DescribeScalingGroupsInput{PageNumber: ip(page), PageSize: ip(PageSize)}
+		if len(ids) > 0 {
+			in.ScalingGroupIds = strs(ids)
+		}
+		resp, err := c.as.DescribeScalingGroupsWithContext(ctx, in)
+		if err != nil {
+			return nil, ctxErr(ctx, ActionDescribeScalingGroups, err)
+		}
+		for _, g := range resp.ScalingGroups {
+			if g == nil || str(g.ScalingGroupId) == "" {
+				continue
+			}
+			out = append(out, convertGroup(g))
+		}
+		if lastPage(len(resp.ScalingGroups), page*PageSize, i32(resp.TotalCount)) {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingGroups, maxPages)
+}
+
+// lastPage decides when paging stops: a short page always ends it (a wrong
+// TotalCount must not make us loop), and so does reaching TotalCount.
+func lastPage(pageLen, seen, total int) bool {
+	return pageLen < PageSize || seen >= total
+}
+
+func convertGroup(g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput) ScalingGroup {
+	sg := ScalingGroup{
+		ID:                    str(g.ScalingGroupId),
+		Name:                  str(g.ScalingGroupName),
+		Min:                   i32(g.MinInstanceNumber),
+		Max:                   i32(g.MaxInstanceNumber),
+		HasMin:                g.MinInstanceNumber != nil,
+		HasMax:                g.MaxInstanceNumber != nil,
+		Desired:               NoDesiredNumber,
+		TotalInstances:        i32(g.TotalInstanceCount),
+		LifecycleState:        str(g.LifecycleState),
+		ActiveConfigID:        str(g.ActiveScalingConfigurationId),
+		LaunchTemplateID:      str(g.LaunchTemplateId),
+		LaunchTemplateVersion: str(g.LaunchTemplateVersion),
+		Tags:                  map[string]string{},
+	}
+	if g.DesireInstanceNumber != nil && *g.DesireInstanceNumber >= 0 {
+		sg.Desired = int(*g.DesireInstanceNumber)
+	}
+	for _, o := range g.LaunchTemplateOverrides {
+		if o != nil && str(o.InstanceType) != "" {
+			sg.LaunchTemplateTypes = append(sg.LaunchTemplateTypes, str(o.InstanceType))
+		}
+	}
+	for _, s := range g.SubnetIds {
+		if str(s) != "" {
+			sg.SubnetIDs = append(sg.SubnetIDs, str(s))
+		}
+	}
+	for _, t := range g.Tags {
+		if t != nil && str(t.Key) != "" {
+			sg.Tags[str(t.Key)] = str(t.Value)
+		}
+	}
+	return sg
+}
+
+// ListScalingInstances lists every instance of a group, all pages.
+func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]ScalingInstance, error) {
+	var out []ScalingInstance
+	seen := map[string]bool{}
+	for page := 1; page <= maxPages; page++ {
+		resp, err := c.as.DescribeScalingInstancesWithContext(ctx, &autoscaling.DescribeScalingInstancesInput{
+			ScalingGroupId: sp(groupID),
+			PageNumber:     ip(page),
+			PageSize:       ip(PageSize),
+		})
+		if err != nil {
+			return nil, ctxErr(ctx, ActionDescribeScalingInstances, err)
+		}
+		n := 0
+		for _, si := range resp.ScalingInstances {
+			if si == nil || str(si.InstanceId) == "" {
+				continue
+			}
+			n++
+			id := str(si.InstanceId)
+			// Instances can shift between pages while we list; keep the first sighting.
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			out = append(out, ScalingInstance{
+				ID:       id,
+				GroupID:  str(si.ScalingGroupId),
+				Status:   str(si.Status),
+				ZoneID:   str(si.ZoneId),
+				ConfigID: str(si.ScalingConfigurationId),
+			})
+		}
+		if lastPage(len(resp.ScalingInstances), page*PageSize, i32(resp.TotalCount)) {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingInstances, maxPages)
+}
+
+// SetDesiredInstances sets the group's DesireInstanceNumber. The service then
+// launches or removes instances on its own; the call returns at once.
+func (c *Client) SetDesiredInstances(ctx context.Context, groupID string, desired int) error {
+	_, err := c.as.ModifyScalingGroupWithContext(ctx, &autoscaling.ModifyScalingGroupInput{
+		ScalingGroupId:       sp(groupID),
+		DesireInstanceNumber: ip(desired),
+	})
+	if err != nil {
+		return ctxErr(ctx, ActionModifyScalingGroup, err)
+	}
+	return nil
+}
+
+// RemoveInstances releases up to MaxRemoveBatch instances of a group. With
+// decreaseDesired the desired number drops by len(ids); without it the group
+// keeps its desired number (and replaces the instances), and forceDelete lets
+// the removal go below the group's min.
+func (c *Client) RemoveInstances(ctx context.Context, groupID string, ids []string, decreaseDesired bool) (string, error) {
+	if len(ids) == 0 || len(ids) > MaxRemoveBatch {
+		return "", fmt.Errorf("volcengine %s: %d instance ids, want 1 to %d", ActionRemoveInstances, len(ids), MaxRemoveBatch)
+	}
+	in := &autoscaling.RemoveInstancesInput{
+		ScalingGroupId:          sp(groupID),
+		InstanceIds:             strs(ids),
+		DecreaseDesiredCapacity: &decreaseDesired,
+	}
+	if !decreaseDesired {
+		force := true
+		in.ForceDelete = &force
+	}
+	resp, err := c.as.RemoveInstancesWithContext(ctx, in)
+	if err != nil {
+		return "", ctxErr(ctx, ActionRemoveInstances, err)
+	}
+	return str(resp.ScalingActivityId), nil
+}
+
+// ListScalingConfigurations fetches configurations by id, all pages.
+func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([]ScalingConfiguration, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []ScalingConfiguration
+	for page := 1; page <= maxPages; page++ {
+		resp, err := c.as.DescribeScalingConfigurationsWithContext(ctx, &autoscaling.DescribeScalingConfigurationsInput{
+			ScalingConfigurationIds: strs(ids),
+			PageNumber:              ip(page),
+			PageSize:                ip(PageSize),
+		})
+		if err != nil {
+			return nil, ctxErr(ctx, ActionDescribeScalingConfigurations, err)
+		}
+		for _, sc := range resp.ScalingConfigurations {
+			if sc == nil || str(sc.ScalingConfigurationId) == "" {
+				continue
+			}
+			cfg := ScalingConfiguration{
+				ID:      str(sc.ScalingConfigurationId),
+				GroupID: str(sc.ScalingGroupId),
+				ImageID: str(sc.ImageId),
+				ZoneID:  str(sc.ZoneId),
+			}
+			for _, t := range sc.InstanceTypes {
+				if str(t) != "" {
+					cfg.InstanceTypes = append(cfg.InstanceTypes, str(t))
+				}
+			}
+			out = append(out, cfg)
+		}
+		if lastPage(len(resp.ScalingConfigurations), page*PageSize, i32(resp.TotalCount)) {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingConfigurations, maxPages)
+}
+
+// FailedInstances returns the instances that the group's most recent failed
+// scaling activities could not create, with the activity's reason. Only the
+// first page of recent activities is read: older failures no longer matter.
+func (c *Client) FailedInstances(ctx context.Context, groupID string) ([]FailedInstance, error) {
+	resp, err := c.as.DescribeScalingActivitiesWithContext(ctx, &autoscaling.DescribeScalingActivitiesInput{
+		ScalingGroupId: sp(groupID),
+		PageNumber:     ip(1),
+		PageSize:       ip(PageSize),
+	})
+	if err != nil {
+		return nil, ctxErr(ctx, ActionDescribeScalingActivities, err)
+	}
+	var out []FailedInstance
+	for _, a := range resp.ScalingActivities {
+		if a == nil {
+			continue
+		}
+		switch str(a.StatusCode) {
+		case "Error", "PartialSuccess", "Exception", "Rejected":
+		default:
+			continue
+		}
+		for _, r := range a.RelatedInstances {
+			if r == nil || str(r.InstanceId) == "" {
+				continue
+			}
+			if st := str(r.Status); st == "Success" || st == "Succeeded" {
+				continue
+			}
+			msg := str(r.Message)
+			if msg == "" {
+				msg = str(a.ResultMsg)
+			}
+			out = append(out, FailedInstance{InstanceID: str(r.InstanceId), Message: msg})
+		}
+	}
+	return out, nil
+}

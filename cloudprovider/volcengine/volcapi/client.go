@@ -1,0 +1,153 @@
+// Package volcapi is the thin client the Volcengine provider uses: the handful of
+// Auto Scaling, ECS and VPC calls it needs, made through the official
+// volcengine-go-sdk with our own http.Client, no SDK retries (ours are bounded by
+// the caller's deadline) and errors typed from the response's error code.
+package volcapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
+	"github.com/volcengine/volcengine-go-sdk/service/ecs"
+	"github.com/volcengine/volcengine-go-sdk/service/vpc"
+	"github.com/volcengine/volcengine-go-sdk/volcengine"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
+	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
+)
+
+// Config holds what the client needs. HTTPClient is required: the SDK would
+// otherwise adopt (and mutate) http.DefaultClient.
+type Config struct {
+	Region    string
+	AccessKey string
+	SecretKey string
+	// Endpoint is a host ("open.volcengineapi.com") or a URL with scheme.
+	Endpoint string
+	// DisableSSL makes a scheme-less Endpoint use http://.
+	DisableSSL bool
+	HTTPClient *http.Client
+}
+
+// String redacts the keys so a Config can be logged or printed safely.
+func (c Config) String() string {
+	return fmt.Sprintf("volcapi.Config{Region:%q Endpoint:%q DisableSSL:%t AccessKey:%s SecretKey:%s}",
+		c.Region, c.Endpoint, c.DisableSSL, redact(c.AccessKey), redact(c.SecretKey))
+}
+
+// GoString redacts like String, for %#v.
+func (c Config) GoString() string { return c.String() }
+
+func redact(s string) string {
+	if s == "" {
+		return "<empty>"
+	}
+	return "<redacted>"
+}
+
+// Client calls the Volcengine OpenAPI. It is safe for concurrent use.
+type Client struct {
+	as  *autoscaling.AUTOSCALING
+	ecs *ecs.ECS
+	vpc *vpc.VPC
+}
+
+// New builds a client. It contacts nothing.
+func New(cfg Config) (*Client, error) {
+	var missing []string
+	if cfg.Region == "" {
+		missing = append(missing, "region")
+	}
+	if cfg.AccessKey == "" {
+		missing = append(missing, "access key")
+	}
+	if cfg.SecretKey == "" {
+		missing = append(missing, "secret key")
+	}
+	if cfg.Endpoint == "" {
+		missing = append(missing, "endpoint")
+	}
+	if cfg.HTTPClient == nil {
+		missing = append(missing, "http client")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("volcapi: missing %s", strings.Join(missing, ", "))
+	}
+	if _, ok := cfg.HTTPClient.Transport.(*http.Transport); ok || cfg.HTTPClient.Transport == nil {
+		// The SDK replaces Proxy on a bare *http.Transport with one that ignores
+		// NO_PROXY; a wrapping RoundTripper is left alone.
+		return nil, errors.New("volcapi: the http client's transport must be a wrapping RoundTripper, not a bare *http.Transport")
+	}
+	vcfg := volcengine.NewConfig().
+		WithRegion(cfg.Region).
+		WithCredentials(credentials.NewStaticCredentials(cfg.AccessKey, cfg.SecretKey, "")).
+		WithEndpoint(cfg.Endpoint).
+		WithDisableSSL(cfg.DisableSSL).
+		WithHTTPClient(cfg.HTTPClient).
+		// Retries live in our transport, where they respect the caller's deadline.
+		WithMaxRetries(0).
+		WithLogLevel(volcengine.LogOff)
+	sess, err := session.NewSession(vcfg)
+	if err != nil {
+		return nil, fmt.Errorf("volcapi: create SDK session: %w", err)
+	}
+	return &Client{as: autoscaling.New(sess), ecs: ecs.New(sess), vpc: vpc.New(sess)}, nil
+}
+
+// Operation maps a request to a bounded metrics label: every Volcengine call is
+// "GET /" and differs only in its Action parameter.
+func Operation(req *http.Request) string {
+	action := req.URL.Query().Get("Action")
+	if action == "" {
+		action = "unknown"
+	}
+	return req.Method + " /?Action=" + action
+}
+
+// RetrySafe reports whether a request may be repeated after a server error:
+// reads and the absolute desired-number update are idempotent, RemoveInstances
+// is not (a lost answer would make the retry fail on instances already removing).
+func RetrySafe(req *http.Request) bool {
+	action := req.URL.Query().Get("Action")
+	return strings.HasPrefix(action, "Describe") || action == ActionModifyScalingGroup
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func i32(p *int32) int {
+	if p == nil {
+		return 0
+	}
+	return int(*p)
+}
+
+func sp(s string) *string { return &s }
+
+func ip(n int) *int32 {
+	v := int32(n)
+	return &v
+}
+
+func strs(in []string) []*string {
+	out := make([]*string, 0, len(in))
+	for _, s := range in {
+		out = append(out, sp(s))
+	}
+	return out
+}
+
+// ctxErr prefers the caller's context error so that a deadline reads as one.
+func ctxErr(ctx context.Context, action string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("volcengine %s: %w", action, cerr)
+	}
+	return classify(action, err)
+}

@@ -1,0 +1,550 @@
+// Package fakeapi is an in-process fake of the parts of the Volcengine OpenAPI
+// (Auto Scaling 2020-01-01, ECS 2020-04-01, VPC 2020-04-01) that the provider
+// uses. It speaks the real wire format: GET / with every parameter in the query
+// string, routed on Action, answered with the ResponseMetadata/Result envelope,
+// errors carried in ResponseMetadata.Error (in 4xx/5xx bodies and, as the real
+// gateway sometimes does, in HTTP 200 bodies), PageNumber/PageSize and
+// NextToken paging, and instance lifecycle progression driven by a Clock.
+//
+// Tests drive it through the real volcengine-go-sdk; --simulate serves it on a
+// loopback port.
+package fakeapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Instance status values of the Auto Scaling API.
+const (
+	StatusInit        = "Init"
+	StatusPending     = "Pending"
+	StatusPendingWait = "Pending:Wait"
+	StatusInService   = "InService"
+	StatusError       = "Error"
+	StatusRemoving    = "Removing"
+	StatusRemoveWait  = "Removing:Wait"
+	StatusStopped     = "Stopped"
+	StatusProtected   = "Protected"
+	StatusStandby     = "Standby"
+)
+
+// Group is a scaling group as the fake stores it.
+type Group struct {
+	ID   string
+	Name string
+	Min  int
+	Max  int
+	// Desired is DesireInstanceNumber; -1 means the group was created without one.
+	Desired               int
+	ActiveConfigID        string
+	LaunchTemplateID      string
+	LaunchTemplateVersion string
+	// LaunchTemplateTypes are the LaunchTemplateOverrides' instance types.
+	LaunchTemplateTypes []string
+	SubnetIDs           []string
+	Tags                map[string]string
+	LifecycleState      string
+}
+
+// Configuration is a scaling configuration.
+type Configuration struct {
+	ID            string
+	GroupID       string
+	InstanceTypes []string
+	ImageID       string
+	ZoneID        string
+}
+
+// InstanceType is an ECS instance type.
+type InstanceType struct {
+	ID        string
+	Family    string
+	CPUs      int
+	MemoryMiB int
+	GPUCount  int
+	GPUModel  string
+}
+
+// Subnet is a VPC subnet.
+type Subnet struct {
+	ID     string
+	ZoneID string
+}
+
+// Image is an ECS image.
+type Image struct {
+	ID           string
+	Architecture string
+	OSType       string
+}
+
+// Instance is a scaling instance.
+type Instance struct {
+	ID      string
+	GroupID string
+	Status  string
+	ZoneID  string
+	Created time.Time
+	// readyAt is when a Pending instance leaves Pending; goneAt when a
+	// Removing instance disappears.
+	readyAt time.Time
+	goneAt  time.Time
+	failing bool
+}
+
+// RelatedInstance is an instance touched by a scaling activity.
+type RelatedInstance struct {
+	InstanceID string
+	Status     string
+	Message    string
+}
+
+// Activity is a scaling activity.
+type Activity struct {
+	ID         string
+	GroupID    string
+	StatusCode string
+	ResultMsg  string
+	Related    []RelatedInstance
+	Created    time.Time
+}
+
+// CreateFailure makes new instances of a group fail: they go from Pending to
+// Error and a failed scaling activity records Code and Message.
+type CreateFailure struct {
+	Code    string
+	Message string
+}
+
+// Fault is an injected failure. Action "" matches every action. Times is how
+// many matching requests fail (default 1).
+type Fault struct {
+	Action string
+	// Status is the HTTP status; 200 puts the error in a 200 body, like the
+	// real gateway does for some codes.
+	Status  int
+	Code    string
+	Message string
+	// RetryAfter is sent as the Retry-After header when set.
+	RetryAfter string
+	// Malformed answers with a body that is not JSON.
+	Malformed bool
+	// Stall holds the request until the client gives up (its context ends).
+	Stall bool
+	Times int
+}
+
+// Request is one entry of the request log.
+type Request struct {
+	Action string
+	// Service is the signing service from the Authorization header.
+	Service string
+	// Region is the region from the Authorization header's credential scope.
+	Region string
+	Query  url.Values
+	Status int
+	Code   string
+}
+
+// Options configures a Server.
+type Options struct {
+	// Clock drives provisioning; RealClock when nil.
+	Clock Clock
+	// ProvisionDelay is how long a new instance stays Pending (default 0: it is
+	// InService at the next request after creation).
+	ProvisionDelay time.Duration
+	// RemoveDelay is how long a removed instance stays Removing.
+	RemoveDelay time.Duration
+	// Region is echoed in ResponseMetadata (default cn-beijing).
+	Region string
+}
+
+// Server is the fake API. The zero value is not usable; call New.
+type Server struct {
+	opts Options
+
+	mu             sync.Mutex
+	groups         map[string]*Group
+	configs        map[string]*Configuration
+	types          map[string]*InstanceType
+	subnets        map[string]*Subnet
+	images         map[string]*Image
+	instances      map[string]*Instance
+	activities     []*Activity
+	createFailures map[string]CreateFailure
+	faults         []*Fault
+	requests       []Request
+	seq            int
+	// UnrelatedForUnknownIDs makes DescribeScalingGroups answer a query for
+	// unknown ids with other groups, as the API docs warn it may.
+	unrelatedForUnknown bool
+	// totalCountSkew is added to every TotalCount the fake reports.
+	totalCountSkew int
+}
+
+// New returns an empty fake.
+func New(opts Options) *Server {
+	if opts.Clock == nil {
+		opts.Clock = RealClock{}
+	}
+	if opts.Region == "" {
+		opts.Region = "cn-beijing"
+	}
+	return &Server{
+		opts:           opts,
+		groups:         map[string]*Group{},
+		configs:        map[string]*Configuration{},
+		types:          map[string]*InstanceType{},
+		subnets:        map[string]*Subnet{},
+		images:         map[string]*Image{},
+		instances:      map[string]*Instance{},
+		createFailures: map[string]CreateFailure{},
+	}
+}
+
+// Start serves the fake on a loopback port; close the returned server when done.
+func (s *Server) Start() *httptest.Server { return httptest.NewServer(s) }
+
+// AddGroup stores g (copied). A group with Desired >= 0 is reconciled at once:
+// missing instances are created.
+func (s *Server) AddGroup(g Group) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := g
+	c.SubnetIDs = append([]string(nil), g.SubnetIDs...)
+	c.LaunchTemplateTypes = append([]string(nil), g.LaunchTemplateTypes...)
+	c.Tags = map[string]string{}
+	for k, v := range g.Tags {
+		c.Tags[k] = v
+	}
+	if c.LifecycleState == "" {
+		c.LifecycleState = "Active"
+	}
+	s.groups[c.ID] = &c
+}
+
+// AddConfiguration stores a scaling configuration.
+func (s *Server) AddConfiguration(c Configuration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cc := c
+	cc.InstanceTypes = append([]string(nil), c.InstanceTypes...)
+	s.configs[c.ID] = &cc
+}
+
+// AddInstanceType stores an ECS instance type.
+func (s *Server) AddInstanceType(t InstanceType) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tt := t
+	s.types[t.ID] = &tt
+}
+
+// AddSubnet stores a VPC subnet.
+func (s *Server) AddSubnet(sn Subnet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := sn
+	s.subnets[sn.ID] = &c
+}
+
+// AddImage stores an ECS image.
+func (s *Server) AddImage(im Image) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := im
+	s.images[im.ID] = &c
+}
+
+// AddInstance puts an instance with the given status into a group and returns
+// its id. It does not change the group's desired number.
+func (s *Server) AddInstance(groupID, status string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst := s.newInstanceLocked(groupID, status)
+	return inst.ID
+}
+
+// Reconcile makes every group's instances match its desired number now, as
+// the real service's health check eventually does.
+func (s *Server) Reconcile() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range s.groups {
+		s.reconcileLocked(g)
+	}
+}
+
+// SetCreateFailure makes new instances of groupID fail (nil clears it).
+func (s *Server) SetCreateFailure(groupID string, f *CreateFailure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f == nil {
+		delete(s.createFailures, groupID)
+		return
+	}
+	s.createFailures[groupID] = *f
+}
+
+// SetGroupBounds changes a group's min/max/desired directly (as a console user would).
+func (s *Server) SetGroupBounds(groupID string, min, max, desired int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.groups[groupID]; ok {
+		g.Min, g.Max, g.Desired = min, max, desired
+	}
+}
+
+// DeleteGroup removes a group and its instances.
+func (s *Server) DeleteGroup(groupID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.groups, groupID)
+	for id, inst := range s.instances {
+		if inst.GroupID == groupID {
+			delete(s.instances, id)
+		}
+	}
+}
+
+// SetUnrelatedForUnknownIDs makes a DescribeScalingGroups query that matches no
+// group return every group instead of an empty list.
+func (s *Server) SetUnrelatedForUnknownIDs(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unrelatedForUnknown = on
+}
+
+// SetTotalCountSkew makes every reported TotalCount wrong by skew.
+func (s *Server) SetTotalCountSkew(skew int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.totalCountSkew = skew
+}
+
+// AddFault queues an injected failure.
+func (s *Server) AddFault(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Times <= 0 {
+		f.Times = 1
+	}
+	ff := f
+	s.faults = append(s.faults, &ff)
+}
+
+// FailNext makes the next n requests fail with HTTP 500 InternalError.
+func (s *Server) FailNext(n int) {
+	if n <= 0 {
+		return
+	}
+	s.AddFault(Fault{Status: http.StatusInternalServerError, Code: "InternalError", Message: "injected server error", Times: n})
+}
+
+// Throttle makes the next n requests fail with the gateway's flow limit (HTTP 429).
+func (s *Server) Throttle(n int) {
+	if n <= 0 {
+		return
+	}
+	s.AddFault(Fault{Status: http.StatusTooManyRequests, Code: "AccountFlowLimitExceeded", Message: "Request was denied due to flow control", Times: n})
+}
+
+// ClearFaults drops every queued fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// Settle finishes all pending work at once: Pending instances become InService
+// (or Error for failing groups) and Removing instances disappear.
+func (s *Server) Settle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, inst := range s.instances {
+		switch inst.Status {
+		case StatusInit, StatusPending, StatusPendingWait:
+			s.finishProvisionLocked(inst)
+		case StatusRemoving, StatusRemoveWait:
+			delete(s.instances, id)
+		}
+	}
+}
+
+// Group returns a copy of a stored group.
+func (s *Server) Group(id string) (Group, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	g, ok := s.groups[id]
+	if !ok {
+		return Group{}, false
+	}
+	return *g, true
+}
+
+// Instances returns copies of a group's instances, sorted by id.
+func (s *Server) Instances(groupID string) []Instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	return s.instancesOfLocked(groupID)
+}
+
+// Requests returns a copy of the request log.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// RequestCount returns how many requests the fake has received.
+func (s *Server) RequestCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// CountAction returns how many logged requests used action.
+func (s *Server) CountAction(action string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.requests {
+		if r.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
+// ResetRequests clears the request log.
+func (s *Server) ResetRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = nil
+}
+
+func (s *Server) nextID(prefix string) string {
+	s.seq++
+	return fmt.Sprintf("%s%010d", prefix, s.seq)
+}
+
+func (s *Server) newInstanceLocked(groupID, status string) *Instance {
+	now := s.opts.Clock.Now()
+	zone := ""
+	if g, ok := s.groups[groupID]; ok {
+		for _, sn := range g.SubnetIDs {
+			if subnet, ok := s.subnets[sn]; ok {
+				zone = subnet.ZoneID
+				break
+			}
+		}
+	}
+	inst := &Instance{
+		ID:      s.nextID("i-fake"),
+		GroupID: groupID,
+		Status:  status,
+		ZoneID:  zone,
+		Created: now,
+		readyAt: now.Add(s.opts.ProvisionDelay),
+	}
+	if status == StatusRemoving {
+		inst.goneAt = now.Add(s.opts.RemoveDelay)
+	}
+	s.instances[inst.ID] = inst
+	return inst
+}
+
+func (s *Server) instancesOfLocked(groupID string) []Instance {
+	var out []Instance
+	for _, inst := range s.instances {
+		if inst.GroupID == groupID {
+			out = append(out, *inst)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func isLive(status string) bool {
+	return status != StatusRemoving && status != StatusRemoveWait
+}
+
+// advanceLocked moves every instance along its lifecycle up to the clock's now.
+func (s *Server) advanceLocked() {
+	now := s.opts.Clock.Now()
+	for id, inst := range s.instances {
+		switch inst.Status {
+		case StatusInit, StatusPending, StatusPendingWait:
+			if !now.Before(inst.readyAt) {
+				s.finishProvisionLocked(inst)
+			}
+		case StatusRemoving, StatusRemoveWait:
+			if !now.Before(inst.goneAt) {
+				delete(s.instances, id)
+			}
+		}
+	}
+}
+
+func (s *Server) finishProvisionLocked(inst *Instance) {
+	if inst.failing {
+		inst.Status = StatusError
+		return
+	}
+	inst.Status = StatusInService
+}
+
+// reconcileLocked creates or removes instances so that the live count equals
+// the desired number, the way a scaling activity would.
+func (s *Server) reconcileLocked(g *Group) {
+	if g.Desired < 0 {
+		return
+	}
+	var live []*Instance
+	for _, inst := range s.instances {
+		if inst.GroupID == g.ID && isLive(inst.Status) {
+			live = append(live, inst)
+		}
+	}
+	now := s.opts.Clock.Now()
+	switch {
+	case len(live) < g.Desired:
+		act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}
+		fail, failing := s.createFailures[g.ID]
+		for i := len(live); i < g.Desired; i++ {
+			inst := s.newInstanceLocked(g.ID, StatusPending)
+			rel := RelatedInstance{InstanceID: inst.ID, Status: "Success"}
+			if failing {
+				inst.failing = true
+				rel.Status = "Failed"
+				rel.Message = fmt.Sprintf("%s: %s", fail.Code, fail.Message)
+			}
+			act.Related = append(act.Related, rel)
+		}
+		if failing {
+			act.StatusCode = "Error"
+			act.ResultMsg = fmt.Sprintf("%s: %s", fail.Code, fail.Message)
+		}
+		s.activities = append(s.activities, act)
+	case len(live) > g.Desired:
+		// Newest first, like the default instance terminate policy.
+		sort.Slice(live, func(i, j int) bool {
+			if !live[i].Created.Equal(live[j].Created) {
+				return live[i].Created.After(live[j].Created)
+			}
+			return live[i].ID > live[j].ID
+		})
+		for _, inst := range live[:len(live)-g.Desired] {
+			inst.Status = StatusRemoving
+			inst.goneAt = now.Add(s.opts.RemoveDelay)
+		}
+	}
+}

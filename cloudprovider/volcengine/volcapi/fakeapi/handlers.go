@@ -1,0 +1,730 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Action names served by the fake.
+const (
+	ActionDescribeScalingGroups         = "DescribeScalingGroups"
+	ActionDescribeScalingInstances      = "DescribeScalingInstances"
+	ActionDescribeScalingConfigurations = "DescribeScalingConfigurations"
+	ActionDescribeScalingActivities     = "DescribeScalingActivities"
+	ActionModifyScalingGroup            = "ModifyScalingGroup"
+	ActionRemoveInstances               = "RemoveInstances"
+	ActionDescribeInstanceTypes         = "DescribeInstanceTypes"
+	ActionDescribeImages                = "DescribeImages"
+	ActionDescribeSubnets               = "DescribeSubnets"
+)
+
+type apiError struct {
+	status  int
+	code    string
+	message string
+}
+
+func errf(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+type handlerFunc func(s *Server, q url.Values) (any, *apiError)
+
+var handlers = map[string]struct {
+	version string
+	service string
+	fn      handlerFunc
+}{
+	ActionDescribeScalingGroups:         {"2020-01-01", "auto_scaling", (*Server).describeScalingGroups},
+	ActionDescribeScalingInstances:      {"2020-01-01", "auto_scaling", (*Server).describeScalingInstances},
+	ActionDescribeScalingConfigurations: {"2020-01-01", "auto_scaling", (*Server).describeScalingConfigurations},
+	ActionDescribeScalingActivities:     {"2020-01-01", "auto_scaling", (*Server).describeScalingActivities},
+	ActionModifyScalingGroup:            {"2020-01-01", "auto_scaling", (*Server).modifyScalingGroup},
+	ActionRemoveInstances:               {"2020-01-01", "auto_scaling", (*Server).removeInstances},
+	ActionDescribeInstanceTypes:         {"2020-04-01", "ecs", (*Server).describeInstanceTypes},
+	ActionDescribeImages:                {"2020-04-01", "ecs", (*Server).describeImages},
+	ActionDescribeSubnets:               {"2020-04-01", "vpc", (*Server).describeSubnets},
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if r.Method == http.MethodPost {
+		// The SDK only sends GET, but a form POST is harmless to accept.
+		if err := r.ParseForm(); err == nil {
+			q = r.Form
+		}
+	}
+	action := q.Get("Action")
+	version := q.Get("Version")
+	service, region := parseCredential(r.Header.Get("Authorization"))
+
+	s.mu.Lock()
+	entry := Request{Action: action, Service: service, Region: region, Query: cloneValues(q)}
+	fault := s.takeFaultLocked(action)
+	var result any
+	var aerr *apiError
+	switch {
+	case fault != nil:
+		aerr = &apiError{status: fault.Status, code: fault.Code, message: fault.Message}
+	case r.URL.Path != "/":
+		aerr = errf(http.StatusNotFound, "InvalidActionOrVersion", "path %s not found", r.URL.Path)
+	case r.Header.Get("Authorization") == "":
+		aerr = errf(http.StatusUnauthorized, "MissingAuthenticationToken", "request is not signed")
+	default:
+		h, ok := handlers[action]
+		switch {
+		case !ok:
+			aerr = errf(http.StatusNotFound, "InvalidActionOrVersion", "unknown action %q", action)
+		case version != h.version:
+			aerr = errf(http.StatusNotFound, "InvalidActionOrVersion", "action %s has no version %q", action, version)
+		default:
+			s.advanceLocked()
+			result, aerr = h.fn(s, q)
+		}
+	}
+	entry.Status = http.StatusOK
+	if aerr != nil {
+		entry.Status = aerr.status
+		entry.Code = aerr.code
+	}
+	s.requests = append(s.requests, entry)
+	s.mu.Unlock()
+
+	if fault != nil && fault.Stall {
+		// Hold the request until the client gives up.
+		<-r.Context().Done()
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if fault != nil && fault.RetryAfter != "" {
+		w.Header().Set("Retry-After", fault.RetryAfter)
+	}
+	if fault != nil && fault.Malformed {
+		w.WriteHeader(fault.statusOr(http.StatusOK))
+		_, _ = w.Write([]byte(`{"ResponseMetadata": {"RequestId": "broken`))
+		return
+	}
+	meta := map[string]any{
+		"RequestId": s.requestID(),
+		"Action":    action,
+		"Version":   version,
+		"Service":   handlers[action].service,
+		"Region":    s.opts.Region,
+	}
+	body := map[string]any{"ResponseMetadata": meta}
+	status := http.StatusOK
+	if aerr != nil {
+		status = aerr.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		meta["Error"] = map[string]any{"Code": aerr.code, "Message": aerr.message}
+	} else {
+		body["Result"] = result
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func (f *Fault) statusOr(def int) int {
+	if f.Status != 0 {
+		return f.Status
+	}
+	return def
+}
+
+func (s *Server) requestID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nextID("req-")
+}
+
+func (s *Server) takeFaultLocked(action string) *Fault {
+	for i, f := range s.faults {
+		if f.Action != "" && f.Action != action {
+			continue
+		}
+		f.Times--
+		if f.Times <= 0 {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		}
+		return f
+	}
+	return nil
+}
+
+// parseCredential pulls service and region out of
+// "HMAC-SHA256 Credential=AK/date/region/service/request, ...".
+func parseCredential(auth string) (service, region string) {
+	i := strings.Index(auth, "Credential=")
+	if i < 0 {
+		return "", ""
+	}
+	cred := auth[i+len("Credential="):]
+	if j := strings.IndexByte(cred, ','); j >= 0 {
+		cred = cred[:j]
+	}
+	parts := strings.Split(cred, "/")
+	if len(parts) < 5 {
+		return "", ""
+	}
+	return parts[3], parts[2]
+}
+
+func cloneValues(q url.Values) url.Values {
+	c := url.Values{}
+	for k, v := range q {
+		c[k] = append([]string(nil), v...)
+	}
+	return c
+}
+
+// listParam reads Name.1, Name.2, ... in order.
+func listParam(q url.Values, name string) []string {
+	var out []string
+	for i := 1; ; i++ {
+		v, ok := q[fmt.Sprintf("%s.%d", name, i)]
+		if !ok {
+			return out
+		}
+		if len(v) > 0 && v[0] != "" {
+			out = append(out, v[0])
+		}
+	}
+}
+
+func intParam(q url.Values, name string, def int) (int, *apiError) {
+	v := q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, errf(http.StatusBadRequest, "InvalidParameter", "%s %q is not an integer", name, v)
+	}
+	return n, nil
+}
+
+func boolParam(q url.Values, name string, def bool) (bool, *apiError) {
+	v := q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, errf(http.StatusBadRequest, "InvalidParameter", "%s %q is not a boolean", name, v)
+	}
+	return b, nil
+}
+
+// page applies PageNumber/PageSize (default 10, 1..100) to n items.
+func page(q url.Values) (number, size int, aerr *apiError) {
+	if number, aerr = intParam(q, "PageNumber", 1); aerr != nil {
+		return
+	}
+	if size, aerr = intParam(q, "PageSize", 10); aerr != nil {
+		return
+	}
+	if number < 1 {
+		return 0, 0, errf(http.StatusBadRequest, "InvalidParameter", "PageNumber must be at least 1")
+	}
+	if size < 1 || size > 100 {
+		return 0, 0, errf(http.StatusBadRequest, "InvalidParameter", "PageSize must be between 1 and 100")
+	}
+	return number, size, nil
+}
+
+func bounds(n, number, size int) (lo, hi int) {
+	lo = (number - 1) * size
+	if lo > n {
+		lo = n
+	}
+	hi = lo + size
+	if hi > n {
+		hi = n
+	}
+	return lo, hi
+}
+
+func tagsJSON(tags map[string]string) []map[string]any {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]map[string]any, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, map[string]any{"Key": k, "Value": tags[k]})
+	}
+	return out
+}
+
+func (s *Server) countLive(groupID string) (live, total int) {
+	for _, inst := range s.instances {
+		if inst.GroupID != groupID {
+			continue
+		}
+		total++
+		if isLive(inst.Status) {
+			live++
+		}
+	}
+	return live, total
+}
+
+func (s *Server) describeScalingGroups(q url.Values) (any, *apiError) {
+	number, size, aerr := page(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	ids := listParam(q, "ScalingGroupIds")
+	names := listParam(q, "ScalingGroupNames")
+	type tagFilter struct{ key, value string }
+	var filters []tagFilter
+	for i := 1; ; i++ {
+		k, ok := q[fmt.Sprintf("TagFilters.%d.Key", i)]
+		if !ok {
+			break
+		}
+		filters = append(filters, tagFilter{key: k[0], value: q.Get(fmt.Sprintf("TagFilters.%d.Value", i))})
+	}
+	idSet := map[string]bool{}
+	for _, id := range ids {
+		idSet[id] = true
+	}
+	nameSet := map[string]bool{}
+	for _, n := range names {
+		nameSet[n] = true
+	}
+	var all, matched []*Group
+	for _, g := range s.groups {
+		all = append(all, g)
+		if len(idSet) > 0 && !idSet[g.ID] {
+			continue
+		}
+		if len(nameSet) > 0 && !nameSet[g.Name] {
+			continue
+		}
+		ok := true
+		for _, f := range filters {
+			v, has := g.Tags[f.key]
+			if !has || (f.value != "" && v != f.value) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			matched = append(matched, g)
+		}
+	}
+	if len(matched) == 0 && s.unrelatedForUnknown {
+		matched = all
+	}
+	sort.Slice(matched, func(i, j int) bool { return matched[i].ID < matched[j].ID })
+	lo, hi := bounds(len(matched), number, size)
+	out := []map[string]any{}
+	for _, g := range matched[lo:hi] {
+		_, total := s.countLive(g.ID)
+		m := map[string]any{
+			"ScalingGroupId":               g.ID,
+			"ScalingGroupName":             g.Name,
+			"MinInstanceNumber":            g.Min,
+			"MaxInstanceNumber":            g.Max,
+			"DesireInstanceNumber":         g.Desired,
+			"TotalInstanceCount":           total,
+			"LifecycleState":               g.LifecycleState,
+			"ActiveScalingConfigurationId": g.ActiveConfigID,
+			"DefaultCooldown":              300,
+			"SubnetIds":                    append([]string{}, g.SubnetIDs...),
+			"VpcId":                        "vpc-fake",
+			"Tags":                         tagsJSON(g.Tags),
+			"LaunchTemplateId":             g.LaunchTemplateID,
+			"LaunchTemplateVersion":        g.LaunchTemplateVersion,
+		}
+		var overrides []map[string]any
+		for _, t := range g.LaunchTemplateTypes {
+			overrides = append(overrides, map[string]any{"InstanceType": t})
+		}
+		if overrides != nil {
+			m["LaunchTemplateOverrides"] = overrides
+		}
+		out = append(out, m)
+	}
+	return map[string]any{
+		"ScalingGroups": out,
+		"TotalCount":    len(matched) + s.totalCountSkew,
+		"PageNumber":    number,
+		"PageSize":      size,
+	}, nil
+}
+
+func (s *Server) describeScalingInstances(q url.Values) (any, *apiError) {
+	number, size, aerr := page(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	groupID := q.Get("ScalingGroupId")
+	if groupID == "" {
+		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+	}
+	if _, ok := s.groups[groupID]; !ok {
+		return nil, errf(http.StatusNotFound, "InvalidScalingGroupId.NotFound", "scaling group %s does not exist", groupID)
+	}
+	ids := listParam(q, "InstanceIds")
+	if len(ids) > 20 {
+		return nil, errf(http.StatusBadRequest, "InvalidParameter", "at most 20 InstanceIds")
+	}
+	idSet := map[string]bool{}
+	for _, id := range ids {
+		idSet[id] = true
+	}
+	status := q.Get("Status")
+	var matched []Instance
+	for _, inst := range s.instancesOfLocked(groupID) {
+		if len(idSet) > 0 && !idSet[inst.ID] {
+			continue
+		}
+		if status != "" && inst.Status != status {
+			continue
+		}
+		matched = append(matched, inst)
+	}
+	lo, hi := bounds(len(matched), number, size)
+	out := []map[string]any{}
+	for _, inst := range matched[lo:hi] {
+		out = append(out, map[string]any{
+			"InstanceId":             inst.ID,
+			"ScalingGroupId":         inst.GroupID,
+			"Status":                 inst.Status,
+			"ZoneId":                 inst.ZoneID,
+			"CreationType":           "AutoCreated",
+			"Entrusted":              true,
+			"ScalingConfigurationId": s.groups[groupID].ActiveConfigID,
+			"CreatedTime":            inst.Created.UTC().Format("2006-01-02T15:04:05Z"),
+		})
+	}
+	return map[string]any{
+		"ScalingInstances": out,
+		"TotalCount":       len(matched) + s.totalCountSkew,
+		"PageNumber":       number,
+		"PageSize":         size,
+	}, nil
+}
+
+func (s *Server) describeScalingConfigurations(q url.Values) (any, *apiError) {
+	number, size, aerr := page(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	ids := listParam(q, "ScalingConfigurationIds")
+	idSet := map[string]bool{}
+	for _, id := range ids {
+		idSet[id] = true
+	}
+	groupID := q.Get("ScalingGroupId")
+	var matched []*Configuration
+	for _, c := range s.configs {
+		if len(idSet) > 0 && !idSet[c.ID] {
+			continue
+		}
+		if groupID != "" && c.GroupID != groupID {
+			continue
+		}
+		matched = append(matched, c)
+	}
+	sort.Slice(matched, func(i, j int) bool { return matched[i].ID < matched[j].ID })
+	lo, hi := bounds(len(matched), number, size)
+	out := []map[string]any{}
+	for _, c := range matched[lo:hi] {
+		out = append(out, map[string]any{
+			"ScalingConfigurationId":   c.ID,
+			"ScalingConfigurationName": c.ID,
+			"ScalingGroupId":           c.GroupID,
+			"InstanceTypes":            append([]string{}, c.InstanceTypes...),
+			"ImageId":                  c.ImageID,
+			"ZoneId":                   c.ZoneID,
+			"LifecycleState":           "Active",
+		})
+	}
+	return map[string]any{
+		"ScalingConfigurations": out,
+		"TotalCount":            len(matched) + s.totalCountSkew,
+		"PageNumber":            number,
+		"PageSize":              size,
+	}, nil
+}
+
+func (s *Server) describeScalingActivities(q url.Values) (any, *apiError) {
+	number, size, aerr := page(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	groupID := q.Get("ScalingGroupId")
+	if groupID == "" {
+		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+	}
+	status := q.Get("StatusCode")
+	var matched []*Activity
+	// Newest first.
+	for i := len(s.activities) - 1; i >= 0; i-- {
+		a := s.activities[i]
+		if a.GroupID != groupID || (status != "" && a.StatusCode != status) {
+			continue
+		}
+		matched = append(matched, a)
+	}
+	lo, hi := bounds(len(matched), number, size)
+	out := []map[string]any{}
+	for _, a := range matched[lo:hi] {
+		var rel []map[string]any
+		for _, r := range a.Related {
+			rel = append(rel, map[string]any{"InstanceId": r.InstanceID, "Status": r.Status, "Message": r.Message, "OperateType": "Add"})
+		}
+		out = append(out, map[string]any{
+			"ScalingActivityId": a.ID,
+			"ScalingGroupId":    a.GroupID,
+			"StatusCode":        a.StatusCode,
+			"ResultMsg":         a.ResultMsg,
+			"ActivityType":      "Normal",
+			"RelatedInstances":  rel,
+			"CreatedAt":         a.Created.UTC().Format("2006-01-02T15:04:05Z"),
+		})
+	}
+	return map[string]any{
+		"ScalingActivities": out,
+		"TotalCount":        len(matched) + s.totalCountSkew,
+		"PageNumber":        number,
+		"PageSize":          size,
+	}, nil
+}
+
+func (s *Server) modifyScalingGroup(q url.Values) (any, *apiError) {
+	groupID := q.Get("ScalingGroupId")
+	if groupID == "" {
+		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+	}
+	g, ok := s.groups[groupID]
+	if !ok {
+		return nil, errf(http.StatusNotFound, "InvalidScalingGroupId.NotFound", "scaling group %s does not exist", groupID)
+	}
+	min, aerr := intParam(q, "MinInstanceNumber", g.Min)
+	if aerr != nil {
+		return nil, aerr
+	}
+	max, aerr := intParam(q, "MaxInstanceNumber", g.Max)
+	if aerr != nil {
+		return nil, aerr
+	}
+	desired, aerr := intParam(q, "DesireInstanceNumber", g.Desired)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if min < 0 || max > 100 || min > max {
+		return nil, errf(http.StatusBadRequest, "InvalidParameter", "MinInstanceNumber %d and MaxInstanceNumber %d must satisfy 0 <= min <= max <= 100", min, max)
+	}
+	if q.Get("DesireInstanceNumber") != "" {
+		if g.Desired < 0 {
+			return nil, errf(http.StatusBadRequest, "OperationDenied.DesireInstanceNumberDisabled", "scaling group %s was created without a desired instance number", groupID)
+		}
+		if desired < min || desired > max {
+			return nil, errf(http.StatusBadRequest, "InvalidParameter", "DesireInstanceNumber %d must be between %d and %d", desired, min, max)
+		}
+	}
+	g.Min, g.Max, g.Desired = min, max, desired
+	s.reconcileLocked(g)
+	return map[string]any{"ScalingGroupId": g.ID}, nil
+}
+
+func (s *Server) removeInstances(q url.Values) (any, *apiError) {
+	groupID := q.Get("ScalingGroupId")
+	if groupID == "" {
+		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+	}
+	g, ok := s.groups[groupID]
+	if !ok {
+		return nil, errf(http.StatusNotFound, "InvalidScalingGroupId.NotFound", "scaling group %s does not exist", groupID)
+	}
+	ids := listParam(q, "InstanceIds")
+	if len(ids) < 1 || len(ids) > 20 {
+		return nil, errf(http.StatusBadRequest, "InvalidParameter", "InstanceIds must hold 1 to 20 ids, got %d", len(ids))
+	}
+	decrease, aerr := boolParam(q, "DecreaseDesiredCapacity", true)
+	if aerr != nil {
+		return nil, aerr
+	}
+	force, aerr := boolParam(q, "ForceDelete", false)
+	if aerr != nil {
+		return nil, aerr
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		inst, ok := s.instances[id]
+		if !ok || inst.GroupID != groupID {
+			return nil, errf(http.StatusBadRequest, "InvalidInstanceId.NotFound", "instance %s is not in scaling group %s", id, groupID)
+		}
+		if !isLive(inst.Status) {
+			return nil, errf(http.StatusBadRequest, "OperationDenied.InstanceRemoving", "instance %s is already being removed", id)
+		}
+		if seen[id] {
+			return nil, errf(http.StatusBadRequest, "InvalidParameter", "instance %s given twice", id)
+		}
+		seen[id] = true
+	}
+	live, _ := s.countLive(groupID)
+	if g.Desired >= 0 && decrease {
+		if g.Desired-len(ids) < g.Min {
+			return nil, errf(http.StatusBadRequest, "OperationDenied.MinInstanceNumber", "removing %d instances would take the desired number %d below min %d", len(ids), g.Desired, g.Min)
+		}
+	} else if live-len(ids) < g.Min && !force {
+		return nil, errf(http.StatusBadRequest, "OperationDenied.MinInstanceNumber", "removing %d instances would leave fewer than min %d", len(ids), g.Min)
+	}
+	now := s.opts.Clock.Now()
+	for _, id := range ids {
+		inst := s.instances[id]
+		inst.Status = StatusRemoving
+		inst.goneAt = now.Add(s.opts.RemoveDelay)
+	}
+	if g.Desired >= 0 && decrease {
+		g.Desired -= len(ids)
+	}
+	s.reconcileLocked(g)
+	act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}
+	for _, id := range ids {
+		act.Related = append(act.Related, RelatedInstance{InstanceID: id, Status: "Success"})
+	}
+	s.activities = append(s.activities, act)
+	return map[string]any{"ScalingActivityId": act.ID}, nil
+}
+
+// tokenPage applies MaxResults/NextToken (an offset) paging.
+func tokenPage(q url.Values, n, def int) (lo, hi int, next string, aerr *apiError) {
+	max, aerr := intParam(q, "MaxResults", def)
+	if aerr != nil {
+		return 0, 0, "", aerr
+	}
+	if max < 1 || max > 1000 {
+		return 0, 0, "", errf(http.StatusBadRequest, "InvalidParameter", "MaxResults must be between 1 and 1000")
+	}
+	if tok := q.Get("NextToken"); tok != "" {
+		off, err := strconv.Atoi(tok)
+		if err != nil || off < 0 {
+			return 0, 0, "", errf(http.StatusBadRequest, "InvalidParameter", "bad NextToken %q", tok)
+		}
+		lo = off
+	}
+	if lo > n {
+		lo = n
+	}
+	hi = lo + max
+	if hi > n {
+		hi = n
+	}
+	if hi < n {
+		next = strconv.Itoa(hi)
+	}
+	return lo, hi, next, nil
+}
+
+func (s *Server) describeInstanceTypes(q url.Values) (any, *apiError) {
+	ids := listParam(q, "InstanceTypeIds")
+	if len(ids) > 10 {
+		return nil, errf(http.StatusBadRequest, "InvalidParameter", "at most 10 InstanceTypeIds")
+	}
+	idSet := map[string]bool{}
+	for _, id := range ids {
+		idSet[id] = true
+	}
+	var matched []*InstanceType
+	for _, t := range s.types {
+		if len(idSet) > 0 && !idSet[t.ID] {
+			continue
+		}
+		matched = append(matched, t)
+	}
+	sort.Slice(matched, func(i, j int) bool { return matched[i].ID < matched[j].ID })
+	lo, hi, next, aerr := tokenPage(q, len(matched), 10)
+	if aerr != nil {
+		return nil, aerr
+	}
+	out := []map[string]any{}
+	for _, t := range matched[lo:hi] {
+		m := map[string]any{
+			"InstanceTypeId":     t.ID,
+			"InstanceTypeFamily": t.Family,
+			"Processor":          map[string]any{"Cpus": t.CPUs, "Model": "Fake CPU"},
+			"Memory":             map[string]any{"Size": t.MemoryMiB},
+		}
+		if t.GPUCount > 0 {
+			m["Gpu"] = map[string]any{"GpuDevices": []map[string]any{{
+				"Count": t.GPUCount, "ProductName": t.GPUModel, "Memory": map[string]any{"Size": 24576},
+			}}}
+		}
+		out = append(out, m)
+	}
+	return map[string]any{"InstanceTypes": out, "NextToken": next, "TotalCount": len(matched) + s.totalCountSkew}, nil
+}
+
+func (s *Server) describeImages(q url.Values) (any, *apiError) {
+	ids := listParam(q, "ImageIds")
+	idSet := map[string]bool{}
+	for _, id := range ids {
+		idSet[id] = true
+	}
+	var matched []*Image
+	for _, im := range s.images {
+		if len(idSet) > 0 && !idSet[im.ID] {
+			continue
+		}
+		matched = append(matched, im)
+	}
+	sort.Slice(matched, func(i, j int) bool { return matched[i].ID < matched[j].ID })
+	lo, hi, next, aerr := tokenPage(q, len(matched), 20)
+	if aerr != nil {
+		return nil, aerr
+	}
+	out := []map[string]any{}
+	for _, im := range matched[lo:hi] {
+		out = append(out, map[string]any{"ImageId": im.ID, "Architecture": im.Architecture, "OsType": im.OSType, "Status": "available"})
+	}
+	return map[string]any{"Images": out, "NextToken": next, "TotalCount": len(matched) + s.totalCountSkew}, nil
+}
+
+func (s *Server) describeSubnets(q url.Values) (any, *apiError) {
+	number, size, aerr := page(q)
+	if aerr != nil {
+		return nil, aerr
+	}
+	ids := listParam(q, "SubnetIds")
+	if len(ids) > 100 {
+		return nil, errf(http.StatusBadRequest, "InvalidParameter", "at most 100 SubnetIds")
+	}
+	idSet := map[string]bool{}
+	for _, id := range ids {
+		idSet[id] = true
+	}
+	var matched []*Subnet
+	for _, sn := range s.subnets {
+		if len(idSet) > 0 && !idSet[sn.ID] {
+			continue
+		}
+		matched = append(matched, sn)
+	}
+	sort.Slice(matched, func(i, j int) bool { return matched[i].ID < matched[j].ID })
+	lo, hi := bounds(len(matched), number, size)
+	out := []map[string]any{}
+	for _, sn := range matched[lo:hi] {
+		out = append(out, map[string]any{"SubnetId": sn.ID, "ZoneId": sn.ZoneID, "VpcId": "vpc-fake", "Status": "Available"})
+	}
+	return map[string]any{
+		"Subnets":    out,
+		"TotalCount": len(matched) + s.totalCountSkew,
+		"PageNumber": number,
+		"PageSize":   size,
+	}, nil
+}
