@@ -1,0 +1,33 @@
+package vultr
+
+import (
+	"context"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
+)
+
+// vultrClient holds only the Vultr calls the manager makes; *vultrapi.Client
+// implements it, and tests may substitute a stateful fake.
+type vultrClient interface {
+	GetCluster(ctx context.Context, clusterID string) (*vultrapi.Cluster, error)
+	ListNodePools(ctx context.Context, clusterID string) ([]vultrapi.NodePool, error)
+	GetNodePool(ctx context.Context, clusterID, poolID string) (*vultrapi.NodePool, error)
+	SetNodePoolQuantity(ctx context.Context, clusterID, poolID string, quantity int) (*vultrapi.NodePool, error)
+	DeleteNode(ctx context.Context, clusterID, poolID, nodeID string) error
+	ListPlans(ctx context.Context) ([]vultrapi.Plan, error)
+	ListMetalPlans(ctx context.Context) ([]vultrapi.MetalPlan, error)
+}
+
+var _ vultrClient = (*vultrapi.Client)(nil)
+
+// newAPIClient builds the Vultr client on top of the shared HTTP client, so
+// timeouts, instrumentation and the User-Agent apply to every call.
+func newAPIClient(cfg *Config, opts cloudprovider.BuildOptions, retry cloudprovider.RetryOptions) (*vultrapi.Client, error) {
+	return vultrapi.New(vultrapi.Options{
+		BaseURL:    cfg.apiURL(),
+		HTTPClient: cloudprovider.NewHTTPClient(opts, vultrapi.Operation),
+		Token:      cfg.TokenSource(),
+		Retry:      retry,
+	})
+}

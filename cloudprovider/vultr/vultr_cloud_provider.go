@@ -1,0 +1,149 @@
+// Package vultr serves Vultr Kubernetes Engine (VKE) node pools to the
+// upstream Cluster Autoscaler through its externalgrpc cloud provider.
+//
+// A node group is a VKE node pool flagged auto_scaler (bounds from the API,
+// min clamped to VKE's floor of one node), or a pool named in --nodes (bounds
+// from the flag). Every read is served from a snapshot that Refresh takes with
+// one paginated node-pool list; mutations update the snapshot before they
+// return. The Vultr API client lives in vultrapi, and a fake of the API, used
+// by the tests and by --simulate, in vultrapi/fakeapi.
+package vultr
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+func init() {
+	cloudprovider.RegisterCloudProvider(ProviderName, cloudprovider.Registration{
+		Build:       Build,
+		Simulate:    Simulate,
+		CheckConfig: CheckConfig,
+	})
+}
+
+// CloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
+type CloudProvider struct {
+	m *manager
+}
+
+var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+
+// CheckConfig validates the cloud config and --nodes without calling Vultr.
+func CheckConfig(opts cloudprovider.BuildOptions) error {
+	_, _, err := loadOptions(opts)
+	return err
+}
+
+func loadOptions(opts cloudprovider.BuildOptions) (*Config, []cloudprovider.NodeGroupSpec, error) {
+	cfg, err := LoadConfig(opts.CloudConfig, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("vultr: %w", err)
+	}
+	if len(opts.NodeGroupAutoDiscoverySpecs) > 0 {
+		klog.InfoS("Ignoring --node-group-auto-discovery: Vultr pools are discovered by their auto_scaler flag",
+			"provider", ProviderName)
+	}
+	return cfg, specs, nil
+}
+
+// Build reads the cloud config, builds the Vultr client and takes a first
+// snapshot, so the reads CA makes before its first Refresh have answers. A
+// failed first snapshot is logged, not fatal: CA's Refresh will retry it.
+func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+	cfg, specs, err := loadOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newProvider(ctx, cfg, specs, opts, cloudprovider.RetryOptions{}, nil)
+}
+
+// newProvider is Build without the file and environment reading; tests and
+// --simulate call it directly.
+func newProvider(ctx context.Context, cfg *Config, specs []cloudprovider.NodeGroupSpec, opts cloudprovider.BuildOptions,
+	retry cloudprovider.RetryOptions, now func() time.Time) (*CloudProvider, error) {
+	client, err := newAPIClient(cfg, opts, retry)
+	if err != nil {
+		return nil, fmt.Errorf("vultr: %w", err)
+	}
+	p := &CloudProvider{m: newManager(client, cfg.ClusterID, specs, now)}
+	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
+	rctx, cancel := context.WithTimeout(ctx, initialRefreshTimeout)
+	defer cancel()
+	if err := p.Refresh(rctx); err != nil {
+		klog.ErrorS(err, "Initial refresh failed; serving an empty snapshot until CA's next Refresh", "provider", ProviderName)
+	} else {
+		klog.InfoS("Vultr provider ready", "provider", ProviderName, "nodeGroups", len(p.m.nodeGroups()))
+	}
+	return p, nil
+}
+
+// Name implements cloudprovider.CloudProvider.
+func (p *CloudProvider) Name() string { return ProviderName }
+
+// NodeGroups implements cloudprovider.CloudProvider.
+func (p *CloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
+	gs := p.m.nodeGroups()
+	out := make([]cloudprovider.NodeGroup, len(gs))
+	for i, g := range gs {
+		out[i] = g
+	}
+	return out, nil
+}
+
+// NodeGroupForNode implements cloudprovider.CloudProvider: the VKE node-id
+// label first, then the providerID (CA's fake nodes have only that). Nodes of
+// pools we do not manage, and nodes of other clouds, belong to no group.
+func (p *CloudProvider) NodeGroupForNode(_ context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+	if node == nil {
+		return nil, nil
+	}
+	if id := node.Labels[LabelNodeID]; id != "" {
+		if g := p.m.groupForNodeID(id); g != nil {
+			return g, nil
+		}
+	}
+	if id := nodeIDFromProviderID(node.Spec.ProviderID); id != "" {
+		if g := p.m.groupForNodeID(id); g != nil {
+			return g, nil
+		}
+	}
+	return nil, nil
+}
+
+// Pricing implements cloudprovider.CloudProvider.
+func (p *CloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
+	return pricing{m: p.m}, nil
+}
+
+// GPULabel implements cloudprovider.CloudProvider.
+func (p *CloudProvider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
+
+// GetAvailableGPUTypes implements cloudprovider.CloudProvider. Before the
+// plans were ever loaded it fails, because CA caches the first successful
+// answer for the life of its process.
+func (p *CloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
+	types, ok := p.m.gpuTypes()
+	if !ok {
+		return nil, fmt.Errorf("vultr plans not loaded yet: %w", cloudprovider.ErrUnavailable)
+	}
+	return types, nil
+}
+
+// Cleanup implements cloudprovider.CloudProvider. Nothing to release: CA
+// reconnects to the same process after it restarts.
+func (p *CloudProvider) Cleanup(context.Context) error { return nil }
+
+// Refresh implements cloudprovider.CloudProvider.
+func (p *CloudProvider) Refresh(ctx context.Context) error { return p.m.Refresh(ctx) }

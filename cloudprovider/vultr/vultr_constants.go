@@ -1,0 +1,55 @@
+package vultr
+
+import "time"
+
+// ProviderName is the name the provider registers under (--cloud-provider=vultr).
+const ProviderName = "vultr"
+
+// ProviderIDPrefix starts every Node's spec.providerID on Vultr; the Vultr CCM
+// sets it to vultr://<instance id>.
+const ProviderIDPrefix = "vultr://"
+
+// Node labels.
+const (
+	// LabelNodeID is set by VKE on every node to its Vultr instance id.
+	LabelNodeID = "vke.vultr.com/node-id"
+	// LabelNodePool is set by VKE on every node to its pool's label (not id).
+	LabelNodePool = "vke.vultr.com/node-pool"
+	// LabelBareMetal marks bare-metal nodes.
+	LabelBareMetal = "vultr.com/baremetal"
+	// LabelGPUType is the label our templates carry on GPU pools, valued with
+	// the plan's gpu_type. VKE does not set it on real nodes; add it as a pool
+	// label so CA can tell a GPU node whose driver is not ready yet.
+	LabelGPUType = "vke.vultr.com/gpu-type"
+	// LabelInstanceType is the well-known instance-type label; the CCM puts the plan id there.
+	LabelInstanceType = "node.kubernetes.io/instance-type"
+	// LabelOS, LabelArch and LabelRegion are the well-known topology labels.
+	LabelOS     = "kubernetes.io/os"
+	LabelArch   = "kubernetes.io/arch"
+	LabelRegion = "topology.kubernetes.io/region"
+)
+
+// ResourceGPU is the extended resource the NVIDIA device plugin advertises.
+const ResourceGPU = "nvidia.com/gpu"
+
+// EnvAPIKey is the environment variable read when the cloud config has no token.
+const EnvAPIKey = "VULTR_API_KEY"
+
+const (
+	// vkeMinNodes is VKE's floor: a pool cannot have fewer nodes.
+	vkeMinNodes = 1
+	// maxPodsPerNode is the kubelet default VKE keeps.
+	maxPodsPerNode = 110
+	// hoursPerMonth is Vultr's monthly billing cap in hours (monthly_cost / 730 = hourly).
+	hoursPerMonth = 730
+	// planCacheTTL is how long the plan list is trusted.
+	planCacheTTL = time.Hour
+	// planRetryInterval bounds re-fetches when a pool names a plan missing from
+	// the last list, so a bad plan id costs one list every few minutes, not every loop.
+	planRetryInterval = 5 * time.Minute
+	// regionRetryInterval bounds re-fetches of the cluster region after a failure.
+	regionRetryInterval = 5 * time.Minute
+	// initialRefreshTimeout bounds the Refresh done at build time so reads work
+	// before CA's first Refresh (CA calls NodeGroups and NodeGroupForNode first).
+	initialRefreshTimeout = 10 * time.Second
+)

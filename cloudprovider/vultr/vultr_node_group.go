@@ -1,0 +1,348 @@
+package vultr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
+)
+
+// nodeGroup is one VKE node pool. Its state lives in the manager's snapshot;
+// the per-group mutex makes every read-compute-mutate sequence atomic, so
+// concurrent IncreaseSize calls each PATCH an absolute quantity computed from
+// the previous one and can never jointly pass max.
+type nodeGroup struct {
+	m  *manager
+	id string
+
+	mu       sync.Mutex
+	pool     vultrapi.NodePool // last listed state (label, plan, labels, taints)
+	min, max int
+	target   int
+	nodes    []vultrapi.Node
+	// deleting holds nodes whose DELETE Vultr accepted; they are reported as
+	// deleting and excluded from counts until a list no longer shows them.
+	deleting map[string]time.Time
+	// lastMutation is the manager's mutation counter after our last change.
+	lastMutation uint64
+	removed      bool
+}
+
+var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
+
+// update folds a listed pool into the group. When the group was mutated after
+// the list was requested, the listed quantity may predate the mutation, so the
+// local target stands until the next list.
+func (g *nodeGroup) update(p vultrapi.NodePool, min, max int, startSeq uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pool, g.min, g.max, g.removed = p, min, max, false
+	if g.lastMutation <= startSeq {
+		g.target = p.NodeQuantity
+	}
+	g.setNodes(p.Nodes)
+}
+
+// setNodes replaces the node list and forgets deletions the cloud completed;
+// callers hold g.mu.
+func (g *nodeGroup) setNodes(nodes []vultrapi.Node) {
+	g.nodes = nodes
+	listed := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		listed[n.ID] = true
+	}
+	for id := range g.deleting {
+		if !listed[id] {
+			delete(g.deleting, id)
+		}
+	}
+}
+
+func (g *nodeGroup) markRemoved() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.removed = true
+}
+
+// liveCount counts nodes that exist and are not going away; callers hold g.mu.
+func (g *nodeGroup) liveCount(nodes []vultrapi.Node) int {
+	n := 0
+	for _, node := range nodes {
+		if _, del := g.deleting[node.ID]; !del && !strings.EqualFold(node.Status, "closed") {
+			n++
+		}
+	}
+	return n
+}
+
+func (g *nodeGroup) checkExists() error {
+	if g.removed {
+		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node pool %s no longer exists or is no longer autoscaled", g.id)
+	}
+	return nil
+}
+
+// Id implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Id(context.Context) string { return g.id }
+
+// MinSize implements cloudprovider.NodeGroup.
+func (g *nodeGroup) MinSize(context.Context) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.min
+}
+
+// MaxSize implements cloudprovider.NodeGroup.
+func (g *nodeGroup) MaxSize(context.Context) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.max
+}
+
+// Debug implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Debug(context.Context) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return fmt.Sprintf("vultr node pool %s (label %q, plan %s, min:%d max:%d target:%d)",
+		g.id, g.pool.Label, g.pool.Plan, g.min, g.max, g.target)
+}
+
+// TargetSize implements cloudprovider.NodeGroup.
+func (g *nodeGroup) TargetSize(context.Context) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.checkExists(); err != nil {
+		return 0, err
+	}
+	return g.target, nil
+}
+
+// IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute
+// quantity; the nodes are created by VKE in the background.
+func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.checkExists(); err != nil {
+		return err
+	}
+	if err := cloudprovider.CheckIncrease(g.id, delta, g.target, g.max); err != nil {
+		return err
+	}
+	from, want := g.target, g.target+delta
+	if err := g.setQuantity(ctx, want); err != nil {
+		return fmt.Errorf("increase node pool %s from %d to %d: %w", g.id, from, want, err)
+	}
+	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
+	return nil
+}
+
+// DecreaseTargetSize implements cloudprovider.NodeGroup. VKE removes random
+// nodes when a pool shrinks, so the target may only drop to the number of
+// nodes that exist; that number is re-read from Vultr right before the PATCH
+// because nodes may have appeared since the last Refresh.
+func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.checkExists(); err != nil {
+		return err
+	}
+	if err := g.checkDecrease(delta, g.nodes); err != nil {
+		return err
+	}
+	fresh, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.id)
+	if err != nil {
+		return fmt.Errorf("decrease node pool %s: read current nodes: %w", g.id, err)
+	}
+	g.setNodes(fresh.Nodes)
+	if err := g.checkDecrease(delta, fresh.Nodes); err != nil {
+		return err
+	}
+	from, want := g.target, g.target+delta
+	if err := g.setQuantity(ctx, want); err != nil {
+		return fmt.Errorf("decrease node pool %s from %d to %d: %w", g.id, from, want, err)
+	}
+	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
+	return nil
+}
+
+// checkDecrease applies the decrease rules against nodes; callers hold g.mu.
+func (g *nodeGroup) checkDecrease(delta int, nodes []vultrapi.Node) error {
+	if err := cloudprovider.CheckDecrease(g.id, delta, g.target, g.liveCount(nodes)); err != nil {
+		return err
+	}
+	if g.target+delta < g.min {
+		return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+			"node group %s: size decrease too large: target %d%+d is below min %d", g.id, g.target, delta, g.min)
+	}
+	return nil
+}
+
+// setQuantity PATCHes node_quantity and records it when Vultr confirms it;
+// callers hold g.mu.
+func (g *nodeGroup) setQuantity(ctx context.Context, want int) error {
+	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, g.id, want)
+	if err != nil {
+		return err
+	}
+	if np.NodeQuantity != want {
+		// Whatever happened, Vultr's own number is better than ours; the next
+		// Refresh will take it. Keep the old target meanwhile, as upstream does.
+		return fmt.Errorf("vultr reports node_quantity %d after setting %d", np.NodeQuantity, want)
+	}
+	g.target = want
+	g.setNodes(np.Nodes)
+	g.lastMutation = g.m.mutations.Add(1)
+	return nil
+}
+
+// DeleteNodes implements cloudprovider.NodeGroup. Every node is resolved and
+// checked for ownership before the first DELETE, so a bad request deletes
+// nothing. Deletions run one by one and stop at the first failure.
+func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		id, err := nodeIDOf(n)
+		if err != nil {
+			return fmt.Errorf("node group %s: %w", g.id, err)
+		}
+		ids = append(ids, id)
+	}
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.checkExists(); err != nil {
+		return err
+	}
+	owned := make(map[string]bool, len(g.nodes))
+	for _, n := range g.nodes {
+		owned[n.ID] = true
+	}
+	seen := map[string]bool{}
+	var todo []string
+	var todoNodes []*corev1.Node
+	for i, id := range ids {
+		name := cloudprovider.NodeName(nodes[i].Name, nodes[i].Spec.ProviderID)
+		if !owned[id] {
+			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+				"cannot delete node %s (instance %s): it does not belong to node pool %s", name, id, g.id)
+		}
+		if seen[id] {
+			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
+		}
+		seen[id] = true
+		if _, already := g.deleting[id]; already {
+			// CA re-sends failed instances every loop until they vanish; the
+			// DELETE was accepted already and the target lowered once.
+			continue
+		}
+		todo = append(todo, id)
+		todoNodes = append(todoNodes, nodes[i])
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := cloudprovider.CheckDeleteMin(g.id, g.target, g.min, todoNodes); err != nil {
+		return err
+	}
+
+	var done []string
+	for _, id := range todo {
+		if err := g.m.client.DeleteNode(ctx, g.m.clusterID, g.id, id); err != nil {
+			if errors.Is(err, cloudprovider.ErrNotFound) {
+				// Gone already: report it as deleting until a list drops it,
+				// but leave the target to the next Refresh.
+				g.deleting[id] = g.m.now()
+			}
+			return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w",
+				id, g.id, list(done), err)
+		}
+		g.target--
+		g.deleting[id] = g.m.now()
+		g.lastMutation = g.m.mutations.Add(1)
+		done = append(done, id)
+		klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", g.id, "node", id, "target", g.target)
+	}
+	return nil
+}
+
+func list(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// nodeIDOf finds the Vultr instance id of a node: the VKE label first (real
+// nodes), then the providerID (CA's fake nodes for unregistered or failed
+// instances carry only that). A providerID of another cloud is refused.
+func nodeIDOf(n *corev1.Node) (string, error) {
+	if n == nil {
+		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "nil node")
+	}
+	name := cloudprovider.NodeName(n.Name, n.Spec.ProviderID)
+	var fromPID string
+	if n.Spec.ProviderID != "" {
+		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, n.Spec.ProviderID)
+		if err != nil {
+			return "", fmt.Errorf("node %s: %w", name, err)
+		}
+		fromPID = id
+	}
+	label := n.Labels[LabelNodeID]
+	switch {
+	case label != "" && fromPID != "" && label != fromPID:
+		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+			"node %s: label %s=%s disagrees with its providerID", name, LabelNodeID, label)
+	case label != "":
+		return label, nil
+	case fromPID != "":
+		return fromPID, nil
+	}
+	return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+		"node %s has neither label %s nor a providerID", name, LabelNodeID)
+}
+
+// Nodes implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.checkExists(); err != nil {
+		return nil, err
+	}
+	out := make([]cloudprovider.Instance, 0, len(g.nodes))
+	for _, n := range g.nodes {
+		st := instanceStatus(n.Status)
+		if _, del := g.deleting[n.ID]; del {
+			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
+		}
+		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, n.ID), Status: st})
+	}
+	return out, nil
+}
+
+// TemplateNodeInfo implements cloudprovider.NodeGroup.
+func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
+	g.mu.Lock()
+	pool := g.pool
+	g.mu.Unlock()
+	plan, ok := g.m.plan(pool.Plan)
+	if !ok {
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "node pool %s: plan %q not known yet", g.id, pool.Plan)
+	}
+	return buildTemplate(g.id, pool, plan, g.m.clusterRegion()), nil
+}
+
+// GetOptions implements cloudprovider.NodeGroup. Vultr has no per-pool
+// autoscaling options, and returning any would zero CA's MaxNodeStartupTime,
+// so the answer is "use the defaults".
+func (g *nodeGroup) GetOptions(context.Context, cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
+	return nil, nil
+}

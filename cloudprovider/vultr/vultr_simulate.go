@@ -1,0 +1,77 @@
+package vultr
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
+)
+
+// Provisioning lag of the simulated cloud, in real time.
+const (
+	simAppearAfter = 2 * time.Second
+	simActiveAfter = 8 * time.Second
+	simCloseLinger = 5 * time.Second
+)
+
+// simClusterID is the demo cluster's id.
+const simClusterID = "5e3d6a1c-0c5b-4f4e-9d55-5a1b2c3d4e5f"
+
+// Simulate starts a fake Vultr API on a loopback port with real-time
+// provisioning lag, seeds a demo VKE cluster (three pools: a general pool and
+// a GPU pool flagged auto_scaler, and a static pool that is not) and returns
+// the provider pointed at it with a dummy token.
+func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+	fake := fakeapi.New(fakeapi.Options{
+		AppearAfter: simAppearAfter, ActiveAfter: simActiveAfter, CloseLinger: simCloseLinger,
+		Seed: time.Now().UnixNano(),
+	})
+	if err := seedDemo(fake); err != nil {
+		fake.Close()
+		return nil, err
+	}
+	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	if err != nil {
+		fake.Close()
+		return nil, fmt.Errorf("vultr: %w", err)
+	}
+	cfg := &Config{ClusterID: simClusterID, Token: Secret(fake.Token()), APIURL: fake.URL()}
+	p, err := newProvider(ctx, cfg, specs, opts, cloudprovider.RetryOptions{}, nil)
+	if err != nil {
+		fake.Close()
+		return nil, err
+	}
+	klog.InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", fake.URL(), "cluster", simClusterID)
+	return &cloudprovider.Simulation{
+		Provider: p,
+		URL:      fake.URL(),
+		Description: fmt.Sprintf("fake Vultr API: VKE cluster %s in ewr with pools general (vc2-2c-4gb, auto_scaler 1..5), "+
+			"gpu (NVIDIA A16, auto_scaler 1..3) and static (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
+			"new nodes are pending after %s and active after %s", simClusterID, simAppearAfter, simActiveAfter),
+		Close: fake.Close,
+	}, nil
+}
+
+func seedDemo(fake *fakeapi.Server) error {
+	fake.AddPlans(fakeapi.StandardPlans()...)
+	fake.AddMetalPlans(fakeapi.StandardMetalPlans()...)
+	fake.AddCluster(fakeapi.ClusterSpec{ID: simClusterID, Label: "demo", Region: "ewr", Version: "v1.33.0+1"})
+	pools := []fakeapi.PoolSpec{
+		{Label: "general", Plan: "vc2-2c-4gb", Quantity: 2, Min: 1, Max: 5, AutoScaler: true,
+			Labels: map[string]string{"workload": "general"}},
+		{Label: "gpu", Plan: "vcg-a16-6c-64g-16vram", Quantity: 1, Min: 1, Max: 3, AutoScaler: true,
+			Labels: map[string]string{LabelGPUType: "NVIDIA_A16"},
+			Taints: []fakeapi.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}}},
+		{Label: "static", Plan: "vhf-4c-16gb", Quantity: 2, Min: 2, Max: 2, AutoScaler: false},
+	}
+	for _, p := range pools {
+		if _, err := fake.AddPool(simClusterID, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,309 @@
+// Package vultrapi is a small client for the part of the Vultr API v2 that the
+// cluster-autoscaler provider uses: VKE node pools, their nodes, and plans.
+//
+// Why not github.com/vultr/govultr/v3: the SDK drops the HTTP status code of
+// failed calls (errors are "error returned from api : <message>" with a nil
+// *http.Response), so 404, 401 and 429 cannot be told apart; it silently
+// decodes nothing when the content type is not exactly application/json; and
+// its go-retryablehttp layer honours Retry-After without any cap, which can
+// outlive CA's 5 s RPC deadline. Each of those matters here: DeleteNodes must
+// distinguish "node already gone", Refresh must report rate limiting, and every
+// call must finish within the deadline. The calls we need are six plain JSON
+// requests, so a thin own client costs less than working around the SDK.
+//
+// The client takes the http.Client built by cloudprovider.NewHTTPClient and
+// adds the bearer token (golang.org/x/oauth2 transport) and
+// cloudprovider.RetryTransport on top of it.
+package vultrapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// maxPages stops a list that never ends (a server repeating a cursor).
+const maxPages = 1000
+
+// maxErrorBody bounds how much of an error body is read and quoted.
+const maxErrorBody = 4 << 10
+
+// Options configures a Client.
+type Options struct {
+	// BaseURL is the API endpoint without the /v2 prefix (default DefaultBaseURL).
+	BaseURL string
+	// HTTPClient is the base client (timeouts, instrumentation, User-Agent);
+	// build it with cloudprovider.NewHTTPClient. Its transport is wrapped, not mutated.
+	HTTPClient *http.Client
+	// Token supplies the API key for the Authorization: Bearer header.
+	Token oauth2.TokenSource
+	// Retry tunes the retry transport; zero values take the defaults.
+	Retry cloudprovider.RetryOptions
+	// PerPage is the page size asked for on list calls (default MaxPerPage).
+	PerPage int
+}
+
+// Client calls the Vultr API. It is safe for concurrent use.
+type Client struct {
+	base    *url.URL
+	http    *http.Client
+	perPage int
+}
+
+// New validates opts and returns a client.
+func New(opts Options) (*Client, error) {
+	if opts.Token == nil {
+		return nil, fmt.Errorf("vultrapi: no token source")
+	}
+	raw := opts.BaseURL
+	if raw == "" {
+		raw = DefaultBaseURL
+	}
+	base, err := url.Parse(raw)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("vultrapi: base URL %q must be an absolute http(s) URL", raw)
+	}
+	base.Path = strings.TrimSuffix(base.Path, "/")
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{}, Operation)
+	}
+	retry := opts.Retry
+	if retry.RetryServerErrors == nil {
+		retry.RetryServerErrors = retryable
+	}
+	// The retry layer sits under the token so a rotated token is picked up
+	// between calls, and above the instrumentation so every attempt is counted.
+	wrapped := *hc
+	wrapped.Transport = &oauth2.Transport{
+		Source: opts.Token,
+		Base:   cloudprovider.NewRetryTransport(transportOf(hc), retry),
+	}
+	perPage := opts.PerPage
+	if perPage <= 0 || perPage > MaxPerPage {
+		perPage = MaxPerPage
+	}
+	return &Client{base: base, http: &wrapped, perPage: perPage}, nil
+}
+
+func transportOf(hc *http.Client) http.RoundTripper {
+	if hc.Transport != nil {
+		return hc.Transport
+	}
+	return http.DefaultTransport
+}
+
+// retryable allows 5xx retries for reads, deletes and node-pool PATCHes: our
+// PATCH sets an absolute node_quantity, so repeating it cannot add nodes twice.
+func retryable(req *http.Request) bool {
+	return cloudprovider.IdempotentRequest(req) || req.Method == http.MethodPatch
+}
+
+// Operation maps a request to its metrics label: method plus path with every
+// id replaced by {id}, e.g. "PATCH /v2/kubernetes/clusters/{id}/node-pools/{id}".
+func Operation(req *http.Request) string {
+	segs := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	for i, s := range segs {
+		if !staticSegments[s] {
+			segs[i] = "{id}"
+		}
+	}
+	return req.Method + " /" + strings.Join(segs, "/")
+}
+
+// GetCluster returns the VKE cluster (for its region).
+func (c *Client) GetCluster(ctx context.Context, clusterID string) (*Cluster, error) {
+	var out struct {
+		Cluster *Cluster `json:"vke_cluster"`
+	}
+	if err := c.do(ctx, http.MethodGet, fmt.Sprintf(PathCluster, url.PathEscape(clusterID)), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	if out.Cluster == nil {
+		return nil, fmt.Errorf("get cluster %s: no vke_cluster in response: %w", clusterID, ErrMalformedResponse)
+	}
+	return out.Cluster, nil
+}
+
+// ListNodePools returns every node pool of the cluster, following pagination.
+func (c *Client) ListNodePools(ctx context.Context, clusterID string) ([]NodePool, error) {
+	return listAll[NodePool](ctx, c, fmt.Sprintf(PathNodePools, url.PathEscape(clusterID)), "node_pools")
+}
+
+// GetNodePool returns one node pool.
+func (c *Client) GetNodePool(ctx context.Context, clusterID, poolID string) (*NodePool, error) {
+	var out struct {
+		Pool *NodePool `json:"node_pool"`
+	}
+	path := fmt.Sprintf(PathNodePool, url.PathEscape(clusterID), url.PathEscape(poolID))
+	if err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	if out.Pool == nil {
+		return nil, fmt.Errorf("get node pool %s: no node_pool in response: %w", poolID, ErrMalformedResponse)
+	}
+	return out.Pool, nil
+}
+
+// SetNodePoolQuantity sets the pool's node_quantity and returns the pool as
+// Vultr reports it after the change. A response without node_pool is an
+// error, never a nil pool.
+func (c *Client) SetNodePoolQuantity(ctx context.Context, clusterID, poolID string, quantity int) (*NodePool, error) {
+	if quantity < 1 {
+		// VKE pools cannot go below one node, and a zero would be dropped by
+		// omitempty in Vultr's own tooling; refuse before calling.
+		return nil, fmt.Errorf("set node pool %s quantity to %d: %w", poolID, quantity, cloudprovider.ErrInvalidArgument)
+	}
+	body := struct {
+		NodeQuantity int `json:"node_quantity"`
+	}{quantity}
+	var out struct {
+		Pool *NodePool `json:"node_pool"`
+	}
+	path := fmt.Sprintf(PathNodePool, url.PathEscape(clusterID), url.PathEscape(poolID))
+	if err := c.do(ctx, http.MethodPatch, path, nil, body, &out); err != nil {
+		return nil, err
+	}
+	if out.Pool == nil {
+		return nil, fmt.Errorf("set node pool %s quantity to %d: no node_pool in response: %w", poolID, quantity, ErrMalformedResponse)
+	}
+	return out.Pool, nil
+}
+
+// DeleteNode deletes one node of a pool; Vultr lowers node_quantity by one.
+func (c *Client) DeleteNode(ctx context.Context, clusterID, poolID, nodeID string) error {
+	path := fmt.Sprintf(PathNodePoolNode, url.PathEscape(clusterID), url.PathEscape(poolID), url.PathEscape(nodeID))
+	return c.do(ctx, http.MethodDelete, path, nil, nil, nil)
+}
+
+// ListPlans returns every cloud-compute plan, following pagination.
+func (c *Client) ListPlans(ctx context.Context) ([]Plan, error) {
+	return listAll[Plan](ctx, c, PathPlans, "plans")
+}
+
+// ListMetalPlans returns every bare-metal plan, following pagination.
+func (c *Client) ListMetalPlans(ctx context.Context) ([]MetalPlan, error) {
+	return listAll[MetalPlan](ctx, c, PathMetalPlans, "plans_metal")
+}
+
+func listAll[T any](ctx context.Context, c *Client, path, key string) ([]T, error) {
+	var all []T
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; page < maxPages; page++ {
+		q := url.Values{QueryPerPage: {strconv.Itoa(c.perPage)}}
+		if cursor != "" {
+			q.Set(QueryCursor, cursor)
+		}
+		var raw map[string]json.RawMessage
+		if err := c.do(ctx, http.MethodGet, path, q, nil, &raw); err != nil {
+			return nil, err
+		}
+		items, ok := raw[key]
+		if !ok {
+			return nil, fmt.Errorf("list %s: no %q in response: %w", path, key, ErrMalformedResponse)
+		}
+		var batch []T
+		if err := json.Unmarshal(items, &batch); err != nil {
+			return nil, fmt.Errorf("list %s: decode %q: %v: %w", path, key, err, ErrMalformedResponse)
+		}
+		all = append(all, batch...)
+		var meta Meta
+		if m, ok := raw["meta"]; ok {
+			if err := json.Unmarshal(m, &meta); err != nil {
+				return nil, fmt.Errorf("list %s: decode meta: %v: %w", path, err, ErrMalformedResponse)
+			}
+		}
+		if meta.Links.Next == "" {
+			return all, nil
+		}
+		if seen[meta.Links.Next] {
+			return nil, fmt.Errorf("list %s: cursor repeated after %d pages: %w", path, page+1, ErrMalformedResponse)
+		}
+		seen[meta.Links.Next] = true
+		cursor = meta.Links.Next
+	}
+	return nil, fmt.Errorf("list %s: more than %d pages: %w", path, maxPages, ErrMalformedResponse)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	u := *c.base
+	u.Path = c.base.Path + path
+	u.RawQuery = query.Encode()
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("build %s %s: %w", method, path, err)
+	}
+	if body == nil {
+		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
+	} else {
+		req.Header.Set("Content-Type", ContentTypeJSON)
+	}
+	req.Header.Set("Accept", ContentTypeJSON)
+
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// url.Error carries the URL only, never headers, so the token stays out.
+		return fmt.Errorf("vultr API %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	klog.V(5).InfoS("Vultr API call", "provider", "vultr", "method", method, "path", path,
+		"status", resp.StatusCode, "latency", time.Since(start))
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return apiError(method, path, resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != ContentTypeJSON {
+		return fmt.Errorf("%s %s: content type %q, want %s: %w", method, path, resp.Header.Get("Content-Type"), ContentTypeJSON, ErrMalformedResponse)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode body: %v: %w", method, path, err, ErrMalformedResponse)
+	}
+	return nil
+}
+
+func apiError(method, path string, resp *http.Response) error {
+	e := &APIError{Method: method, Path: path, StatusCode: resp.StatusCode}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		e.RetryAfter = cloudprovider.RetryAfter(resp.Header, 0)
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var eb ErrorBody
+	if json.Unmarshal(raw, &eb) == nil && eb.Error != "" {
+		e.Message = eb.Error
+	} else if len(raw) > 0 {
+		e.Message = strings.TrimSpace(string(raw))
+		if len(e.Message) > 200 {
+			e.Message = e.Message[:200] + "..."
+		}
+	}
+	if e.RetryAfter > 0 {
+		return &cloudprovider.RetryAfterError{Err: e, RetryAfter: e.RetryAfter}
+	}
+	return e
+}
