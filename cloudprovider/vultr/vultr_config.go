@@ -92,7 +92,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, fmt.Errorf("vultr cloud config: field %q must be a %s", te.Field, te.Type)
+			return nil, fmt.Errorf("vultr cloud config: field %q must be a %s", te.Field, te.Type.Kind())
 		}
 		var se *json.SyntaxError
 		if errors.As(err, &se) {

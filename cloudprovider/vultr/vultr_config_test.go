@@ -1,0 +1,160 @@
+package vultr
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+const secretToken = "VULTR-SECRET-abc123"
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cloud-config.json")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func env(vals map[string]string) func(string) string {
+	return func(k string) string { return vals[k] }
+}
+
+func TestLoadConfig(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(secretToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	emptyFile := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(emptyFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		json      string
+		env       map[string]string
+		wantToken string
+		wantURL   string
+		wantErrs  []string
+	}{
+		{name: "upstream format", json: `{"cluster_id":"c1","token":"` + secretToken + `"}`,
+			wantToken: secretToken, wantURL: "https://api.vultr.com"},
+		{name: "case-insensitive keys like upstream", json: `{"CLUSTER_ID":"c1","Token":"` + secretToken + `"}`,
+			wantToken: secretToken, wantURL: "https://api.vultr.com"},
+		{name: "token_file", json: `{"cluster_id":"c1","token_file":"` + tokenFile + `"}`, wantToken: secretToken},
+		{name: "env fallback", json: `{"cluster_id":"c1"}`, env: map[string]string{EnvAPIKey: secretToken}, wantToken: secretToken},
+		{name: "token beats env", json: `{"cluster_id":"c1","token":"` + secretToken + `"}`,
+			env: map[string]string{EnvAPIKey: "other"}, wantToken: secretToken},
+		{name: "api_url", json: `{"cluster_id":"c1","token":"x","api_url":"http://127.0.0.1:8080"}`,
+			wantToken: "x", wantURL: "http://127.0.0.1:8080"},
+		{name: "every problem at once", json: `{"api_url":"ftp:/nope","token_file":"` + emptyFile + `"}`,
+			wantErrs: []string{"cluster_id is required", "is empty", "api_url"}},
+		{name: "missing everything", json: `{}`, wantErrs: []string{"cluster_id is required", "no API key"}},
+		{name: "unreadable token_file", json: `{"cluster_id":"c1","token_file":"/nonexistent/token"}`,
+			wantErrs: []string{"token_file", "no such file"}},
+		{name: "type error names the field", json: `{"cluster_id":"c1","token":123}`, wantErrs: []string{`"token" must be a string`}},
+		{name: "syntax error", json: `{"cluster_id":"c1","token":"` + secretToken + `"`, wantErrs: []string{"invalid JSON"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadConfig(writeFile(t, tc.json), env(tc.env))
+			if len(tc.wantErrs) > 0 {
+				if err == nil {
+					t.Fatalf("want errors %v, got config %v", tc.wantErrs, cfg)
+				}
+				for _, w := range tc.wantErrs {
+					if !strings.Contains(err.Error(), w) {
+						t.Fatalf("error %q does not mention %q", err, w)
+					}
+				}
+				if strings.Contains(err.Error(), secretToken) {
+					t.Fatalf("error leaks the token: %q", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := cfg.TokenSource().Token()
+			if err != nil || tok.AccessToken != tc.wantToken {
+				t.Fatalf("token %v, %v; want %q", tok, err, tc.wantToken)
+			}
+			if tc.wantURL != "" && cfg.apiURL() != tc.wantURL {
+				t.Fatalf("api url %q, want %q", cfg.apiURL(), tc.wantURL)
+			}
+		})
+	}
+}
+
+func TestConfigNeverPrintsToken(t *testing.T) {
+	cfg := &Config{ClusterID: "c1", Token: secretToken, envToken: secretToken}
+	var logBuf bytes.Buffer
+	klog.LogToStderr(false)
+	klog.SetOutput(&logBuf)
+	defer func() { klog.LogToStderr(true); klog.SetOutput(os.Stderr) }()
+	klog.InfoS("Config", "config", cfg, "token", cfg.Token)
+	klog.Flush()
+	outputs := map[string]string{
+		"String": cfg.String(), "%v": fmt.Sprintf("%v", cfg), "%+v": fmt.Sprintf("%+v", *cfg),
+		"%#v": fmt.Sprintf("%#v", *cfg), "%s": fmt.Sprintf("%s", cfg), "Secret %v": fmt.Sprintf("%v %+v %#v", cfg.Token, cfg.Token, cfg.Token),
+		"klog": logBuf.String(), "wrapped error": fmt.Errorf("build: %v", cfg).Error(),
+	}
+	for how, out := range outputs {
+		t.Run(how, func(t *testing.T) {
+			if strings.Contains(out, secretToken) {
+				t.Fatalf("%s leaks the token: %s", how, out)
+			}
+		})
+	}
+	if !strings.Contains(cfg.String(), "c1") {
+		t.Fatalf("String() lost the useful parts: %s", cfg.String())
+	}
+}
+
+func TestFileTokenSourceRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	write := func(s string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	write("first", base)
+	ts := &fileTokenSource{path: path}
+	steps := []struct {
+		name   string
+		action func()
+		want   string
+	}{
+		{name: "initial", action: func() {}, want: "first"},
+		{name: "unchanged", action: func() {}, want: "first"},
+		{name: "rotated", action: func() { write("second-token", base.Add(time.Minute)) }, want: "second-token"},
+		{name: "file briefly missing keeps last key", action: func() { _ = os.Remove(path) }, want: "second-token"},
+		{name: "back", action: func() { write("third", base.Add(2*time.Minute)) }, want: "third"},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			s.action()
+			tok, err := ts.Token()
+			if err != nil || tok.AccessToken != s.want {
+				t.Fatalf("Token() = %v, %v; want %q", tok, err, s.want)
+			}
+		})
+	}
+	fresh := &fileTokenSource{path: filepath.Join(t.TempDir(), "absent")}
+	if _, err := fresh.Token(); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file error = %v", err)
+	}
+}
