@@ -1,0 +1,323 @@
+package exoapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	v3 "github.com/exoscale/egoscale/v3"
+	"github.com/exoscale/egoscale/v3/credentials"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// userAgentComponent names this integration in the User-Agent, ahead of the
+// SDK's own token; main's UA is prepended by the shared HTTP client.
+const userAgentComponent = "cluster-autoscaler-provider-exoscale"
+
+// Options configure a Client.
+type Options struct {
+	// APIKey and APISecret are the IAM key pair. Never logged.
+	APIKey    string
+	APISecret string
+	// Endpoint is the zone API base URL including "/v2".
+	Endpoint string
+	// HTTPClient is the base client (cloudprovider.NewHTTPClient). Required:
+	// egoscale's default client retries for ~15 s and hides status codes.
+	HTTPClient *http.Client
+	// Retry, when set, wraps the transport in the contract's RetryTransport.
+	Retry *cloudprovider.RetryOptions
+}
+
+// Client is the thin Exoscale client.
+type Client struct {
+	api      *v3.Client
+	endpoint string
+}
+
+// New builds a Client; it makes no network call.
+func New(opts Options) (*Client, error) {
+	var errs []error
+	if opts.APIKey == "" || opts.APISecret == "" {
+		errs = append(errs, errors.New("exoscale API key and secret are required"))
+	}
+	if opts.HTTPClient == nil {
+		errs = append(errs, errors.New("an HTTP client is required"))
+	}
+	u, err := url.Parse(opts.Endpoint)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("endpoint %q is not an http(s) URL", opts.Endpoint))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	hc := *opts.HTTPClient
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if opts.Retry != nil {
+		ro := *opts.Retry
+		if ro.RetryServerErrors == nil {
+			ro.RetryServerErrors = retrySafe
+		}
+		base = cloudprovider.NewRetryTransport(base, ro)
+	}
+	hc.Transport = &recordingTransport{base: base}
+	api, err := v3.NewClient(
+		credentials.NewStaticCredentials(opts.APIKey, opts.APISecret),
+		v3.ClientOptWithEndpoint(v3.Endpoint(opts.Endpoint)),
+		v3.ClientOptWithHTTPClient(&hc),
+		v3.ClientOptWithUserAgent(userAgentComponent),
+	)
+	if err != nil {
+		// The SDK's message names no secret; keep only its class.
+		return nil, fmt.Errorf("create exoscale client: %w", err)
+	}
+	return &Client{api: api, endpoint: opts.Endpoint}, nil
+}
+
+// retrySafe allows retrying server errors on reads and absolute scales, but not
+// on evictions: a repeated evict after a lost reply would fail on members that
+// are already gone.
+func retrySafe(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet:
+		return true
+	case http.MethodPut:
+		return TemplatePathAction(req.URL.Path) == ActionScale
+	}
+	return false
+}
+
+// TemplatePathAction returns the ":action" suffix of path, if any.
+func TemplatePathAction(path string) string {
+	for i := len(path) - 1; i >= 0 && path[i] != '/'; i-- {
+		if path[i] == ':' {
+			return path[i+1:]
+		}
+	}
+	return ""
+}
+
+// String never shows credentials.
+func (c *Client) String() string { return "exoapi.Client{endpoint: " + c.endpoint + "}" }
+
+// GoString never shows credentials.
+func (c *Client) GoString() string { return c.String() }
+
+// ListSKSClusters returns every SKS cluster of the zone with its nodepools.
+func (c *Client) ListSKSClusters(ctx context.Context) ([]Cluster, error) {
+	resp, err := call(ctx, "ListSKSClusters", func(ctx context.Context) (*v3.ListSKSClustersResponse, error) {
+		return c.api.ListSKSClusters(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Cluster, 0, len(resp.SKSClusters))
+	for _, cl := range resp.SKSClusters {
+		c := Cluster{ID: string(cl.ID), Name: cl.Name, State: string(cl.State)}
+		for _, np := range cl.Nodepools {
+			c.Nodepools = append(c.Nodepools, fromNodepool(c.ID, np))
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func fromNodepool(clusterID string, np v3.SKSNodepool) Nodepool {
+	n := Nodepool{
+		ID: string(np.ID), ClusterID: clusterID, Name: np.Name, State: string(np.State),
+		Size: int(np.Size), DiskSizeGiB: int(np.DiskSize),
+	}
+	if np.InstancePool != nil {
+		n.InstancePoolID = string(np.InstancePool.ID)
+	}
+	if np.InstanceType != nil {
+		n.InstanceTypeID = string(np.InstanceType.ID)
+	}
+	if len(np.Labels) > 0 {
+		n.Labels = make(map[string]string, len(np.Labels))
+		for k, v := range np.Labels {
+			n.Labels[k] = v
+		}
+	}
+	for k, t := range np.Taints {
+		n.Taints = append(n.Taints, Taint{Key: k, Value: t.Value, Effect: string(t.Effect)})
+	}
+	return n
+}
+
+// ListInstancePools returns every instance pool of the zone.
+func (c *Client) ListInstancePools(ctx context.Context) ([]InstancePool, error) {
+	resp, err := call(ctx, "ListInstancePools", func(ctx context.Context) (*v3.ListInstancePoolsResponse, error) {
+		return c.api.ListInstancePools(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]InstancePool, 0, len(resp.InstancePools))
+	for _, p := range resp.InstancePools {
+		out = append(out, fromPool(p))
+	}
+	return out, nil
+}
+
+func fromPool(p v3.InstancePool) InstancePool {
+	ip := InstancePool{ID: string(p.ID), Name: p.Name, State: string(p.State), Size: int(p.Size), DiskSizeGiB: int(p.DiskSize)}
+	if p.Manager != nil {
+		ip.ManagerType = string(p.Manager.Type)
+		ip.ManagerID = string(p.Manager.ID)
+	}
+	if p.InstanceType != nil {
+		ip.InstanceTypeID = string(p.InstanceType.ID)
+	}
+	for _, m := range p.Instances {
+		ip.InstanceIDs = append(ip.InstanceIDs, string(m.ID))
+	}
+	return ip
+}
+
+// GetInstancePool returns one instance pool.
+func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, error) {
+	p, err := call(ctx, "GetInstancePool", func(ctx context.Context) (*v3.InstancePool, error) {
+		return c.api.GetInstancePool(ctx, v3.UUID(id))
+	})
+	if err != nil {
+		return InstancePool{}, err
+	}
+	if p.ID == "" {
+		// The API has answered unknown ids with an empty 200 before (egoscale#772).
+		return InstancePool{}, &APIError{Op: "GetInstancePool", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+	}
+	return fromPool(*p), nil
+}
+
+// ListPoolMembers returns every instance managed by an instance pool, with
+// its state and manager, in one call.
+func (c *Client) ListPoolMembers(ctx context.Context) ([]Instance, error) {
+	resp, err := call(ctx, "ListInstances", func(ctx context.Context) (*v3.ListInstancesResponse, error) {
+		return c.api.ListInstances(ctx, v3.ListInstancesWithManagerType(v3.ListInstancesManagerTypeInstancePool))
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Instance, 0, len(resp.Instances))
+	for _, in := range resp.Instances {
+		i := Instance{ID: string(in.ID), Name: in.Name, State: string(in.State), CreatedAt: in.CreatedAT}
+		if in.Manager != nil {
+			i.ManagerType = string(in.Manager.Type)
+			i.ManagerID = string(in.Manager.ID)
+		}
+		if in.InstanceType != nil {
+			i.InstanceTypeID = string(in.InstanceType.ID)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// GetInstance returns one instance; an empty answer counts as not found.
+func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
+	in, err := call(ctx, "GetInstance", func(ctx context.Context) (*v3.Instance, error) {
+		return c.api.GetInstance(ctx, v3.UUID(id))
+	})
+	if err != nil {
+		return Instance{}, err
+	}
+	if in.ID == "" {
+		return Instance{}, &APIError{Op: "GetInstance", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+	}
+	i := Instance{ID: string(in.ID), Name: in.Name, State: string(in.State), CreatedAt: in.CreatedAT}
+	if in.Manager != nil {
+		i.ManagerType = string(in.Manager.Type)
+		i.ManagerID = string(in.Manager.ID)
+	}
+	if in.InstanceType != nil {
+		i.InstanceTypeID = string(in.InstanceType.ID)
+	}
+	return i, nil
+}
+
+// GetQuota returns the organisation quota of entity (e.g. "instance").
+func (c *Client) GetQuota(ctx context.Context, entity string) (Quota, error) {
+	q, err := call(ctx, "GetQuota", func(ctx context.Context) (*v3.Quota, error) {
+		return c.api.GetQuota(ctx, entity)
+	})
+	if err != nil {
+		return Quota{}, err
+	}
+	return Quota{Resource: q.Resource, Usage: q.Usage, Limit: q.Limit}, nil
+}
+
+// GetInstanceType returns one instance type.
+func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, error) {
+	t, err := call(ctx, "GetInstanceType", func(ctx context.Context) (*v3.InstanceType, error) {
+		return c.api.GetInstanceType(ctx, v3.UUID(id))
+	})
+	if err != nil {
+		return InstanceType{}, err
+	}
+	if t.ID == "" {
+		return InstanceType{}, &APIError{Op: "GetInstanceType", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+	}
+	return InstanceType{ID: string(t.ID), Family: string(t.Family), Size: string(t.Size), CPUs: int(t.Cpus), MemoryBytes: t.Memory, GPUs: int(t.Gpus)}, nil
+}
+
+// ScaleInstancePool sets a plain pool's size (absolute) and returns the
+// operation without waiting for it.
+func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int) (Operation, error) {
+	return op(call(ctx, "ScaleInstancePool", func(ctx context.Context) (*v3.Operation, error) {
+		return c.api.ScaleInstancePool(ctx, v3.UUID(poolID), v3.ScaleInstancePoolRequest{Size: int64(size)})
+	}))
+}
+
+// EvictInstancePoolMembers removes members from a plain pool, shrinking it by
+// as many, and returns the operation without waiting for it.
+func (c *Client) EvictInstancePoolMembers(ctx context.Context, poolID string, instanceIDs []string) (Operation, error) {
+	return op(call(ctx, "EvictInstancePoolMembers", func(ctx context.Context) (*v3.Operation, error) {
+		return c.api.EvictInstancePoolMembers(ctx, v3.UUID(poolID), v3.EvictInstancePoolMembersRequest{Instances: uuids(instanceIDs)})
+	}))
+}
+
+// ScaleSKSNodepool sets a nodepool's size (absolute).
+func (c *Client) ScaleSKSNodepool(ctx context.Context, clusterID, nodepoolID string, size int) (Operation, error) {
+	return op(call(ctx, "ScaleSKSNodepool", func(ctx context.Context) (*v3.Operation, error) {
+		return c.api.ScaleSKSNodepool(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.ScaleSKSNodepoolRequest{Size: int64(size)})
+	}))
+}
+
+// EvictSKSNodepoolMembers removes members from a nodepool.
+func (c *Client) EvictSKSNodepoolMembers(ctx context.Context, clusterID, nodepoolID string, instanceIDs []string) (Operation, error) {
+	return op(call(ctx, "EvictSKSNodepoolMembers", func(ctx context.Context) (*v3.Operation, error) {
+		return c.api.EvictSKSNodepoolMembers(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.EvictSKSNodepoolMembersRequest{Instances: uuids(instanceIDs)})
+	}))
+}
+
+// GetOperation returns an operation's current state (one GET, no polling).
+func (c *Client) GetOperation(ctx context.Context, id string) (Operation, error) {
+	return op(call(ctx, "GetOperation", func(ctx context.Context) (*v3.Operation, error) {
+		return c.api.GetOperation(ctx, v3.UUID(id))
+	}))
+}
+
+func op(o *v3.Operation, err error) (Operation, error) {
+	if err != nil {
+		return Operation{}, err
+	}
+	out := Operation{ID: string(o.ID), State: string(o.State), Reason: string(o.Reason), Message: o.Message}
+	if o.Reference != nil {
+		out.ReferenceID = string(o.Reference.ID)
+	}
+	return out, nil
+}
+
+func uuids(ids []string) []v3.UUID {
+	out := make([]v3.UUID, len(ids))
+	for i, id := range ids {
+		out[i] = v3.UUID(id)
+	}
+	return out
+}

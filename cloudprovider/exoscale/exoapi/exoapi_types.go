@@ -1,0 +1,103 @@
+// Package exoapi is the thin Exoscale client the provider uses: the calls it
+// needs on top of egoscale v3, plain result types, and errors classified into
+// the provider contract's sentinels by HTTP status (never by message text).
+package exoapi
+
+import "time"
+
+// Cluster is an SKS cluster with its nodepools.
+type Cluster struct {
+	ID        string
+	Name      string
+	State     string
+	Nodepools []Nodepool
+}
+
+// Taint is one nodepool taint.
+type Taint struct {
+	Key    string
+	Value  string
+	Effect string
+}
+
+// Nodepool is an SKS nodepool; it drives one instance pool.
+type Nodepool struct {
+	ID             string
+	ClusterID      string
+	Name           string
+	State          string
+	Size           int
+	InstancePoolID string
+	InstanceTypeID string
+	DiskSizeGiB    int
+	Labels         map[string]string
+	Taints         []Taint
+}
+
+// InstancePool is an instance pool (plain, or managed by an SKS nodepool).
+type InstancePool struct {
+	ID          string
+	Name        string
+	State       string
+	Size        int
+	ManagerType string
+	ManagerID   string
+	// InstanceIDs are the members as listed on the pool (may be empty).
+	InstanceIDs    []string
+	InstanceTypeID string
+	DiskSizeGiB    int
+}
+
+// Instance is a Compute instance.
+type Instance struct {
+	ID             string
+	Name           string
+	State          string
+	ManagerType    string
+	ManagerID      string
+	InstanceTypeID string
+	CreatedAt      time.Time
+}
+
+// InstanceType describes a Compute instance type.
+type InstanceType struct {
+	ID     string
+	Family string
+	Size   string
+	CPUs   int
+	// MemoryBytes is the memory in bytes, as the API reports it.
+	MemoryBytes int64
+	GPUs        int
+}
+
+// Name returns the "<family>.<size>" form the Exoscale CCM uses for the
+// node.kubernetes.io/instance-type label.
+func (t InstanceType) Name() string { return t.Family + "." + t.Size }
+
+// Operation is an asynchronous API operation.
+type Operation struct {
+	ID          string
+	State       string
+	Reason      string
+	Message     string
+	ReferenceID string
+}
+
+// Operation states.
+const (
+	OperationPending = "pending"
+	OperationSuccess = "success"
+	OperationFailure = "failure"
+	OperationTimeout = "timeout"
+)
+
+// Done reports whether the operation reached a final state.
+func (o Operation) Done() bool { return o.State != "" && o.State != OperationPending }
+
+// Quota is an organisation quota for one resource.
+type Quota struct {
+	Resource string
+	Usage    int64
+	// Limit is -1 when unlimited.
+	Limit int64
+}

@@ -1,0 +1,504 @@
+// Package fakeapi is an in-process fake of the Exoscale v2 API, as far as the
+// Cluster Autoscaler provider uses it: SKS clusters and nodepools, instance
+// pools, instances, instance types, quotas and asynchronous operations. It
+// speaks the real paths, kebab-case JSON, ":scale"/":evict" action suffixes,
+// {"message"} error bodies and EXO2-HMAC-SHA256 request signatures, so it is
+// driven through the real egoscale v3 SDK. Provisioning follows an injected
+// clock; tests advance it or call Settle, --simulate uses real time.
+package fakeapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+)
+
+// BasePath is the API version prefix the fake serves under.
+const BasePath = "/v2"
+
+// Instance, pool, nodepool and operation states the fake uses.
+const (
+	InstanceStarting   = "starting"
+	InstanceRunning    = "running"
+	InstanceDestroying = "destroying"
+	InstanceError      = "error"
+	PoolRunning        = "running"
+	PoolScalingUp      = "scaling-up"
+	PoolScalingDown    = "scaling-down"
+	NodepoolRunning    = "running"
+	NodepoolScaling    = "scaling"
+)
+
+// Options configure the fake.
+type Options struct {
+	// Now is the clock driving provisioning; default time.Now.
+	Now func() time.Time
+	// Zone is the zone name reported by the fake (default "ch-gva-2").
+	Zone string
+	// APIKey and APISecret, when set, make the fake verify every request's
+	// EXO2-HMAC-SHA256 signature and answer 401 otherwise.
+	APIKey    string
+	APISecret string
+	// ProvisionDelay is how long a new member stays "starting".
+	ProvisionDelay time.Duration
+	// RemovalDelay is how long an evicted member stays "destroying".
+	RemovalDelay time.Duration
+	// OperationDelay is how long a scale/evict operation stays "pending".
+	OperationDelay time.Duration
+	// RejectBusy makes scale/evict answer 409 while the pool is not "running"
+	// (what the real API does is unknown; the default queues the change).
+	RejectBusy bool
+	// QuotaLimit is the instance quota (-1 = unlimited, 0 = default 50).
+	QuotaLimit int64
+}
+
+// Request is one entry of the request log.
+type Request struct {
+	Method string
+	// Path is the raw path, e.g. "/v2/instance-pool/<id>:scale".
+	Path string
+	// Operation is the templated form, e.g. "PUT /v2/instance-pool/{id}:scale".
+	Operation string
+	Query     string
+	Status    int
+	UserAgent string
+	// Authorized reports whether an Authorization header was present.
+	Authorized bool
+}
+
+// FaultKind selects what an injected fault does.
+type FaultKind int
+
+const (
+	// FaultStatus answers with Status and a JSON {"message"} body.
+	FaultStatus FaultKind = iota
+	// FaultMalformed answers 200 with a body that is not valid JSON.
+	FaultMalformed
+	// FaultHang holds the request until the client gives up (its context ends).
+	FaultHang
+)
+
+// Fault is one injected failure.
+type Fault struct {
+	Kind FaultKind
+	// Operation restricts the fault to one templated operation (see
+	// exoapi.OperationName), e.g. "PUT /v2/instance-pool/{id}:scale"; "" = any.
+	Operation string
+	// Status for FaultStatus (default 500).
+	Status int
+	// RetryAfter, when > 0, is sent as Retry-After (seconds).
+	RetryAfter int
+	// Message is the error body's message.
+	Message string
+}
+
+// Server is the fake API.
+type Server struct {
+	opts Options
+
+	mu        sync.Mutex
+	seq       int
+	clusters  []*cluster
+	pools     map[string]*pool
+	poolOrder []string
+	instances map[string]*instance
+	types     map[string]*exoapi.InstanceType
+	ops       map[string]*operation
+	log       []Request
+	faults    []Fault
+	opFaults  []opFault
+
+	http *httptest.Server
+}
+
+type cluster struct {
+	id, name  string
+	nodepools []*nodepool
+}
+
+type nodepool struct {
+	id, clusterID, name string
+	poolID              string
+	labels              map[string]string
+	taints              []exoapi.Taint
+}
+
+type pool struct {
+	id, name      string
+	nodepoolID    string
+	typeID        string
+	diskSize      int
+	size          int
+	members       []string
+	stateOverride string
+}
+
+type instance struct {
+	id, name, poolID, typeID, state string
+	createdAt, readyAt, goneAt      time.Time
+}
+
+type operation struct {
+	id, refID, command string
+	state              string
+	doneAt             time.Time
+	final, reason, msg string
+}
+
+type opFault struct {
+	state, reason, message string
+}
+
+// New returns a fake with no resources. Start it with Start, or mount Handler.
+func New(opts Options) *Server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Zone == "" {
+		opts.Zone = "ch-gva-2"
+	}
+	if opts.QuotaLimit == 0 {
+		opts.QuotaLimit = 50
+	}
+	return &Server{
+		opts:      opts,
+		pools:     map[string]*pool{},
+		instances: map[string]*instance{},
+		types:     map[string]*exoapi.InstanceType{},
+		ops:       map[string]*operation{},
+	}
+}
+
+// Start serves the fake on a loopback port and returns its endpoint
+// ("http://127.0.0.1:<port>/v2").
+func (s *Server) Start() string {
+	s.http = httptest.NewServer(s.Handler())
+	return s.http.URL + BasePath
+}
+
+// Close stops the server started by Start.
+func (s *Server) Close() {
+	if s.http != nil {
+		s.http.Close()
+	}
+}
+
+func (s *Server) newID(kind int) string {
+	s.seq++
+	return fmt.Sprintf("%08x-0000-4000-8000-%012x", kind, s.seq)
+}
+
+// AddInstanceType registers an instance type and returns its id (generated
+// when t.ID is empty).
+func (s *Server) AddInstanceType(t exoapi.InstanceType) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.ID == "" {
+		t.ID = s.newID(1)
+	}
+	s.types[t.ID] = &t
+	return t.ID
+}
+
+// AddSKSCluster adds an empty SKS cluster and returns its id.
+func (s *Server) AddSKSCluster(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &cluster{id: s.newID(2), name: name}
+	s.clusters = append(s.clusters, c)
+	return c.id
+}
+
+// PoolSeed describes a pool (or nodepool) to seed.
+type PoolSeed struct {
+	Name           string
+	Size           int
+	InstanceTypeID string
+	DiskSizeGiB    int
+	// Labels and Taints apply to nodepools only (Kubernetes node labels/taints).
+	Labels map[string]string
+	Taints []exoapi.Taint
+}
+
+// AddNodepool adds a nodepool with its instance pool and Size running members;
+// it returns the nodepool id and the instance-pool id.
+func (s *Server) AddNodepool(clusterID string, seed PoolSeed) (nodepoolID, poolID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var c *cluster
+	for _, cl := range s.clusters {
+		if cl.id == clusterID {
+			c = cl
+		}
+	}
+	if c == nil {
+		panic("fakeapi: unknown cluster " + clusterID)
+	}
+	np := &nodepool{id: s.newID(3), clusterID: clusterID, name: seed.Name, labels: seed.Labels, taints: seed.Taints}
+	p := s.addPoolLocked("nodepool-"+seed.Name, seed)
+	p.nodepoolID = np.id
+	np.poolID = p.id
+	c.nodepools = append(c.nodepools, np)
+	return np.id, p.id
+}
+
+// AddInstancePool adds a plain instance pool with Size running members.
+func (s *Server) AddInstancePool(seed PoolSeed) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addPoolLocked(seed.Name, seed).id
+}
+
+func (s *Server) addPoolLocked(name string, seed PoolSeed) *pool {
+	p := &pool{id: s.newID(4), name: name, typeID: seed.InstanceTypeID, diskSize: seed.DiskSizeGiB}
+	s.pools[p.id] = p
+	s.poolOrder = append(s.poolOrder, p.id)
+	now := s.opts.Now()
+	for i := 0; i < seed.Size; i++ {
+		in := s.newInstanceLocked(p, now)
+		in.state = InstanceRunning
+	}
+	p.size = seed.Size
+	return p
+}
+
+// AddInstance adds an instance that no pool manages (e.g. a control plane).
+func (s *Server) AddInstance(name, typeID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := &instance{id: s.newID(5), name: name, typeID: typeID, state: InstanceRunning, createdAt: s.opts.Now()}
+	s.instances[in.id] = in
+	return in.id
+}
+
+func (s *Server) newInstanceLocked(p *pool, now time.Time) *instance {
+	in := &instance{id: s.newID(6), poolID: p.id, typeID: p.typeID, state: InstanceStarting, createdAt: now, readyAt: now.Add(s.opts.ProvisionDelay)}
+	in.name = fmt.Sprintf("%s-%s", p.name, in.id[len(in.id)-5:])
+	s.instances[in.id] = in
+	p.members = append(p.members, in.id)
+	return in
+}
+
+// SetInstanceState forces an instance's state (e.g. "error", "stopped").
+func (s *Server) SetInstanceState(id, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in := s.instances[id]; in != nil {
+		in.state = state
+	}
+}
+
+// SetPoolState forces a pool's reported state ("" returns to the computed one).
+func (s *Server) SetPoolState(id, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pools[id]; p != nil {
+		p.stateOverride = state
+	}
+}
+
+// SetQuotaLimit changes the instance quota (-1 = unlimited).
+func (s *Server) SetQuotaLimit(limit int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.QuotaLimit = limit
+}
+
+// InjectFault queues a one-shot fault; faults fire in order, each on the
+// first request it matches.
+func (s *Server) InjectFault(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Kind == FaultStatus && f.Status == 0 {
+		f.Status = http.StatusInternalServerError
+	}
+	s.faults = append(s.faults, f)
+}
+
+// FailNextCalls makes the next n requests (any operation) answer 500.
+func (s *Server) FailNextCalls(n int) {
+	for i := 0; i < n; i++ {
+		s.InjectFault(Fault{Kind: FaultStatus, Status: http.StatusInternalServerError, Message: "injected server error"})
+	}
+}
+
+// FailNextOperation makes the next accepted scale/evict end in state
+// ("failure" or "timeout") with reason and message, without changing the pool.
+func (s *Server) FailNextOperation(state, reason, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opFaults = append(s.opFaults, opFault{state: state, reason: reason, message: message})
+}
+
+// Settle completes all pending provisioning, removals and operations now.
+func (s *Server) Settle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked(time.Time{}, true)
+}
+
+// advanceLocked applies every transition due by now (all of them if force).
+func (s *Server) advanceLocked(now time.Time, force bool) {
+	if now.IsZero() {
+		now = s.opts.Now()
+	}
+	for id, in := range s.instances {
+		switch in.state {
+		case InstanceStarting:
+			if force || !now.Before(in.readyAt) {
+				in.state = InstanceRunning
+			}
+		case InstanceDestroying:
+			if force || !now.Before(in.goneAt) {
+				delete(s.instances, id)
+				if p := s.pools[in.poolID]; p != nil {
+					p.members = remove(p.members, id)
+				}
+			}
+		}
+	}
+	for _, op := range s.ops {
+		if op.state == exoapi.OperationPending && (force || !now.Before(op.doneAt)) {
+			op.state = op.final
+		}
+	}
+}
+
+func remove(list []string, id string) []string {
+	out := list[:0]
+	for _, x := range list {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (s *Server) poolStateLocked(p *pool) string {
+	if p.stateOverride != "" {
+		return p.stateOverride
+	}
+	state := PoolRunning
+	for _, id := range p.members {
+		switch s.instances[id].state {
+		case InstanceStarting:
+			return PoolScalingUp
+		case InstanceDestroying:
+			state = PoolScalingDown
+		}
+	}
+	return state
+}
+
+// Requests returns a copy of the request log.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.log...)
+}
+
+// Calls returns how many requests the fake has received.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.log)
+}
+
+// CallsByOperation counts the logged requests per templated operation.
+func (s *Server) CallsByOperation() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range s.log {
+		out[r.Operation]++
+	}
+	return out
+}
+
+// ResetLog clears the request log.
+func (s *Server) ResetLog() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = nil
+}
+
+// InstanceView is a snapshot of one instance for assertions.
+type InstanceView struct {
+	ID, Name, State, PoolID string
+}
+
+// PoolView is a snapshot of one pool for assertions.
+type PoolView struct {
+	ID, Name, State string
+	Size            int
+	NodepoolID      string
+	Members         []InstanceView
+}
+
+// Pool returns the current state of pool id (after due transitions).
+func (s *Server) Pool(id string) (PoolView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked(time.Time{}, false)
+	p := s.pools[id]
+	if p == nil {
+		return PoolView{}, false
+	}
+	v := PoolView{ID: p.id, Name: p.name, State: s.poolStateLocked(p), Size: p.size, NodepoolID: p.nodepoolID}
+	for _, m := range p.members {
+		in := s.instances[m]
+		v.Members = append(v.Members, InstanceView{ID: in.id, Name: in.name, State: in.state, PoolID: in.poolID})
+	}
+	return v, true
+}
+
+// PoolIDs returns every pool id in creation order.
+func (s *Server) PoolIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.poolOrder...)
+}
+
+// Instance returns one instance.
+func (s *Server) Instance(id string) (InstanceView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.instances[id]
+	if in == nil {
+		return InstanceView{}, false
+	}
+	return InstanceView{ID: in.id, Name: in.name, State: in.state, PoolID: in.poolID}, true
+}
+
+// OperationStates counts operations by state.
+func (s *Server) OperationStates() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, op := range s.ops {
+		out[op.state]++
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func trimBase(path string) (string, bool) {
+	if !strings.HasPrefix(path, BasePath+"/") {
+		return "", false
+	}
+	return strings.TrimPrefix(path, BasePath), true
+}

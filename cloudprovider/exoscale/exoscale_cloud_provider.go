@@ -1,0 +1,150 @@
+package exoscale
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+)
+
+func init() {
+	cloudprovider.RegisterCloudProvider(ProviderName, cloudprovider.Registration{
+		Build:    Build,
+		Simulate: Simulate,
+		CheckConfig: func(opts cloudprovider.BuildOptions) error {
+			_, err := LoadConfig(opts, os.Getenv)
+			return err
+		},
+	})
+}
+
+// initialRefreshTimeout bounds the refresh done at start-up, so CA's first
+// lookups (made before any Refresh) are answered from a real snapshot.
+const initialRefreshTimeout = 20 * time.Second
+
+// Build reads the configuration from the environment and builds the provider.
+func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+	cfg, err := LoadConfig(opts, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("exoscale configuration: %w", err)
+	}
+	p, err := newProvider(cfg, providerDeps{httpClient: cloudprovider.NewHTTPClient(opts, exoapi.OperationName)})
+	if err != nil {
+		return nil, err
+	}
+	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
+	p.initialRefresh(ctx)
+	return p, nil
+}
+
+// providerDeps are the injectable parts (tests swap them).
+type providerDeps struct {
+	httpClient *http.Client
+	now        func() time.Time
+	// retry tunes the retry transport; nil uses the defaults.
+	retry *cloudprovider.RetryOptions
+}
+
+// provider implements cloudprovider.CloudProvider.
+type provider struct {
+	cfg Config
+	m   *manager
+}
+
+func newProvider(cfg Config, deps providerDeps) (*provider, error) {
+	retry := cloudprovider.RetryOptions{}
+	if deps.retry != nil {
+		retry = *deps.retry
+	}
+	client, err := exoapi.New(exoapi.Options{
+		APIKey: cfg.APIKey, APISecret: cfg.APISecret, Endpoint: cfg.APIEndpoint(),
+		HTTPClient: deps.httpClient, Retry: &retry,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("exoscale client: %w", err)
+	}
+	return &provider{cfg: cfg, m: newManager(cfg, client, deps.now)}, nil
+}
+
+func (p *provider) initialRefresh(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, initialRefreshTimeout)
+	defer cancel()
+	if err := p.m.refresh(ctx, true); err != nil {
+		// Not fatal: CA retries through Refresh, and the error says why.
+		klog.ErrorS(err, "Initial refresh failed", "provider", ProviderName)
+		return
+	}
+	klog.InfoS("Initial snapshot taken", "provider", ProviderName, "nodeGroups", len(p.m.nodeGroups()))
+}
+
+// String never shows credentials.
+func (p *provider) String() string { return "exoscale provider: " + p.cfg.String() }
+
+// Name implements cloudprovider.CloudProvider.
+func (p *provider) Name() string { return ProviderName }
+
+// NodeGroups implements cloudprovider.CloudProvider.
+func (p *provider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
+	groups := p.m.nodeGroups()
+	out := make([]cloudprovider.NodeGroup, len(groups))
+	for i, g := range groups {
+		out[i] = g
+	}
+	return out, nil
+}
+
+// NodeGroupForNode implements cloudprovider.CloudProvider. It resolves by
+// providerID only: CA's fake nodes carry nothing else.
+func (p *provider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+	if node == nil || node.Spec.ProviderID == "" {
+		return nil, nil
+	}
+	pid := node.Spec.ProviderID
+	if rest, ok := strings.CutPrefix(pid, placeholderPrefix); ok {
+		groupID, _, _ := strings.Cut(rest, "/")
+		if g := p.m.group(groupID); g != nil {
+			return g, nil
+		}
+		return nil, nil
+	}
+	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
+	if err != nil {
+		// Another cloud's node is simply not ours.
+		return nil, nil
+	}
+	g, err := p.m.nodeGroupForInstance(ctx, id)
+	if err != nil || g == nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Pricing implements cloudprovider.CloudProvider; Exoscale prices are not
+// available through the API.
+func (p *provider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
+	return nil, cloudprovider.ErrNotImplemented
+}
+
+// GPULabel implements cloudprovider.CloudProvider. CA caches it for the
+// process lifetime, so it is a constant.
+func (p *provider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
+
+// GetAvailableGPUTypes implements cloudprovider.CloudProvider.
+func (p *provider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
+	return p.m.gpuTypes(), nil
+}
+
+// Cleanup implements cloudprovider.CloudProvider; state is kept because CA
+// reconnects to the same process.
+func (p *provider) Cleanup(context.Context) error { return nil }
+
+// Refresh implements cloudprovider.CloudProvider.
+func (p *provider) Refresh(ctx context.Context) error { return p.m.refresh(ctx, false) }

@@ -1,0 +1,145 @@
+package exoscale
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+var (
+	zonePattern = regexp.MustCompile(`^[a-z]{2}-[a-z]{2,5}-[0-9]+$`)
+	envPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+)
+
+// Config is the provider configuration. Everything comes from the environment
+// (like upstream) plus --nodes; APIKey and APISecret are never printed.
+type Config struct {
+	// APIKey and APISecret are the IAM key pair (EXOSCALE_API_KEY/_SECRET).
+	APIKey    string
+	APISecret string
+	// Zone is the Exoscale zone, e.g. "ch-gva-2" (EXOSCALE_ZONE).
+	Zone string
+	// Environment is the API environment (EXOSCALE_API_ENVIRONMENT, default "api").
+	Environment string
+	// Endpoint overrides the API base URL (EXOSCALE_API_ENDPOINT).
+	Endpoint string
+	// SKSCluster is an SKS cluster id or name whose nodepools are all groups.
+	SKSCluster string
+	// NodeGroupSpecs are the parsed --nodes values, matched against instance
+	// pool ids/names and SKS nodepool ids/names.
+	NodeGroupSpecs []cloudprovider.NodeGroupSpec
+	// UnlimitedMaxSize caps groups without a spec when the quota is unlimited.
+	UnlimitedMaxSize int
+	// RefreshInterval is the minimum time between two cloud refreshes.
+	RefreshInterval time.Duration
+}
+
+// LoadConfig reads the configuration from getenv and opts, reporting every
+// problem at once.
+func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Config, error) {
+	cfg := Config{
+		APIKey:           strings.TrimSpace(getenv(EnvAPIKey)),
+		APISecret:        strings.TrimSpace(getenv(EnvAPISecret)),
+		Zone:             strings.TrimSpace(getenv(EnvZone)),
+		Environment:      strings.TrimSpace(getenv(EnvAPIEnvironment)),
+		Endpoint:         strings.TrimSpace(getenv(EnvAPIEndpoint)),
+		SKSCluster:       strings.TrimSpace(getenv(EnvSKSCluster)),
+		UnlimitedMaxSize: defaultUnlimitedMaxSize,
+		RefreshInterval:  defaultRefreshInterval,
+	}
+	if cfg.Environment == "" {
+		cfg.Environment = defaultAPIEnvironment
+	}
+	var errs []error
+	if v := getenv(EnvUnlimitedMaxSize); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", EnvUnlimitedMaxSize, v))
+		}
+		cfg.UnlimitedMaxSize = n
+	}
+	if v := getenv(EnvRefreshInterval); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration such as 10s", EnvRefreshInterval, v))
+		}
+		cfg.RefreshInterval = d
+	}
+	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.NodeGroupSpecs = specs
+	if len(opts.NodeGroupAutoDiscoverySpecs) > 0 {
+		errs = append(errs, fmt.Errorf("--node-group-auto-discovery is not supported by the exoscale provider; set %s instead", EnvSKSCluster))
+	}
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// Validate checks the configuration and reports all problems together.
+func (c Config) Validate() error {
+	var errs []error
+	var missing []string
+	for _, v := range []struct{ name, value string }{{EnvAPIKey, c.APIKey}, {EnvAPISecret, c.APISecret}, {EnvZone, c.Zone}} {
+		if v.value == "" {
+			missing = append(missing, v.name)
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("missing required environment variables: %s", strings.Join(missing, ", ")))
+	}
+	if c.Zone != "" && !zonePattern.MatchString(c.Zone) {
+		errs = append(errs, fmt.Errorf("%s=%q does not look like an Exoscale zone (e.g. ch-gva-2)", EnvZone, c.Zone))
+	}
+	if c.Environment != "" && !envPattern.MatchString(c.Environment) {
+		errs = append(errs, fmt.Errorf("%s=%q: want lowercase letters, digits and dashes", EnvAPIEnvironment, c.Environment))
+	}
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want an http(s) base URL such as https://api-ch-gva-2.exoscale.com/v2", EnvAPIEndpoint, c.Endpoint))
+		}
+	}
+	if c.UnlimitedMaxSize < 1 {
+		errs = append(errs, fmt.Errorf("unlimited max size must be at least 1, got %d", c.UnlimitedMaxSize))
+	}
+	return errors.Join(errs...)
+}
+
+// APIEndpoint returns the v2 base URL: the override, or
+// https://<environment>-<zone>.exoscale.com/v2.
+func (c Config) APIEndpoint() string {
+	if c.Endpoint != "" {
+		return strings.TrimRight(c.Endpoint, "/")
+	}
+	return fmt.Sprintf(endpointFormat, c.Environment, c.Zone)
+}
+
+// String describes the configuration without its credentials.
+func (c Config) String() string {
+	specs := make([]string, len(c.NodeGroupSpecs))
+	for i, s := range c.NodeGroupSpecs {
+		specs[i] = s.String()
+	}
+	return fmt.Sprintf("exoscale.Config{zone: %q, endpoint: %q, sksCluster: %q, nodes: [%s], apiKey: %s, apiSecret: %s}",
+		c.Zone, c.APIEndpoint(), c.SKSCluster, strings.Join(specs, " "), redact(c.APIKey), redact(c.APISecret))
+}
+
+// GoString keeps %#v from printing credentials.
+func (c Config) GoString() string { return c.String() }
+
+func redact(s string) string {
+	if s == "" {
+		return "<unset>"
+	}
+	return "<redacted>"
+}

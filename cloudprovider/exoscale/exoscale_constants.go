@@ -1,0 +1,76 @@
+// Package exoscale serves Exoscale SKS nodepools and plain instance pools to the
+// Cluster Autoscaler through the externalgrpc protocol. Groups are discovered
+// eagerly at Refresh with three list calls and every read is answered from that
+// snapshot; scale and evict requests are submitted and tracked, never awaited.
+package exoscale
+
+import "time"
+
+// ProviderName is the name the provider registers under.
+const ProviderName = "exoscale"
+
+// ProviderIDPrefix is what the Exoscale CCM puts before the instance UUID in
+// spec.providerID.
+const ProviderIDPrefix = "exoscale://"
+
+// placeholderPrefix marks instances the cloud has not listed yet (requested
+// but unseen, or whose scale operation failed). The "/" after it keeps it from
+// ever parsing as a real instance id.
+const placeholderPrefix = ProviderIDPrefix + "pending/"
+
+// Environment variables read by the provider.
+const (
+	EnvAPIKey         = "EXOSCALE_API_KEY"
+	EnvAPISecret      = "EXOSCALE_API_SECRET"
+	EnvZone           = "EXOSCALE_ZONE"
+	EnvAPIEnvironment = "EXOSCALE_API_ENVIRONMENT"
+	// EnvAPIEndpoint overrides the full v2 base URL (e.g. for tests); unlike the
+	// Exoscale CCM's variable of the same name it must include "/v2".
+	EnvAPIEndpoint = "EXOSCALE_API_ENDPOINT"
+	// EnvSKSCluster names (id or name) the SKS cluster whose nodepools are all groups.
+	EnvSKSCluster = "EXOSCALE_SKS_CLUSTER"
+	// EnvUnlimitedMaxSize is the max size used when the instance quota is unlimited.
+	EnvUnlimitedMaxSize = "EXOSCALE_UNLIMITED_MAX_SIZE"
+	// EnvRefreshInterval is the minimum time between two cloud refreshes.
+	EnvRefreshInterval = "EXOSCALE_REFRESH_INTERVAL"
+)
+
+// Defaults.
+const (
+	defaultAPIEnvironment = "api"
+	// endpointFormat builds https://<environment>-<zone>.exoscale.com/v2 like upstream.
+	endpointFormat          = "https://%s-%s.exoscale.com/v2"
+	defaultUnlimitedMaxSize = 100
+	defaultRefreshInterval  = 5 * time.Second
+	// quotaTTL: the instance quota limit changes rarely; it only sets default maxima.
+	quotaTTL = 10 * time.Minute
+	// staleOperation: an operation still pending after this long is dropped
+	// and the cloud's size is trusted again.
+	staleOperation = time.Hour
+	// defaultMinSize is upstream's minimum for groups without a --nodes spec.
+	defaultMinSize = 1
+)
+
+// Node label keys and resources used for templates.
+const (
+	LabelOS           = "kubernetes.io/os"
+	LabelArch         = "kubernetes.io/arch"
+	LabelHostname     = "kubernetes.io/hostname"
+	LabelInstanceType = "node.kubernetes.io/instance-type"
+	LabelRegion       = "topology.kubernetes.io/region"
+	LabelZone         = "topology.kubernetes.io/zone"
+	// LabelGPUType marks GPU nodes; its value is the instance-type family. Real
+	// nodes carry it only if the nodepool's labels set it (see docs).
+	LabelGPUType = "autoscaler.ca-providers.io/exoscale-gpu-type"
+	// ResourceGPU is the extended resource the NVIDIA device plugin exposes.
+	ResourceGPU = "nvidia.com/gpu"
+	// templateMaxPods is kubelet's default pod limit.
+	templateMaxPods = 110
+)
+
+// Instance error codes reported to CA (used as metric labels there).
+const (
+	errorCodeInstance      = "exoscale-instance-error"
+	errorCodeQuota         = "exoscale-quota-exceeded"
+	errorCodeOperationBase = "exoscale-operation-"
+)

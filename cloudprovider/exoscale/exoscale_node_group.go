@@ -1,0 +1,497 @@
+package exoscale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+)
+
+// groupState is one group as the last snapshot saw it.
+type groupState struct {
+	poolID, name                        string
+	sks                                 bool
+	clusterID, nodepoolID, nodepoolName string
+	cloudSize                           int
+	poolState                           string
+	members                             []exoapi.Instance
+	typeID                              string
+	diskSizeGiB                         int
+	labels                              map[string]string
+	taints                              []exoapi.Taint
+	min, max                            int
+	hasTemplate                         bool
+}
+
+func (s groupState) displayName() string {
+	if s.sks {
+		return "nodepool " + s.nodepoolName
+	}
+	return "instance pool " + s.name
+}
+
+// Operation kinds tracked per group.
+const (
+	opScale = "scale"
+	opEvict = "evict"
+)
+
+// pendingOp is a scale or evict the cloud accepted and has not been seen
+// finishing yet.
+type pendingOp struct {
+	op        exoapi.Operation
+	seq       uint64
+	kind      string
+	from, to  int
+	evicted   []string
+	submitted time.Time
+	quotaHit  bool
+}
+
+// failedSlot is an instance a failed scale-up never created. It is reported
+// as Creating with error info until CA deletes it.
+type failedSlot struct {
+	n       int
+	info    *cloudprovider.InstanceErrorInfo
+	created time.Time
+}
+
+// nodeGroup is one Exoscale instance pool (plain, or an SKS nodepool's).
+// Objects persist across refreshes so that locks and bookkeeping do.
+type nodeGroup struct {
+	m  *manager
+	id string
+
+	// mu serialises read-compute-mutate on the group and guards everything below.
+	mu       sync.Mutex
+	st       groupState
+	expected int // cloud size once pending operations land; used while any is pending
+	pending  []*pendingOp
+	evicting map[string]time.Time
+	failed   []failedSlot
+	failedN  int
+}
+
+func newNodeGroup(m *manager, id string) *nodeGroup {
+	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}}
+}
+
+func (g *nodeGroup) state() groupState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.st
+}
+
+// cloudTargetLocked is the size the cloud has been asked for.
+func (g *nodeGroup) cloudTargetLocked() int {
+	if len(g.pending) > 0 {
+		return g.expected
+	}
+	return g.st.cloudSize
+}
+
+// targetLocked adds the failed slots CA has not cleaned up yet, so that
+// TargetSize and Nodes agree.
+func (g *nodeGroup) targetLocked() int {
+	return g.cloudTargetLocked() + len(g.failed)
+}
+
+// liveLocked counts members that exist and are not being removed.
+func (g *nodeGroup) liveLocked() int {
+	n := 0
+	for _, in := range g.st.members {
+		if _, ev := g.evicting[in.ID]; ev || deletingState(in.State) {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+func (g *nodeGroup) placeholdersLocked() int {
+	if n := g.cloudTargetLocked() - g.liveLocked(); n > 0 {
+		return n
+	}
+	return 0
+}
+
+func (g *nodeGroup) pendingOperationIDs(before uint64) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var ids []string
+	for _, p := range g.pending {
+		if p.seq < before && !p.op.Done() && p.op.ID != "" {
+			ids = append(ids, p.op.ID)
+		}
+	}
+	return ids
+}
+
+// applySnapshot installs a new snapshot and settles the operations that
+// finished before it was taken.
+func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Operation, seq uint64, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.st = st
+	kept := g.pending[:0]
+	for _, p := range g.pending {
+		res, done := results[p.op.ID]
+		if !done && p.seq < seq && (p.op.Done() || p.op.ID == "") {
+			res, done = p.op, true
+		}
+		if !done {
+			if now.Sub(p.submitted) > staleOperation {
+				klog.InfoS("Dropping operation still pending after an hour", "provider", ProviderName, "nodeGroup", g.id, "operation", p.op.ID)
+				continue
+			}
+			kept = append(kept, p)
+			continue
+		}
+		if res.State == exoapi.OperationSuccess {
+			continue
+		}
+		// The cloud did not apply it: undo our expectation.
+		klog.InfoS("Operation failed", "provider", ProviderName, "nodeGroup", g.id, "operation", res.ID, "kind", p.kind, "state", res.State, "reason", res.Reason, "message", res.Message)
+		switch p.kind {
+		case opScale:
+			g.expected -= p.to - p.from
+			info := operationErrorInfo(res, p.quotaHit)
+			for i := p.from; i < p.to; i++ {
+				g.failedN++
+				g.failed = append(g.failed, failedSlot{n: g.failedN, info: info, created: now})
+			}
+		case opEvict:
+			g.expected += len(p.evicted)
+			for _, id := range p.evicted {
+				delete(g.evicting, id)
+			}
+		}
+	}
+	g.pending = kept
+	present := make(map[string]exoapi.Instance, len(st.members))
+	for _, in := range st.members {
+		present[in.ID] = in
+	}
+	for id, since := range g.evicting {
+		in, ok := present[id]
+		if !ok || deletingState(in.State) || (len(g.pending) == 0 && now.Sub(since) > staleOperation) {
+			delete(g.evicting, id)
+		}
+	}
+	failed := g.failed[:0]
+	for _, f := range g.failed {
+		if now.Sub(f.created) <= staleOperation {
+			failed = append(failed, f)
+		}
+	}
+	g.failed = failed
+}
+
+// Id implements cloudprovider.NodeGroup; it is the instance-pool id, as upstream.
+func (g *nodeGroup) Id(context.Context) string { return g.id }
+
+// MinSize implements cloudprovider.NodeGroup.
+func (g *nodeGroup) MinSize(context.Context) int { return g.state().min }
+
+// MaxSize implements cloudprovider.NodeGroup.
+func (g *nodeGroup) MaxSize(context.Context) int { return g.state().max }
+
+// Debug implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Debug(context.Context) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return fmt.Sprintf("Exoscale %s (instance pool %s, min %d, max %d, target %d, pending operations %d)",
+		g.st.displayName(), g.id, g.st.min, g.st.max, g.targetLocked(), len(g.pending))
+}
+
+// TargetSize implements cloudprovider.NodeGroup.
+func (g *nodeGroup) TargetSize(context.Context) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.targetLocked(), nil
+}
+
+// scaleLocked sends an absolute size to the nodepool or pool.
+func (g *nodeGroup) scaleLocked(ctx context.Context, size int) (exoapi.Operation, error) {
+	if g.st.sks {
+		return g.m.client.ScaleSKSNodepool(ctx, g.st.clusterID, g.st.nodepoolID, size)
+	}
+	return g.m.client.ScaleInstancePool(ctx, g.id, size)
+}
+
+func (g *nodeGroup) evictLocked(ctx context.Context, ids []string) (exoapi.Operation, error) {
+	if g.st.sks {
+		return g.m.client.EvictSKSNodepoolMembers(ctx, g.st.clusterID, g.st.nodepoolID, ids)
+	}
+	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
+}
+
+// failedImmediately turns an operation that was final and failed on
+// submission into an error.
+func failedImmediately(op exoapi.Operation) error {
+	if op.State == exoapi.OperationFailure || op.State == exoapi.OperationTimeout {
+		return cloudprovider.Errorf(cloudprovider.ErrUnavailable, "operation %s ended in %s (reason %q): %s", op.ID, op.State, op.Reason, op.Message)
+	}
+	return nil
+}
+
+// IncreaseSize implements cloudprovider.NodeGroup: it submits an absolute
+// scale and returns; the new members are tracked through Nodes and Refresh.
+func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	quota := g.m.quotaSnapshot()
+	seq := g.m.nextSeq()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	target := g.targetLocked()
+	if err := cloudprovider.CheckIncrease(g.id, delta, target, g.st.max); err != nil {
+		return err
+	}
+	from := g.cloudTargetLocked()
+	to := from + delta
+	quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
+	op, err := g.scaleLocked(ctx, to)
+	if err == nil {
+		err = failedImmediately(op)
+	}
+	if err != nil {
+		if quotaHit && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+			err = fmt.Errorf("%w (instance quota %d/%d): %w", cloudprovider.ErrQuotaExceeded, quota.Usage, quota.Limit, err)
+		}
+		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
+	}
+	g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
+	g.expected = to
+	klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
+	return nil
+}
+
+// DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not yet
+// created can be cancelled: failed slots are dropped locally, requested but
+// unlisted members by a smaller absolute size. Anything more is an error,
+// never upstream's silent no-op.
+func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	seq := g.m.nextSeq()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	target := g.targetLocked()
+	if err := cloudprovider.CheckDecrease(g.id, delta, target, g.liveLocked()); err != nil {
+		return err
+	}
+	k := -delta
+	dropFailed := min(k, len(g.failed))
+	k -= dropFailed
+	if k > 0 {
+		from := g.cloudTargetLocked()
+		op, err := g.scaleLocked(ctx, from-k)
+		if err == nil {
+			err = failedImmediately(op)
+		}
+		if err != nil {
+			return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, from, from-k, err)
+		}
+		g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opScale, from: from, to: from - k, submitted: g.m.now()})
+		g.expected = from - k
+	}
+	g.failed = g.failed[dropFailed:]
+	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", target, "to", target+delta, "droppedFailed", dropFailed)
+	return nil
+}
+
+// deleteRequest is a DeleteNodes call sorted by what each node is.
+type deleteRequest struct {
+	evict        []string
+	failedSlots  map[int]bool
+	placeholders int
+	counted      []*corev1.Node
+}
+
+// classifyLocked checks every node belongs to this group; already-removed
+// instances are skipped so CA's repeated deletions stay harmless.
+func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
+	req := deleteRequest{failedSlots: map[int]bool{}}
+	seen := map[string]bool{}
+	members := make(map[string]exoapi.Instance, len(g.st.members))
+	for _, in := range g.st.members {
+		members[in.ID] = in
+	}
+	placeholders := g.placeholdersLocked()
+	for _, n := range nodes {
+		if n == nil {
+			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", g.id)
+		}
+		pid := n.Spec.ProviderID
+		name := cloudprovider.NodeName(n.Name, pid)
+		if seen[pid] {
+			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s listed twice", g.id, name)
+		}
+		seen[pid] = true
+		if rest, ok := strings.CutPrefix(pid, placeholderPrefix); ok {
+			groupID, slot, _ := strings.Cut(rest, "/")
+			if groupID != g.id {
+				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s belongs to node group %s", g.id, name, groupID)
+			}
+			if s, ok := strings.CutPrefix(slot, "failed-"); ok {
+				num, err := strconv.Atoi(s)
+				if err != nil {
+					return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
+				}
+				for _, f := range g.failed {
+					if f.n == num {
+						req.failedSlots[num] = true
+						req.counted = append(req.counted, n)
+					}
+				}
+				continue
+			}
+			num, err := strconv.Atoi(slot)
+			if err != nil {
+				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
+			}
+			if num < placeholders {
+				req.placeholders++
+				req.counted = append(req.counted, n)
+			}
+			continue
+		}
+		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
+		if err != nil {
+			return req, fmt.Errorf("node group %s: node %s: %w", g.id, name, err)
+		}
+		in, member := members[id]
+		if !member && owners[id] != g.id {
+			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s is not a member of this instance pool", g.id, name)
+		}
+		if _, ev := g.evicting[id]; ev || deletingState(in.State) {
+			continue
+		}
+		req.evict = append(req.evict, id)
+		req.counted = append(req.counted, n)
+	}
+	return req, nil
+}
+
+// DeleteNodes implements cloudprovider.NodeGroup: ownership and min checks
+// first, then one evict call; it returns once Exoscale accepted the eviction.
+func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+	if len(nodes) == 0 {
+		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", g.id)
+	}
+	var ids []string
+	for _, n := range nodes {
+		if n != nil {
+			if id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, n.Spec.ProviderID); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	owners := g.m.ownerOf(ids)
+	seq := g.m.nextSeq()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	req, err := g.classifyLocked(nodes, owners)
+	if err != nil {
+		return err
+	}
+	target := g.targetLocked()
+	if len(req.counted) == 0 {
+		klog.V(4).InfoS("Nodes already being deleted", "provider", ProviderName, "nodeGroup", g.id, "nodes", len(nodes))
+		return nil
+	}
+	if err := cloudprovider.CheckDeleteMin(g.id, target, g.st.min, req.counted); err != nil {
+		return err
+	}
+	if len(req.evict) > 0 {
+		from := g.cloudTargetLocked()
+		op, err := g.evictLocked(ctx, req.evict)
+		if err == nil {
+			err = failedImmediately(op)
+		}
+		if err != nil {
+			return fmt.Errorf("evict %d members from node group %s: %w", len(req.evict), g.id, err)
+		}
+		now := g.m.now()
+		for _, id := range req.evict {
+			g.evicting[id] = now
+		}
+		g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opEvict, from: from, to: from - len(req.evict), evicted: req.evict, submitted: now})
+		g.expected = from - len(req.evict)
+		klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(req.evict, ","), "operation", op.ID)
+	}
+	if req.placeholders > 0 {
+		from := g.cloudTargetLocked()
+		op, err := g.scaleLocked(ctx, from-req.placeholders)
+		if err == nil {
+			err = failedImmediately(op)
+		}
+		if err != nil {
+			return fmt.Errorf("cancel %d requested members of node group %s: %w", req.placeholders, g.id, err)
+		}
+		g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opScale, from: from, to: from - req.placeholders, submitted: g.m.now()})
+		g.expected = from - req.placeholders
+	}
+	if len(req.failedSlots) > 0 {
+		kept := g.failed[:0]
+		for _, f := range g.failed {
+			if !req.failedSlots[f.n] {
+				kept = append(kept, f)
+			}
+		}
+		g.failed = kept
+	}
+	return nil
+}
+
+// Nodes implements cloudprovider.NodeGroup: listed members, then one
+// placeholder per requested member the cloud has not listed yet, then the
+// failed slots, so the list always adds up to TargetSize.
+func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]cloudprovider.Instance, 0, len(g.st.members)+len(g.failed))
+	for _, in := range g.st.members {
+		status := instanceStatus(in.State)
+		if _, ev := g.evicting[in.ID]; ev {
+			status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
+		}
+		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, in.ID), Status: status})
+	}
+	for i := 0; i < g.placeholdersLocked(); i++ {
+		out = append(out, cloudprovider.Instance{
+			Id:     fmt.Sprintf("%s%s/%d", placeholderPrefix, g.id, i),
+			Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating},
+		})
+	}
+	for _, f := range g.failed {
+		info := *f.info
+		out = append(out, cloudprovider.Instance{
+			Id:     fmt.Sprintf("%s%s/failed-%d", placeholderPrefix, g.id, f.n),
+			Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating, ErrorInfo: &info},
+		})
+	}
+	return out, nil
+}
+
+// TemplateNodeInfo implements cloudprovider.NodeGroup.
+func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
+	st := g.state()
+	t, ok := g.m.instanceType(st.typeID)
+	if !ok || st.typeID == "" {
+		return nil, fmt.Errorf("node group %s: instance type %q not known yet: %w", g.id, st.typeID, cloudprovider.ErrNotImplemented)
+	}
+	return buildTemplate(g.id, st, t, g.m.cfg.Zone), nil
+}
+
+// GetOptions implements cloudprovider.NodeGroup. No per-group overrides:
+// returning options would zero the ones the protocol cannot carry.
+func (g *nodeGroup) GetOptions(context.Context, cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
+	return nil, nil
+}

@@ -1,0 +1,5 @@
+//go:build exoscale
+
+package router
+
+import _ "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale"
