@@ -1,0 +1,5 @@
+//go:build vultr
+
+package router
+
+import _ "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr"
