@@ -13,10 +13,13 @@ const ProviderName = "exoscale"
 // spec.providerID.
 const ProviderIDPrefix = "exoscale://"
 
-// placeholderPrefix marks instances the cloud has not listed yet (requested
-// but unseen, or whose scale operation failed). The "/" after it keeps it from
-// ever parsing as a real instance id.
+// placeholderPrefix marks instances a failed scale-up never created
+// ("exoscale://pending/<group>/failed-<n>"). The "/" keeps it from ever
+// parsing as a real instance id.
 const placeholderPrefix = ProviderIDPrefix + "pending/"
+
+// failedSlotPrefix starts the last segment of a failed placeholder's id.
+const failedSlotPrefix = "failed-"
 
 // Environment variables read by the provider.
 const (

@@ -117,13 +117,6 @@ func (g *nodeGroup) liveLocked() int {
 	return n
 }
 
-func (g *nodeGroup) placeholdersLocked() int {
-	if n := g.cloudTargetLocked() - g.liveLocked(); n > 0 {
-		return n
-	}
-	return 0
-}
-
 func (g *nodeGroup) pendingOperationIDs(before uint64) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -276,8 +269,8 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 
 // DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not yet
 // created can be cancelled: failed slots are dropped locally, requested but
-// unlisted members by a smaller absolute size. Anything more is an error,
-// never upstream's silent no-op.
+// unlisted members by a smaller absolute size (Exoscale removes the newest
+// members first). Anything more is an error, never upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	seq := g.m.nextSeq()
 	g.mu.Lock()
@@ -308,10 +301,9 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 
 // deleteRequest is a DeleteNodes call sorted by what each node is.
 type deleteRequest struct {
-	evict        []string
-	failedSlots  map[int]bool
-	placeholders int
-	counted      []*corev1.Node
+	evict       []string
+	failedSlots map[int]bool
+	counted     []*corev1.Node
 }
 
 // classifyLocked checks every node belongs to this group; already-removed
@@ -323,7 +315,6 @@ func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]strin
 	for _, in := range g.st.members {
 		members[in.ID] = in
 	}
-	placeholders := g.placeholdersLocked()
 	for _, n := range nodes {
 		if n == nil {
 			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", g.id)
@@ -339,26 +330,15 @@ func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]strin
 			if groupID != g.id {
 				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s belongs to node group %s", g.id, name, groupID)
 			}
-			if s, ok := strings.CutPrefix(slot, "failed-"); ok {
-				num, err := strconv.Atoi(s)
-				if err != nil {
-					return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
-				}
-				for _, f := range g.failed {
-					if f.n == num {
-						req.failedSlots[num] = true
-						req.counted = append(req.counted, n)
-					}
-				}
-				continue
-			}
-			num, err := strconv.Atoi(slot)
-			if err != nil {
+			num, err := strconv.Atoi(strings.TrimPrefix(slot, failedSlotPrefix))
+			if err != nil || !strings.HasPrefix(slot, failedSlotPrefix) {
 				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
 			}
-			if num < placeholders {
-				req.placeholders++
-				req.counted = append(req.counted, n)
+			for _, f := range g.failed {
+				if f.n == num {
+					req.failedSlots[num] = true
+					req.counted = append(req.counted, n)
+				}
 			}
 			continue
 		}
@@ -426,18 +406,6 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		g.expected = from - len(req.evict)
 		klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(req.evict, ","), "operation", op.ID)
 	}
-	if req.placeholders > 0 {
-		from := g.cloudTargetLocked()
-		op, err := g.scaleLocked(ctx, from-req.placeholders)
-		if err == nil {
-			err = failedImmediately(op)
-		}
-		if err != nil {
-			return fmt.Errorf("cancel %d requested members of node group %s: %w", req.placeholders, g.id, err)
-		}
-		g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opScale, from: from, to: from - req.placeholders, submitted: g.m.now()})
-		g.expected = from - req.placeholders
-	}
 	if len(req.failedSlots) > 0 {
 		kept := g.failed[:0]
 		for _, f := range g.failed {
@@ -450,9 +418,9 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	return nil
 }
 
-// Nodes implements cloudprovider.NodeGroup: listed members, then one
-// placeholder per requested member the cloud has not listed yet, then the
-// failed slots, so the list always adds up to TargetSize.
+// Nodes implements cloudprovider.NodeGroup: the listed members, then the
+// failed slots. Members requested but not listed yet are left out: CA counts
+// them as upcoming from TargetSize, and DecreaseTargetSize may cancel them.
 func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -464,16 +432,10 @@ func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 		}
 		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, in.ID), Status: status})
 	}
-	for i := 0; i < g.placeholdersLocked(); i++ {
-		out = append(out, cloudprovider.Instance{
-			Id:     fmt.Sprintf("%s%s/%d", placeholderPrefix, g.id, i),
-			Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating},
-		})
-	}
 	for _, f := range g.failed {
 		info := *f.info
 		out = append(out, cloudprovider.Instance{
-			Id:     fmt.Sprintf("%s%s/failed-%d", placeholderPrefix, g.id, f.n),
+			Id:     fmt.Sprintf("%s%s/%s%d", placeholderPrefix, g.id, failedSlotPrefix, f.n),
 			Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating, ErrorInfo: &info},
 		})
 	}

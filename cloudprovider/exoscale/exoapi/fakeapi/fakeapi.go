@@ -112,6 +112,7 @@ type Server struct {
 	ops       map[string]*operation
 	log       []Request
 	faults    []Fault
+	failCalls int
 	opFaults  []opFault
 
 	http *httptest.Server
@@ -321,11 +322,12 @@ func (s *Server) InjectFault(f Fault) {
 	s.faults = append(s.faults, f)
 }
 
-// FailNextCalls makes the next n requests (any operation) answer 500.
+// FailNextCalls makes the next n requests (any operation) answer 500,
+// replacing any earlier count; 0 stops failing.
 func (s *Server) FailNextCalls(n int) {
-	for i := 0; i < n; i++ {
-		s.InjectFault(Fault{Kind: FaultStatus, Status: http.StatusInternalServerError, Message: "injected server error"})
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failCalls = n
 }
 
 // FailNextOperation makes the next accepted scale/evict end in state

@@ -186,6 +186,10 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 func (s *Server) takeFault(operation string) (Fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failCalls > 0 {
+		s.failCalls--
+		return Fault{Kind: FaultStatus, Status: http.StatusInternalServerError, Message: "injected server error"}, true
+	}
 	for i, f := range s.faults {
 		if f.Operation == "" || f.Operation == operation {
 			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)

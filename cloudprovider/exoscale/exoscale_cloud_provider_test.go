@@ -1,0 +1,441 @@
+package exoscale
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+)
+
+const (
+	testKey    = "EXOtestkey1234567890abcd"
+	testSecret = "test-secret-must-never-leak-0123456789"
+	testZone   = "ch-gva-2"
+)
+
+// fakeClock drives the fake cloud's provisioning and the provider's clock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// testEnv is a provider bound to a seeded fake Exoscale API.
+type testEnv struct {
+	fake     *fakeapi.Server
+	clock    *fakeClock
+	provider *provider
+	// ids of the seeded resources
+	clusterID, workersPool, systemPool, batchPool, gpuPool, controlPlane string
+}
+
+type envOptions struct {
+	fake    fakeapi.Options
+	specs   []string
+	cluster string
+	workers int // size of nodepool "workers"
+	noGPU   bool
+}
+
+func defaultEnvOptions() envOptions {
+	return envOptions{
+		fake:    fakeapi.Options{ProvisionDelay: time.Minute, RemovalDelay: 30 * time.Second, QuotaLimit: 2000},
+		specs:   []string{"1:20:workers", "1:10:batch", "0:3:gpu"},
+		cluster: "prod",
+		workers: 3,
+	}
+}
+
+// newTestEnv seeds: SKS cluster "prod" with nodepools "workers" (3 running),
+// "system" (2, no spec) and "gpu" (0, tainted), a plain pool "batch" (2) and
+// one unmanaged control-plane instance.
+func newTestEnv(t *testing.T, o envOptions) *testEnv {
+	t.Helper()
+	clock := newFakeClock()
+	o.fake.Now = clock.Now
+	o.fake.APIKey, o.fake.APISecret, o.fake.Zone = testKey, testSecret, testZone
+	fake := fakeapi.New(o.fake)
+	e := &testEnv{fake: fake, clock: clock}
+	medium := fake.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30})
+	gpu := fake.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
+	e.clusterID = fake.AddSKSCluster("prod")
+	_, e.workersPool = fake.AddNodepool(e.clusterID, fakeapi.PoolSeed{Name: "workers", Size: o.workers, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{"role": "worker"}})
+	_, e.systemPool = fake.AddNodepool(e.clusterID, fakeapi.PoolSeed{Name: "system", Size: 2, InstanceTypeID: medium})
+	if !o.noGPU {
+		_, e.gpuPool = fake.AddNodepool(e.clusterID, fakeapi.PoolSeed{
+			Name: "gpu", Size: 0, InstanceTypeID: gpu, DiskSizeGiB: 100, Labels: map[string]string{"role": "gpu"},
+			Taints: []exoapi.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}},
+		})
+	}
+	e.batchPool = fake.AddInstancePool(fakeapi.PoolSeed{Name: "batch", Size: 2, InstanceTypeID: medium})
+	e.controlPlane = fake.AddInstance("control-plane", medium)
+	endpoint := fake.Start()
+	t.Cleanup(fake.Close)
+
+	env := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone, EnvAPIEndpoint: endpoint, EnvSKSCluster: o.cluster, EnvRefreshInterval: "0s"}
+	cfg, err := LoadConfig(cloudprovider.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	p, err := newProvider(cfg, providerDeps{
+		httpClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "ca-test/1.0"}, exoapi.OperationName),
+		now:        clock.Now,
+		retry:      &cloudprovider.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+	})
+	if err != nil {
+		t.Fatalf("newProvider: %v", err)
+	}
+	e.provider = p
+	return e
+}
+
+func ctx5s(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func (e *testEnv) refresh(t *testing.T) {
+	t.Helper()
+	if err := e.provider.Refresh(ctx5s(t)); err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+}
+
+func (e *testEnv) group(t *testing.T, id string) *nodeGroup {
+	t.Helper()
+	g := e.provider.m.group(id)
+	if g == nil {
+		t.Fatalf("no node group %s", id)
+	}
+	return g
+}
+
+// node returns the Node an instance's kubelet registers.
+func node(providerID string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: strings.TrimPrefix(providerID, ProviderIDPrefix), Labels: map[string]string{"role": "worker"}},
+		Spec: corev1.NodeSpec{ProviderID: providerID}}
+}
+
+func TestConformance(t *testing.T) {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+		e := newTestEnv(t, defaultEnvOptions())
+		return &cloudprovidertest.Env{
+			Provider:      e.provider,
+			CloudCalls:    e.fake.Calls,
+			Node:          func(in cloudprovider.Instance) *corev1.Node { return node(in.Id) },
+			Settle:        e.fake.Settle,
+			FailNextCalls: e.fake.FailNextCalls,
+		}
+	}})
+}
+
+func TestDiscovery(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	ctx := ctx5s(t)
+	want := map[string][2]int{
+		e.workersPool: {1, 20},   // spec by nodepool name
+		e.systemPool:  {1, 2000}, // cluster nodepool without spec: min 1, max = quota
+		e.batchPool:   {1, 10},   // plain pool named by --nodes
+		e.gpuPool:     {0, 3},    // min 0 allowed: a template exists
+	}
+	groups, _ := e.provider.NodeGroups(ctx)
+	if len(groups) != len(want) {
+		t.Fatalf("NodeGroups = %d groups, want %d", len(groups), len(want))
+	}
+	for _, g := range groups {
+		w, ok := want[g.Id(ctx)]
+		if !ok {
+			t.Fatalf("unexpected group %s", g.Id(ctx))
+		}
+		if g.MinSize(ctx) != w[0] || g.MaxSize(ctx) != w[1] {
+			t.Errorf("group %s: min/max %d/%d, want %d/%d", g.Debug(ctx), g.MinSize(ctx), g.MaxSize(ctx), w[0], w[1])
+		}
+	}
+}
+
+func TestDefaultMaxFromQuota(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		want  int
+	}{
+		{"limited", 40, 40},
+		{"unlimited uses the documented cap", -1, defaultUnlimitedMaxSize},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := defaultEnvOptions()
+			o.fake.QuotaLimit = tc.limit
+			e := newTestEnv(t, o)
+			e.refresh(t)
+			if got := e.group(t, e.systemPool).MaxSize(ctx5s(t)); got != tc.want {
+				t.Fatalf("max of a group without spec = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRefreshCallBudget(t *testing.T) {
+	for _, nodes := range []int{5, 500} {
+		t.Run(fmt.Sprintf("%d nodes", nodes), func(t *testing.T) {
+			o := defaultEnvOptions()
+			o.workers = nodes
+			e := newTestEnv(t, o)
+			e.refresh(t) // warm-up: quota and instance types
+			for i := 0; i < 3; i++ {
+				e.fake.ResetLog()
+				e.refresh(t)
+				calls := e.fake.CallsByOperation()
+				want := map[string]int{"GET /v2/sks-cluster": 1, "GET /v2/instance-pool": 1, "GET /v2/instance": 1}
+				if fmt.Sprint(calls) != fmt.Sprint(want) {
+					t.Fatalf("steady-state Refresh made %v, want %v", calls, want)
+				}
+			}
+			if n := len(e.group(t, e.workersPool).st.members); n != nodes {
+				t.Fatalf("workers has %d members, want %d", n, nodes)
+			}
+		})
+	}
+}
+
+func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
+	o := defaultEnvOptions()
+	o.workers = 500
+	o.specs = []string{"1:600:workers"}
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	ctx := ctx5s(t)
+	members, _ := e.group(t, e.workersPool).Nodes(ctx)
+	e.fake.ResetLog()
+	for _, in := range members {
+		g, err := e.provider.NodeGroupForNode(ctx, node(in.Id))
+		if err != nil || g == nil || g.Id(ctx) != e.workersPool {
+			t.Fatalf("NodeGroupForNode(%s) = %v, %v", in.Id, g, err)
+		}
+	}
+	if n := e.fake.Calls(); n != 0 {
+		t.Fatalf("NodeGroupForNode for %d known nodes made %d cloud calls, want 0", len(members), n)
+	}
+
+	// The unmanaged control plane costs one GET, then never again.
+	cp := node(ProviderIDPrefix + e.controlPlane)
+	for i := 0; i < 3; i++ {
+		if g, err := e.provider.NodeGroupForNode(ctx, cp); g != nil || err != nil {
+			t.Fatalf("control plane: %v, %v; want nil, nil", g, err)
+		}
+		e.refresh(t)
+	}
+	if n := e.fake.CallsByOperation()["GET /v2/instance/{id}"]; n != 1 {
+		t.Fatalf("unmanaged instance looked up %d times, want 1", n)
+	}
+
+	// An unknown instance costs at most one GET per refresh.
+	e.fake.ResetLog()
+	ghost := node(ProviderIDPrefix + "00000000-dead-4000-8000-000000000000")
+	for round := 0; round < 2; round++ {
+		for i := 0; i < 5; i++ {
+			if g, err := e.provider.NodeGroupForNode(ctx, ghost); g != nil || err != nil {
+				t.Fatalf("unknown instance: %v, %v; want nil, nil", g, err)
+			}
+		}
+		e.refresh(t)
+	}
+	if n := e.fake.CallsByOperation()["GET /v2/instance/{id}"]; n != 2 {
+		t.Fatalf("unknown instance looked up %d times over 2 refreshes, want 2", n)
+	}
+}
+
+func TestLearnedPoolStaysVisibleWhenEmptied(t *testing.T) {
+	o := defaultEnvOptions()
+	o.specs = nil
+	o.cluster = ""
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	ctx := ctx5s(t)
+	if gs, _ := e.provider.NodeGroups(ctx); len(gs) != 0 {
+		t.Fatalf("no cluster and no specs: NodeGroups = %d, want 0", len(gs))
+	}
+	pool, _ := e.fake.Pool(e.batchPool)
+	g, err := e.provider.NodeGroupForNode(ctx, node(ProviderIDPrefix+pool.Members[0].ID))
+	if err != nil || g == nil || g.Id(ctx) != e.batchPool {
+		t.Fatalf("NodeGroupForNode of a batch member = %v, %v", g, err)
+	}
+	if gs, _ := e.provider.NodeGroups(ctx); len(gs) != 1 {
+		t.Fatalf("learnt group not listed by NodeGroups: %d groups", len(gs))
+	}
+	// Empty the pool (min 1 protects registered nodes, so use fake nodes).
+	var fakes []*corev1.Node
+	for _, m := range pool.Members {
+		n := node(ProviderIDPrefix + m.ID)
+		n.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "unregistered"}
+		fakes = append(fakes, n)
+	}
+	if err := g.DeleteNodes(ctx, fakes); err != nil {
+		t.Fatalf("DeleteNodes: %v", err)
+	}
+	e.fake.Settle()
+	e.refresh(t)
+	g2 := e.provider.m.group(e.batchPool)
+	if g2 == nil {
+		t.Fatal("emptied learnt pool disappeared from NodeGroups")
+	}
+	if n, _ := g2.TargetSize(ctx); n != 0 {
+		t.Fatalf("target of emptied pool = %d, want 0", n)
+	}
+}
+
+func TestGPUAndTemplate(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	ctx := ctx5s(t)
+	label, _ := e.provider.GPULabel(ctx)
+	if label != LabelGPUType {
+		t.Fatalf("GPULabel = %q", label)
+	}
+	types, _ := e.provider.GetAvailableGPUTypes(ctx)
+	if _, ok := types["gpua5000"]; !ok || len(types) != 1 {
+		t.Fatalf("GetAvailableGPUTypes = %v, want {gpua5000}", types)
+	}
+	n, err := e.group(t, e.gpuPool).TemplateNodeInfo(ctx)
+	if err != nil {
+		t.Fatalf("TemplateNodeInfo: %v", err)
+	}
+	if q := n.Status.Capacity[ResourceGPU]; q.Value() != 1 {
+		t.Fatalf("template GPU capacity = %v", q.String())
+	}
+	if n.Labels[LabelGPUType] != "gpua5000" || n.Labels["role"] != "gpu" || len(n.Spec.Taints) != 1 {
+		t.Fatalf("template labels/taints wrong: %v %v", n.Labels, n.Spec.Taints)
+	}
+	// Scale from zero.
+	if err := e.group(t, e.gpuPool).IncreaseSize(ctx, 1); err != nil {
+		t.Fatalf("IncreaseSize from zero: %v", err)
+	}
+	if p, _ := e.fake.Pool(e.gpuPool); p.Size != 1 {
+		t.Fatalf("gpu pool size in the cloud = %d, want 1", p.Size)
+	}
+}
+
+func TestPricingAndOptions(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	ctx := ctx5s(t)
+	if _, err := e.provider.Pricing(ctx); err != cloudprovider.ErrNotImplemented {
+		t.Fatalf("Pricing error = %v, want ErrNotImplemented", err)
+	}
+	if o, err := e.group(t, e.workersPool).GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{}); o != nil || err != nil {
+		t.Fatalf("GetOptions = %v, %v; want defaults (nil, nil)", o, err)
+	}
+	if err := e.provider.Cleanup(ctx); err != nil {
+		t.Fatalf("Cleanup: %v", err)
+	}
+	if gs, _ := e.provider.NodeGroups(ctx); len(gs) == 0 {
+		t.Fatal("Cleanup dropped the snapshot")
+	}
+}
+
+// TestSecretsNeverPrinted formats every configuration-bearing value and
+// captures logs at the highest verbosity through a full mutation cycle.
+func TestSecretsNeverPrinted(t *testing.T) {
+	var buf bytes.Buffer
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("v", "5")
+	_ = fs.Set("logtostderr", "false")
+	klog.SetOutput(&buf)
+	t.Cleanup(func() {
+		_ = fs.Set("v", "0")
+		_ = fs.Set("logtostderr", "true")
+		klog.SetOutput(nil)
+	})
+
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	ctx := ctx5s(t)
+	g := e.group(t, e.workersPool)
+	_ = g.IncreaseSize(ctx, 1)
+	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 401, Message: "bad credentials"})
+	err := g.IncreaseSize(ctx, 1)
+	klog.Flush()
+	outputs := []string{
+		buf.String(), fmt.Sprint(err),
+		fmt.Sprintf("%v", e.provider.cfg), fmt.Sprintf("%+v", e.provider.cfg), fmt.Sprintf("%#v", e.provider.cfg),
+		fmt.Sprintf("%v", e.provider), fmt.Sprintf("%+v", e.provider),
+		fmt.Sprintf("%v", e.provider.m.client), fmt.Sprintf("%+v", e.provider.m.client), fmt.Sprintf("%#v", e.provider.m.client),
+	}
+	for i, out := range outputs {
+		if strings.Contains(out, testSecret) || strings.Contains(out, testKey) {
+			t.Fatalf("output %d leaks a credential: %s", i, out)
+		}
+	}
+	if !strings.Contains(buf.String(), "Scaled up node group") {
+		t.Fatalf("log capture saw no mutation log; the test would not detect a leak:\n%s", buf.String())
+	}
+}
+
+func TestSimulate(t *testing.T) {
+	sim, err := Simulate(ctx5s(t), cloudprovider.BuildOptions{UserAgent: "sim-test"})
+	if err != nil {
+		t.Fatalf("Simulate: %v", err)
+	}
+	t.Cleanup(sim.Close)
+	ctx := ctx5s(t)
+	if err := sim.Provider.Refresh(ctx); err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	groups, _ := sim.Provider.NodeGroups(ctx)
+	if len(groups) != 3 {
+		t.Fatalf("simulation serves %d groups, want 3 (workers, gpu, batch)", len(groups))
+	}
+	var workers cloudprovider.NodeGroup
+	for _, g := range groups {
+		if strings.Contains(g.Debug(ctx), "nodepool workers") {
+			workers = g
+		}
+	}
+	if workers == nil {
+		t.Fatal("no workers group")
+	}
+	if err := workers.IncreaseSize(ctx, 1); err != nil {
+		t.Fatalf("IncreaseSize: %v", err)
+	}
+	if n, _ := workers.TargetSize(ctx); n != 3 {
+		t.Fatalf("target after scale-up = %d, want 3", n)
+	}
+	members, _ := workers.Nodes(ctx)
+	if err := workers.DeleteNodes(ctx, []*corev1.Node{node(members[0].Id)}); err != nil {
+		t.Fatalf("DeleteNodes: %v", err)
+	}
+	if err := sim.Provider.Refresh(ctx); err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	if n, _ := workers.TargetSize(ctx); n != 2 {
+		t.Fatalf("target after scale-up and eviction = %d, want 2", n)
+	}
+}
