@@ -163,6 +163,11 @@ type Options struct {
 	RemoveDelay time.Duration
 	// Region is echoed in ResponseMetadata (default cn-beijing).
 	Region string
+	// StrictMinOnRemove makes RemoveInstances with DecreaseDesiredCapacity
+	// refuse to take the desired number below the group's min. Whether the
+	// real API does so is not documented; by default the fake lets it happen
+	// (the desired number then sits below min until raised again).
+	StrictMinOnRemove bool
 }
 
 // Server is the fake API. The zero value is not usable; call New.

@@ -578,7 +578,7 @@ func (s *Server) removeInstances(q url.Values) (any, *apiError) {
 	}
 	live, _ := s.countLive(groupID)
 	if g.Desired >= 0 && decrease {
-		if g.Desired-len(ids) < g.Min {
+		if s.opts.StrictMinOnRemove && g.Desired-len(ids) < g.Min {
 			return nil, errf(http.StatusBadRequest, "OperationDenied.MinInstanceNumber", "removing %d instances would take the desired number %d below min %d", len(ids), g.Desired, g.Min)
 		}
 	} else if live-len(ids) < g.Min && !force {
@@ -591,7 +591,7 @@ func (s *Server) removeInstances(q url.Values) (any, *apiError) {
 		inst.goneAt = now.Add(s.opts.RemoveDelay)
 	}
 	if g.Desired >= 0 && decrease {
-		g.Desired -= len(ids)
+		g.Desired = max(g.Desired-len(ids), 0)
 	}
 	s.reconcileLocked(g)
 	act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}

@@ -1,0 +1,193 @@
+package volcengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
+)
+
+func init() {
+	cloudprovider.RegisterCloudProvider(ProviderName, cloudprovider.Registration{
+		Build:       Build,
+		Simulate:    Simulate,
+		CheckConfig: CheckConfig,
+	})
+}
+
+// initialRefreshTimeout bounds the snapshot taken while building, so that
+// NodeGroups can be answered before CA's first Refresh.
+const initialRefreshTimeout = 20 * time.Second
+
+// cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
+type cloudProvider struct {
+	m *manager
+}
+
+var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
+
+// options is what Build and Simulate have in common.
+type options struct {
+	cfg       Config
+	static    []cloudprovider.NodeGroupSpec
+	selectors []tagSelector
+	// retrySleep replaces the retry transport's sleep (tests).
+	retrySleep func(ctx context.Context, d time.Duration) error
+	now        func() time.Time
+}
+
+// parseOptions validates everything that needs no cloud call and reports
+// every problem at once.
+func parseOptions(opts cloudprovider.BuildOptions, getenv func(string) string) (options, error) {
+	var errs []error
+	cfg, err := LoadConfig(opts.CloudConfig, getenv)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	static, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	if err != nil {
+		errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "%v", err))
+	}
+	selectors, err := parseDiscoverySpecs(opts.NodeGroupAutoDiscoverySpecs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {
+		errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+			"no node groups: give --nodes min:max:<scaling group id> or --node-group-auto-discovery=asg:tag=<key>[=<value>]"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return options{}, fmt.Errorf("%s provider: %w", ProviderName, err)
+	}
+	return options{cfg: cfg, static: static, selectors: selectors}, nil
+}
+
+// CheckConfig validates the configuration without contacting the cloud.
+func CheckConfig(opts cloudprovider.BuildOptions) error {
+	_, err := parseOptions(opts, os.Getenv)
+	return err
+}
+
+// Build constructs the provider and takes a first snapshot (a failure there
+// is logged, not fatal: CA's Refresh will retry).
+func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+	o, err := parseOptions(opts, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return build(ctx, opts, o)
+}
+
+func build(ctx context.Context, opts cloudprovider.BuildOptions, o options) (*cloudProvider, error) {
+	hc := cloudprovider.NewHTTPClient(opts, volcapi.Operation)
+	// Our retry transport replaces the SDK's retryer: it never outlives the
+	// caller's deadline and only repeats idempotent actions. Being a wrapper, it
+	// also stops the SDK from overwriting the transport's proxy settings.
+	hc.Transport = cloudprovider.NewRetryTransport(&logTransport{base: hc.Transport}, cloudprovider.RetryOptions{
+		RetryServerErrors: volcapi.RetrySafe,
+		Sleep:             o.retrySleep,
+	})
+	client, err := volcapi.New(volcapi.Config{
+		Region:     o.cfg.Region,
+		AccessKey:  o.cfg.AccessKey,
+		SecretKey:  o.cfg.SecretKey,
+		Endpoint:   o.cfg.Endpoint,
+		DisableSSL: o.cfg.Scheme == "http",
+		HTTPClient: hc,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
+	}
+	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now)}
+	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
+		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
+	rctx, cancel := context.WithTimeout(ctx, initialRefreshTimeout)
+	defer cancel()
+	if err := p.Refresh(rctx); err != nil {
+		klog.ErrorS(err, "Initial snapshot failed; CA's Refresh will retry", "provider", ProviderName)
+	} else {
+		klog.InfoS("Initial snapshot taken", "provider", ProviderName, "nodeGroups", len(p.m.groupList()))
+	}
+	return p, nil
+}
+
+// Name implements cloudprovider.CloudProvider.
+func (p *cloudProvider) Name() string { return ProviderName }
+
+// NodeGroups implements cloudprovider.CloudProvider.
+func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
+	gs := p.m.groupList()
+	out := make([]cloudprovider.NodeGroup, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, newNodeGroup(p.m, g))
+	}
+	return out, nil
+}
+
+// NodeGroupForNode resolves by providerID only. Nodes of other clouds, or
+// without a providerID, are "not autoscaled" (nil, nil), never an error: CA
+// treats an error here as a failure, not as "unmanaged".
+func (p *cloudProvider) NodeGroupForNode(_ context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+	if node == nil || !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
+		return nil, nil
+	}
+	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
+	if err != nil {
+		return nil, nil
+	}
+	g, ok := p.m.groupForInstance(id)
+	if !ok {
+		return nil, nil
+	}
+	return newNodeGroup(p.m, g), nil
+}
+
+// Pricing is not offered: Volcengine's price API is per order, and CA only
+// needs it for --expander=price.
+func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
+	return nil, cloudprovider.ErrNotImplemented
+}
+
+// GPULabel implements cloudprovider.CloudProvider.
+func (p *cloudProvider) GPULabel(context.Context) (string, error) { return GPULabel, nil }
+
+// GetAvailableGPUTypes returns the GPU models of the managed groups' templates.
+func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
+	return p.m.gpuTypes(), nil
+}
+
+// Cleanup keeps all state: CA reconnects to the same server after it exits.
+func (p *cloudProvider) Cleanup(context.Context) error { return nil }
+
+// Refresh implements cloudprovider.CloudProvider.
+func (p *cloudProvider) Refresh(ctx context.Context) error { return p.m.Refresh(ctx) }
+
+// logTransport logs each API call at V(5): action, status, latency. Never
+// headers (they carry the signature) or bodies.
+type logTransport struct {
+	base http.RoundTripper
+}
+
+func (t *logTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !klog.V(5).Enabled() {
+		return t.base.RoundTrip(req)
+	}
+	start := time.Now()
+	resp, err := t.base.RoundTrip(req)
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	klog.V(5).InfoS("Volcengine API call", "provider", ProviderName, "operation", volcapi.Operation(req),
+		"status", status, "latency", time.Since(start), "failed", err != nil)
+	return resp, err
+}

@@ -1,0 +1,435 @@
+package volcengine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
+)
+
+const (
+	testAccessKey = "AKLTsecretaccesskeyvalue42"
+	testSecretKey = "TWFueSBoYW5kcyBtYWtlIGxpZ2h0IHdvcms="
+	mainGroupID   = "scg-main"
+	otherGroupID  = "scg-other"
+)
+
+// testEnv is a provider bound to a seeded fake Volcengine API.
+type testEnv struct {
+	fake  *fakeapi.Server
+	clock *fakeapi.FakeClock
+	p     *cloudProvider
+	url   string
+}
+
+type envOption func(*envConfig)
+
+type envConfig struct {
+	static    []string
+	discovery []string
+	fakeOpts  fakeapi.Options
+	seed      func(f *fakeapi.Server)
+}
+
+func withStatic(specs ...string) envOption { return func(c *envConfig) { c.static = specs } }
+func withDiscovery(specs ...string) envOption {
+	return func(c *envConfig) { c.static, c.discovery = nil, specs }
+}
+func withSeed(fn func(f *fakeapi.Server)) envOption { return func(c *envConfig) { c.seed = fn } }
+func withStrictMin() envOption                     { return func(c *envConfig) { c.fakeOpts.StrictMinOnRemove = true } }
+
+// seedStandard is the conformance seed: a main group (min 1, max 10, 3
+// running) and a second group (min 0, max 5, 1 running), plus template inputs.
+func seedStandard(f *fakeapi.Server) {
+	f.AddSubnet(fakeapi.Subnet{ID: "subnet-a", ZoneID: "cn-beijing-a"})
+	f.AddSubnet(fakeapi.Subnet{ID: "subnet-b", ZoneID: "cn-beijing-b"})
+	f.AddImage(fakeapi.Image{ID: "image-linux", Architecture: "x86_64", OSType: "Linux"})
+	f.AddImage(fakeapi.Image{ID: "image-arm", Architecture: "arm64", OSType: "Linux"})
+	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.g3i.xlarge", CPUs: 4, MemoryMiB: 16384})
+	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.gni2.3xlarge", CPUs: 12, MemoryMiB: 47104, GPUCount: 1, GPUModel: "NVIDIA A10"})
+	f.AddConfiguration(fakeapi.Configuration{ID: "scc-main", GroupID: mainGroupID, InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-linux"})
+	f.AddConfiguration(fakeapi.Configuration{ID: "scc-other", GroupID: otherGroupID, InstanceTypes: []string{"ecs.gni2.3xlarge"}, ImageID: "image-arm"})
+	f.AddGroup(fakeapi.Group{ID: mainGroupID, Name: "main", Min: 1, Max: 10, Desired: 3, ActiveConfigID: "scc-main",
+		SubnetIDs: []string{"subnet-a"}, Tags: map[string]string{"ca": "on", "pool": "main"}})
+	f.AddGroup(fakeapi.Group{ID: otherGroupID, Name: "other", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-other",
+		SubnetIDs: []string{"subnet-b"}, Tags: map[string]string{"ca": "on", "pool": "gpu"}})
+	f.AddGroup(fakeapi.Group{ID: "scg-unmanaged", Name: "unmanaged", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-main"})
+	f.Reconcile()
+	f.Settle()
+}
+
+func newEnv(t *testing.T, opts ...envOption) *testEnv {
+	t.Helper()
+	cfg := envConfig{static: []string{"1:10:" + mainGroupID, "0:5:" + otherGroupID}, seed: seedStandard}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	clock := fakeapi.NewFakeClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
+	cfg.fakeOpts.Clock = clock
+	fake := fakeapi.New(cfg.fakeOpts)
+	cfg.seed(fake)
+	srv := fake.Start()
+	t.Cleanup(srv.Close)
+	static, err := cloudprovider.ParseNodeGroupSpecs(cfg.static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	selectors, err := parseDiscoverySpecs(cfg.discovery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options{
+		cfg:        Config{Region: "cn-beijing", AccessKey: testAccessKey, SecretKey: testSecretKey, Endpoint: srv.URL, Scheme: "http"},
+		static:     static,
+		selectors:  selectors,
+		retrySleep: func(context.Context, time.Duration) error { return nil },
+		now:        clock.Now,
+	}
+	p, err := build(context.Background(), cloudprovider.BuildOptions{UserAgent: "volcengine-test"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{fake: fake, clock: clock, p: p, url: srv.URL}
+}
+
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func nodeFor(providerID string) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: strings.TrimPrefix(providerID, ProviderIDPrefix), Labels: map[string]string{}},
+		Spec:       corev1.NodeSpec{ProviderID: providerID},
+	}
+}
+
+func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
+	t.Helper()
+	gs, err := e.p.NodeGroups(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gs {
+		if g.Id(testCtx(t)) == id {
+			return g
+		}
+	}
+	t.Fatalf("group %s not served", id)
+	return nil
+}
+
+func TestConformance(t *testing.T) {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+		e := newEnv(t)
+		return &cloudprovidertest.Env{
+			Provider:   e.p,
+			CloudCalls: e.fake.RequestCount,
+			Node:       func(inst cloudprovider.Instance) *corev1.Node { return nodeFor(inst.Id) },
+			Settle:     e.fake.Settle,
+			FailNextCalls: func(n int) {
+				e.fake.ClearFaults()
+				e.fake.FailNext(n)
+			},
+		}
+	}})
+}
+
+func TestSteadyStateRefreshCallCount(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   []envOption
+		groups int
+	}{
+		{name: "static", groups: 2},
+		{name: "discovery", opts: []envOption{withDiscovery("asg:tag=ca=on")}, groups: 2},
+		{name: "one static group", opts: []envOption{withStatic("1:10:" + mainGroupID)}, groups: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opts...)
+			if err := e.p.Refresh(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			e.fake.ResetRequests()
+			const loops = 5
+			for i := 0; i < loops; i++ {
+				if err := e.p.Refresh(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				// Reads between refreshes must not call the cloud.
+				gs, _ := e.p.NodeGroups(testCtx(t))
+				for _, g := range gs {
+					_, _ = g.TargetSize(testCtx(t))
+					_, _ = g.Nodes(testCtx(t))
+					_, _ = g.TemplateNodeInfo(testCtx(t))
+					_, _ = g.GetOptions(testCtx(t), cloudprovider.NodeGroupAutoscalingOptions{})
+				}
+				_, _ = e.p.GetAvailableGPUTypes(testCtx(t))
+				_, _ = e.p.NodeGroupForNode(testCtx(t), nodeFor("volcengine://i-unknown"))
+			}
+			if got, want := e.fake.RequestCount(), loops*(1+tc.groups); got != want {
+				t.Fatalf("%d cloud calls for %d refreshes of %d groups, want %d (1 + G each)", got, loops, tc.groups, want)
+			}
+			if n := len(e.p.m.groupList()); n != tc.groups {
+				t.Fatalf("%d groups served, want %d", n, tc.groups)
+			}
+		})
+	}
+}
+
+func TestTemplateRefetchedAfterTTL(t *testing.T) {
+	e := newEnv(t)
+	e.fake.ResetRequests()
+	e.clock.Advance(templateTTL + time.Second)
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.CountAction(fakeapi.ActionDescribeScalingConfigurations); n != 1 {
+		t.Fatalf("%d DescribeScalingConfigurations after the TTL, want 1 (batched for all groups)", n)
+	}
+	if n := e.fake.CountAction(fakeapi.ActionDescribeInstanceTypes); n != 1 {
+		t.Fatalf("%d DescribeInstanceTypes after the TTL, want 1", n)
+	}
+}
+
+func TestNodeGroupForNode(t *testing.T) {
+	e := newEnv(t)
+	main := e.fake.Instances(mainGroupID)
+	unmanaged := e.fake.Instances("scg-unmanaged")
+	tests := []struct {
+		name       string
+		providerID string
+		want       string
+	}{
+		{name: "own instance", providerID: ProviderIDPrefix + main[0].ID, want: mainGroupID},
+		{name: "instance of an unmanaged group", providerID: ProviderIDPrefix + unmanaged[0].ID},
+		{name: "unknown instance", providerID: ProviderIDPrefix + "i-nope"},
+		{name: "other cloud", providerID: "aws:///us-east-1a/i-123"},
+		{name: "empty", providerID: ""},
+		{name: "prefix only", providerID: ProviderIDPrefix},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := e.fake.RequestCount()
+			g, err := e.p.NodeGroupForNode(testCtx(t), nodeFor(tc.providerID))
+			if err != nil {
+				t.Fatalf("error %v; not-ours must be (nil, nil)", err)
+			}
+			got := ""
+			if g != nil {
+				got = g.Id(testCtx(t))
+			}
+			if got != tc.want {
+				t.Fatalf("group = %q, want %q", got, tc.want)
+			}
+			if e.fake.RequestCount() != calls {
+				t.Fatal("NodeGroupForNode called the cloud")
+			}
+		})
+	}
+}
+
+func TestGPULabelAndTypes(t *testing.T) {
+	e := newEnv(t)
+	label, err := e.p.GPULabel(testCtx(t))
+	if err != nil || label != GPULabel {
+		t.Fatalf("GPULabel = %q, %v", label, err)
+	}
+	types, err := e.p.GetAvailableGPUTypes(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := types["NVIDIA-A10"]; !ok || len(types) != 1 {
+		t.Fatalf("GPU types = %v, want {NVIDIA-A10}", types)
+	}
+	if _, err := e.p.Pricing(testCtx(t)); !errors.Is(err, cloudprovider.ErrNotImplemented) {
+		t.Fatalf("Pricing error = %v", err)
+	}
+	if err := e.p.Cleanup(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.p.m.groupList()) != 2 {
+		t.Fatal("Cleanup dropped state")
+	}
+}
+
+func TestGroupsFromSpecAndCloud(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []envOption
+		want    map[string][2]int
+		wantErr bool
+	}{
+		{name: "min and max come from the group, not the spec", opts: []envOption{withStatic("0:99:" + mainGroupID)}, want: map[string][2]int{mainGroupID: {1, 10}}},
+		{name: "missing static group is skipped", opts: []envOption{withStatic("1:3:scg-gone", "0:5:"+otherGroupID)}, want: map[string][2]int{otherGroupID: {0, 5}}},
+		{name: "discovery by key only", opts: []envOption{withDiscovery("asg:tag=pool")}, want: map[string][2]int{mainGroupID: {1, 10}, otherGroupID: {0, 5}}},
+		{name: "discovery by key and value", opts: []envOption{withDiscovery("asg:tag=pool=gpu")}, want: map[string][2]int{otherGroupID: {0, 5}}},
+		{name: "discovery ANDs tags", opts: []envOption{withDiscovery("asg:tag=pool=gpu,ca=off")}, want: map[string][2]int{}},
+		{name: "discovery ORs specs", opts: []envOption{withDiscovery("asg:tag=pool=gpu", "asg:tag=pool=main")}, want: map[string][2]int{mainGroupID: {1, 10}, otherGroupID: {0, 5}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opts...)
+			gs, err := e.p.NodeGroups(testCtx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][2]int{}
+			for _, g := range gs {
+				got[g.Id(testCtx(t))] = [2]int{g.MinSize(testCtx(t)), g.MaxSize(testCtx(t))}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("groups = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
+	e := newEnv(t, withStatic("1:3:scg-gone"))
+	e.fake.SetUnrelatedForUnknownIDs(true)
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if gs, _ := e.p.NodeGroups(testCtx(t)); len(gs) != 0 {
+		t.Fatalf("served %d groups for an unknown id; the API's unrelated answer must be ignored", len(gs))
+	}
+}
+
+func TestGroupLeavesAndReturns(t *testing.T) {
+	e := newEnv(t, withDiscovery("asg:tag=ca=on"))
+	g := e.group(t, otherGroupID)
+	e.fake.DeleteGroup(otherGroupID)
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.TargetSize(testCtx(t)); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Fatalf("TargetSize of a vanished group: %v, want ErrNodeGroupNotFound", err)
+	}
+	calls := e.fake.RequestCount()
+	if err := g.IncreaseSize(testCtx(t), 1); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Fatalf("IncreaseSize of a vanished group: %v", err)
+	}
+	if e.fake.RequestCount() != calls {
+		t.Fatal("IncreaseSize of a vanished group called the cloud")
+	}
+	if g.MinSize(testCtx(t)) != 0 || g.MaxSize(testCtx(t)) != 5 || g.Debug(testCtx(t)) == "" {
+		t.Fatal("frozen min/max/debug lost")
+	}
+}
+
+// TestSecretsNeverLogged builds, refreshes, fails and mutates at log level 10
+// and checks that neither key appears in the logs or in any error.
+func TestSecretsNeverLogged(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("v", "10")
+	_ = fs.Set("logtostderr", "false")
+	klog.SetOutput(&lockedWriter{w: &buf, mu: &mu})
+	t.Cleanup(func() {
+		_ = fs.Set("v", "0")
+		_ = fs.Set("logtostderr", "true")
+		klog.SetOutput(nil)
+	})
+
+	e := newEnv(t)
+	var errs []error
+	e.fake.AddFault(fakeapi.Fault{Status: 401, Code: "SignatureDoesNotMatch", Message: "bad signature"})
+	errs = append(errs, e.p.Refresh(testCtx(t)))
+	e.fake.FailNext(10)
+	errs = append(errs, e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1))
+	e.fake.ClearFaults()
+	errs = append(errs, e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1))
+	_, err := LoadConfig("/nonexistent/cloud-config", func(string) string { return "" })
+	errs = append(errs, err)
+	klog.Flush()
+
+	mu.Lock()
+	logs := buf.String()
+	mu.Unlock()
+	if !strings.Contains(logs, "Volcengine API call") {
+		t.Fatalf("V(5) API logging not captured; the test would prove nothing. Logs:\n%s", logs)
+	}
+	for _, secret := range []string{testAccessKey, testSecretKey} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("a key reached the logs")
+		}
+		for _, err := range errs {
+			if err != nil && strings.Contains(fmt.Sprintf("%v %+v", err, err), secret) {
+				t.Errorf("a key reached an error: %v", err)
+			}
+		}
+	}
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func TestCheckConfig(t *testing.T) {
+	t.Setenv(envRegion, "cn-beijing")
+	t.Setenv(envAccessKey, "ak")
+	t.Setenv(envSecretKey, "sk")
+	tests := []struct {
+		name    string
+		opts    cloudprovider.BuildOptions
+		wantErr []string
+	}{
+		{name: "static ok", opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"1:5:scg-a"}}},
+		{name: "discovery ok", opts: cloudprovider.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"asg:tag=k"}}},
+		{name: "no groups", opts: cloudprovider.BuildOptions{}, wantErr: []string{"no node groups"}},
+		{name: "all bad at once", opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"5:1:scg-a"}, NodeGroupAutoDiscoverySpecs: []string{"mig:x"}},
+			wantErr: []string{"max 1 is below min 5", "only asg: is supported"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckConfig(tc.opts)
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	reg, ok := cloudprovider.Lookup(ProviderName)
+	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
+		t.Fatalf("registration = %+v, %v", reg, ok)
+	}
+}

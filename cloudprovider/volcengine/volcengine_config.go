@@ -1,0 +1,159 @@
+package volcengine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/gcfg.v1"
+	"k8s.io/klog/v2"
+)
+
+// fileConfig is the INI layout of --cloud-config:
+//
+//	[Global]
+//	region-id = cn-beijing
+//	access-key = AKLT...
+//	secret-key = ...
+//	endpoint = open.volcengineapi.com
+//	scheme = https
+//
+// Unlike upstream, whose struct has only unexported fields and so loads
+// nothing, these keys really load. access-key-file and secret-key-file name
+// files holding a key (for mounted Secrets).
+type fileConfig struct {
+	Global struct {
+		RegionID      string `gcfg:"region-id"`
+		AccessKey     string `gcfg:"access-key"`
+		AccessKeyFile string `gcfg:"access-key-file"`
+		SecretKey     string `gcfg:"secret-key"`
+		SecretKeyFile string `gcfg:"secret-key-file"`
+		Endpoint      string `gcfg:"endpoint"`
+		Scheme        string `gcfg:"scheme"`
+	}
+}
+
+// Config is the resolved provider configuration. Each value comes from the
+// file when set there, else from the environment variable upstream uses
+// (REGION_ID, ACCESS_KEY, SECRET_KEY, ENDPOINT), else from the default.
+type Config struct {
+	Region    string
+	AccessKey string
+	SecretKey string
+	// Endpoint is a host (default open.volcengineapi.com) or a URL with scheme.
+	Endpoint string
+	// Scheme is "https" (default) or "http"; "http" is for fakes and --simulate.
+	Scheme string
+}
+
+// String redacts the keys: configs get printed and logged, keys must not be.
+func (c Config) String() string {
+	return fmt.Sprintf("volcengine.Config{Region:%q Endpoint:%q Scheme:%q AccessKey:%s SecretKey:%s}",
+		c.Region, c.Endpoint, c.Scheme, redacted(c.AccessKey), redacted(c.SecretKey))
+}
+
+// GoString redacts like String, for %#v.
+func (c Config) GoString() string { return c.String() }
+
+func redacted(s string) string {
+	if s == "" {
+		return "<unset>"
+	}
+	return "<redacted>"
+}
+
+// LoadConfig reads path (may be "") and fills gaps from getenv (os.Getenv when nil).
+func LoadConfig(path string, getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var fc fileConfig
+	if path != "" {
+		err := gcfg.ReadFileInto(&fc, path)
+		if ferr := gcfg.FatalOnly(err); ferr != nil {
+			// gcfg reports positions, not values, so no key can leak here.
+			return Config{}, fmt.Errorf("read cloud config %s: %w", path, ferr)
+		}
+		if err != nil {
+			// Unknown sections or keys (often typos) are warnings; gcfg names
+			// the key, never its value.
+			klog.InfoS("Ignoring unknown cloud config entries", "provider", ProviderName, "file", path, "warning", err.Error())
+		}
+	}
+	g := fc.Global
+	cfg := Config{
+		Region:    firstNonEmpty(g.RegionID, getenv(envRegion)),
+		AccessKey: g.AccessKey,
+		SecretKey: g.SecretKey,
+		Endpoint:  firstNonEmpty(g.Endpoint, getenv(envEndpoint), DefaultEndpoint),
+		Scheme:    strings.ToLower(firstNonEmpty(g.Scheme, "https")),
+	}
+	var errs []error
+	if cfg.AccessKey == "" && g.AccessKeyFile != "" {
+		v, err := readSecretFile(g.AccessKeyFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("access-key-file: %w", err))
+		}
+		cfg.AccessKey = v
+	}
+	if cfg.SecretKey == "" && g.SecretKeyFile != "" {
+		v, err := readSecretFile(g.SecretKeyFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("secret-key-file: %w", err))
+		}
+		cfg.SecretKey = v
+	}
+	cfg.AccessKey = firstNonEmpty(cfg.AccessKey, getenv(envAccessKey))
+	cfg.SecretKey = firstNonEmpty(cfg.SecretKey, getenv(envSecretKey))
+	if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Validate reports every missing or bad field at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Region == "" {
+		errs = append(errs, fmt.Errorf("region is not set: set region-id in [Global] or %s", envRegion))
+	}
+	if c.AccessKey == "" {
+		errs = append(errs, fmt.Errorf("access key is not set: set access-key or access-key-file in [Global], or %s", envAccessKey))
+	}
+	if c.SecretKey == "" {
+		errs = append(errs, fmt.Errorf("secret key is not set: set secret-key or secret-key-file in [Global], or %s", envSecretKey))
+	}
+	if c.Endpoint == "" {
+		errs = append(errs, errors.New("endpoint is empty"))
+	}
+	if c.Scheme != "" && c.Scheme != "https" && c.Scheme != "http" {
+		errs = append(errs, fmt.Errorf("scheme %q: want https or http", c.Scheme))
+	}
+	return errors.Join(errs...)
+}
+
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return "", fmt.Errorf("read %s: %w", path, pe.Err)
+		}
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return v, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,73 @@
+// Package volcengine is the Cluster Autoscaler provider for Volcengine (火山引擎)
+// Auto Scaling groups, served to the upstream CA through externalgrpc.
+//
+// Node groups are scaling groups, chosen with --nodes min:max:<scaling group id>
+// or discovered by tags with --node-group-auto-discovery=asg:tag=<key>[=<value>].
+// Every read is served from a snapshot taken at Refresh (one paged
+// DescribeScalingGroups plus one paged DescribeScalingInstances per group);
+// mutations go through ModifyScalingGroup's desired number and RemoveInstances
+// and return as soon as the API accepts them.
+package volcengine
+
+import "time"
+
+// ProviderName is the name the provider registers under.
+const ProviderName = "volcengine"
+
+// ProviderIDPrefix starts every Volcengine node's spec.providerID; the rest is
+// the ECS instance id ("volcengine://i-ybqzudcktgkdvbnfzcul").
+const ProviderIDPrefix = "volcengine://"
+
+// Configuration defaults and environment variables (the names upstream uses).
+const (
+	// DefaultEndpoint is the OpenAPI gateway that serves every region.
+	DefaultEndpoint = "open.volcengineapi.com"
+
+	envRegion    = "REGION_ID"
+	envAccessKey = "ACCESS_KEY"
+	envSecretKey = "SECRET_KEY"
+	envEndpoint  = "ENDPOINT"
+)
+
+// Node labels set on template nodes.
+const (
+	labelInstanceType = "node.kubernetes.io/instance-type"
+	labelRegion       = "topology.kubernetes.io/region"
+	labelZone         = "topology.kubernetes.io/zone"
+	labelOS           = "kubernetes.io/os"
+	labelArch         = "kubernetes.io/arch"
+	labelHostname     = "kubernetes.io/hostname"
+
+	// LabelScalingGroup names the scaling group on template nodes, so that
+	// CA's similar-group balancing and humans can tell groups apart.
+	LabelScalingGroup = "volcengine.com/scaling-group-id"
+	// GPULabel is the label whose presence marks a GPU node; its value is the
+	// GPU model with spaces replaced ("NVIDIA-A10"). Real nodes carry it only if
+	// the cluster labels them so (see docs/providers/volcengine.md).
+	GPULabel = "volcengine.com/gpu-model"
+	// ResourceGPU is the extended resource GPU nodes advertise.
+	ResourceGPU = "nvidia.com/gpu"
+)
+
+// Auto-discovery spec syntax: asg:tag=<key>[=<value>][,<key>[=<value>]...].
+const (
+	discoveryPrefix = "asg:"
+	discoveryTag    = "tag="
+)
+
+// Tuning.
+const (
+	// maxPodsPerNode is the pod capacity of template nodes (kubelet default).
+	maxPodsPerNode = 110
+	// refreshParallelism bounds concurrent DescribeScalingInstances calls.
+	refreshParallelism = 8
+	// templateTTL is how long fetched template inputs (configuration, instance
+	// type, subnet zones, image) are reused before being fetched again, so that
+	// a steady-state Refresh costs only 1 + G calls.
+	templateTTL = 30 * time.Minute
+	// templateRetry is how soon a failed template fetch is tried again.
+	templateRetry = time.Minute
+	// deletingGrace is how long an instance we removed is reported as deleting
+	// even if the API still lists it as in service.
+	deletingGrace = 10 * time.Minute
+)

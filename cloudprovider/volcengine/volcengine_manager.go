@@ -1,0 +1,353 @@
+package volcengine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
+)
+
+// cloudAPI is the narrow set of Volcengine calls the manager makes.
+type cloudAPI interface {
+	ListScalingGroups(ctx context.Context, ids []string) ([]volcapi.ScalingGroup, error)
+	ListScalingInstances(ctx context.Context, groupID string) ([]volcapi.ScalingInstance, error)
+	SetDesiredInstances(ctx context.Context, groupID string, desired int) error
+	RemoveInstances(ctx context.Context, groupID string, ids []string, decreaseDesired bool) (string, error)
+	FailedInstances(ctx context.Context, groupID string) ([]volcapi.FailedInstance, error)
+	ListScalingConfigurations(ctx context.Context, ids []string) ([]volcapi.ScalingConfiguration, error)
+	ListInstanceTypes(ctx context.Context, ids []string) ([]volcapi.InstanceType, error)
+	ListImages(ctx context.Context, ids []string) ([]volcapi.Image, error)
+	ListSubnets(ctx context.Context, ids []string) ([]volcapi.Subnet, error)
+}
+
+// instanceState is one instance in the snapshot.
+type instanceState struct {
+	id     string
+	status string
+	zone   string
+	// failure is the failed scaling activity's message for Error instances.
+	failure string
+	// removing is set when we asked for the removal and the API still lists
+	// the instance as live (the cloud has not caught up yet).
+	removing bool
+}
+
+func (i instanceState) live() bool { return isLive(i.status) && !i.removing }
+
+// groupState is one group in the snapshot. It is never modified in place:
+// mutations install a modified copy, so readers can use it without locks.
+type groupState struct {
+	cloud volcapi.ScalingGroup
+	min   int
+	max   int
+	// target is the desired number, or the live instance count for groups
+	// created without a desired number.
+	target       int
+	instances    []instanceState
+	discoveredBy string
+}
+
+func (g *groupState) hasDesired() bool { return g.cloud.Desired != volcapi.NoDesiredNumber }
+
+func (g *groupState) liveCount() int {
+	n := 0
+	for _, in := range g.instances {
+		if in.live() {
+			n++
+		}
+	}
+	return n
+}
+
+func (g *groupState) clone() *groupState {
+	c := *g
+	c.instances = slices.Clone(g.instances)
+	return &c
+}
+
+func (g *groupState) debug() string {
+	desired := fmt.Sprintf("desired %d", g.cloud.Desired)
+	if !g.hasDesired() {
+		desired = "no desired number"
+	}
+	how := "static"
+	if g.discoveredBy != "" {
+		how = "discovered by " + g.discoveredBy
+	}
+	return fmt.Sprintf("%s (%s) min %d max %d, %s, %d instances, %s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, len(g.instances), how)
+}
+
+// manager owns the snapshot and performs every cloud call.
+type manager struct {
+	api       cloudAPI
+	region    string
+	static    []cloudprovider.NodeGroupSpec
+	selectors []tagSelector
+	now       func() time.Time
+
+	// refreshMu serialises Refresh calls.
+	refreshMu   sync.Mutex
+	lastMissing string
+
+	mu         sync.RWMutex
+	groups     map[string]*groupState
+	order      []string
+	byInstance map[string]string
+	// seq counts mutations per group so a Refresh that raced with one does
+	// not overwrite its result with the older cloud answer.
+	seq map[string]uint64
+	// removed records instances whose removal the API accepted, so they are
+	// reported as deleting until the API stops listing them.
+	removed   map[string]time.Time
+	templates map[string]*templateEntry
+
+	locksMu sync.Mutex
+	locks   map[string]*sync.Mutex
+}
+
+func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
+	if now == nil {
+		now = time.Now
+	}
+	return &manager{
+		api:        api,
+		region:     region,
+		static:     static,
+		selectors:  selectors,
+		now:        now,
+		groups:     map[string]*groupState{},
+		byInstance: map[string]string{},
+		seq:        map[string]uint64{},
+		removed:    map[string]time.Time{},
+		templates:  map[string]*templateEntry{},
+		locks:      map[string]*sync.Mutex{},
+	}
+}
+
+// groupLock returns the per-group mutex that serialises read-compute-mutate.
+func (m *manager) groupLock(id string) *sync.Mutex {
+	m.locksMu.Lock()
+	defer m.locksMu.Unlock()
+	l, ok := m.locks[id]
+	if !ok {
+		l = &sync.Mutex{}
+		m.locks[id] = l
+	}
+	return l
+}
+
+// group returns the snapshot of one group.
+func (m *manager) group(id string) (*groupState, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g, ok := m.groups[id]
+	return g, ok
+}
+
+// groupList returns the snapshot's groups in a stable order.
+func (m *manager) groupList() []*groupState {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*groupState, 0, len(m.order))
+	for _, id := range m.order {
+		out = append(out, m.groups[id])
+	}
+	return out
+}
+
+// groupForInstance maps an ECS instance id to its group.
+func (m *manager) groupForInstance(instanceID string) (*groupState, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	id, ok := m.byInstance[instanceID]
+	if !ok {
+		return nil, false
+	}
+	g, ok := m.groups[id]
+	return g, ok
+}
+
+// update installs fn's modified copy of a group after a successful mutation.
+func (m *manager) update(id string, fn func(g *groupState)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.groups[id]
+	if !ok {
+		return
+	}
+	c := g.clone()
+	fn(c)
+	m.groups[id] = c
+	m.seq[id]++
+}
+
+// markRemoved records accepted removals.
+func (m *manager) markRemoved(ids []string) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		m.removed[id] = now
+	}
+}
+
+// Refresh takes a new snapshot: one paged DescribeScalingGroups for all
+// groups, one paged DescribeScalingInstances per managed group, plus (only
+// when something changed or failed) activity and template look-ups. On error
+// the previous snapshot stays.
+func (m *manager) Refresh(ctx context.Context) error {
+	m.refreshMu.Lock()
+	defer m.refreshMu.Unlock()
+	start := m.now()
+
+	m.mu.RLock()
+	startSeq := make(map[string]uint64, len(m.seq))
+	for k, v := range m.seq {
+		startSeq[k] = v
+	}
+	m.mu.RUnlock()
+
+	var ids []string
+	if len(m.selectors) == 0 {
+		for _, s := range m.static {
+			ids = append(ids, s.Name)
+		}
+	}
+	all, err := m.api.ListScalingGroups(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("refresh: list scaling groups: %w", err)
+	}
+	picked, missing := selectGroups(all, m.static, m.selectors)
+	if key := strings.Join(missing, ","); key != m.lastMissing {
+		m.lastMissing = key
+		if key != "" {
+			klog.InfoS("Configured scaling groups not found; they are not managed until they exist", "provider", ProviderName, "scalingGroups", missing)
+		}
+	}
+
+	instances, err := m.listInstances(ctx, picked)
+	if err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	failures := m.failures(ctx, picked, instances)
+	m.refreshTemplates(ctx, picked)
+
+	next := make(map[string]*groupState, len(picked))
+	order := make([]string, 0, len(picked))
+	for i, p := range picked {
+		min, max := p.bounds()
+		gs := &groupState{cloud: p.cloud, min: min, max: max, discoveredBy: p.discoveredBy}
+		for _, si := range instances[i] {
+			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
+		}
+		next[p.cloud.ID] = gs
+		order = append(order, p.cloud.ID)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	listed := map[string]bool{}
+	byInstance := map[string]string{}
+	for _, id := range order {
+		gs := next[id]
+		for i := range gs.instances {
+			in := &gs.instances[i]
+			listed[in.id] = true
+			byInstance[in.id] = id
+			if at, ok := m.removed[in.id]; ok && isLive(in.status) && start.Sub(at) < deletingGrace {
+				in.removing = true
+			}
+		}
+		if gs.hasDesired() {
+			gs.target = gs.cloud.Desired
+		} else {
+			gs.target = gs.liveCount()
+		}
+		if old, ok := m.groups[id]; ok && m.seq[id] != startSeq[id] {
+			// A mutation landed while we were listing; its result is newer
+			// than what the API told us.
+			gs.target = old.target
+		}
+	}
+	for id, at := range m.removed {
+		if !listed[id] || start.Sub(at) >= deletingGrace {
+			delete(m.removed, id)
+		}
+	}
+	m.groups, m.order, m.byInstance = next, order, byInstance
+	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(start))
+	return nil
+}
+
+// listInstances lists every picked group's instances, a few groups at a time.
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][]volcapi.ScalingInstance, error) {
+	out := make([][]volcapi.ScalingInstance, len(picked))
+	errs := make([]error, len(picked))
+	sem := make(chan struct{}, refreshParallelism)
+	var wg sync.WaitGroup
+	for i, p := range picked {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i], errs[i] = m.api.ListScalingInstances(ctx, p.cloud.ID)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("list instances of scaling group %s: %w", picked[i].cloud.ID, err)
+		}
+	}
+	return out, nil
+}
+
+// failures looks up why instances failed, only for groups that have failed
+// instances, so a healthy steady state costs no extra call. A failed look-up
+// leaves generic error info: the state alone is enough for CA to act.
+func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) map[string]string {
+	out := map[string]string{}
+	for i, p := range picked {
+		failed := false
+		for _, si := range instances[i] {
+			failed = failed || si.Status == asStatusError
+		}
+		if !failed {
+			continue
+		}
+		fis, err := m.api.FailedInstances(ctx, p.cloud.ID)
+		if err != nil {
+			klog.V(2).InfoS("Could not read failed scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
+			continue
+		}
+		for _, fi := range fis {
+			if _, seen := out[fi.InstanceID]; !seen {
+				out[fi.InstanceID] = fi.Message
+			}
+		}
+	}
+	return out
+}
+
+// instancesView returns the CA view of a group's instances.
+func (g *groupState) instancesView() []cloudprovider.Instance {
+	out := make([]cloudprovider.Instance, 0, len(g.instances))
+	for _, in := range g.instances {
+		st := instanceStatus(in.status, in.failure)
+		if in.removing {
+			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
+		}
+		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, in.id), Status: st})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
+	return out
+}

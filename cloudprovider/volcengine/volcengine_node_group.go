@@ -1,0 +1,265 @@
+package volcengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
+)
+
+// nodeGroup is a scaling group as CA sees it. It holds only the id and reads
+// everything else from the manager's snapshot, so objects handed out before a
+// Refresh keep working after it.
+type nodeGroup struct {
+	m  *manager
+	id string
+	// min, max and debug are frozen at creation for when the group has left
+	// the snapshot; CA freezes them too.
+	min, max int
+	debug    string
+}
+
+var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
+
+func newNodeGroup(m *manager, g *groupState) *nodeGroup {
+	return &nodeGroup{m: m, id: g.cloud.ID, min: g.min, max: g.max, debug: g.debug()}
+}
+
+func (n *nodeGroup) state() (*groupState, error) {
+	g, ok := n.m.group(n.id)
+	if !ok {
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s is not managed (any more)", n.id)
+	}
+	return g, nil
+}
+
+// Id implements cloudprovider.NodeGroup.
+func (n *nodeGroup) Id(context.Context) string { return n.id }
+
+// MinSize implements cloudprovider.NodeGroup.
+func (n *nodeGroup) MinSize(context.Context) int {
+	if g, ok := n.m.group(n.id); ok {
+		return g.min
+	}
+	return n.min
+}
+
+// MaxSize implements cloudprovider.NodeGroup.
+func (n *nodeGroup) MaxSize(context.Context) int {
+	if g, ok := n.m.group(n.id); ok {
+		return g.max
+	}
+	return n.max
+}
+
+// Debug implements cloudprovider.NodeGroup.
+func (n *nodeGroup) Debug(context.Context) string {
+	if g, ok := n.m.group(n.id); ok {
+		return g.debug()
+	}
+	return n.debug
+}
+
+// TargetSize implements cloudprovider.NodeGroup.
+func (n *nodeGroup) TargetSize(context.Context) (int, error) {
+	g, err := n.state()
+	if err != nil {
+		return 0, err
+	}
+	return g.target, nil
+}
+
+// IncreaseSize raises the group's desired number with one ModifyScalingGroup
+// call and returns; the service launches the instances on its own. (Upstream
+// instead schedules a policy and polls for up to 30 minutes, which cannot fit
+// CA's 5 s deadline.)
+func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	lock := n.m.groupLock(n.id)
+	lock.Lock()
+	defer lock.Unlock()
+	g, err := n.state()
+	if err != nil {
+		return err
+	}
+	if err := cloudprovider.CheckIncrease(n.id, delta, g.target, g.max); err != nil {
+		return err
+	}
+	if !g.hasDesired() {
+		return errNoDesired(n.id)
+	}
+	want := g.target + delta
+	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+		return fmt.Errorf("increase scaling group %s from %d to %d: %w", n.id, g.target, want, err)
+	}
+	n.m.update(n.id, func(c *groupState) {
+		c.target = want
+		c.cloud.Desired = want
+	})
+	klog.V(2).InfoS("Increased scaling group", "provider", ProviderName, "nodeGroup", n.id, "from", g.target, "to", want)
+	return nil
+}
+
+func errNoDesired(id string) error {
+	return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+		"scaling group %s was created without a desired instance number (DesireInstanceNumber -1), which Volcengine cannot add later; recreate the group with a desired number to autoscale it", id)
+}
+
+// DecreaseTargetSize lowers the desired number for instances not created yet.
+// Live instances (pending ones included) already exist, so the target never
+// drops below their count: lowering further would make the service remove
+// instances of its own choosing.
+func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	lock := n.m.groupLock(n.id)
+	lock.Lock()
+	defer lock.Unlock()
+	g, err := n.state()
+	if err != nil {
+		return err
+	}
+	if err := cloudprovider.CheckDecrease(n.id, delta, g.target, g.liveCount()); err != nil {
+		return err
+	}
+	if !g.hasDesired() {
+		return errNoDesired(n.id)
+	}
+	want := g.target + delta
+	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+		return fmt.Errorf("decrease scaling group %s from %d to %d: %w", n.id, g.target, want, err)
+	}
+	n.m.update(n.id, func(c *groupState) {
+		c.target = want
+		c.cloud.Desired = want
+	})
+	klog.V(2).InfoS("Decreased scaling group target", "provider", ProviderName, "nodeGroup", n.id, "from", g.target, "to", want)
+	return nil
+}
+
+// DeleteNodes removes exactly these instances with RemoveInstances (20 per
+// call) and lowers the desired number by as many. Every node must belong to
+// this group; registered nodes never take the group below min, while
+// instances that never registered can always go.
+func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+	lock := n.m.groupLock(n.id)
+	lock.Lock()
+	defer lock.Unlock()
+	g, err := n.state()
+	if err != nil {
+		return err
+	}
+	byID := map[string]instanceState{}
+	for _, in := range g.instances {
+		byID[in.id] = in
+	}
+	var ids []string
+	var toDelete []*corev1.Node
+	seen := map[string]bool{}
+	for _, node := range nodes {
+		if node == nil {
+			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", n.id)
+		}
+		name := cloudprovider.NodeName(node.Name, node.Spec.ProviderID)
+		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
+		if err != nil {
+			return fmt.Errorf("node group %s: node %s: %w", n.id, name, err)
+		}
+		in, ok := byID[id]
+		if !ok {
+			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to scaling group %s", name, n.id)
+		}
+		if seen[id] {
+			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
+		}
+		seen[id] = true
+		if !in.live() {
+			// Already on its way out: CA resends failed and unregistered
+			// nodes every loop until they disappear.
+			continue
+		}
+		ids = append(ids, id)
+		toDelete = append(toDelete, node)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := cloudprovider.CheckDeleteMin(n.id, g.target, g.min, toDelete); err != nil {
+		return err
+	}
+
+	target := g.target
+	var removed []string
+	var failure error
+	for start := 0; start < len(ids); start += volcapi.MaxRemoveBatch {
+		batch := ids[start:min(start+volcapi.MaxRemoveBatch, len(ids))]
+		decrease := true
+		activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
+		if err != nil && target-len(batch) < g.min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+			// Only never-registered instances get here (CheckDeleteMin). If
+			// the API will not lower the desired number below min, remove them
+			// anyway and let the group replace them: CA needs them gone.
+			decrease = false
+			activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
+		}
+		if err != nil {
+			failure = fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err)
+			break
+		}
+		removed = append(removed, batch...)
+		if g.hasDesired() && decrease {
+			target -= len(batch)
+		}
+		klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "activity", activity)
+	}
+	if len(removed) > 0 {
+		n.m.markRemoved(removed)
+		gone := map[string]bool{}
+		for _, id := range removed {
+			gone[id] = true
+		}
+		n.m.update(n.id, func(c *groupState) {
+			for i := range c.instances {
+				if gone[c.instances[i].id] {
+					c.instances[i].removing = true
+				}
+			}
+			if c.hasDesired() {
+				c.target = target
+				c.cloud.Desired = target
+			} else {
+				c.target = c.liveCount()
+			}
+		})
+	}
+	return failure
+}
+
+// Nodes implements cloudprovider.NodeGroup.
+func (n *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
+	g, err := n.state()
+	if err != nil {
+		return nil, err
+	}
+	return g.instancesView(), nil
+}
+
+// TemplateNodeInfo builds the template from inputs cached at Refresh.
+func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
+	if _, err := n.state(); err != nil {
+		return nil, err
+	}
+	info, err := n.m.template(n.id)
+	if err != nil {
+		return nil, err
+	}
+	return buildTemplateNode(n.id, n.m.region, info), nil
+}
+
+// GetOptions returns ErrNotImplemented: returning options would zero the two
+// settings the protocol cannot carry, and we have no per-group overrides.
+func (n *nodeGroup) GetOptions(context.Context, cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
+	return nil, cloudprovider.ErrNotImplemented
+}

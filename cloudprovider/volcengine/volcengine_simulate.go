@@ -1,0 +1,109 @@
+package volcengine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
+)
+
+// Simulation defaults: a demo cluster with a general-purpose group and a GPU group.
+const (
+	simRegion         = "cn-beijing"
+	simGeneralGroupID = "scg-sim-general"
+	simGPUGroupID     = "scg-sim-gpu"
+	simProvisionDelay = 5 * time.Second
+	simRemoveDelay    = 3 * time.Second
+)
+
+// seedDemo fills a fake with the demo cluster: "general" (ecs.g3i.xlarge,
+// min 1, max 10, 2 running) and "gpu" (ecs.gni2.3xlarge with one NVIDIA A10,
+// min 0, max 4, empty, so CA must scale it from zero using the template).
+func seedDemo(f *fakeapi.Server) {
+	f.AddSubnet(fakeapi.Subnet{ID: "subnet-sim-a", ZoneID: "cn-beijing-a"})
+	f.AddSubnet(fakeapi.Subnet{ID: "subnet-sim-b", ZoneID: "cn-beijing-b"})
+	f.AddImage(fakeapi.Image{ID: "image-sim-linux", Architecture: "x86_64", OSType: "Linux"})
+	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.g3i.xlarge", Family: "ecs.g3i", CPUs: 4, MemoryMiB: 16384})
+	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.gni2.3xlarge", Family: "ecs.gni2", CPUs: 12, MemoryMiB: 47104, GPUCount: 1, GPUModel: "NVIDIA A10"})
+	f.AddConfiguration(fakeapi.Configuration{ID: "scc-sim-general", GroupID: simGeneralGroupID, InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-sim-linux"})
+	f.AddConfiguration(fakeapi.Configuration{ID: "scc-sim-gpu", GroupID: simGPUGroupID, InstanceTypes: []string{"ecs.gni2.3xlarge"}, ImageID: "image-sim-linux"})
+	f.AddGroup(fakeapi.Group{
+		ID: simGeneralGroupID, Name: "general", Min: 1, Max: 10, Desired: 2,
+		ActiveConfigID: "scc-sim-general", SubnetIDs: []string{"subnet-sim-a"},
+		Tags: map[string]string{"k8s.io/cluster-autoscaler/enabled": "true", "pool": "general"},
+	})
+	f.AddGroup(fakeapi.Group{
+		ID: simGPUGroupID, Name: "gpu", Min: 0, Max: 4, Desired: 0,
+		ActiveConfigID: "scc-sim-gpu", SubnetIDs: []string{"subnet-sim-b"},
+		Tags: map[string]string{"k8s.io/cluster-autoscaler/enabled": "true", "pool": "gpu"},
+	})
+	f.Reconcile()
+	f.Settle()
+}
+
+// Simulate starts the fake Volcengine API on a loopback port with real-time
+// provisioning lag, seeds the demo cluster and builds the provider against it
+// with dummy credentials. --nodes and --node-group-auto-discovery from opts are
+// honoured; without them both demo groups are discovered by tag.
+func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+	fake := fakeapi.New(fakeapi.Options{
+		Clock:          fakeapi.RealClock{},
+		ProvisionDelay: simProvisionDelay,
+		RemoveDelay:    simRemoveDelay,
+		Region:         simRegion,
+	})
+	seedDemo(fake)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("%s simulation: listen: %w", ProviderName, err)
+	}
+	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	url := "http://" + ln.Addr().String()
+	closeFn := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(cctx)
+	}
+
+	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {
+		opts.NodeGroupAutoDiscoverySpecs = []string{"asg:tag=k8s.io/cluster-autoscaler/enabled=true"}
+	}
+	static, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	if err != nil {
+		closeFn()
+		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
+	}
+	selectors, err := parseDiscoverySpecs(opts.NodeGroupAutoDiscoverySpecs)
+	if err != nil {
+		closeFn()
+		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
+	}
+	o := options{
+		cfg: Config{
+			Region:    simRegion,
+			AccessKey: "AKLTsimulated",
+			SecretKey: "simulated-secret",
+			Endpoint:  url,
+			Scheme:    "http",
+		},
+		static:    static,
+		selectors: selectors,
+	}
+	p, err := build(ctx, opts, o)
+	if err != nil {
+		closeFn()
+		return nil, err
+	}
+	return &cloudprovider.Simulation{
+		Provider: p,
+		URL:      url,
+		Description: fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
+			simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay),
+		Close: closeFn,
+	}, nil
+}
