@@ -49,7 +49,7 @@ func withDiscovery(specs ...string) envOption {
 	return func(c *envConfig) { c.static, c.discovery = nil, specs }
 }
 func withSeed(fn func(f *fakeapi.Server)) envOption { return func(c *envConfig) { c.seed = fn } }
-func withStrictMin() envOption                     { return func(c *envConfig) { c.fakeOpts.StrictMinOnRemove = true } }
+func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.StrictMinOnRemove = true } }
 
 // seedStandard is the conformance seed: a main group (min 1, max 10, 3
 // running) and a second group (min 0, max 5, 1 running), plus template inputs.
