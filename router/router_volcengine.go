@@ -2,6 +2,4 @@
 
 package router
 
-import (
-	_ "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine"
-)
+import _ "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine"
