@@ -1,0 +1,454 @@
+package exoscale
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+)
+
+func memberIDs(t *testing.T, e *testEnv, poolID string) []string {
+	t.Helper()
+	p, ok := e.fake.Pool(poolID)
+	if !ok {
+		t.Fatalf("no pool %s", poolID)
+	}
+	var ids []string
+	for _, m := range p.Members {
+		if m.State != fakeapi.InstanceDestroying {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}
+
+// TestMutationFaults injects 429, 5xx, a hung request and a malformed reply
+// into every mutating call, SKS and plain: the call fails with the right
+// class, the target does not move, and the cloud keeps every member.
+func TestMutationFaults(t *testing.T) {
+	faults := []struct {
+		name    string
+		fault   fakeapi.Fault
+		repeat  int
+		timeout time.Duration
+		want    error
+	}{
+		{"429 beyond the deadline", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 429, RetryAfter: 60}, 1, 0, cloudprovider.ErrRateLimited},
+		{"500 on every attempt", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 500}, 4, 0, cloudprovider.ErrUnavailable},
+		{"503", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 503}, 4, 0, cloudprovider.ErrUnavailable},
+		{"403", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 403, Message: "missing scale-sks-nodepool"}, 1, 0, cloudprovider.ErrPermissionDenied},
+		{"409", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 409}, 1, 0, cloudprovider.ErrFailedPrecondition},
+		{"timeout", fakeapi.Fault{Kind: fakeapi.FaultHang}, 1, 300 * time.Millisecond, context.DeadlineExceeded},
+		{"malformed JSON", fakeapi.Fault{Kind: fakeapi.FaultMalformed}, 1, 0, cloudprovider.ErrUnavailable},
+	}
+	type mutation struct {
+		name      string
+		operation string
+		pool      func(e *testEnv) string
+		call      func(ctx context.Context, e *testEnv, g *nodeGroup) error
+	}
+	increase := func(ctx context.Context, _ *testEnv, g *nodeGroup) error { return g.IncreaseSize(ctx, 2) }
+	evict := func(ctx context.Context, e *testEnv, g *nodeGroup) error {
+		return g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + memberIDs(t, e, g.id)[0])})
+	}
+	decrease := func(ctx context.Context, e *testEnv, g *nodeGroup) error {
+		// Ask for 2 more, then cancel them before the cloud lists them.
+		if err := g.IncreaseSize(ctx, 2); err != nil {
+			return err
+		}
+		return g.DecreaseTargetSize(ctx, -2)
+	}
+	mutations := []mutation{
+		{"sks increase", "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale", func(e *testEnv) string { return e.workersPool }, increase},
+		{"sks evict", "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict", func(e *testEnv) string { return e.workersPool }, evict},
+		{"plain increase", "PUT /v2/instance-pool/{id}:scale", func(e *testEnv) string { return e.batchPool }, increase},
+		{"plain evict", "PUT /v2/instance-pool/{id}:evict", func(e *testEnv) string { return e.batchPool }, evict},
+	}
+	for _, m := range mutations {
+		for _, f := range faults {
+			t.Run(m.name+"/"+f.name, func(t *testing.T) {
+				e := newTestEnv(t, defaultEnvOptions())
+				e.refresh(t)
+				poolID := m.pool(e)
+				g := e.group(t, poolID)
+				ctx := ctx5s(t)
+				before, _ := g.TargetSize(ctx)
+				members := memberIDs(t, e, poolID)
+				for i := 0; i < f.repeat; i++ {
+					ff := f.fault
+					ff.Operation = m.operation
+					e.fake.InjectFault(ff)
+				}
+				callCtx := ctx
+				if f.timeout > 0 {
+					c, cancel := context.WithTimeout(ctx, f.timeout)
+					defer cancel()
+					callCtx = c
+				}
+				err := m.call(callCtx, e, g)
+				if !errors.Is(err, f.want) {
+					t.Fatalf("error %v, want one wrapping %v", err, f.want)
+				}
+				if after, _ := g.TargetSize(ctx); after != before {
+					t.Fatalf("target moved from %d to %d after a failed call", before, after)
+				}
+				e.refresh(t)
+				if after, _ := g.TargetSize(ctx); after != before {
+					t.Fatalf("after Refresh target is %d, want %d", after, before)
+				}
+				p, _ := e.fake.Pool(poolID)
+				if p.Size != before || len(memberIDs(t, e, poolID)) != len(members) {
+					t.Fatalf("cloud pool changed: size %d members %d, want %d/%d", p.Size, len(memberIDs(t, e, poolID)), before, len(members))
+				}
+			})
+		}
+	}
+	// The decrease path: the increase succeeds, the cancelling scale fails.
+	t.Run("decrease fault keeps the increase", func(t *testing.T) {
+		e := newTestEnv(t, defaultEnvOptions())
+		e.refresh(t)
+		g := e.group(t, e.workersPool)
+		ctx := ctx5s(t)
+		if err := g.IncreaseSize(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+		e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 400, Operation: "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale"})
+		if err := g.DecreaseTargetSize(ctx, -2); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+			t.Fatalf("DecreaseTargetSize error %v", err)
+		}
+		if n, _ := g.TargetSize(ctx); n != 5 {
+			t.Fatalf("target %d, want 5", n)
+		}
+		_ = decrease
+	})
+}
+
+func TestRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fault     fakeapi.Fault
+		operation string
+		call      func(ctx context.Context, e *testEnv, g *nodeGroup) error
+		wantErr   error
+		wantCalls int
+	}{
+		{"429 with a short Retry-After is retried", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 429, RetryAfter: 1}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
+			func(ctx context.Context, e *testEnv, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, nil, 2},
+		{"502 on an absolute scale is retried", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 502}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
+			func(ctx context.Context, e *testEnv, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, nil, 2},
+		{"500 on evict is not retried", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 500}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict",
+			func(ctx context.Context, e *testEnv, g *nodeGroup) error {
+				return g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + memberIDs(t, e, g.id)[0])})
+			}, cloudprovider.ErrUnavailable, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t, defaultEnvOptions())
+			e.refresh(t)
+			g := e.group(t, e.workersPool)
+			f := tc.fault
+			f.Operation = tc.operation
+			e.fake.InjectFault(f)
+			e.fake.ResetLog()
+			err := tc.call(ctx5s(t), e, g)
+			if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if n := e.fake.CallsByOperation()[tc.operation]; n != tc.wantCalls {
+				t.Fatalf("%d requests to %s, want %d", n, tc.operation, tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestRateLimitCarriesRetryAfter(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 429, RetryAfter: 90})
+	err := e.group(t, e.workersPool).IncreaseSize(ctx5s(t), 1)
+	var ra *cloudprovider.RetryAfterError
+	if !errors.As(err, &ra) || ra.RetryAfter != 90*time.Second || !errors.Is(err, cloudprovider.ErrRateLimited) {
+		t.Fatalf("error %v: want ErrRateLimited with RetryAfter 90s", err)
+	}
+}
+
+func TestQuotaExceededIncrease(t *testing.T) {
+	o := defaultEnvOptions()
+	o.fake.QuotaLimit = 9 // 3 + 2 + 2 + 1 control plane = 8 in use
+	o.specs = []string{"1:20:workers"}
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	err := e.group(t, e.workersPool).IncreaseSize(ctx5s(t), 3)
+	if !errors.Is(err, cloudprovider.ErrQuotaExceeded) {
+		t.Fatalf("error %v, want ErrQuotaExceeded", err)
+	}
+}
+
+// TestFailedOperation: a scale the cloud accepts but fails later becomes
+// failed slots (Creating + error info) that CA removes without a cloud call.
+func TestFailedOperation(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		quota        int64
+		wantClass    cloudprovider.InstanceErrorClass
+		wantCode     string
+	}{
+		{"capacity", "unavailable", 2000, cloudprovider.OutOfResourcesErrorClass, "exoscale-operation-unavailable"},
+		{"quota", "forbidden", 9, cloudprovider.OutOfResourcesErrorClass, errorCodeQuota},
+		{"other", "fault", 2000, cloudprovider.OtherErrorClass, "exoscale-operation-fault"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := defaultEnvOptions()
+			o.fake.OperationDelay = 10 * time.Second
+			o.fake.QuotaLimit = 2000
+			e := newTestEnv(t, o)
+			e.refresh(t)
+			e.fake.SetQuotaLimit(tc.quota)
+			e.clock.Advance(quotaTTL)
+			e.refresh(t)
+			e.fake.SetQuotaLimit(2000)
+			g := e.group(t, e.workersPool)
+			ctx := ctx5s(t)
+			e.fake.FailNextOperation(exoapi.OperationFailure, tc.reason, "could not create")
+			if err := g.IncreaseSize(ctx, 2); err != nil {
+				t.Fatalf("IncreaseSize: %v", err)
+			}
+			e.refresh(t) // operation still pending: target holds
+			if n, _ := g.TargetSize(ctx); n != 5 {
+				t.Fatalf("target while pending = %d, want 5", n)
+			}
+			e.clock.Advance(11 * time.Second)
+			e.refresh(t)
+			nodes, _ := g.Nodes(ctx)
+			var failed []*corev1.Node
+			for _, in := range nodes {
+				if in.Status.ErrorInfo != nil {
+					if in.Status.State != cloudprovider.InstanceCreating || in.Status.ErrorInfo.ErrorClass != tc.wantClass || in.Status.ErrorInfo.ErrorCode != tc.wantCode {
+						t.Fatalf("failed slot status %+v / %+v", in.Status, in.Status.ErrorInfo)
+					}
+					n := node(in.Id)
+					n.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "create-error"}
+					failed = append(failed, n)
+					if got, _ := e.provider.NodeGroupForNode(ctx, n); got == nil || got.Id(ctx) != g.id {
+						t.Fatalf("NodeGroupForNode(%s) = %v", in.Id, got)
+					}
+				}
+			}
+			if len(failed) != 2 {
+				t.Fatalf("%d failed slots, want 2: %+v", len(failed), nodes)
+			}
+			if n, _ := g.TargetSize(ctx); n != 5 {
+				t.Fatalf("target with failed slots = %d, want 5 (3 + 2 failed)", n)
+			}
+			e.fake.ResetLog()
+			if err := g.DeleteNodes(ctx, failed); err != nil {
+				t.Fatalf("DeleteNodes(failed slots): %v", err)
+			}
+			if n := e.fake.Calls(); n != 0 {
+				t.Fatalf("removing failed slots made %d cloud calls", n)
+			}
+			if n, _ := g.TargetSize(ctx); n != 3 {
+				t.Fatalf("target after cleanup = %d, want 3", n)
+			}
+			// CA repeats deletions of create-error nodes until they vanish.
+			if err := g.DeleteNodes(ctx, failed); err != nil {
+				t.Fatalf("repeated DeleteNodes: %v", err)
+			}
+		})
+	}
+}
+
+func TestInstanceInErrorState(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	bad := memberIDs(t, e, e.workersPool)[1]
+	e.fake.SetInstanceState(bad, fakeapi.InstanceError)
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	ctx := ctx5s(t)
+	nodes, _ := g.Nodes(ctx)
+	for _, in := range nodes {
+		if in.Id == ProviderIDPrefix+bad {
+			if in.Status.State != cloudprovider.InstanceCreating || in.Status.ErrorInfo == nil {
+				t.Fatalf("errored instance status %+v", in.Status)
+			}
+			n := node(in.Id)
+			n.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "create-error"}
+			if err := g.DeleteNodes(ctx, []*corev1.Node{n}); err != nil {
+				t.Fatalf("DeleteNodes(errored): %v", err)
+			}
+			if v, _ := e.fake.Instance(bad); v.State != fakeapi.InstanceDestroying {
+				t.Fatalf("errored instance state in the cloud = %s, want destroying", v.State)
+			}
+			return
+		}
+	}
+	t.Fatal("errored instance not listed")
+}
+
+func TestDeleteNodes(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	ctx := ctx5s(t)
+	ids := memberIDs(t, e, e.workersPool)
+	batch := memberIDs(t, e, e.batchPool)
+	for _, tc := range []struct {
+		name  string
+		nodes []*corev1.Node
+	}{
+		{"empty", nil},
+		{"nil node", []*corev1.Node{nil}},
+		{"duplicate", []*corev1.Node{node(ProviderIDPrefix + ids[0]), node(ProviderIDPrefix + ids[0])}},
+		{"member of another pool", []*corev1.Node{node(ProviderIDPrefix + batch[0])}},
+		{"unknown instance", []*corev1.Node{node(ProviderIDPrefix + "00000000-0000-4000-8000-00000000beef")}},
+		{"malformed placeholder", []*corev1.Node{node(placeholderPrefix + g.id + "/7")}},
+		{"placeholder of another group", []*corev1.Node{node(placeholderPrefix + e.batchPool + "/failed-1")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.fake.ResetLog()
+			if err := g.DeleteNodes(ctx, tc.nodes); !errors.Is(err, cloudprovider.ErrInvalidArgument) {
+				t.Fatalf("error %v, want ErrInvalidArgument", err)
+			}
+			if n := e.fake.Calls(); n != 0 {
+				t.Fatalf("%d cloud calls for a rejected request", n)
+			}
+		})
+	}
+	t.Run("evicts exactly the listed members, idempotently", func(t *testing.T) {
+		if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + ids[0])}); err != nil {
+			t.Fatal(err)
+		}
+		nodes, _ := g.Nodes(ctx)
+		for _, in := range nodes {
+			deleting := in.Status.State == cloudprovider.InstanceDeleting
+			if deleting != (in.Id == ProviderIDPrefix+ids[0]) {
+				t.Fatalf("instance %s deleting=%v", in.Id, deleting)
+			}
+		}
+		e.fake.ResetLog()
+		if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + ids[0])}); err != nil {
+			t.Fatalf("repeated delete: %v", err)
+		}
+		if n := e.fake.Calls(); n != 0 {
+			t.Fatalf("repeated delete made %d calls", n)
+		}
+		if n, _ := g.TargetSize(ctx); n != 2 {
+			t.Fatalf("target %d, want 2", n)
+		}
+		for _, id := range ids[1:] {
+			if v, _ := e.fake.Instance(id); v.State != fakeapi.InstanceRunning {
+				t.Fatalf("member %s not asked for is %s", id, v.State)
+			}
+		}
+	})
+}
+
+func TestDecreaseTargetSize(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	ctx := ctx5s(t)
+	e.fake.ResetLog()
+	if err := g.DecreaseTargetSize(ctx, -1); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+		t.Fatalf("decrease with every member created: %v, want ErrFailedPrecondition", err)
+	}
+	if n := e.fake.Calls(); n != 0 {
+		t.Fatalf("refused decrease made %d calls", n)
+	}
+	if err := g.IncreaseSize(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DecreaseTargetSize(ctx, -2); err != nil {
+		t.Fatalf("cancelling 2 unlisted members: %v", err)
+	}
+	if n, _ := g.TargetSize(ctx); n != 4 {
+		t.Fatalf("target %d, want 4", n)
+	}
+	e.refresh(t)
+	if p, _ := e.fake.Pool(e.workersPool); p.Size != 4 {
+		t.Fatalf("cloud size %d, want 4", p.Size)
+	}
+	// Now the fourth member is listed: nothing left to cancel.
+	if err := g.DecreaseTargetSize(ctx, -1); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+		t.Fatalf("decrease below listed members: %v", err)
+	}
+}
+
+// TestConcurrentIncreaseBusyPool: with a cloud that refuses changes while a
+// pool scales, 64 concurrent IncreaseSize(1) end with exactly the accepted one.
+func TestConcurrentIncreaseBusyPool(t *testing.T) {
+	o := defaultEnvOptions()
+	o.fake.RejectBusy = true
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := g.IncreaseSize(ctx, 1)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case !errors.Is(err, cloudprovider.ErrFailedPrecondition):
+				t.Errorf("unexpected error class: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	ctx := ctx5s(t)
+	if ok.Load() != 1 {
+		t.Fatalf("%d increases accepted by a pool that refuses while busy, want 1", ok.Load())
+	}
+	if n, _ := g.TargetSize(ctx); n != 4 {
+		t.Fatalf("target %d, want 4", n)
+	}
+	e.refresh(t)
+	if p, _ := e.fake.Pool(e.workersPool); p.Size != 4 {
+		t.Fatalf("cloud size %d, want 4", p.Size)
+	}
+}
+
+func TestNodesStatesAndPlaceholderLookup(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	ctx := ctx5s(t)
+	if err := g.IncreaseSize(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	nodes, _ := g.Nodes(ctx)
+	creating := 0
+	for _, in := range nodes {
+		if !strings.HasPrefix(in.Id, ProviderIDPrefix) {
+			t.Fatalf("instance id %q lacks the providerID prefix", in.Id)
+		}
+		if in.Status.State == cloudprovider.InstanceCreating {
+			creating++
+		}
+	}
+	if creating != 1 || len(nodes) != 4 {
+		t.Fatalf("%d instances, %d creating; want 4 and 1", len(nodes), creating)
+	}
+	e.clock.Advance(2 * time.Minute)
+	e.refresh(t)
+	nodes, _ = g.Nodes(ctx)
+	for _, in := range nodes {
+		if in.Status.State != cloudprovider.InstanceRunning {
+			t.Fatalf("after provisioning %s is %v", in.Id, in.Status.State)
+		}
+	}
+}
