@@ -1,0 +1,525 @@
+package externalgrpc
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+)
+
+// Options tunes a Server.
+type Options struct {
+	// Metrics receives request and size metrics; nil records nothing.
+	Metrics *metrics.Metrics
+	// RefreshTimeout bounds one provider refresh running in the background
+	// (default 2m). It is independent of CA's per-RPC deadline.
+	RefreshTimeout time.Duration
+	// RefreshMargin is how long before CA's deadline a Refresh RPC stops waiting
+	// for a slow refresh and answers from the last snapshot (default 500ms).
+	RefreshMargin time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Server adapts a cloudprovider.CloudProvider to the externalgrpc service.
+type Server struct {
+	protos.UnimplementedCloudProviderServer
+
+	provider cloudprovider.CloudProvider
+	opts     Options
+
+	mu      sync.Mutex
+	current *refreshRun
+	ready   atomic.Bool
+}
+
+type refreshRun struct {
+	done chan struct{}
+	err  error
+}
+
+// NewServer returns a server for provider.
+func NewServer(provider cloudprovider.CloudProvider, opts Options) *Server {
+	if opts.RefreshTimeout <= 0 {
+		opts.RefreshTimeout = 2 * time.Minute
+	}
+	if opts.RefreshMargin <= 0 {
+		opts.RefreshMargin = 500 * time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Server{provider: provider, opts: opts}
+}
+
+// Ready reports whether a refresh has succeeded at least once.
+func (s *Server) Ready() bool { return s.ready.Load() }
+
+// triggerRefresh starts a provider refresh unless one is running, and returns
+// the run to wait for. Concurrent callers share one run, so back-to-back
+// Refresh RPCs never stack cloud calls.
+func (s *Server) triggerRefresh() *refreshRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current != nil {
+		select {
+		case <-s.current.done:
+		default:
+			return s.current
+		}
+	}
+	run := &refreshRun{done: make(chan struct{})}
+	s.current = run
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RefreshTimeout)
+		defer cancel()
+		start := s.opts.Now()
+		err := s.provider.Refresh(ctx)
+		if err != nil {
+			s.opts.Metrics.RefreshFailed()
+			klog.ErrorS(err, "Refresh failed, serving the last good snapshot", "provider", s.provider.Name())
+		} else {
+			s.ready.Store(true)
+			s.recordSizes(ctx)
+			klog.V(4).InfoS("Refreshed", "provider", s.provider.Name(), "duration", s.opts.Now().Sub(start))
+		}
+		run.err = err
+		close(run.done)
+	}()
+	return run
+}
+
+// RefreshOnce runs a refresh and waits for it (or ctx); main uses it at start-up.
+func (s *Server) RefreshOnce(ctx context.Context) error {
+	run := s.triggerRefresh()
+	select {
+	case <-run.done:
+		return run.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RefreshUntilReady refreshes at start-up, retrying with backoff until the
+// first success or until ctx ends, so reads are served before CA's first
+// Refresh (CA asks NodeGroups, NodeGroupForNode and GPULabel before it).
+func (s *Server) RefreshUntilReady(ctx context.Context, sleep func(context.Context, time.Duration) error) {
+	if sleep == nil {
+		sleep = cloudprovider.SleepContext
+	}
+	backoff := time.Second
+	for !s.Ready() {
+		if err := s.RefreshOnce(ctx); err == nil || ctx.Err() != nil {
+			return
+		}
+		if sleep(ctx, backoff) != nil {
+			return
+		}
+		if backoff < 30*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func (s *Server) recordSizes(ctx context.Context) {
+	if s.opts.Metrics == nil {
+		return
+	}
+	groups, err := s.provider.NodeGroups(ctx)
+	if err != nil {
+		return
+	}
+	sizes := make([]metrics.GroupSize, 0, len(groups))
+	for _, g := range groups {
+		sizes = append(sizes, groupSize(ctx, g))
+	}
+	s.opts.Metrics.SetGroupSizes(sizes)
+}
+
+func groupSize(ctx context.Context, g cloudprovider.NodeGroup) metrics.GroupSize {
+	target, _ := g.TargetSize(ctx)
+	return metrics.GroupSize{ID: g.Id(ctx), Min: g.MinSize(ctx), Max: g.MaxSize(ctx), Target: target}
+}
+
+// group resolves a request's group id against the current snapshot.
+func (s *Server) group(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	if id == "" {
+		return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group id is empty")
+	}
+	groups, err := s.provider.NodeGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if g.Id(ctx) == id {
+			return g, nil
+		}
+	}
+	return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node group %q", id)
+}
+
+func pbGroup(ctx context.Context, g cloudprovider.NodeGroup) *protos.NodeGroup {
+	return &protos.NodeGroup{Id: g.Id(ctx), MinSize: int32(g.MinSize(ctx)), MaxSize: int32(g.MaxSize(ctx)), Debug: g.Debug(ctx)}
+}
+
+// apiNode rebuilds the four Node fields the client forwards.
+func apiNode(n *protos.ExternalGrpcNode) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.GetName(), Labels: n.GetLabels(), Annotations: n.GetAnnotations()},
+		Spec:       corev1.NodeSpec{ProviderID: n.GetProviderID()},
+	}
+}
+
+func checkNode(n *protos.ExternalGrpcNode) error {
+	if n == nil {
+		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node is missing")
+	}
+	if n.GetProviderID() == "" && n.GetName() == "" {
+		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node has neither providerID nor name")
+	}
+	return nil
+}
+
+// NodeGroups implements the NodeGroups RPC from the provider's snapshot.
+func (s *Server) NodeGroups(ctx context.Context, _ *protos.NodeGroupsRequest) (*protos.NodeGroupsResponse, error) {
+	groups, err := s.provider.NodeGroups(ctx)
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	resp := &protos.NodeGroupsResponse{NodeGroups: make([]*protos.NodeGroup, 0, len(groups))}
+	for _, g := range groups {
+		resp.NodeGroups = append(resp.NodeGroups, pbGroup(ctx, g))
+	}
+	return resp, nil
+}
+
+// NodeGroupForNode implements the NodeGroupForNode RPC. "Not ours" is OK with
+// an empty group: CA reads an error as a failure, not as "not autoscaled".
+func (s *Server) NodeGroupForNode(ctx context.Context, req *protos.NodeGroupForNodeRequest) (*protos.NodeGroupForNodeResponse, error) {
+	if err := checkNode(req.GetNode()); err != nil {
+		return nil, toStatus(err, false)
+	}
+	g, err := s.provider.NodeGroupForNode(ctx, apiNode(req.GetNode()))
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	if g == nil {
+		return &protos.NodeGroupForNodeResponse{NodeGroup: &protos.NodeGroup{}}, nil
+	}
+	return &protos.NodeGroupForNodeResponse{NodeGroup: pbGroup(ctx, g)}, nil
+}
+
+func checkWindow(start, end time.Time) error {
+	if start.IsZero() || end.IsZero() || end.Before(start) {
+		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "price window [%s, %s] is incomplete or reversed", start, end)
+	}
+	return nil
+}
+
+// PricingNodePrice implements the optional PricingNodePrice RPC.
+func (s *Server) PricingNodePrice(ctx context.Context, req *protos.PricingNodePriceRequest) (*protos.PricingNodePriceResponse, error) {
+	if err := checkNode(req.GetNode()); err != nil {
+		return nil, toStatus(err, true)
+	}
+	start, end := req.GetStartTimestamp().AsTime(), req.GetEndTimestamp().AsTime()
+	if req.GetStartTimestamp() == nil || req.GetEndTimestamp() == nil {
+		start, end = time.Time{}, time.Time{}
+	}
+	if err := checkWindow(start, end); err != nil {
+		return nil, toStatus(err, true)
+	}
+	model, err := s.provider.Pricing(ctx)
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	price, err := model.NodePrice(ctx, apiNode(req.GetNode()), start, end)
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	return &protos.PricingNodePriceResponse{Price: price}, nil
+}
+
+// PricingPodPrice implements the optional PricingPodPrice RPC.
+func (s *Server) PricingPodPrice(ctx context.Context, req *protos.PricingPodPriceRequest) (*protos.PricingPodPriceResponse, error) {
+	pod := &corev1.Pod{}
+	if err := pod.Unmarshal(req.GetPodBytes()); err != nil {
+		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "pod_bytes is not a protobuf core/v1 Pod: %v", err), true)
+	}
+	start, end := req.GetStartTimestamp().AsTime(), req.GetEndTimestamp().AsTime()
+	if req.GetStartTimestamp() == nil || req.GetEndTimestamp() == nil {
+		start, end = time.Time{}, time.Time{}
+	}
+	if err := checkWindow(start, end); err != nil {
+		return nil, toStatus(err, true)
+	}
+	model, err := s.provider.Pricing(ctx)
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	price, err := model.PodPrice(ctx, pod, start, end)
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	return &protos.PricingPodPriceResponse{Price: price}, nil
+}
+
+// GPULabel implements the GPULabel RPC.
+func (s *Server) GPULabel(ctx context.Context, _ *protos.GPULabelRequest) (*protos.GPULabelResponse, error) {
+	label, err := s.provider.GPULabel(ctx)
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	return &protos.GPULabelResponse{Label: label}, nil
+}
+
+// GetAvailableGPUTypes implements the GetAvailableGPUTypes RPC. CA reads only
+// the keys; the values carry the name as a StringValue for other readers.
+func (s *Server) GetAvailableGPUTypes(ctx context.Context, _ *protos.GetAvailableGPUTypesRequest) (*protos.GetAvailableGPUTypesResponse, error) {
+	types, err := s.provider.GetAvailableGPUTypes(ctx)
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	resp := &protos.GetAvailableGPUTypesResponse{GpuTypes: make(map[string]*anypb.Any, len(types))}
+	for name := range types {
+		v, err := anypb.New(wrapperspb.String(name))
+		if err != nil {
+			return nil, toStatus(err, false)
+		}
+		resp.GpuTypes[name] = v
+	}
+	return resp, nil
+}
+
+// Cleanup implements the Cleanup RPC. It releases provider resources but the
+// server keeps serving: CA sends Cleanup when it exits and reconnects later.
+func (s *Server) Cleanup(ctx context.Context, _ *protos.CleanupRequest) (*protos.CleanupResponse, error) {
+	if err := s.provider.Cleanup(ctx); err != nil {
+		return nil, toStatus(err, false)
+	}
+	return &protos.CleanupResponse{}, nil
+}
+
+// Refresh implements the Refresh RPC. The provider refresh runs in the
+// background; the RPC waits for it until shortly before CA's deadline. If it
+// is still running then, the RPC answers OK and the last snapshot (with all
+// local bookkeeping) keeps being served, because a Refresh error aborts CA's
+// whole loop.
+func (s *Server) Refresh(ctx context.Context, _ *protos.RefreshRequest) (*protos.RefreshResponse, error) {
+	run := s.triggerRefresh()
+	wait := 4500 * time.Millisecond
+	if deadline, ok := ctx.Deadline(); ok {
+		wait = deadline.Sub(s.opts.Now()) - s.opts.RefreshMargin
+	}
+	if wait <= 0 {
+		wait = time.Millisecond
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-run.done:
+		if run.err != nil {
+			return nil, toStatus(fmt.Errorf("refresh %s: %w", s.provider.Name(), run.err), false)
+		}
+		return &protos.RefreshResponse{}, nil
+	case <-timer.C:
+		klog.InfoS("Refresh still running at CA's deadline, answering from the last snapshot", "provider", s.provider.Name())
+		return &protos.RefreshResponse{}, nil
+	case <-ctx.Done():
+		return nil, toStatus(ctx.Err(), false)
+	}
+}
+
+// NodeGroupTargetSize implements the NodeGroupTargetSize RPC.
+func (s *Server) NodeGroupTargetSize(ctx context.Context, req *protos.NodeGroupTargetSizeRequest) (*protos.NodeGroupTargetSizeResponse, error) {
+	g, err := s.group(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	n, err := g.TargetSize(ctx)
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	return &protos.NodeGroupTargetSizeResponse{TargetSize: int32(n)}, nil
+}
+
+// NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
+func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
+	g, err := s.group(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	if req.GetDelta() <= 0 {
+		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta()), false)
+	}
+	if err := g.IncreaseSize(ctx, int(req.GetDelta())); err != nil {
+		return nil, toStatus(err, false)
+	}
+	s.opts.Metrics.SetGroupSize(groupSize(ctx, g))
+	return &protos.NodeGroupIncreaseSizeResponse{}, nil
+}
+
+// NodeGroupDeleteNodes implements the NodeGroupDeleteNodes RPC.
+func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
+	g, err := s.group(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	if len(req.GetNodes()) == 0 {
+		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", req.GetId()), false)
+	}
+	nodes := make([]*corev1.Node, 0, len(req.GetNodes()))
+	seen := map[string]bool{}
+	for _, n := range req.GetNodes() {
+		if err := checkNode(n); err != nil {
+			return nil, toStatus(err, false)
+		}
+		key := n.GetProviderID() + "\x00" + n.GetName()
+		if seen[key] {
+			return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", cloudprovider.NodeName(n.GetName(), n.GetProviderID())), false)
+		}
+		seen[key] = true
+		nodes = append(nodes, apiNode(n))
+	}
+	if err := g.DeleteNodes(ctx, nodes); err != nil {
+		return nil, toStatus(err, false)
+	}
+	s.opts.Metrics.SetGroupSize(groupSize(ctx, g))
+	return &protos.NodeGroupDeleteNodesResponse{}, nil
+}
+
+// NodeGroupDecreaseTargetSize implements the NodeGroupDecreaseTargetSize RPC.
+func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
+	g, err := s.group(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	if req.GetDelta() >= 0 {
+		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta()), false)
+	}
+	if err := g.DecreaseTargetSize(ctx, int(req.GetDelta())); err != nil {
+		return nil, toStatus(err, false)
+	}
+	s.opts.Metrics.SetGroupSize(groupSize(ctx, g))
+	return &protos.NodeGroupDecreaseTargetSizeResponse{}, nil
+}
+
+// NodeGroupNodes implements the NodeGroupNodes RPC.
+func (s *Server) NodeGroupNodes(ctx context.Context, req *protos.NodeGroupNodesRequest) (*protos.NodeGroupNodesResponse, error) {
+	g, err := s.group(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	instances, err := g.Nodes(ctx)
+	if err != nil {
+		return nil, toStatus(err, false)
+	}
+	resp := &protos.NodeGroupNodesResponse{Instances: make([]*protos.Instance, 0, len(instances))}
+	for _, in := range instances {
+		if in.Id == "" {
+			// CA would treat an empty id as an unregistered node and delete it.
+			klog.InfoS("Skipping instance without id", "nodeGroup", req.GetId())
+			continue
+		}
+		resp.Instances = append(resp.Instances, pbInstance(in))
+	}
+	return resp, nil
+}
+
+func pbInstance(in cloudprovider.Instance) *protos.Instance {
+	out := &protos.Instance{Id: in.Id}
+	if in.Status == nil || in.Status.State == 0 {
+		return out
+	}
+	out.Status = &protos.InstanceStatus{InstanceState: protos.InstanceStatus_InstanceState(in.Status.State)}
+	if e := in.Status.ErrorInfo; e != nil && e.ErrorCode != "" {
+		out.Status.ErrorInfo = &protos.InstanceErrorInfo{
+			ErrorCode:          e.ErrorCode,
+			ErrorMessage:       e.ErrorMessage,
+			InstanceErrorClass: int32(e.ErrorClass),
+		}
+	}
+	return out
+}
+
+// NodeGroupTemplateNodeInfo implements the optional NodeGroupTemplateNodeInfo
+// RPC. Without a template it answers Unimplemented, never OK with empty bytes,
+// which CA would cache as a nil template and later dereference.
+func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.NodeGroupTemplateNodeInfoRequest) (*protos.NodeGroupTemplateNodeInfoResponse, error) {
+	g, err := s.group(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	node, err := g.TemplateNodeInfo(ctx)
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	if node == nil {
+		return nil, status.Errorf(codes.Unimplemented, "node group %s has no template", req.GetId())
+	}
+	b, err := node.Marshal()
+	if err != nil {
+		return nil, toStatus(fmt.Errorf("marshal template of %s: %w", req.GetId(), err), true)
+	}
+	if len(b) == 0 {
+		return nil, status.Errorf(codes.Unimplemented, "node group %s has an empty template", req.GetId())
+	}
+	return &protos.NodeGroupTemplateNodeInfoResponse{NodeBytes: b}, nil
+}
+
+// NodeGroupGetOptions implements the optional NodeGroupGetOptions RPC. A
+// returned option set replaces all of CA's flags for the group (and zeroes two
+// options the protocol cannot carry), so it answers Unimplemented unless the
+// group really has overrides, and then starts from the request's defaults.
+func (s *Server) NodeGroupGetOptions(ctx context.Context, req *protos.NodeGroupAutoscalingOptionsRequest) (*protos.NodeGroupAutoscalingOptionsResponse, error) {
+	g, err := s.group(ctx, req.GetId())
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	defaults := fromPBOptions(req.GetDefaults())
+	opts, err := g.GetOptions(ctx, defaults)
+	if err != nil {
+		return nil, toStatus(err, true)
+	}
+	if opts == nil {
+		return nil, status.Errorf(codes.Unimplemented, "node group %s has no option overrides", req.GetId())
+	}
+	return &protos.NodeGroupAutoscalingOptionsResponse{NodeGroupAutoscalingOptions: toPBOptions(*opts)}, nil
+}
+
+func fromPBOptions(o *protos.NodeGroupAutoscalingOptions) cloudprovider.NodeGroupAutoscalingOptions {
+	return cloudprovider.NodeGroupAutoscalingOptions{
+		ScaleDownUtilizationThreshold:    o.GetScaleDownUtilizationThreshold(),
+		ScaleDownGpuUtilizationThreshold: o.GetScaleDownGpuUtilizationThreshold(),
+		ZeroOrMaxNodeScaling:             o.GetZeroOrMaxNodeScaling(),
+		IgnoreDaemonSetsUtilization:      o.GetIgnoreDaemonSetsUtilization(),
+		ScaleDownUnneededTime:            o.GetScaleDownUnneededDuration().AsDuration(),
+		ScaleDownUnreadyTime:             o.GetScaleDownUnreadyDuration().AsDuration(),
+		MaxNodeProvisionTime:             o.GetMaxNodeProvisionDuration().AsDuration(),
+	}
+}
+
+func toPBOptions(o cloudprovider.NodeGroupAutoscalingOptions) *protos.NodeGroupAutoscalingOptions {
+	return &protos.NodeGroupAutoscalingOptions{
+		ScaleDownUtilizationThreshold:    o.ScaleDownUtilizationThreshold,
+		ScaleDownGpuUtilizationThreshold: o.ScaleDownGpuUtilizationThreshold,
+		ZeroOrMaxNodeScaling:             o.ZeroOrMaxNodeScaling,
+		IgnoreDaemonSetsUtilization:      o.IgnoreDaemonSetsUtilization,
+		ScaleDownUnneededDuration:        durationpb.New(o.ScaleDownUnneededTime),
+		ScaleDownUnreadyDuration:         durationpb.New(o.ScaleDownUnreadyTime),
+		MaxNodeProvisionDuration:         durationpb.New(o.MaxNodeProvisionTime),
+	}
+}

@@ -1,0 +1,166 @@
+// Package metrics holds the Prometheus metrics of the provider server and the
+// instrumented RoundTripper every provider's cloud client goes through.
+//
+// Label values are bounded: gRPC methods are the 15 protocol methods, cloud
+// operations come from each provider's OperationFunc with ids replaced (and
+// are capped as a guard), node groups are the groups being served.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+const namespace = "cluster_autoscaler_provider"
+
+// maxOperations caps distinct cloud operation labels, in case an
+// OperationFunc lets an id through.
+const maxOperations = 200
+
+// Metrics is the set of server metrics. A nil *Metrics records nothing, so
+// tests and tools can run without a registry.
+type Metrics struct {
+	grpcRequests  *prometheus.CounterVec
+	grpcDuration  *prometheus.HistogramVec
+	cloudRequests *prometheus.CounterVec
+	cloudDuration *prometheus.HistogramVec
+	refreshErrors prometheus.Counter
+	nodeGroupSize *prometheus.GaugeVec
+
+	mu         sync.Mutex
+	operations map[string]bool
+}
+
+// New creates the metrics and registers them with reg.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		grpcRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "grpc_requests_total",
+			Help: "gRPC requests served, by method and status code.",
+		}, []string{"method", "code"}),
+		grpcDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "grpc_request_duration_seconds",
+			Help:    "Time to answer a gRPC request, by method.",
+			Buckets: []float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5},
+		}, []string{"method"}),
+		cloudRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cloud_requests_total",
+			Help: "Cloud API requests, by provider, operation and HTTP status code (\"error\" when no response).",
+		}, []string{"provider", "operation", "code"}),
+		cloudDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "cloud_request_duration_seconds",
+			Help:    "Cloud API request latency, by provider and operation.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"provider", "operation"}),
+		refreshErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "refresh_errors_total",
+			Help: "Failed provider refreshes; the previous snapshot keeps being served.",
+		}),
+		nodeGroupSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "node_group_size",
+			Help: "Node group sizes: kind is min, max or target.",
+		}, []string{"node_group", "kind"}),
+		operations: map[string]bool{},
+	}
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize)
+	return m
+}
+
+// ObserveRPC records one answered gRPC request.
+func (m *Metrics) ObserveRPC(method, code string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.grpcRequests.WithLabelValues(method, code).Inc()
+	m.grpcDuration.WithLabelValues(method).Observe(d.Seconds())
+}
+
+// RefreshFailed counts a failed refresh.
+func (m *Metrics) RefreshFailed() {
+	if m == nil {
+		return
+	}
+	m.refreshErrors.Inc()
+}
+
+// GroupSize is one group's bounds and target.
+type GroupSize struct {
+	ID               string
+	Min, Max, Target int
+}
+
+// SetGroupSizes replaces every node_group_size series, so groups that
+// disappeared stop being reported.
+func (m *Metrics) SetGroupSizes(sizes []GroupSize) {
+	if m == nil {
+		return
+	}
+	m.nodeGroupSize.Reset()
+	for _, s := range sizes {
+		m.SetGroupSize(s)
+	}
+}
+
+// SetGroupSize updates one group's series after a mutation.
+func (m *Metrics) SetGroupSize(s GroupSize) {
+	if m == nil {
+		return
+	}
+	m.nodeGroupSize.WithLabelValues(s.ID, "min").Set(float64(s.Min))
+	m.nodeGroupSize.WithLabelValues(s.ID, "max").Set(float64(s.Max))
+	m.nodeGroupSize.WithLabelValues(s.ID, "target").Set(float64(s.Target))
+}
+
+func (m *Metrics) boundedOperation(op string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.operations[op] {
+		return op
+	}
+	if len(m.operations) >= maxOperations {
+		return "other"
+	}
+	m.operations[op] = true
+	return op
+}
+
+// InstrumentTransport returns the hook for cloudprovider.BuildOptions that
+// counts and times every cloud call of provider.
+func (m *Metrics) InstrumentTransport(provider string) func(http.RoundTripper, cloudprovider.OperationFunc) http.RoundTripper {
+	return func(base http.RoundTripper, op cloudprovider.OperationFunc) http.RoundTripper {
+		if m == nil {
+			return base
+		}
+		return &instrumentedTransport{m: m, provider: provider, base: base, op: op}
+	}
+}
+
+type instrumentedTransport struct {
+	m        *Metrics
+	provider string
+	base     http.RoundTripper
+	op       cloudprovider.OperationFunc
+}
+
+func (t *instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	op := req.Method + " " + req.URL.Path
+	if t.op != nil {
+		op = t.op(req)
+	}
+	op = t.m.boundedOperation(op)
+	start := time.Now()
+	resp, err := t.base.RoundTrip(req)
+	code := "error"
+	if err == nil {
+		code = strconv.Itoa(resp.StatusCode)
+	}
+	t.m.cloudRequests.WithLabelValues(t.provider, op, code).Inc()
+	t.m.cloudDuration.WithLabelValues(t.provider, op).Observe(time.Since(start).Seconds())
+	return resp, err
+}

@@ -1,0 +1,3 @@
+//go:build !vultr && !volcengine && !exoscale
+
+package router
