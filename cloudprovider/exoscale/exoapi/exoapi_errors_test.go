@@ -1,0 +1,41 @@
+package exoapi
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+func TestErrorMessage(t *testing.T) {
+	long := strings.Repeat("x", 400)
+	for _, tc := range []struct{ name, body, want string }{
+		{"message field", `{"message":"instance quota exceeded"}`, "instance quota exceeded"},
+		{"error field", `{"error":"bad thing"}`, "bad thing"},
+		{"plain text", "upstream connect error\n", "upstream connect error"},
+		{"json without message", `{"code":1}`, ""},
+		{"truncated", `{"message":"` + long + `"}`, long[:maxMessageLen] + "..."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errorMessage([]byte(tc.body)); got != tc.want {
+				t.Fatalf("errorMessage = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAPIErrorUnwrap(t *testing.T) {
+	cause := errors.New("sdk: Not Found: gone")
+	e := &APIError{Op: "GetInstance", StatusCode: http.StatusNotFound, Message: "gone", kind: sentinelForStatus(404), cause: cause}
+	if !errors.Is(e, cloudprovider.ErrNotFound) || !errors.Is(e, cause) {
+		t.Fatalf("APIError does not unwrap to both sentinel and cause: %v", e)
+	}
+	if errors.Is(e, cloudprovider.ErrUnavailable) {
+		t.Fatal("404 classified as unavailable")
+	}
+	if StatusCode(errors.New("plain")) != 0 {
+		t.Fatal("StatusCode of a non-API error must be 0")
+	}
+}

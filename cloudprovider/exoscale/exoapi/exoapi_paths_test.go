@@ -1,0 +1,40 @@
+package exoapi
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestOperationName(t *testing.T) {
+	for _, tc := range []struct{ method, path, want string }{
+		{"GET", "/v2/sks-cluster", "GET /v2/sks-cluster"},
+		{"GET", "/v2/instance-pool/4f1c-aa", "GET /v2/instance-pool/{id}"},
+		{"PUT", "/v2/instance-pool/4f1c-aa:scale", "PUT /v2/instance-pool/{id}:scale"},
+		{"PUT", "/v2/sks-cluster/c1/nodepool/n1:evict", "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict"},
+		{"PUT", "/v2/sks-cluster/c1/nodepool/n1:rotate-ccm", "PUT /v2/sks-cluster/{id}/nodepool/{id}:{action}"},
+		{"GET", "/v2/quota/instance", "GET /v2/quota/instance"},
+		{"GET", "/v2/quota/sks-cluster", "GET /v2/quota/sks-cluster"},
+		{"GET", "/v2/operation/0000-1", "GET /v2/operation/{id}"},
+		{"GET", "/prefix/v2/instance", "GET /{id}/v2/instance"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, "http://x"+tc.path+"?manager-type=instance-pool", nil)
+			if got := OperationName(req); got != tc.want {
+				t.Fatalf("OperationName = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTemplatePathAction(t *testing.T) {
+	for path, want := range map[string]string{
+		"/v2/instance-pool/x:scale":            "scale",
+		"/v2/sks-cluster/c/nodepool/n:evict":   "evict",
+		"/v2/instance-pool/x":                  "",
+		"/v2/instance:odd/instance-pool/plain": "",
+	} {
+		if got := TemplatePathAction(path); got != want {
+			t.Errorf("TemplatePathAction(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
