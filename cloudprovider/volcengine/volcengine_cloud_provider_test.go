@@ -79,6 +79,9 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	}
 	clock := fakeapi.NewFakeClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	cfg.fakeOpts.Clock = clock
+	// Lag is driven by the fake clock (tests advance it or call Settle).
+	cfg.fakeOpts.ProvisionDelay = time.Minute
+	cfg.fakeOpts.RemoveDelay = time.Minute
 	fake := fakeapi.New(cfg.fakeOpts)
 	cfg.seed(fake)
 	srv := fake.Start()

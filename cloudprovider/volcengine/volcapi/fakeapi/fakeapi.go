@@ -137,6 +137,8 @@ type Fault struct {
 	Malformed bool
 	// Stall holds the request until the client gives up (its context ends).
 	Stall bool
+	// Skip lets this many matching requests through before the fault applies.
+	Skip  int
 	Times int
 }
 

@@ -150,6 +150,10 @@ func (s *Server) takeFaultLocked(action string) *Fault {
 		if f.Action != "" && f.Action != action {
 			continue
 		}
+		if f.Skip > 0 {
+			f.Skip--
+			continue
+		}
 		f.Times--
 		if f.Times <= 0 {
 			s.faults = append(s.faults[:i], s.faults[i+1:]...)

@@ -1,0 +1,463 @@
+package volcengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
+)
+
+func target(t *testing.T, g cloudprovider.NodeGroup) int {
+	t.Helper()
+	n, err := g.TargetSize(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func providerIDs(insts []fakeapi.Instance) []string {
+	var out []string
+	for _, in := range insts {
+		out = append(out, ProviderIDPrefix+in.ID)
+	}
+	return out
+}
+
+// TestMutationFaults injects each API failure into each mutating call and
+// checks that the call fails with the right class, the target stays inside
+// [min, max] and unchanged, and no instance other than those asked for goes.
+func TestMutationFaults(t *testing.T) {
+	faults := []struct {
+		name  string
+		fault fakeapi.Fault
+		kind  error
+	}{
+		{name: "429", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 100}, kind: cloudprovider.ErrRateLimited},
+		{name: "500", fault: fakeapi.Fault{Status: 500, Code: "InternalError", Times: 100}, kind: cloudprovider.ErrUnavailable},
+		{name: "error in 200 body", fault: fakeapi.Fault{Status: 200, Code: "OperationDenied.ScalingActivityInProgress", Times: 100}, kind: cloudprovider.ErrFailedPrecondition},
+		{name: "malformed JSON", fault: fakeapi.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
+		{name: "timeout", fault: fakeapi.Fault{Stall: true, Times: 100}, kind: context.DeadlineExceeded},
+	}
+	ops := []struct {
+		name   string
+		action string
+		run    func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error
+	}{
+		{name: "IncreaseSize", action: fakeapi.ActionModifyScalingGroup, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
+			return g.IncreaseSize(ctx, 2)
+		}},
+		{name: "DecreaseTargetSize", action: fakeapi.ActionModifyScalingGroup, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
+			return g.DecreaseTargetSize(ctx, -1)
+		}},
+		{name: "DeleteNodes", action: fakeapi.ActionRemoveInstances, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
+			return g.DeleteNodes(ctx, []*corev1.Node{nodeFor(ProviderIDPrefix + e.fake.Instances(mainGroupID)[0].ID)})
+		}},
+	}
+	for _, op := range ops {
+		for _, f := range faults {
+			t.Run(op.name+"/"+f.name, func(t *testing.T) {
+				e := newEnv(t)
+				// Give DecreaseTargetSize an unfulfilled request to cancel.
+				e.fake.SetGroupBounds(mainGroupID, 1, 10, 4)
+				if err := e.p.Refresh(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				g := e.group(t, mainGroupID)
+				before := target(t, g)
+				instBefore := len(e.fake.Instances(mainGroupID))
+				fault := f.fault
+				fault.Action = op.action
+				e.fake.AddFault(fault)
+				ctx := testCtx(t)
+				if f.fault.Stall {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, 100_000_000) // 100ms
+					defer cancel()
+				}
+				err := op.run(ctx, e, g)
+				if !errors.Is(err, f.kind) {
+					t.Fatalf("error = %v, want %v", err, f.kind)
+				}
+				e.fake.ClearFaults()
+				if got := target(t, g); got != before {
+					t.Fatalf("target %d after a failed %s, want %d", got, op.name, before)
+				}
+				cg, _ := e.fake.Group(mainGroupID)
+				if cg.Desired < cg.Min || cg.Desired > cg.Max {
+					t.Fatalf("cloud desired %d outside [%d, %d]", cg.Desired, cg.Min, cg.Max)
+				}
+				if err := e.p.Refresh(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				if got := target(t, g); got != cg.Desired {
+					t.Fatalf("target %d after Refresh, cloud has %d", got, cg.Desired)
+				}
+				if f.fault.Stall {
+					// The request may have been applied before the client gave
+					// up; only the bounds matter then.
+					return
+				}
+				if got := len(e.fake.Instances(mainGroupID)); op.name == "DeleteNodes" && got != instBefore {
+					t.Fatalf("%d instances after a failed delete, want %d", got, instBefore)
+				}
+			})
+		}
+	}
+}
+
+func TestConcurrentIncreaseSize(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	before, max := target(t, g), g.MaxSize(testCtx(t))
+	const callers = 64
+	var accepted atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := g.IncreaseSize(testCtx(t), 1)
+			switch {
+			case err == nil:
+				accepted.Add(1)
+			case !errors.Is(err, cloudprovider.ErrFailedPrecondition):
+				t.Errorf("unexpected error class: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if int(accepted.Load()) != max-before {
+		t.Fatalf("%d accepted, want %d", accepted.Load(), max-before)
+	}
+	if n := e.fake.CountAction(fakeapi.ActionModifyScalingGroup); n != max-before {
+		t.Fatalf("%d ModifyScalingGroup calls, want %d (refused calls must not reach the cloud)", n, max-before)
+	}
+	cg, _ := e.fake.Group(mainGroupID)
+	if cg.Desired != max || target(t, g) != max {
+		t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), max)
+	}
+}
+
+func TestBadArgumentsMakeNoCall(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	other := e.fake.Instances(otherGroupID)
+	mine := e.fake.Instances(mainGroupID)
+	tests := []struct {
+		name string
+		run  func() error
+		kind error
+	}{
+		{name: "increase zero", run: func() error { return g.IncreaseSize(testCtx(t), 0) }, kind: cloudprovider.ErrInvalidArgument},
+		{name: "increase past max", run: func() error { return g.IncreaseSize(testCtx(t), 8) }, kind: cloudprovider.ErrFailedPrecondition},
+		{name: "decrease positive", run: func() error { return g.DecreaseTargetSize(testCtx(t), 1) }, kind: cloudprovider.ErrInvalidArgument},
+		{name: "decrease below existing", run: func() error { return g.DecreaseTargetSize(testCtx(t), -1) }, kind: cloudprovider.ErrFailedPrecondition},
+		{name: "delete foreign group's node", run: func() error {
+			return g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor(ProviderIDPrefix + other[0].ID)})
+		}, kind: cloudprovider.ErrInvalidArgument},
+		{name: "delete mixed batch", run: func() error {
+			return g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor(ProviderIDPrefix + mine[0].ID), nodeFor(ProviderIDPrefix + other[0].ID)})
+		}, kind: cloudprovider.ErrInvalidArgument},
+		{name: "delete other cloud's node", run: func() error {
+			return g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor("aws:///i-1")})
+		}, kind: cloudprovider.ErrInvalidArgument},
+		{name: "delete duplicate", run: func() error {
+			n := nodeFor(ProviderIDPrefix + mine[0].ID)
+			return g.DeleteNodes(testCtx(t), []*corev1.Node{n, n})
+		}, kind: cloudprovider.ErrInvalidArgument},
+		{name: "delete nil", run: func() error { return g.DeleteNodes(testCtx(t), []*corev1.Node{nil}) }, kind: cloudprovider.ErrInvalidArgument},
+		{name: "delete registered below min", run: func() error {
+			return g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor(providerIDs(mine)[0]), nodeFor(providerIDs(mine)[1]), nodeFor(providerIDs(mine)[2])})
+		}, kind: cloudprovider.ErrFailedPrecondition},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := e.fake.RequestCount()
+			before := target(t, g)
+			if err := tc.run(); !errors.Is(err, tc.kind) {
+				t.Fatalf("error = %v, want %v", err, tc.kind)
+			}
+			if e.fake.RequestCount() != calls {
+				t.Fatal("a refused call reached the cloud")
+			}
+			if target(t, g) != before {
+				t.Fatal("target changed")
+			}
+		})
+	}
+}
+
+func TestDeleteNodesBatchesOf20(t *testing.T) {
+	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+		seedStandard(f)
+		f.SetGroupBounds(mainGroupID, 1, 100, 46)
+		f.Reconcile()
+		f.Settle()
+	}))
+	g := e.group(t, mainGroupID)
+	insts := e.fake.Instances(mainGroupID)
+	var nodes []*corev1.Node
+	for _, pid := range providerIDs(insts[:45]) {
+		nodes = append(nodes, nodeFor(pid))
+	}
+	if err := g.DeleteNodes(testCtx(t), nodes); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, r := range e.fake.Requests() {
+		if r.Action == fakeapi.ActionRemoveInstances {
+			n := 0
+			for i := 1; r.Query.Get(fmt.Sprintf("InstanceIds.%d", i)) != ""; i++ {
+				n++
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	if fmt.Sprint(sizes) != "[20 20 5]" {
+		t.Fatalf("batches = %v, want [20 20 5]", sizes)
+	}
+	if got := target(t, g); got != 1 {
+		t.Fatalf("target %d, want 1", got)
+	}
+	deleting := 0
+	nodesNow, _ := g.Nodes(testCtx(t))
+	for _, in := range nodesNow {
+		if in.Status != nil && in.Status.State == cloudprovider.InstanceDeleting {
+			deleting++
+		}
+	}
+	if deleting != 45 {
+		t.Fatalf("%d instances reported deleting, want 45", deleting)
+	}
+	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != 1 {
+		t.Fatalf("cloud desired %d, want 1", cg.Desired)
+	}
+}
+
+func TestDeleteNodesPartialFailure(t *testing.T) {
+	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+		seedStandard(f)
+		f.SetGroupBounds(mainGroupID, 0, 100, 30)
+		f.Reconcile()
+		f.Settle()
+	}))
+	g := e.group(t, mainGroupID)
+	var nodes []*corev1.Node
+	for _, pid := range providerIDs(e.fake.Instances(mainGroupID)) {
+		nodes = append(nodes, nodeFor(pid))
+	}
+	// The first batch goes through, the second fails.
+	e.fake.AddFault(fakeapi.Fault{Action: fakeapi.ActionRemoveInstances, Status: 500, Code: "InternalError", Skip: 1})
+	err := g.DeleteNodes(testCtx(t), nodes)
+	if !errors.Is(err, cloudprovider.ErrUnavailable) {
+		t.Fatalf("error = %v", err)
+	}
+	if got := target(t, g); got != 10 {
+		t.Fatalf("target %d, want 10 (first 20 removed, rest refused)", got)
+	}
+	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != 10 {
+		t.Fatalf("cloud desired %d, want 10", cg.Desired)
+	}
+	first := nodes[:20]
+	// Resending the already removed nodes (as CA does) is a no-op.
+	before := e.fake.CountAction(fakeapi.ActionRemoveInstances)
+	if err := g.DeleteNodes(testCtx(t), first); err != nil {
+		t.Fatal(err)
+	}
+	if e.fake.CountAction(fakeapi.ActionRemoveInstances) != before {
+		t.Fatal("re-deleting removing instances called the cloud")
+	}
+	if got := target(t, g); got != 10 {
+		t.Fatalf("target %d after resend, want 10", got)
+	}
+}
+
+func TestNoDesiredNumberGroup(t *testing.T) {
+	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+		seedStandard(f)
+		f.SetGroupBounds(otherGroupID, 0, 5, -1)
+		f.AddInstance(otherGroupID, fakeapi.StatusInService)
+		f.AddInstance(otherGroupID, fakeapi.StatusRemoving)
+	}))
+	g := e.group(t, otherGroupID)
+	if got := target(t, g); got != 2 {
+		t.Fatalf("target %d, want 2 live instances", got)
+	}
+	calls := e.fake.RequestCount()
+	for name, err := range map[string]error{
+		"increase": g.IncreaseSize(testCtx(t), 1),
+		"decrease": g.DecreaseTargetSize(testCtx(t), -1),
+	} {
+		if !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+			t.Fatalf("%s: error = %v, want failed precondition", name, err)
+		}
+	}
+	if e.fake.RequestCount() != calls {
+		t.Fatal("refused calls reached the cloud")
+	}
+	insts := e.fake.Instances(otherGroupID)
+	var live string
+	for _, in := range insts {
+		if in.Status == fakeapi.StatusInService {
+			live = in.ID
+		}
+	}
+	if err := g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor(ProviderIDPrefix + live)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := target(t, g); got != 1 {
+		t.Fatalf("target %d after delete, want 1", got)
+	}
+}
+
+func TestUnregisteredBelowMinFallsBackWhenAPIRefuses(t *testing.T) {
+	e := newEnv(t, withStrictMin(), withSeed(func(f *fakeapi.Server) {
+		seedStandard(f)
+		f.SetGroupBounds(mainGroupID, 2, 10, 2)
+		f.Reconcile()
+		f.Settle()
+	}))
+	g := e.group(t, mainGroupID)
+	insts := e.fake.Instances(mainGroupID)
+	fake := nodeFor(ProviderIDPrefix + insts[0].ID)
+	fake.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "unregistered"}
+	if err := g.DeleteNodes(testCtx(t), []*corev1.Node{fake}); err != nil {
+		t.Fatal(err)
+	}
+	var decreases []string
+	for _, r := range e.fake.Requests() {
+		if r.Action == fakeapi.ActionRemoveInstances {
+			decreases = append(decreases, r.Query.Get("DecreaseDesiredCapacity")+"/"+r.Query.Get("ForceDelete"))
+		}
+	}
+	if fmt.Sprint(decreases) != "[true/ false/true]" {
+		t.Fatalf("RemoveInstances attempts (DecreaseDesiredCapacity/ForceDelete) = %v", decreases)
+	}
+	if got := target(t, g); got != 2 {
+		t.Fatalf("target %d, want 2 (the group keeps min and replaces the instance)", got)
+	}
+	nodes, _ := g.Nodes(testCtx(t))
+	for _, in := range nodes {
+		if in.Id == fake.Spec.ProviderID && in.Status.State != cloudprovider.InstanceDeleting {
+			t.Fatalf("removed instance reported %v", in.Status.State)
+		}
+	}
+}
+
+func TestFailedCreationReported(t *testing.T) {
+	tests := []struct {
+		name      string
+		failure   fakeapi.CreateFailure
+		wantClass cloudprovider.InstanceErrorClass
+		wantCode  string
+	}{
+		{name: "stock-out", failure: fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock in cn-beijing-a"}, wantClass: cloudprovider.OutOfResourcesErrorClass, wantCode: "InsufficientInstanceStock"},
+		{name: "quota", failure: fakeapi.CreateFailure{Code: "QuotaExceeded.Vcpu", Message: "vCPU quota"}, wantClass: cloudprovider.OutOfResourcesErrorClass, wantCode: "QuotaExceeded.Vcpu"},
+		{name: "other", failure: fakeapi.CreateFailure{Code: "InvalidImage", Message: "image gone"}, wantClass: cloudprovider.OtherErrorClass, wantCode: "InvalidImage"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			f := tc.failure
+			e.fake.SetCreateFailure(mainGroupID, &f)
+			g := e.group(t, mainGroupID)
+			if err := g.IncreaseSize(testCtx(t), 1); err != nil {
+				t.Fatal(err)
+			}
+			e.fake.Settle()
+			if err := e.p.Refresh(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			nodes, _ := g.Nodes(testCtx(t))
+			var failed []cloudprovider.Instance
+			for _, in := range nodes {
+				if in.Status != nil && in.Status.ErrorInfo != nil {
+					failed = append(failed, in)
+				}
+			}
+			if len(failed) != 1 {
+				t.Fatalf("%d failed instances, want 1: %+v", len(failed), nodes)
+			}
+			st := failed[0].Status
+			if st.State != cloudprovider.InstanceCreating || st.ErrorInfo.ErrorClass != tc.wantClass || st.ErrorInfo.ErrorCode != tc.wantCode {
+				t.Fatalf("status = %+v / %+v", st, st.ErrorInfo)
+			}
+			// CA then deletes the failed instance as a fake node.
+			n := nodeFor(failed[0].Id)
+			n.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "create-error"}
+			before := target(t, g)
+			if err := g.DeleteNodes(testCtx(t), []*corev1.Node{n}); err != nil {
+				t.Fatal(err)
+			}
+			if target(t, g) != before-1 {
+				t.Fatalf("target %d, want %d", target(t, g), before-1)
+			}
+		})
+	}
+}
+
+func TestRemovedInstanceStaysDeletingWhileCloudLags(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	victim := ProviderIDPrefix + e.fake.Instances(mainGroupID)[0].ID
+	if err := g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor(victim)}); err != nil {
+		t.Fatal(err)
+	}
+	// A failed Refresh keeps the bookkeeping.
+	e.fake.FailNext(100)
+	if err := e.p.Refresh(testCtx(t)); err == nil {
+		t.Fatal("Refresh succeeded against a failing cloud")
+	}
+	e.fake.ClearFaults()
+	state := func() cloudprovider.InstanceState {
+		nodes, _ := g.Nodes(testCtx(t))
+		for _, in := range nodes {
+			if in.Id == victim {
+				return in.Status.State
+			}
+		}
+		return 0
+	}
+	if st := state(); st != cloudprovider.InstanceDeleting {
+		t.Fatalf("victim state %v after failed refresh, want deleting", st)
+	}
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(); st != cloudprovider.InstanceDeleting {
+		t.Fatalf("victim state %v while the API lists it as removing, want deleting", st)
+	}
+	e.fake.Settle()
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(); st != 0 {
+		t.Fatalf("victim still listed (%v) after the API dropped it", st)
+	}
+	if len(e.p.m.removed) != 0 {
+		t.Fatalf("removal bookkeeping not cleared: %v", e.p.m.removed)
+	}
+}
+
+func TestGetOptionsAndTemplate(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	if _, err := g.GetOptions(testCtx(t), cloudprovider.NodeGroupAutoscalingOptions{}); !errors.Is(err, cloudprovider.ErrNotImplemented) {
+		t.Fatalf("GetOptions error = %v", err)
+	}
+	node, err := g.TemplateNodeInfo(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Labels[labelInstanceType] != "ecs.g3i.xlarge" || node.Labels[labelZone] != "cn-beijing-a" {
+		t.Fatalf("labels = %v", node.Labels)
+	}
+}
