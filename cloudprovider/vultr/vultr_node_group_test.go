@@ -1,0 +1,512 @@
+package vultr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
+)
+
+func strp(s string) *string { return &s }
+
+func TestIncreaseSize(t *testing.T) {
+	tests := []struct {
+		name       string
+		delta      int
+		fault      *fakeapi.Fault
+		wantErr    error
+		wantErrHas string
+		wantTarget int
+		wantPatch  string // exact body, "" = no PATCH
+	}{
+		{name: "ok", delta: 2, wantTarget: 5, wantPatch: `{"node_quantity":5}`},
+		{name: "up to max", delta: 5, wantTarget: 8, wantPatch: `{"node_quantity":8}`},
+		{name: "past max", delta: 6, wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3},
+		{name: "zero", delta: 0, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "negative", delta: -1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "response without node_pool", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
+			wantErr: vultrapi.ErrMalformedResponse, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+		{name: "quantity mismatch", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", ReportQuantity: 9},
+			wantErrHas: "reports node_quantity 9 after setting 4", wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+		{name: "cloud refuses", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 400},
+			wantErr: vultrapi.ErrBadRequest, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			g := e.group("a-main")
+			if tc.fault != nil {
+				e.fake.Inject(*tc.fault)
+			}
+			e.fake.ResetRequests()
+			err := g.IncreaseSize(e.ctx(), tc.delta)
+			switch {
+			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			case tc.wantErrHas != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErrHas)):
+				t.Fatalf("error %v, want it to say %q", err, tc.wantErrHas)
+			case tc.wantErr == nil && tc.wantErrHas == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			}
+			if got, _ := g.TargetSize(e.ctx()); got != tc.wantTarget {
+				t.Fatalf("target %d, want %d", got, tc.wantTarget)
+			}
+			reqs := e.fake.Requests()
+			if tc.wantPatch == "" {
+				if len(reqs) != 0 {
+					t.Fatalf("refused call made %d cloud calls", len(reqs))
+				}
+				return
+			}
+			if len(reqs) != 1 || reqs[0].Method != http.MethodPatch || string(reqs[0].Body) != tc.wantPatch {
+				t.Fatalf("requests %+v, want one PATCH %s", reqs, tc.wantPatch)
+			}
+		})
+	}
+}
+
+func TestConcurrentIncreaseSize(t *testing.T) {
+	tests := []struct {
+		name     string
+		specs    []string
+		accepted int
+	}{
+		{name: "room for 5", accepted: 5},
+		{name: "room for all 64", specs: []string{"1:100:a-main"}, accepted: 64},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t, withSpecs(tc.specs...))
+			g := e.group("a-main")
+			e.fake.ResetRequests()
+			var ok atomic.Int32
+			var wg sync.WaitGroup
+			for i := 0; i < 64; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					if err := g.IncreaseSize(ctx, 1); err == nil {
+						ok.Add(1)
+					} else if !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+						t.Errorf("IncreaseSize: %v", err)
+					}
+				}()
+			}
+			wg.Wait()
+			if int(ok.Load()) != tc.accepted {
+				t.Fatalf("%d accepted, want %d", ok.Load(), tc.accepted)
+			}
+			if got, _ := g.TargetSize(e.ctx()); got != 3+tc.accepted {
+				t.Fatalf("target %d, want %d", got, 3+tc.accepted)
+			}
+			if q := e.pool("a-main").Quantity; q != 3+tc.accepted || q > g.MaxSize(e.ctx()) {
+				t.Fatalf("cloud quantity %d, want %d", q, 3+tc.accepted)
+			}
+			if n := countRequests(e.fake.Requests(), http.MethodPatch, "/node-pools/a-main"); n != tc.accepted {
+				t.Fatalf("%d PATCHes, want one per accepted call (%d)", n, tc.accepted)
+			}
+		})
+	}
+}
+
+func TestDecreaseTargetSize(t *testing.T) {
+	tests := []struct {
+		name string
+		// grow raises the target first; appear says whether the new nodes
+		// already show in Vultr's list when the decrease runs.
+		grow, delta int
+		appear      bool
+		wantErr     error
+		wantTarget  int
+		wantCalls   []string
+	}{
+		{name: "cancel unfulfilled", grow: 2, delta: -2, wantTarget: 3, wantCalls: []string{"GET", "PATCH"}},
+		{name: "cancel part", grow: 2, delta: -1, wantTarget: 4, wantCalls: []string{"GET", "PATCH"}},
+		{name: "below existing, snapshot says so", delta: -1, wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3},
+		{name: "below existing, fresh list says so", grow: 2, delta: -1, appear: true,
+			wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 5, wantCalls: []string{"GET"}},
+		{name: "positive delta", delta: 1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "zero delta", delta: 0, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
+			g := e.group("a-main")
+			if tc.grow > 0 {
+				if err := g.IncreaseSize(e.ctx(), tc.grow); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.appear {
+				e.clock.Advance(time.Minute)
+			}
+			e.fake.ResetRequests()
+			err := g.DecreaseTargetSize(e.ctx(), tc.delta)
+			if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if got, _ := g.TargetSize(e.ctx()); got != tc.wantTarget {
+				t.Fatalf("target %d, want %d", got, tc.wantTarget)
+			}
+			var calls []string
+			for _, r := range e.fake.Requests() {
+				calls = append(calls, r.Method)
+			}
+			if fmt.Sprint(calls) != fmt.Sprint(tc.wantCalls) && len(calls)+len(tc.wantCalls) > 0 {
+				t.Fatalf("calls %v, want %v", calls, tc.wantCalls)
+			}
+			// No registered node was lost.
+			e.clock.Advance(time.Hour)
+			if got := len(e.pool("a-main").Nodes); got < 3 {
+				t.Fatalf("only %d nodes left; a registered node was removed", got)
+			}
+		})
+	}
+}
+
+func TestDeleteNodes(t *testing.T) {
+	type nodeFn func(e *testEnv) []*corev1.Node
+	main := func(i int) func(e *testEnv) *corev1.Node {
+		return func(e *testEnv) *corev1.Node { return realNode(e.main, e.main.Nodes[i]) }
+	}
+	nodes := func(fs ...func(e *testEnv) *corev1.Node) nodeFn {
+		return func(e *testEnv) []*corev1.Node {
+			var out []*corev1.Node
+			for _, f := range fs {
+				out = append(out, f(e))
+			}
+			return out
+		}
+	}
+	byProviderID := func(e *testEnv) *corev1.Node { return unregisteredNode(e.main.Nodes[2].ID) }
+	foreign := func(e *testEnv) *corev1.Node { return realNode(e.second, e.second.Nodes[0]) }
+	otherCloud := func(e *testEnv) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: corev1.NodeSpec{ProviderID: "hcloud://123"}}
+	}
+	disagree := func(e *testEnv) *corev1.Node {
+		n := realNode(e.main, e.main.Nodes[0])
+		n.Spec.ProviderID = ProviderIDPrefix + e.main.Nodes[1].ID
+		return n
+	}
+	bare := func(e *testEnv) *corev1.Node { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "bare"}} }
+
+	tests := []struct {
+		name        string
+		nodes       nodeFn
+		fault       func(e *testEnv) *fakeapi.Fault
+		wantErr     error
+		wantErrHas  string
+		wantTarget  int
+		wantDeletes int
+	}{
+		{name: "one by label", nodes: nodes(main(0)), wantTarget: 2, wantDeletes: 1},
+		{name: "by providerID (unregistered)", nodes: nodes(byProviderID), wantTarget: 2, wantDeletes: 1},
+		{name: "registered below min refused", nodes: nodes(main(0), main(1)), wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3},
+		{name: "node of another pool", nodes: nodes(main(0), foreign), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "other cloud", nodes: nodes(otherCloud), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "label and providerID disagree", nodes: nodes(disagree), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "no id at all", nodes: nodes(bare), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "same node twice", nodes: nodes(main(0), main(0)), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		{name: "cloud says gone", nodes: nodes(main(0)),
+			fault:   func(e *testEnv) *fakeapi.Fault { return &fakeapi.Fault{Method: "DELETE", Status: 404} },
+			wantErr: cloudprovider.ErrNotFound, wantTarget: 3, wantDeletes: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			g := e.group("a-main")
+			if tc.fault != nil {
+				e.fake.Inject(*tc.fault(e))
+			}
+			before := e.pool("a-main")
+			e.fake.ResetRequests()
+			err := g.DeleteNodes(e.ctx(), tc.nodes(e))
+			if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if got, _ := g.TargetSize(e.ctx()); got != tc.wantTarget {
+				t.Fatalf("target %d, want %d", got, tc.wantTarget)
+			}
+			if n := countRequests(e.fake.Requests(), http.MethodDelete, "/nodes/"); n != tc.wantDeletes {
+				t.Fatalf("%d DELETE calls, want %d", n, tc.wantDeletes)
+			}
+			if tc.wantErr != nil {
+				if got := e.pool("a-main"); got.Quantity != before.Quantity || len(got.Nodes) != len(before.Nodes) {
+					t.Fatalf("a refused delete changed the pool: %+v -> %+v", before, got)
+				}
+			}
+		})
+	}
+}
+
+func TestDeleteNodesStopsAtFirstFailure(t *testing.T) {
+	e := newTestEnv(t, withSpecs("1:8:a-main"))
+	g := e.group("a-main")
+	n := e.main.Nodes
+	if err := g.IncreaseSize(e.ctx(), 2); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Inject(fakeapi.Fault{Method: "DELETE", PathContains: n[1].ID, Status: 500, Times: 10})
+	err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[0]), realNode(e.main, n[1]), realNode(e.main, n[2])})
+	if !errors.Is(err, cloudprovider.ErrUnavailable) {
+		t.Fatalf("error %v, want ErrUnavailable", err)
+	}
+	if !strings.Contains(err.Error(), "deleted before the failure: "+n[0].ID) || !strings.Contains(err.Error(), n[1].ID) {
+		t.Fatalf("error does not say what was deleted: %v", err)
+	}
+	if got, _ := g.TargetSize(e.ctx()); got != 4 {
+		t.Fatalf("target %d, want 4 (lowered once for the accepted deletion)", got)
+	}
+	if c := countRequests(e.fake.Requests(), http.MethodDelete, n[2].ID); c != 0 {
+		t.Fatal("continued after the failure")
+	}
+	ins, _ := g.Nodes(e.ctx())
+	states := map[string]cloudprovider.InstanceState{}
+	for _, in := range ins {
+		states[strings.TrimPrefix(in.Id, ProviderIDPrefix)] = in.Status.State
+	}
+	if states[n[0].ID] != cloudprovider.InstanceDeleting || states[n[1].ID] != cloudprovider.InstanceRunning ||
+		states[n[2].ID] != cloudprovider.InstanceRunning {
+		t.Fatalf("states after partial delete: %v", states)
+	}
+}
+
+// TestDeleteNodesAtMin checks the min rule: registered nodes never take the
+// group below min, never-registered instances can always be removed, and a
+// re-sent deletion is not counted twice.
+func TestDeleteNodesAtMin(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.group("a-main")
+	n := e.main.Nodes
+	if err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[0])}); err != nil {
+		t.Fatal(err)
+	}
+	// Target 2 == min now.
+	calls := e.fake.RequestCount()
+	if err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[1])}); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+		t.Fatalf("registered node at min: %v", err)
+	}
+	if e.fake.RequestCount() != calls {
+		t.Fatal("refused delete made a call")
+	}
+	if err := g.DeleteNodes(e.ctx(), []*corev1.Node{unregisteredNode(n[1].ID)}); err != nil {
+		t.Fatalf("unregistered node at min: %v", err)
+	}
+	if got, _ := g.TargetSize(e.ctx()); got != 1 {
+		t.Fatalf("target %d, want 1", got)
+	}
+	// CA re-sends failed instances each loop: no second DELETE, no second decrement.
+	calls = e.fake.RequestCount()
+	if err := g.DeleteNodes(e.ctx(), []*corev1.Node{unregisteredNode(n[1].ID)}); err != nil {
+		t.Fatalf("re-sent delete: %v", err)
+	}
+	if got, _ := g.TargetSize(e.ctx()); got != 1 || e.fake.RequestCount() != calls {
+		t.Fatalf("re-sent delete: target %d, %d calls", got, e.fake.RequestCount()-calls)
+	}
+}
+
+// TestMutationFaults injects 429, 5xx, timeouts and malformed answers into
+// each mutating call and checks the invariants: the size never leaves
+// [min, max] in the cloud or locally, and no node is deleted that was not asked.
+func TestMutationFaults(t *testing.T) {
+	faults := map[string]fakeapi.Fault{
+		"429 beyond deadline":  {Status: 429, RetryAfter: "60"},
+		"429 then ok":          {Status: 429, RetryAfter: "1"},
+		"500 persistent":       {Status: 500, Times: 10},
+		"503 once":             {Status: 503},
+		"503 after apply":      {Status: 503, AfterApply: true, Times: 10},
+		"timeout":              {Hang: true},
+		"malformed JSON":       {Status: 202, Body: strp(`{"node_pool": {`), AfterApply: true},
+		"malformed, not apply": {Status: 200, Body: strp(`not json`), ContentType: "text/plain"},
+	}
+	ops := []struct {
+		name   string
+		method string
+		run    func(e *testEnv, g *nodeGroup, ctx context.Context) error
+		asked  func(e *testEnv) map[string]bool
+		// random is how many nodes VKE may pick itself: shrinking a pool
+		// removes random nodes, in-flight ones included.
+		random int
+	}{
+		{name: "IncreaseSize", method: "PATCH", run: func(e *testEnv, g *nodeGroup, ctx context.Context) error { return g.IncreaseSize(ctx, 5) }},
+		{name: "DecreaseTargetSize", method: "PATCH", run: func(e *testEnv, g *nodeGroup, ctx context.Context) error {
+			return g.DecreaseTargetSize(ctx, -1)
+		}, random: 1},
+		{name: "DeleteNodes", method: "DELETE", run: func(e *testEnv, g *nodeGroup, ctx context.Context) error {
+			return g.DeleteNodes(ctx, []*corev1.Node{realNode(e.main, e.main.Nodes[0])})
+		}, asked: func(e *testEnv) map[string]bool { return map[string]bool{e.main.Nodes[0].ID: true} }},
+	}
+	for _, op := range ops {
+		for fname, f := range faults {
+			t.Run(op.name+"/"+fname, func(t *testing.T) {
+				e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
+				g := e.group("a-main")
+				if op.name == "DecreaseTargetSize" {
+					// Leave an unfulfilled request to cancel.
+					if err := g.IncreaseSize(e.ctx(), 1); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := e.pool("a-main")
+				f.Method = op.method
+				e.fake.Inject(f)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				if f.Hang {
+					ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+				}
+				err := op.run(e, g, ctx)
+				cancel()
+				if err != nil && strings.Contains(err.Error(), e.fake.Token()) {
+					t.Fatalf("error leaks the token: %v", err)
+				}
+				check := func(when string) {
+					t.Helper()
+					min, max := g.MinSize(e.ctx()), g.MaxSize(e.ctx())
+					target, _ := g.TargetSize(e.ctx())
+					p := e.pool("a-main")
+					if target < min || target > max || p.Quantity < min || p.Quantity > max {
+						t.Fatalf("%s: target %d, cloud quantity %d outside [%d, %d] (err %v)", when, target, p.Quantity, min, max, err)
+					}
+					asked := map[string]bool{}
+					if op.asked != nil {
+						asked = op.asked(e)
+					}
+					left := map[string]bool{}
+					for _, n := range p.Nodes {
+						if n.Status != "closed" {
+							left[n.ID] = true
+						}
+					}
+					unasked := 0
+					for _, n := range before.Nodes {
+						if !left[n.ID] && !asked[n.ID] {
+							unasked++
+						}
+					}
+					if unasked > op.random {
+						t.Fatalf("%s: %d nodes were deleted without being asked (err %v)", when, unasked, err)
+					}
+				}
+				check("right after the call")
+				e.fake.ClearFaults()
+				e.refresh()
+				check("after Refresh")
+				e.clock.Advance(time.Hour)
+				e.refresh()
+				check("after the cloud settled")
+			})
+		}
+	}
+}
+
+func TestNodesStatus(t *testing.T) {
+	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = 10 * time.Second; o.ActiveAfter = 60 * time.Second }))
+	g := e.group("a-main")
+	if err := g.IncreaseSize(e.ctx(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, e.main.Nodes[0])}); err != nil {
+		t.Fatal(err)
+	}
+	count := func() map[cloudprovider.InstanceState]int {
+		ins, err := g.Nodes(e.ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[cloudprovider.InstanceState]int{}
+		for _, in := range ins {
+			if !strings.HasPrefix(in.Id, ProviderIDPrefix) {
+				t.Fatalf("instance id %q", in.Id)
+			}
+			m[in.Status.State]++
+		}
+		return m
+	}
+	steps := []struct {
+		name    string
+		advance time.Duration
+		want    map[cloudprovider.InstanceState]int
+	}{
+		{name: "right after", want: map[cloudprovider.InstanceState]int{cloudprovider.InstanceRunning: 2, cloudprovider.InstanceDeleting: 1}},
+		{name: "new node pending, deleted one closed", advance: 10 * time.Second,
+			want: map[cloudprovider.InstanceState]int{cloudprovider.InstanceRunning: 2, cloudprovider.InstanceCreating: 1, cloudprovider.InstanceDeleting: 1}},
+		{name: "active, closed gone", advance: 60 * time.Second, want: map[cloudprovider.InstanceState]int{cloudprovider.InstanceRunning: 3}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			e.clock.Advance(s.advance)
+			if s.advance > 0 {
+				e.refresh()
+			}
+			if got := count(); fmt.Sprint(got) != fmt.Sprint(s.want) {
+				t.Fatalf("states %v, want %v", got, s.want)
+			}
+			if got, _ := g.TargetSize(e.ctx()); got != 3 {
+				t.Fatalf("target %d, want 3", got)
+			}
+		})
+	}
+}
+
+func TestRemovedGroup(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.group("a-main")
+	// The pool loses its auto_scaler flag: CA may still hold the old object.
+	if _, err := e.p.m.client.(*vultrapi.Client).SetNodePoolQuantity(e.ctx(), testClusterID, "a-main", 3); err != nil {
+		t.Fatal(err)
+	}
+	e.p.m.specs = nil
+	e.fake.Settle()
+	req, _ := http.NewRequest(http.MethodPatch, e.fake.URL()+"/v2/kubernetes/clusters/"+testClusterID+"/node-pools/a-main",
+		strings.NewReader(`{"auto_scaler":false}`))
+	req.Header.Set("Authorization", "Bearer "+e.fake.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	e.refresh()
+	calls := e.fake.RequestCount()
+	for name, err := range map[string]error{
+		"IncreaseSize": g.IncreaseSize(e.ctx(), 1),
+		"DeleteNodes":  g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, e.main.Nodes[0])}),
+	} {
+		if !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+			t.Fatalf("%s on a removed group: %v", name, err)
+		}
+	}
+	if _, err := g.TargetSize(e.ctx()); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Fatalf("TargetSize on a removed group: %v", err)
+	}
+	if e.fake.RequestCount() != calls {
+		t.Fatal("calls on a removed group reached the cloud")
+	}
+	if got, _ := e.p.NodeGroupForNode(e.ctx(), realNode(e.main, e.main.Nodes[0])); got != nil {
+		t.Fatal("node of an unflagged pool still maps to a group")
+	}
+}
+
+func TestGetOptionsDefaults(t *testing.T) {
+	e := newTestEnv(t)
+	o, err := e.group("a-main").GetOptions(e.ctx(), cloudprovider.NodeGroupAutoscalingOptions{ScaleDownUnneededTime: time.Minute})
+	if err != nil || o != nil {
+		t.Fatalf("GetOptions = %+v, %v; want nil, nil (use CA's defaults)", o, err)
+	}
+	if d := e.group("a-main").Debug(e.ctx()); !strings.Contains(d, "a-main") || !strings.Contains(d, "min:2 max:8") {
+		t.Fatalf("Debug %q", d)
+	}
+}
