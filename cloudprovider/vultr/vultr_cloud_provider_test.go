@@ -387,7 +387,7 @@ func TestGPUAndCleanup(t *testing.T) {
 }
 
 func TestGPUTypesBeforePlansLoaded(t *testing.T) {
-	e := newTestEnv(t, withFake(func(o *fakeapi.Options) {}))
+	e := newTestEnv(t)
 	// A provider whose plan list failed must not answer an empty (cacheable) set.
 	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)
 	p := &CloudProvider{m: m}

@@ -1,0 +1,185 @@
+package vultr
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
+)
+
+// hookClient runs a function between Vultr's answer to the node-pool list and
+// the manager seeing it, to interleave a mutation with a Refresh.
+type hookClient struct {
+	vultrClient
+	afterList func()
+}
+
+func (h *hookClient) ListNodePools(ctx context.Context, clusterID string) ([]vultrapi.NodePool, error) {
+	pools, err := h.vultrClient.ListNodePools(ctx, clusterID)
+	if h.afterList != nil {
+		f := h.afterList
+		h.afterList = nil
+		f()
+	}
+	return pools, err
+}
+
+func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
+	tests := []struct {
+		name       string
+		mutate     func(e *testEnv, g *nodeGroup) error
+		wantTarget int
+	}{
+		{name: "increase during refresh", mutate: func(e *testEnv, g *nodeGroup) error { return g.IncreaseSize(e.ctx(), 2) }, wantTarget: 5},
+		{name: "delete during refresh", mutate: func(e *testEnv, g *nodeGroup) error {
+			return g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, e.main.Nodes[0])})
+		}, wantTarget: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			g := e.group("a-main")
+			hc := &hookClient{vultrClient: e.p.m.client}
+			e.p.m.client = hc
+			hc.afterList = func() {
+				if err := tc.mutate(e, g); err != nil {
+					t.Error(err)
+				}
+			}
+			e.refresh() // applies a list taken before the mutation
+			if got, _ := g.TargetSize(e.ctx()); got != tc.wantTarget {
+				t.Fatalf("target %d after a stale list, want %d", got, tc.wantTarget)
+			}
+			e.refresh() // a fresh list agrees
+			if got, _ := g.TargetSize(e.ctx()); got != tc.wantTarget {
+				t.Fatalf("target %d after a fresh list, want %d", got, tc.wantTarget)
+			}
+		})
+	}
+}
+
+func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault fakeapi.Fault
+		want  error
+	}{
+		{name: "5xx", fault: fakeapi.Fault{Status: 500, Times: 10}, want: cloudprovider.ErrUnavailable},
+		{name: "rate limited", fault: fakeapi.Fault{Status: 429, RetryAfter: "60"}, want: cloudprovider.ErrRateLimited},
+		{name: "unauthorized", fault: fakeapi.Fault{Status: 401}, want: cloudprovider.ErrUnauthenticated},
+		{name: "malformed", fault: fakeapi.Fault{Status: 200, Body: strp("{")}, want: vultrapi.ErrMalformedResponse},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			g := e.group("a-main")
+			victim := e.main.Nodes[0]
+			if err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, victim)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.IncreaseSize(e.ctx(), 1); err != nil {
+				t.Fatal(err)
+			}
+			e.fake.Inject(tc.fault)
+			err := e.p.Refresh(e.ctx())
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Refresh error %v, want %v", err, tc.want)
+			}
+			gs, _ := e.p.NodeGroups(e.ctx())
+			if len(gs) != 3 {
+				t.Fatalf("%d groups after a failed Refresh", len(gs))
+			}
+			if got, _ := g.TargetSize(e.ctx()); got != 3 {
+				t.Fatalf("target %d, want 3", got)
+			}
+			ins, _ := g.Nodes(e.ctx())
+			found := false
+			for _, in := range ins {
+				if in.Id == ProviderIDPrefix+victim.ID {
+					found = in.Status.State == cloudprovider.InstanceDeleting
+				}
+			}
+			if !found {
+				t.Fatal("deleted node lost its deleting state after a failed Refresh")
+			}
+			if ng, _ := e.p.NodeGroupForNode(e.ctx(), realNode(e.main, e.main.Nodes[1])); ng == nil {
+				t.Fatal("index lost after a failed Refresh")
+			}
+		})
+	}
+}
+
+func TestPlanCache(t *testing.T) {
+	e := newTestEnv(t)
+	countPlanCalls := func() int {
+		return countRequests(e.fake.Requests(), http.MethodGet, "/v2/plans")
+	}
+	if n := countPlanCalls(); n != 2 {
+		t.Fatalf("first Refresh made %d plan calls, want 2 (plans and plans-metal)", n)
+	}
+	if n := countRequests(e.fake.Requests(), http.MethodGet, "/v2/kubernetes/clusters/"+testClusterID); n != 2 {
+		t.Fatalf("first Refresh made %d cluster calls, want 2 (cluster and node-pools)", n)
+	}
+	steps := []struct {
+		name      string
+		advance   time.Duration
+		addPool   string // plan of a pool added before the refresh
+		wantCalls int    // plan calls made by this step's Refresh
+	}{
+		{name: "fresh cache", advance: time.Minute, wantCalls: 0},
+		{name: "unknown plan, retried", advance: 5 * time.Minute, addPool: "vc2-9c-99gb", wantCalls: 2},
+		{name: "unknown plan, not again so soon", advance: time.Minute, wantCalls: 0},
+		{name: "unknown plan, retry interval passed", advance: 5 * time.Minute, wantCalls: 2},
+		{name: "expired after an hour", advance: time.Hour, wantCalls: 2},
+	}
+	for i, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			e.clock.Advance(s.advance)
+			if s.addPool != "" {
+				if _, err := e.fake.AddPool(testClusterID, fakeapi.PoolSpec{ID: "x" + s.addPool, Label: "x", Plan: s.addPool,
+					Quantity: 1, Min: 1, Max: 2, AutoScaler: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := countPlanCalls()
+			e.refresh()
+			if got := countPlanCalls() - before; got != s.wantCalls {
+				t.Fatalf("step %d: %d plan calls, want %d", i, got, s.wantCalls)
+			}
+		})
+	}
+	// A pool with an unknown plan has no template; CA then treats the group as
+	// "not implemented" rather than crashing on an empty template.
+	if _, err := e.group("xvc2-9c-99gb").TemplateNodeInfo(e.ctx()); !errors.Is(err, cloudprovider.ErrNotImplemented) {
+		t.Fatalf("template with unknown plan: %v", err)
+	}
+}
+
+func TestRegionRetriedAfterFailure(t *testing.T) {
+	e := newTestEnv(t)
+	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)
+	// Fail the call right after the node-pool list: the cluster (region) read.
+	hc := &hookClient{vultrClient: m.client}
+	m.client = hc
+	hc.afterList = func() { e.fake.Inject(fakeapi.Fault{Method: "GET", Status: 403}) }
+	if err := m.Refresh(e.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	if m.clusterRegion() != "" {
+		t.Fatal("region set although the cluster call failed")
+	}
+	e.clock.Advance(regionRetryInterval)
+	if err := m.Refresh(e.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.clusterRegion(); got != "ams" {
+		t.Fatalf("region %q after retry, want ams", got)
+	}
+}
