@@ -366,6 +366,7 @@ func (m *manager) warnOnce(key, msg string, kv ...any) {
 // fetchTypes caches the instance types of selected groups; types never change,
 // so each is fetched once per process. A failure only disables templates.
 func (m *manager) fetchTypes(ctx context.Context, selected map[string]*cloudprovider.NodeGroupSpec, snap *snapshot) {
+	failed := map[string]bool{}
 	for poolID := range selected {
 		typeID := snap.pools[poolID].InstanceTypeID
 		if np, ok := snap.nodepoolByPool[poolID]; ok && np.InstanceTypeID != "" {
@@ -374,11 +375,12 @@ func (m *manager) fetchTypes(ctx context.Context, selected map[string]*cloudprov
 		if typeID == "" {
 			continue
 		}
-		if _, ok := m.instanceType(typeID); ok {
+		if _, ok := m.instanceType(typeID); ok || failed[typeID] {
 			continue
 		}
 		t, err := m.client.GetInstanceType(ctx, typeID)
 		if err != nil {
+			failed[typeID] = true
 			klog.V(2).InfoS("Cannot read instance type; no template for this group yet", "provider", ProviderName, "nodeGroup", poolID, "instanceType", typeID, "err", err)
 			continue
 		}

@@ -1,0 +1,104 @@
+package exoscale
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+func envFunc(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadConfig(t *testing.T) {
+	full := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: "de-fra-1"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range full {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		opts     cloudprovider.BuildOptions
+		wantErr  []string
+		endpoint string
+		check    func(t *testing.T, c Config)
+	}{
+		{name: "defaults", env: full, endpoint: "https://api-de-fra-1.exoscale.com/v2", check: func(t *testing.T, c Config) {
+			if c.Environment != "api" || c.UnlimitedMaxSize != defaultUnlimitedMaxSize || c.RefreshInterval != defaultRefreshInterval {
+				t.Fatalf("defaults not applied: %v", c)
+			}
+		}},
+		{name: "all three missing named in one error", env: map[string]string{}, wantErr: []string{"EXOSCALE_API_KEY, EXOSCALE_API_SECRET, EXOSCALE_ZONE"}},
+		{name: "secret missing", env: with(EnvAPISecret, ""), wantErr: []string{"missing required environment variables: EXOSCALE_API_SECRET"}},
+		{name: "environment", env: with(EnvAPIEnvironment, "ppapi"), endpoint: "https://ppapi-de-fra-1.exoscale.com/v2"},
+		{name: "endpoint override", env: with(EnvAPIEndpoint, "http://127.0.0.1:8080/v2/"), endpoint: "http://127.0.0.1:8080/v2"},
+		{name: "bad endpoint", env: with(EnvAPIEndpoint, "api.exoscale.com"), wantErr: []string{EnvAPIEndpoint}},
+		{name: "bad zone", env: with(EnvZone, "de-fra-1.evil.com/x"), wantErr: []string{"does not look like an Exoscale zone"}},
+		{name: "bad environment", env: with(EnvAPIEnvironment, "API!"), wantErr: []string{EnvAPIEnvironment}},
+		{name: "tunables", env: with(EnvUnlimitedMaxSize, "250", EnvRefreshInterval, "30s", EnvSKSCluster, "prod"), check: func(t *testing.T, c Config) {
+			if c.UnlimitedMaxSize != 250 || c.RefreshInterval != 30*time.Second || c.SKSCluster != "prod" {
+				t.Fatalf("tunables: %v", c)
+			}
+		}},
+		{name: "bad tunables reported together", env: with(EnvUnlimitedMaxSize, "0", EnvRefreshInterval, "soon"), wantErr: []string{EnvUnlimitedMaxSize, EnvRefreshInterval}},
+		{name: "specs", env: full, opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"0:5:gpu", "2:9:pool:with:colons"}}, check: func(t *testing.T, c Config) {
+			if len(c.NodeGroupSpecs) != 2 || c.NodeGroupSpecs[1].Name != "pool:with:colons" || c.NodeGroupSpecs[0].MinSize != 0 {
+				t.Fatalf("specs %v", c.NodeGroupSpecs)
+			}
+		}},
+		{name: "bad spec", env: full, opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"5:1:x"}}, wantErr: []string{"below min"}},
+		{name: "auto-discovery refused", env: full, opts: cloudprovider.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"x"}}, wantErr: []string{EnvSKSCluster}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadConfig(tc.opts, envFunc(tc.env))
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatal("LoadConfig succeeded, want an error")
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Fatalf("error %q lacks %q", err, w)
+					}
+				}
+				if strings.Contains(err.Error(), testSecret) {
+					t.Fatalf("error leaks the secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("LoadConfig: %v", err)
+			}
+			if tc.endpoint != "" && cfg.APIEndpoint() != tc.endpoint {
+				t.Fatalf("APIEndpoint = %q, want %q", cfg.APIEndpoint(), tc.endpoint)
+			}
+			if tc.check != nil {
+				tc.check(t, cfg)
+			}
+		})
+	}
+}
+
+func TestConfigRedaction(t *testing.T) {
+	cfg := Config{APIKey: testKey, APISecret: testSecret, Zone: "ch-gva-2", Environment: "api"}
+	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(f, cfg)
+		if strings.Contains(out, testSecret) || strings.Contains(out, testKey) {
+			t.Fatalf("%s leaks a credential: %s", f, out)
+		}
+		if !strings.Contains(out, "<redacted>") || !strings.Contains(out, "ch-gva-2") {
+			t.Fatalf("%s: %s", f, out)
+		}
+	}
+	ptr := fmt.Sprintf("%+v", &cfg)
+	if strings.Contains(ptr, testSecret) {
+		t.Fatalf("pointer formatting leaks: %s", ptr)
+	}
+}

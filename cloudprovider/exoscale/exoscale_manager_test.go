@@ -1,0 +1,221 @@
+package exoscale
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+)
+
+func TestRefreshErrorsKeepSnapshot(t *testing.T) {
+	for _, op := range []string{"GET /v2/sks-cluster", "GET /v2/instance-pool", "GET /v2/instance"} {
+		t.Run(op, func(t *testing.T) {
+			e := newTestEnv(t, defaultEnvOptions())
+			e.refresh(t)
+			ctx := ctx5s(t)
+			g := e.group(t, e.workersPool)
+			if err := g.IncreaseSize(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 403, Operation: op})
+			err := e.provider.Refresh(ctx)
+			if !errors.Is(err, cloudprovider.ErrPermissionDenied) {
+				t.Fatalf("Refresh error %v, want ErrPermissionDenied", err)
+			}
+			if gs, _ := e.provider.NodeGroups(ctx); len(gs) != 4 {
+				t.Fatalf("NodeGroups after failed Refresh: %d groups", len(gs))
+			}
+			if n, _ := g.TargetSize(ctx); n != 5 {
+				t.Fatalf("target after failed Refresh = %d, want 5", n)
+			}
+			e.refresh(t)
+			if n, _ := e.group(t, e.workersPool).TargetSize(ctx); n != 5 {
+				t.Fatalf("target after recovery = %d, want 5", n)
+			}
+		})
+	}
+}
+
+func TestConfiguredClusterMissing(t *testing.T) {
+	o := defaultEnvOptions()
+	o.cluster = "staging"
+	e := newTestEnv(t, o)
+	err := e.provider.Refresh(ctx5s(t))
+	if !errors.Is(err, cloudprovider.ErrNotFound) {
+		t.Fatalf("Refresh error %v, want ErrNotFound naming the cluster", err)
+	}
+}
+
+func TestSpecMatching(t *testing.T) {
+	o := defaultEnvOptions()
+	o.cluster = ""
+	e := newTestEnv(t, o)
+	// A second cluster with a nodepool also called "workers".
+	other := e.fake.AddSKSCluster("other")
+	_, otherWorkers := e.fake.AddNodepool(other, fakeapi.PoolSeed{Name: "workers", Size: 1})
+	e.provider.m.cfg.NodeGroupSpecs = []cloudprovider.NodeGroupSpec{
+		{MinSize: 1, MaxSize: 5, Name: "workers"},        // ambiguous without a cluster scope
+		{MinSize: 2, MaxSize: 6, Name: e.systemPool},     // by pool id
+		{MinSize: 1, MaxSize: 7, Name: otherWorkers},     // by pool id, second cluster
+		{MinSize: 1, MaxSize: 8, Name: "does-not-exist"}, // ignored with a warning
+	}
+	e.refresh(t)
+	ctx := ctx5s(t)
+	gs, _ := e.provider.NodeGroups(ctx)
+	got := map[string][2]int{}
+	for _, g := range gs {
+		got[g.Id(ctx)] = [2]int{g.MinSize(ctx), g.MaxSize(ctx)}
+	}
+	want := map[string][2]int{e.systemPool: {2, 6}, otherWorkers: {1, 7}}
+	if len(got) != len(want) || got[e.systemPool] != want[e.systemPool] || got[otherWorkers] != want[otherWorkers] {
+		t.Fatalf("groups %v, want %v", got, want)
+	}
+	// With the cluster scope, the name resolves inside it.
+	e.provider.m.cfg.SKSCluster = "prod"
+	e.refresh(t)
+	if g := e.provider.m.group(e.workersPool); g == nil || g.MaxSize(ctx) != 5 {
+		t.Fatalf("scoped spec did not select prod's workers: %v", g)
+	}
+}
+
+func TestMinZeroNeedsTemplate(t *testing.T) {
+	o := defaultEnvOptions()
+	o.specs = []string{"0:4:system"}
+	e := newTestEnv(t, o)
+	// Both instance type lookups fail (each type is tried once per refresh):
+	// no template, so min is raised to 1.
+	for i := 0; i < 2; i++ {
+		e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 404, Operation: "GET /v2/instance-type/{id}"})
+	}
+	e.refresh(t)
+	if n := e.fake.CallsByOperation()["GET /v2/instance-type/{id}"]; n != 2 {
+		t.Fatalf("%d instance-type lookups for 2 distinct types, want 2", n)
+	}
+	ctx := ctx5s(t)
+	if m := e.group(t, e.systemPool).MinSize(ctx); m != 1 {
+		t.Fatalf("min without template = %d, want 1", m)
+	}
+	if _, err := e.group(t, e.systemPool).TemplateNodeInfo(ctx); !errors.Is(err, cloudprovider.ErrNotImplemented) {
+		t.Fatalf("TemplateNodeInfo without a type: %v, want ErrNotImplemented", err)
+	}
+	e.refresh(t)
+	if m := e.group(t, e.systemPool).MinSize(ctx); m != 0 {
+		t.Fatalf("min with template = %d, want 0", m)
+	}
+}
+
+func TestRefreshInterval(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.provider.m.cfg.RefreshInterval = 10 * time.Second
+	e.refresh(t)
+	e.fake.ResetLog()
+	e.refresh(t)
+	if n := e.fake.Calls(); n != 0 {
+		t.Fatalf("Refresh within the interval made %d calls", n)
+	}
+	e.clock.Advance(10 * time.Second)
+	e.refresh(t)
+	if n := e.fake.Calls(); n != 3 {
+		t.Fatalf("Refresh after the interval made %d calls, want 3", n)
+	}
+}
+
+func TestPendingOperations(t *testing.T) {
+	o := defaultEnvOptions()
+	o.fake.OperationDelay = 30 * time.Second
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	ctx := ctx5s(t)
+	g := e.group(t, e.workersPool)
+	if err := g.IncreaseSize(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.ResetLog()
+	e.refresh(t)
+	if n := e.fake.CallsByOperation()["GET /v2/operation/{id}"]; n != 1 {
+		t.Fatalf("pending operation checked %d times, want 1", n)
+	}
+	e.clock.Advance(31 * time.Second)
+	e.refresh(t)
+	e.fake.ResetLog()
+	e.refresh(t)
+	if n := e.fake.Calls(); n != 3 {
+		t.Fatalf("after the operation finished, Refresh made %d calls, want 3", n)
+	}
+	if n, _ := g.TargetSize(ctx); n != 5 {
+		t.Fatalf("target %d, want 5", n)
+	}
+	// An operation the API has forgotten (404) counts as done.
+	if err := g.IncreaseSize(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 404, Operation: "GET /v2/operation/{id}"})
+	e.refresh(t)
+	if len(g.pending) != 0 {
+		t.Fatalf("%d operations still pending after a 404", len(g.pending))
+	}
+	if n, _ := g.TargetSize(ctx); n != 6 {
+		t.Fatalf("target %d, want 6", n)
+	}
+}
+
+// TestConcurrentUse runs reads, lookups, mutations and refreshes together;
+// run with -race.
+func TestConcurrentUse(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	nodes, _ := g.Nodes(ctx5s(t))
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(4)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = e.provider.Refresh(ctx)
+		}()
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = g.IncreaseSize(ctx, 1)
+		}()
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			for _, n := range nodes {
+				if got, err := e.provider.NodeGroupForNode(ctx, node(n.Id)); err != nil || got == nil {
+					t.Errorf("NodeGroupForNode(%s) = %v, %v", n.Id, got, err)
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			for _, gr := range e.provider.m.nodeGroups() {
+				_, _ = gr.Nodes(ctx)
+				_, _ = gr.TargetSize(ctx)
+				_ = gr.Debug(ctx)
+				_, _ = gr.TemplateNodeInfo(ctx)
+			}
+		}()
+	}
+	wg.Wait()
+	ctx := ctx5s(t)
+	if n, _ := g.TargetSize(ctx); n != 11 {
+		t.Fatalf("target after 8 concurrent increases = %d, want 11", n)
+	}
+	e.refresh(t)
+	if p, _ := e.fake.Pool(e.workersPool); p.Size != 11 {
+		t.Fatalf("cloud size %d, want 11", p.Size)
+	}
+	_ = exoapi.OperationSuccess
+}
