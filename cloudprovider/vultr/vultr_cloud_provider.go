@@ -58,9 +58,8 @@ func loadOptions(opts cloudprovider.BuildOptions) (*Config, []cloudprovider.Node
 	return cfg, specs, nil
 }
 
-// Build reads the cloud config, builds the Vultr client and takes a first
-// snapshot, so the reads CA makes before its first Refresh have answers. A
-// failed first snapshot is logged, not fatal: CA's Refresh will retry it.
+// Build reads the cloud config and builds the Vultr client. It makes no cloud
+// call: the server takes the first snapshot (and retries it) before serving.
 func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, specs, err := loadOptions(opts)
 	if err != nil {
@@ -79,13 +78,6 @@ func newProvider(ctx context.Context, cfg *Config, specs []cloudprovider.NodeGro
 	}
 	p := &CloudProvider{m: newManager(client, cfg.ClusterID, specs, now)}
 	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
-	rctx, cancel := context.WithTimeout(ctx, initialRefreshTimeout)
-	defer cancel()
-	if err := p.Refresh(rctx); err != nil {
-		klog.ErrorS(err, "Initial refresh failed; serving an empty snapshot until CA's next Refresh", "provider", ProviderName)
-	} else {
-		klog.InfoS("Vultr provider ready", "provider", ProviderName, "nodeGroups", len(p.m.nodeGroups()))
-	}
 	return p, nil
 }
 

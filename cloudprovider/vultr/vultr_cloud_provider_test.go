@@ -82,6 +82,7 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	e.p = p
+	e.refresh()
 	return e
 }
 
@@ -202,10 +203,15 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Build took a first snapshot, so reads work before CA's first Refresh.
+			if n := fake.RequestCount(); n != 0 {
+				t.Fatalf("Build made %d cloud calls; the server takes the first snapshot", n)
+			}
+			if err := p.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			gs, _ := p.NodeGroups(context.Background())
 			if len(gs) != tc.groups {
-				t.Fatalf("NodeGroups right after Build = %d, want %d", len(gs), tc.groups)
+				t.Fatalf("NodeGroups after the first Refresh = %d, want %d", len(gs), tc.groups)
 			}
 		})
 	}

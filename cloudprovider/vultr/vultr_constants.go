@@ -49,7 +49,4 @@ const (
 	planRetryInterval = 5 * time.Minute
 	// regionRetryInterval bounds re-fetches of the cluster region after a failure.
 	regionRetryInterval = 5 * time.Minute
-	// initialRefreshTimeout bounds the Refresh done at build time so reads work
-	// before CA's first Refresh (CA calls NodeGroups and NodeGroupForNode first).
-	initialRefreshTimeout = 10 * time.Second
 )

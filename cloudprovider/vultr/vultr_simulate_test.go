@@ -2,13 +2,24 @@ package vultr
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/url"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
 func TestSimulate(t *testing.T) {
@@ -29,6 +40,9 @@ func TestSimulate(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sim.Close()
+			if err := sim.Provider.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
 			u, err := url.Parse(sim.URL)
 			if err != nil || u.Hostname() != "127.0.0.1" {
 				t.Fatalf("fake URL %q is not loopback", sim.URL)
@@ -67,5 +81,101 @@ func TestSimulate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScaleUpThroughGRPC drives the provider through the externalgrpc server
+// as CA would: a scale-up makes new nodes appear in the fake cloud, first
+// creating (pending), then running (active).
+func TestScaleUpThroughGRPC(t *testing.T) {
+	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = 5 * time.Second; o.ActiveAfter = 60 * time.Second }))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	protos.RegisterCloudProviderServer(srv, externalgrpc.NewServer(e.p, externalgrpc.Options{}))
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := protos.NewCloudProviderClient(conn)
+
+	refresh := func() {
+		t.Helper()
+		if _, err := c.Refresh(e.ctx(), &protos.RefreshRequest{}); err != nil {
+			t.Fatalf("Refresh: %v", err)
+		}
+	}
+	states := func(id string) map[protos.InstanceStatus_InstanceState]int {
+		t.Helper()
+		resp, err := c.NodeGroupNodes(e.ctx(), &protos.NodeGroupNodesRequest{Id: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[protos.InstanceStatus_InstanceState]int{}
+		for _, in := range resp.GetInstances() {
+			m[in.GetStatus().GetInstanceState()]++
+		}
+		return m
+	}
+	refresh()
+	groups, err := c.NodeGroups(e.ctx(), &protos.NodeGroupsRequest{})
+	if err != nil || len(groups.GetNodeGroups()) != 3 {
+		t.Fatalf("NodeGroups: %v, %v", groups, err)
+	}
+	id := "a-main"
+	if _, err := c.NodeGroupIncreaseSize(e.ctx(), &protos.NodeGroupIncreaseSizeRequest{Id: id, Delta: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.NodeGroupTargetSize(e.ctx(), &protos.NodeGroupTargetSizeRequest{Id: id})
+	if err != nil || ts.GetTargetSize() != 5 {
+		t.Fatalf("TargetSize after IncreaseSize: %v, %v", ts, err)
+	}
+	if _, err := c.NodeGroupIncreaseSize(e.ctx(), &protos.NodeGroupIncreaseSizeRequest{Id: id, Delta: 4}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("IncreaseSize past max: %v, want FailedPrecondition", err)
+	}
+	running, creating := protos.InstanceStatus_instanceRunning, protos.InstanceStatus_instanceCreating
+	steps := []struct {
+		name    string
+		advance time.Duration
+		want    map[protos.InstanceStatus_InstanceState]int
+		cloud   map[string]int
+	}{
+		{name: "requested", want: map[protos.InstanceStatus_InstanceState]int{running: 3}, cloud: map[string]int{"active": 3}},
+		{name: "pending", advance: 5 * time.Second, want: map[protos.InstanceStatus_InstanceState]int{running: 3, creating: 2},
+			cloud: map[string]int{"active": 3, "pending": 2}},
+		{name: "active", advance: time.Minute, want: map[protos.InstanceStatus_InstanceState]int{running: 5}, cloud: map[string]int{"active": 5}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			e.clock.Advance(s.advance)
+			refresh()
+			if got := states(id); fmt.Sprint(got) != fmt.Sprint(s.want) {
+				t.Fatalf("instances %v, want %v", got, s.want)
+			}
+			cloud := map[string]int{}
+			for _, n := range e.pool(id).Nodes {
+				cloud[n.Status]++
+			}
+			if fmt.Sprint(cloud) != fmt.Sprint(s.cloud) {
+				t.Fatalf("fake cloud nodes %v, want %v", cloud, s.cloud)
+			}
+		})
+	}
+	tmpl, err := c.NodeGroupTemplateNodeInfo(e.ctx(), &protos.NodeGroupTemplateNodeInfoRequest{Id: "b-gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node corev1.Node
+	if err := node.Unmarshal(tmpl.GetNodeBytes()); err != nil || node.Labels[LabelGPUType] != "NVIDIA_A16" {
+		t.Fatalf("template over the wire: %v, labels %v", err, node.Labels)
+	}
+	label, err := c.GPULabel(e.ctx(), &protos.GPULabelRequest{})
+	if err != nil || label.GetLabel() != LabelGPUType {
+		t.Fatalf("GPULabel: %v, %v", label, err)
 	}
 }
