@@ -1,0 +1,64 @@
+package fakeapi
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLifecycleFollowsClock(t *testing.T) {
+	clock := NewFakeClock(time.Unix(0, 0))
+	s := New(Options{Clock: clock, ProvisionDelay: 10 * time.Second, RemoveDelay: 5 * time.Second})
+	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2})
+	s.Reconcile()
+	statuses := func() map[string]int {
+		out := map[string]int{}
+		for _, in := range s.Instances("scg-a") {
+			out[in.Status]++
+		}
+		return out
+	}
+	if got := statuses(); got[StatusPending] != 2 {
+		t.Fatalf("after reconcile: %v, want 2 pending", got)
+	}
+	clock.Advance(9 * time.Second)
+	if got := statuses(); got[StatusPending] != 2 {
+		t.Fatalf("before the delay: %v", got)
+	}
+	clock.Advance(time.Second)
+	if got := statuses(); got[StatusInService] != 2 {
+		t.Fatalf("after the delay: %v", got)
+	}
+	s.SetGroupBounds("scg-a", 0, 5, 1)
+	s.Reconcile()
+	if got := statuses(); got[StatusRemoving] != 1 || got[StatusInService] != 1 {
+		t.Fatalf("after scale-in: %v", got)
+	}
+	clock.Advance(5 * time.Second)
+	if got := statuses(); len(s.Instances("scg-a")) != 1 || got[StatusInService] != 1 {
+		t.Fatalf("after removal delay: %v", got)
+	}
+}
+
+func TestCreateFailureAndSettle(t *testing.T) {
+	s := New(Options{Clock: NewFakeClock(time.Unix(0, 0)), ProvisionDelay: time.Hour})
+	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 1})
+	s.SetCreateFailure("scg-a", &CreateFailure{Code: "NoStock", Message: "none"})
+	s.Reconcile()
+	s.Settle()
+	insts := s.Instances("scg-a")
+	if len(insts) != 1 || insts[0].Status != StatusError {
+		t.Fatalf("instances = %+v, want one in Error", insts)
+	}
+	if len(s.activities) != 1 || s.activities[0].StatusCode != "Error" || s.activities[0].Related[0].InstanceID != insts[0].ID {
+		t.Fatalf("activities = %+v", s.activities)
+	}
+}
+
+func TestNoDesiredGroupNotReconciled(t *testing.T) {
+	s := New(Options{Clock: NewFakeClock(time.Unix(0, 0))})
+	s.AddGroup(Group{ID: "scg-a", Min: 1, Max: 5, Desired: -1})
+	s.Reconcile()
+	if n := len(s.Instances("scg-a")); n != 0 {
+		t.Fatalf("%d instances created for a group without desired number", n)
+	}
+}

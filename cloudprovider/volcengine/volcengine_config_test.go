@@ -1,0 +1,129 @@
+package volcengine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func envFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadConfig(t *testing.T) {
+	akFile := writeFile(t, "ak", "  AK-from-file\n")
+	skFile := writeFile(t, "sk", "SK-from-file\n")
+	emptyFile := writeFile(t, "empty", "\n")
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    Config
+		wantErr []string
+	}{
+		{
+			name: "file values load",
+			file: "[Global]\nregion-id = cn-shanghai\naccess-key = AK1\nsecret-key = SK1\nendpoint = open.ap-southeast-1.byteplusapi.com\n",
+			want: Config{Region: "cn-shanghai", AccessKey: "AK1", SecretKey: "SK1", Endpoint: "open.ap-southeast-1.byteplusapi.com", Scheme: "https"},
+		},
+		{
+			name: "env fills each missing field",
+			file: "[Global]\nregion-id = cn-shanghai\n",
+			env:  map[string]string{envRegion: "cn-beijing", envAccessKey: "AK2", envSecretKey: "SK2"},
+			want: Config{Region: "cn-shanghai", AccessKey: "AK2", SecretKey: "SK2", Endpoint: DefaultEndpoint, Scheme: "https"},
+		},
+		{
+			name: "env only, endpoint from env",
+			env:  map[string]string{envRegion: "cn-beijing", envAccessKey: "AK", envSecretKey: "SK", envEndpoint: "http://127.0.0.1:9999"},
+			want: Config{Region: "cn-beijing", AccessKey: "AK", SecretKey: "SK", Endpoint: "http://127.0.0.1:9999", Scheme: "https"},
+		},
+		{
+			name: "key files",
+			file: fmt.Sprintf("[Global]\nregion-id = r\naccess-key-file = %s\nsecret-key-file = %s\nscheme = HTTP\n", akFile, skFile),
+			want: Config{Region: "r", AccessKey: "AK-from-file", SecretKey: "SK-from-file", Endpoint: DefaultEndpoint, Scheme: "http"},
+		},
+		{
+			name:    "every missing field named at once",
+			file:    "[Global]\n",
+			wantErr: []string{"region is not set", "access key is not set", "secret key is not set"},
+		},
+		{
+			name:    "bad scheme",
+			file:    "[Global]\nregion-id = r\naccess-key = a\nsecret-key = s\nscheme = ftp\n",
+			wantErr: []string{`scheme "ftp"`},
+		},
+		{
+			name:    "unreadable and empty key files",
+			file:    fmt.Sprintf("[Global]\nregion-id = r\naccess-key-file = /nonexistent/ak\nsecret-key-file = %s\n", emptyFile),
+			wantErr: []string{"access-key-file", "secret-key-file", "is empty"},
+		},
+		{
+			name:    "syntax error",
+			file:    "access-key = AKSECRETVALUE\n",
+			wantErr: []string{"expected section header"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := ""
+			if tc.file != "" {
+				path = writeFile(t, "cloud-config", tc.file)
+			}
+			got, err := LoadConfig(path, envFrom(tc.env))
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("no error, got %v", got)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				if strings.Contains(err.Error(), "AKSECRETVALUE") {
+					t.Errorf("error quotes a key: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigMissingFile(t *testing.T) {
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope"), envFrom(nil))
+	if err == nil || !strings.Contains(err.Error(), "read cloud config") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestConfigStringRedacts(t *testing.T) {
+	cfg := Config{Region: "cn-beijing", AccessKey: testAccessKey, SecretKey: testSecretKey, Endpoint: DefaultEndpoint, Scheme: "https"}
+	for _, format := range []string{"%v", "%+v", "%s", "%#v"} {
+		out := fmt.Sprintf(format, cfg)
+		if strings.Contains(out, testAccessKey) || strings.Contains(out, testSecretKey) {
+			t.Errorf("%s leaks a key: %s", format, out)
+		}
+		if !strings.Contains(out, "<redacted>") || !strings.Contains(out, "cn-beijing") {
+			t.Errorf("%s = %s", format, out)
+		}
+	}
+	if out := fmt.Sprintf("%v", Config{}); !strings.Contains(out, "<unset>") {
+		t.Errorf("empty keys should read <unset>: %s", out)
+	}
+}

@@ -1,0 +1,124 @@
+package volcengine
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
+)
+
+// hookAPI wraps the real client to run a hook inside ListScalingInstances,
+// so a test can land a mutation while a Refresh is between its two calls.
+type hookAPI struct {
+	cloudAPI
+	onList func()
+}
+
+func (h *hookAPI) ListScalingInstances(ctx context.Context, groupID string) ([]volcapi.ScalingInstance, error) {
+	if h.onList != nil {
+		h.onList()
+	}
+	return h.cloudAPI.ListScalingInstances(ctx, groupID)
+}
+
+func TestRefreshRacingMutationKeepsMutation(t *testing.T) {
+	e := newEnv(t, withStatic("1:10:"+mainGroupID))
+	g := e.group(t, mainGroupID)
+	before := target(t, g)
+	hook := &hookAPI{cloudAPI: e.p.m.api}
+	e.p.m.api = hook
+	hook.onList = func() {
+		hook.onList = nil
+		// The group listing already happened with the old desired number.
+		if err := g.IncreaseSize(testCtx(t), 2); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := target(t, g); got != before+2 {
+		t.Fatalf("target %d after a Refresh that raced with IncreaseSize(2), want %d", got, before+2)
+	}
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := target(t, g); got != before+2 {
+		t.Fatalf("target %d after the next Refresh, want %d", got, before+2)
+	}
+}
+
+func TestFailedRefreshKeepsSnapshot(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault fakeapi.Fault
+	}{
+		{name: "group listing fails", fault: fakeapi.Fault{Action: fakeapi.ActionDescribeScalingGroups, Status: 500, Code: "InternalError", Times: 10}},
+		{name: "one instance listing fails", fault: fakeapi.Fault{Action: fakeapi.ActionDescribeScalingInstances, Status: 403, Code: "AccessDenied", Times: 1}},
+		{name: "throttled", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 10}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			g := e.group(t, mainGroupID)
+			before := target(t, g)
+			nodesBefore, _ := g.Nodes(testCtx(t))
+			// The cloud changes, but we cannot see it.
+			e.fake.SetGroupBounds(mainGroupID, 1, 10, before+3)
+			e.fake.AddFault(tc.fault)
+			err := e.p.Refresh(testCtx(t))
+			if err == nil {
+				t.Fatal("Refresh succeeded")
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Refresh ran into the deadline: %v", err)
+			}
+			if got := target(t, g); got != before {
+				t.Fatalf("target %d after failed Refresh, want %d", got, before)
+			}
+			if nodes, _ := g.Nodes(testCtx(t)); len(nodes) != len(nodesBefore) {
+				t.Fatalf("%d nodes after failed Refresh, want %d", len(nodes), len(nodesBefore))
+			}
+			if gs, _ := e.p.NodeGroups(testCtx(t)); len(gs) != 2 {
+				t.Fatalf("%d groups after failed Refresh", len(gs))
+			}
+			e.fake.ClearFaults()
+			if err := e.p.Refresh(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if got := target(t, g); got != before+3 {
+				t.Fatalf("target %d after recovery, want %d", got, before+3)
+			}
+		})
+	}
+}
+
+func TestBoundsFollowTheCloud(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	e.fake.SetGroupBounds(mainGroupID, 2, 20, 3)
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if g.MinSize(testCtx(t)) != 2 || g.MaxSize(testCtx(t)) != 20 {
+		t.Fatalf("min/max %d/%d, want 2/20 (re-read at every Refresh)", g.MinSize(testCtx(t)), g.MaxSize(testCtx(t)))
+	}
+	ng, err := e.p.NodeGroupForNode(testCtx(t), nodeFor(ProviderIDPrefix+e.fake.Instances(mainGroupID)[0].ID))
+	if err != nil || ng.MaxSize(testCtx(t)) != 20 {
+		t.Fatalf("NodeGroupForNode disagrees with NodeGroups: %v %v", ng, err)
+	}
+}
+
+func TestInstancesViewSorted(t *testing.T) {
+	g := &groupState{instances: []instanceState{{id: "i-b", status: asStatusInService}, {id: "i-a", status: asStatusInService, removing: true}}}
+	got := g.instancesView()
+	if got[0].Id != ProviderIDPrefix+"i-a" || got[0].Status.State != cloudprovider.InstanceDeleting || got[1].Status.State != cloudprovider.InstanceRunning {
+		t.Fatalf("view = %+v", got)
+	}
+	if g.liveCount() != 1 {
+		t.Fatalf("liveCount = %d", g.liveCount())
+	}
+}
