@@ -24,10 +24,6 @@ func init() {
 	})
 }
 
-// initialRefreshTimeout bounds the snapshot taken while building, so that
-// NodeGroups can be answered before CA's first Refresh.
-const initialRefreshTimeout = 20 * time.Second
-
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
 type cloudProvider struct {
 	m *manager
@@ -77,8 +73,8 @@ func CheckConfig(opts cloudprovider.BuildOptions) error {
 	return err
 }
 
-// Build constructs the provider and takes a first snapshot (a failure there
-// is logged, not fatal: CA's Refresh will retry).
+// Build constructs the provider. It makes no cloud call: the server takes the
+// first snapshot (and retries it) before it reports ready.
 func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
 	o, err := parseOptions(opts, os.Getenv)
 	if err != nil {
@@ -87,7 +83,7 @@ func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.
 	return build(ctx, opts, o)
 }
 
-func build(ctx context.Context, opts cloudprovider.BuildOptions, o options) (*cloudProvider, error) {
+func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*cloudProvider, error) {
 	hc := cloudprovider.NewHTTPClient(opts, volcapi.Operation)
 	// Our retry transport replaces the SDK's retryer: it never outlives the
 	// caller's deadline and only repeats idempotent actions. Being a wrapper, it
@@ -110,13 +106,6 @@ func build(ctx context.Context, opts cloudprovider.BuildOptions, o options) (*cl
 	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now)}
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
-	rctx, cancel := context.WithTimeout(ctx, initialRefreshTimeout)
-	defer cancel()
-	if err := p.Refresh(rctx); err != nil {
-		klog.ErrorS(err, "Initial snapshot failed; CA's Refresh will retry", "provider", ProviderName)
-	} else {
-		klog.InfoS("Initial snapshot taken", "provider", ProviderName, "nodeGroups", len(p.m.groupList()))
-	}
 	return p, nil
 }
 

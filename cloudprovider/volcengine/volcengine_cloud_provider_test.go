@@ -105,6 +105,12 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := fake.RequestCount(); n != 0 {
+		t.Fatalf("build made %d cloud calls, want 0", n)
+	}
+	if err := p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
 	return &testEnv{fake: fake, clock: clock, p: p, url: srv.URL}
 }
 

@@ -2,11 +2,20 @@ package volcengine
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
 func TestSimulate(t *testing.T) {
@@ -21,6 +30,9 @@ func TestSimulate(t *testing.T) {
 		t.Fatalf("simulation = %+v", sim)
 	}
 	p := sim.Provider
+	if err := p.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
 	gs, err := p.NodeGroups(ctx)
 	if err != nil || len(gs) != 2 {
 		t.Fatalf("NodeGroups = %d, %v; want the 2 demo groups", len(gs), err)
@@ -57,5 +69,80 @@ func TestSimulate(t *testing.T) {
 	sim.Close()
 	if _, err := http.Get(sim.URL); err == nil {
 		t.Fatal("fake API still serving after Close")
+	}
+}
+
+// TestScaleUpThroughGRPC drives the provider through the externalgrpc server
+// as CA would, against the demo seed with the provisioning lag on a fake clock:
+// a scale-up of the empty GPU group is accepted at once, the instances show as
+// creating, then as running once the lag has passed.
+func TestScaleUpThroughGRPC(t *testing.T) {
+	e := newEnv(t, withSeed(seedDemo), withDiscovery("asg:tag=k8s.io/cluster-autoscaler/enabled=true"))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	protos.RegisterCloudProviderServer(srv, externalgrpc.NewServer(e.p, externalgrpc.Options{}))
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := protos.NewCloudProviderClient(conn)
+	refresh := func() {
+		t.Helper()
+		if _, err := c.Refresh(testCtx(t), &protos.RefreshRequest{}); err != nil {
+			t.Fatalf("Refresh: %v", err)
+		}
+	}
+	states := func() map[protos.InstanceStatus_InstanceState]int {
+		t.Helper()
+		resp, err := c.NodeGroupNodes(testCtx(t), &protos.NodeGroupNodesRequest{Id: simGPUGroupID})
+		if err != nil {
+			t.Fatalf("NodeGroupNodes: %v", err)
+		}
+		out := map[protos.InstanceStatus_InstanceState]int{}
+		for _, in := range resp.Instances {
+			out[in.GetStatus().GetInstanceState()]++
+		}
+		return out
+	}
+
+	refresh()
+	groups, err := c.NodeGroups(testCtx(t), &protos.NodeGroupsRequest{})
+	if err != nil || len(groups.NodeGroups) != 2 {
+		t.Fatalf("NodeGroups = %v, %v", groups, err)
+	}
+	tmpl, err := c.NodeGroupTemplateNodeInfo(testCtx(t), &protos.NodeGroupTemplateNodeInfoRequest{Id: simGPUGroupID})
+	if err != nil || len(tmpl.GetNodeBytes()) == 0 {
+		t.Fatalf("template: %d bytes, %v", len(tmpl.GetNodeBytes()), err)
+	}
+	var node corev1.Node
+	if err := node.Unmarshal(tmpl.GetNodeBytes()); err != nil || node.Labels[GPULabel] != "NVIDIA-A10" {
+		t.Fatalf("template node labels %v, %v", node.Labels, err)
+	}
+	if _, err := c.NodeGroupIncreaseSize(testCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: simGPUGroupID, Delta: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if ts, err := c.NodeGroupTargetSize(testCtx(t), &protos.NodeGroupTargetSizeRequest{Id: simGPUGroupID}); err != nil || ts.TargetSize != 2 {
+		t.Fatalf("TargetSize = %v, %v", ts, err)
+	}
+	if _, err := c.NodeGroupIncreaseSize(testCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: simGPUGroupID, Delta: 3}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("increase past max: %v, want FailedPrecondition", err)
+	}
+	refresh()
+	if got := states(); got[protos.InstanceStatus_instanceCreating] != 2 {
+		t.Fatalf("after scale-up: %v, want 2 creating", got)
+	}
+	e.clock.Advance(time.Minute)
+	refresh()
+	if got := states(); got[protos.InstanceStatus_instanceRunning] != 2 {
+		t.Fatalf("after the provisioning lag: %v, want 2 running", got)
+	}
+	if cg, _ := e.fake.Group(simGPUGroupID); cg.Desired != 2 {
+		t.Fatalf("cloud desired %d, want 2", cg.Desired)
 	}
 }
