@@ -45,7 +45,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		fake.Close()
 		return nil, err
 	}
-	klog.InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", fake.URL(), "cluster", simClusterID)
+	klog.V(2).InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", fake.URL(), "cluster", simClusterID)
 	return &cloudprovider.Simulation{
 		Provider: p,
 		URL:      fake.URL(),
