@@ -26,12 +26,10 @@ func init() {
 	})
 }
 
-// initialRefreshTimeout bounds the refresh done at start-up, so CA's first
-// lookups (made before any Refresh) are answered from a real snapshot.
-const initialRefreshTimeout = 20 * time.Second
-
 // Build reads the configuration from the environment and builds the provider.
-func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+// It makes no cloud call: the server takes the first snapshot through Refresh
+// before it starts serving.
+func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, err := LoadConfig(opts, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("exoscale configuration: %w", err)
@@ -41,7 +39,6 @@ func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.
 		return nil, err
 	}
 	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
-	p.initialRefresh(ctx)
 	return p, nil
 }
 
@@ -72,17 +69,6 @@ func newProvider(cfg Config, deps providerDeps) (*provider, error) {
 		return nil, fmt.Errorf("exoscale client: %w", err)
 	}
 	return &provider{cfg: cfg, m: newManager(cfg, client, deps.now)}, nil
-}
-
-func (p *provider) initialRefresh(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, initialRefreshTimeout)
-	defer cancel()
-	if err := p.m.refresh(ctx, true); err != nil {
-		// Not fatal: CA retries through Refresh, and the error says why.
-		klog.ErrorS(err, "Initial refresh failed", "provider", ProviderName)
-		return
-	}
-	klog.InfoS("Initial snapshot taken", "provider", ProviderName, "nodeGroups", len(p.m.nodeGroups()))
 }
 
 // String never shows credentials.

@@ -399,3 +399,40 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		t.Fatalf("log capture saw no mutation log; the test would not detect a leak:\n%s", buf.String())
 	}
 }
+
+func TestBuildAndRegistration(t *testing.T) {
+	reg, ok := cloudprovider.Lookup(ProviderName)
+	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
+		t.Fatalf("registration incomplete: %+v", reg)
+	}
+	fake := fakeapi.New(fakeapi.Options{APIKey: testKey, APISecret: testSecret})
+	endpoint := fake.Start()
+	t.Cleanup(fake.Close)
+	for k, v := range map[string]string{EnvAPIKey: "", EnvAPISecret: "", EnvZone: ""} {
+		t.Setenv(k, v)
+	}
+	err := reg.CheckConfig(cloudprovider.BuildOptions{})
+	if err == nil || !strings.Contains(err.Error(), "EXOSCALE_API_KEY, EXOSCALE_API_SECRET, EXOSCALE_ZONE") {
+		t.Fatalf("CheckConfig without env: %v", err)
+	}
+	if _, err := reg.Build(ctx5s(t), cloudprovider.BuildOptions{}); err == nil {
+		t.Fatal("Build without env succeeded")
+	}
+	t.Setenv(EnvAPIKey, testKey)
+	t.Setenv(EnvAPISecret, testSecret)
+	t.Setenv(EnvZone, testZone)
+	t.Setenv(EnvAPIEndpoint, endpoint)
+	p, err := reg.Build(ctx5s(t), cloudprovider.BuildOptions{UserAgent: "ua/1"})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if n := fake.Calls(); n != 0 {
+		t.Fatalf("Build made %d cloud calls, want 0", n)
+	}
+	if err := p.Refresh(ctx5s(t)); err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	if p.Name() != ProviderName || fake.Calls() != 4 {
+		t.Fatalf("first Refresh made %d calls, want 4 (3 lists + quota)", fake.Calls())
+	}
+}

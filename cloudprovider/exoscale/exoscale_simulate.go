@@ -44,7 +44,7 @@ func SeedDemo(f *fakeapi.Server) {
 // Simulate starts the fake Exoscale API on a loopback port with real-time
 // provisioning and returns a provider bound to it (dummy credentials, which
 // the fake verifies like the real API would).
-func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
 	fake := fakeapi.New(fakeapi.Options{
 		Zone: simZone, APIKey: simAPIKey, APISecret: simAPISecret,
 		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
@@ -68,7 +68,6 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		fake.Close()
 		return nil, err
 	}
-	p.initialRefresh(ctx)
 	return &cloudprovider.Simulation{
 		Provider: p,
 		URL:      endpoint,
