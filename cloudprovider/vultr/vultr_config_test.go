@@ -158,3 +158,24 @@ func TestFileTokenSourceRotation(t *testing.T) {
 		t.Fatalf("missing file error = %v", err)
 	}
 }
+
+// TestExampleConfigParses keeps examples/vultr in step with the config format.
+func TestExampleConfigParses(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "vultr", "provider-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The JSON is the block scalar after "cloud-config.json: |"; no YAML
+	// library is in go.mod, and the block is plain indented JSON.
+	_, block, ok := strings.Cut(string(raw), "cloud-config.json: |\n")
+	if !ok {
+		t.Fatal("example has no cloud-config.json block")
+	}
+	cfg, err := ParseConfig([]byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ClusterID == "" || cfg.TokenFile == "" || cfg.Token != "" {
+		t.Fatalf("example config %v should name a cluster and a token_file, and hold no token", cfg)
+	}
+}
