@@ -341,6 +341,9 @@ func TestGroupLeavesAndReturns(t *testing.T) {
 	if g.MinSize(testCtx(t)) != 0 || g.MaxSize(testCtx(t)) != 5 || g.Debug(testCtx(t)) == "" {
 		t.Fatal("frozen min/max/debug lost")
 	}
+	if types, _ := e.p.GetAvailableGPUTypes(testCtx(t)); len(types) != 0 {
+		t.Fatalf("GPU types %v still list the vanished GPU group", types)
+	}
 }
 
 // TestSecretsNeverLogged builds, refreshes, fails and mutates at log level 10
@@ -440,5 +443,21 @@ func TestRegistered(t *testing.T) {
 	reg, ok := cloudprovider.Lookup(ProviderName)
 	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
 		t.Fatalf("registration = %+v, %v", reg, ok)
+	}
+}
+
+// TestProxyEnvDoesNotHijack sets proxy variables pointing nowhere: the SDK
+// would copy them onto a bare *http.Transport (ignoring NO_PROXY); our wrapped
+// transport keeps the standard rules, which never proxy loopback.
+func TestProxyEnvDoesNotHijack(t *testing.T) {
+	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
+		t.Setenv(k, "http://127.0.0.1:1")
+	}
+	e := newEnv(t)
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatalf("Refresh through proxy env: %v", err)
+	}
+	if err := e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -282,6 +282,12 @@ func (m *manager) Refresh(ctx context.Context) error {
 			delete(m.removed, id)
 		}
 	}
+	for id := range m.templates {
+		if _, ok := next[id]; !ok {
+			// A group that left must not keep contributing GPU types.
+			delete(m.templates, id)
+		}
+	}
 	m.groups, m.order, m.byInstance = next, order, byInstance
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(start))
 	return nil
