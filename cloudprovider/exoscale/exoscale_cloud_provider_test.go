@@ -395,7 +395,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 			t.Fatalf("output %d leaks a credential: %s", i, out)
 		}
 	}
-	if !strings.Contains(buf.String(), "Scaled up node group") {
+	if !strings.Contains(buf.String(), "Scaled up node group") || !strings.Contains(buf.String(), "Exoscale API call") {
 		t.Fatalf("log capture saw no mutation log; the test would not detect a leak:\n%s", buf.String())
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
@@ -93,7 +95,16 @@ type recordingTransport struct {
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
 	resp, err := t.base.RoundTrip(req)
+	if klog.V(5).Enabled() {
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		// Method, templated path and status only: never headers or bodies.
+		klog.V(5).InfoS("Exoscale API call", "provider", "exoscale", "operation", OperationName(req), "status", status, "duration", time.Since(start), "err", err)
+	}
 	rec, _ := req.Context().Value(responseKey{}).(*response)
 	if rec == nil || resp == nil {
 		return resp, err
