@@ -111,9 +111,9 @@ func (m *manager) Refresh(ctx context.Context) error {
 	for _, s := range sel {
 		g := old[s.pool.ID]
 		if g == nil {
-			g = &nodeGroup{m: m, id: s.pool.ID, deleting: map[string]time.Time{}}
+			g = newNodeGroup(m, s.pool.ID)
 		}
-		g.update(s.pool, s.min, s.max, startSeq)
+		g.update(ctx, s.pool, s.min, s.max, startSeq)
 		groups[g.id] = g
 		order = append(order, g.id)
 		for _, n := range s.pool.Nodes {

@@ -15,13 +15,18 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// nodeGroup is one VKE node pool. Its state lives in the manager's snapshot;
-// the per-group mutex makes every read-compute-mutate sequence atomic, so
-// concurrent IncreaseSize calls each PATCH an absolute quantity computed from
-// the previous one and can never jointly pass max.
+// nodeGroup is one VKE node pool. Its state lives in the manager's snapshot.
+//
+// Two locks: mutating serialises every read-compute-mutate sequence (and
+// Refresh's update of the group), so concurrent IncreaseSize calls each PATCH
+// an absolute quantity computed from the previous one and can never jointly
+// pass max; it is a channel so waiting for it respects the caller's deadline.
+// mu guards the fields below and is held only for memory access, never across
+// a cloud call, so reads such as TargetSize never wait for a slow PATCH.
 type nodeGroup struct {
-	m  *manager
-	id string
+	m        *manager
+	id       string
+	mutating chan struct{}
 
 	mu       sync.Mutex
 	pool     vultrapi.NodePool // last listed state (label, plan, labels, taints)
@@ -38,10 +43,33 @@ type nodeGroup struct {
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
+func newNodeGroup(m *manager, id string) *nodeGroup {
+	return &nodeGroup{m: m, id: id, mutating: make(chan struct{}, 1), deleting: map[string]time.Time{}}
+}
+
+// lockMutation takes the group's mutation lock, or gives up when ctx ends.
+func (g *nodeGroup) lockMutation(ctx context.Context) error {
+	select {
+	case g.mutating <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("node group %s: waiting for another change of the pool: %w", g.id, ctx.Err())
+	}
+}
+
+func (g *nodeGroup) unlockMutation() { <-g.mutating }
+
 // update folds a listed pool into the group. When the group was mutated after
 // the list was requested, the listed quantity may predate the mutation, so the
-// local target stands until the next list.
-func (g *nodeGroup) update(p vultrapi.NodePool, min, max int, startSeq uint64) {
+// local target stands until the next list. It waits for a running mutation so
+// a mutation's accounting never interleaves with a list; if ctx ends first,
+// the group keeps its previous state.
+func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, min, max int, startSeq uint64) {
+	if err := g.lockMutation(ctx); err != nil {
+		klog.ErrorS(err, "Keeping the previous snapshot of a busy node pool", "provider", ProviderName, "nodeGroup", g.id)
+		return
+	}
+	defer g.unlockMutation()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool, g.min, g.max, g.removed = p, min, max, false
@@ -128,15 +156,21 @@ func (g *nodeGroup) TargetSize(context.Context) (int, error) {
 // IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute
 // quantity; the nodes are created by VKE in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	if err := g.lockMutation(ctx); err != nil {
+		return err
+	}
+	defer g.unlockMutation()
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.checkExists(); err != nil {
+	err := g.checkExists()
+	if err == nil {
+		err = cloudprovider.CheckIncrease(g.id, delta, g.target, g.max)
+	}
+	from := g.target
+	g.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	if err := cloudprovider.CheckIncrease(g.id, delta, g.target, g.max); err != nil {
-		return err
-	}
-	from, want := g.target, g.target+delta
+	want := from + delta
 	if err := g.setQuantity(ctx, want); err != nil {
 		return fmt.Errorf("increase node pool %s from %d to %d: %w", g.id, from, want, err)
 	}
@@ -149,23 +183,32 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // nodes that exist; that number is re-read from Vultr right before the PATCH
 // because nodes may have appeared since the last Refresh.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.checkExists(); err != nil {
+	if err := g.lockMutation(ctx); err != nil {
 		return err
 	}
-	if err := g.checkDecrease(delta, g.nodes); err != nil {
+	defer g.unlockMutation()
+	g.mu.Lock()
+	err := g.checkExists()
+	if err == nil {
+		err = g.checkDecrease(delta, g.nodes)
+	}
+	g.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	fresh, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.id)
 	if err != nil {
 		return fmt.Errorf("decrease node pool %s: read current nodes: %w", g.id, err)
 	}
+	g.mu.Lock()
 	g.setNodes(fresh.Nodes)
-	if err := g.checkDecrease(delta, fresh.Nodes); err != nil {
+	err = g.checkDecrease(delta, fresh.Nodes)
+	from := g.target
+	g.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	from, want := g.target, g.target+delta
+	want := from + delta
 	if err := g.setQuantity(ctx, want); err != nil {
 		return fmt.Errorf("decrease node pool %s from %d to %d: %w", g.id, from, want, err)
 	}
@@ -186,7 +229,7 @@ func (g *nodeGroup) checkDecrease(delta int, nodes []vultrapi.Node) error {
 }
 
 // setQuantity PATCHes node_quantity and records it when Vultr confirms it;
-// callers hold g.mu.
+// callers hold the mutation lock but not g.mu.
 func (g *nodeGroup) setQuantity(ctx context.Context, want int) error {
 	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, g.id, want)
 	if err != nil {
@@ -197,6 +240,8 @@ func (g *nodeGroup) setQuantity(ctx context.Context, want int) error {
 		// Refresh will take it. Keep the old target meanwhile, as upstream does.
 		return fmt.Errorf("vultr reports node_quantity %d after setting %d", np.NodeQuantity, want)
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.target = want
 	g.setNodes(np.Nodes)
 	g.lastMutation = g.m.mutations.Add(1)
@@ -216,10 +261,47 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		ids = append(ids, id)
 	}
 
+	if err := g.lockMutation(ctx); err != nil {
+		return err
+	}
+	defer g.unlockMutation()
+	todo, err := g.planDeletion(ids, nodes)
+	if err != nil || len(todo) == 0 {
+		return err
+	}
+
+	var done []string
+	for _, id := range todo {
+		if err := g.m.client.DeleteNode(ctx, g.m.clusterID, g.id, id); err != nil {
+			if errors.Is(err, cloudprovider.ErrNotFound) {
+				// Gone already: report it as deleting until a list drops it,
+				// but leave the target to the next Refresh.
+				g.mu.Lock()
+				g.deleting[id] = g.m.now()
+				g.mu.Unlock()
+			}
+			return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w",
+				id, g.id, list(done), err)
+		}
+		g.mu.Lock()
+		g.target--
+		g.deleting[id] = g.m.now()
+		g.lastMutation = g.m.mutations.Add(1)
+		target := g.target
+		g.mu.Unlock()
+		done = append(done, id)
+		klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", g.id, "node", id, "target", target)
+	}
+	return nil
+}
+
+// planDeletion checks ownership and the min rule for the whole request and
+// returns the instance ids still to delete; callers hold the mutation lock.
+func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.checkExists(); err != nil {
-		return err
+		return nil, err
 	}
 	owned := make(map[string]bool, len(g.nodes))
 	for _, n := range g.nodes {
@@ -231,11 +313,11 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	for i, id := range ids {
 		name := cloudprovider.NodeName(nodes[i].Name, nodes[i].Spec.ProviderID)
 		if !owned[id] {
-			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
 				"cannot delete node %s (instance %s): it does not belong to node pool %s", name, id, g.id)
 		}
 		if seen[id] {
-			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
+			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
 		seen[id] = true
 		if _, already := g.deleting[id]; already {
@@ -247,30 +329,12 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		todoNodes = append(todoNodes, nodes[i])
 	}
 	if len(todo) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := cloudprovider.CheckDeleteMin(g.id, g.target, g.min, todoNodes); err != nil {
-		return err
+		return nil, err
 	}
-
-	var done []string
-	for _, id := range todo {
-		if err := g.m.client.DeleteNode(ctx, g.m.clusterID, g.id, id); err != nil {
-			if errors.Is(err, cloudprovider.ErrNotFound) {
-				// Gone already: report it as deleting until a list drops it,
-				// but leave the target to the next Refresh.
-				g.deleting[id] = g.m.now()
-			}
-			return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w",
-				id, g.id, list(done), err)
-		}
-		g.target--
-		g.deleting[id] = g.m.now()
-		g.lastMutation = g.m.mutations.Add(1)
-		done = append(done, id)
-		klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", g.id, "node", id, "target", g.target)
-	}
-	return nil
+	return todo, nil
 }
 
 func list(ids []string) string {

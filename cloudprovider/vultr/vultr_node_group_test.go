@@ -510,3 +510,59 @@ func TestGetOptionsDefaults(t *testing.T) {
 		t.Fatalf("Debug %q", d)
 	}
 }
+
+// blockingClient holds SetNodePoolQuantity until released, to observe the
+// group while a PATCH is in flight.
+type blockingClient struct {
+	vultrClient
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingClient) SetNodePoolQuantity(ctx context.Context, c, p string, q int) (*vultrapi.NodePool, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.vultrClient.SetNodePoolQuantity(ctx, c, p, q)
+}
+
+func TestReadsDoNotWaitForMutations(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.group("a-main")
+	bc := &blockingClient{vultrClient: e.p.m.client, entered: make(chan struct{}), release: make(chan struct{})}
+	e.p.m.client = bc
+	done := make(chan error, 1)
+	go func() { done <- g.IncreaseSize(context.Background(), 1) }()
+	<-bc.entered
+
+	reads := make(chan int, 1)
+	go func() {
+		n, _ := g.TargetSize(context.Background())
+		_, _ = g.Nodes(context.Background())
+		_, _ = e.p.NodeGroupForNode(context.Background(), realNode(e.main, e.main.Nodes[0]))
+		reads <- n
+	}()
+	select {
+	case n := <-reads:
+		if n != 3 {
+			t.Fatalf("TargetSize during the PATCH = %d, want the old 3", n)
+		}
+	case err := <-done:
+		t.Fatalf("IncreaseSize finished before release: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("reads blocked behind an in-flight PATCH")
+	}
+
+	// A second mutation waits for the lock only as long as its context allows.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := g.IncreaseSize(ctx, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued IncreaseSize with a dead context: %v", err)
+	}
+	close(bc.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := g.TargetSize(e.ctx()); n != 4 {
+		t.Fatalf("target %d after release, want 4", n)
+	}
+}
