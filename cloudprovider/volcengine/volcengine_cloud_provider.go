@@ -166,6 +166,7 @@ type logTransport struct {
 	base http.RoundTripper
 }
 
+// RoundTrip implements http.RoundTripper.
 func (t *logTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !klog.V(5).Enabled() {
 		return t.base.RoundTrip(req)

@@ -92,7 +92,7 @@ func (c *Client) ListScalingGroups(ctx context.Context, ids []string) ([]Scaling
 		}
 		resp, err := c.as.DescribeScalingGroupsWithContext(ctx, in)
 		if err != nil {
-			return nil, ctxErr(ctx, ActionDescribeScalingGroups, err)
+			return nil, c.fail(ctx, ActionDescribeScalingGroups, err)
 		}
 		for _, g := range resp.ScalingGroups {
 			if g == nil || str(g.ScalingGroupId) == "" {
@@ -161,7 +161,7 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 			PageSize:       ip(PageSize),
 		})
 		if err != nil {
-			return nil, ctxErr(ctx, ActionDescribeScalingInstances, err)
+			return nil, c.fail(ctx, ActionDescribeScalingInstances, err)
 		}
 		n := 0
 		for _, si := range resp.ScalingInstances {
@@ -198,7 +198,7 @@ func (c *Client) SetDesiredInstances(ctx context.Context, groupID string, desire
 		DesireInstanceNumber: ip(desired),
 	})
 	if err != nil {
-		return ctxErr(ctx, ActionModifyScalingGroup, err)
+		return c.fail(ctx, ActionModifyScalingGroup, err)
 	}
 	return nil
 }
@@ -222,7 +222,7 @@ func (c *Client) RemoveInstances(ctx context.Context, groupID string, ids []stri
 	}
 	resp, err := c.as.RemoveInstancesWithContext(ctx, in)
 	if err != nil {
-		return "", ctxErr(ctx, ActionRemoveInstances, err)
+		return "", c.fail(ctx, ActionRemoveInstances, err)
 	}
 	return str(resp.ScalingActivityId), nil
 }
@@ -240,7 +240,7 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 			PageSize:                ip(PageSize),
 		})
 		if err != nil {
-			return nil, ctxErr(ctx, ActionDescribeScalingConfigurations, err)
+			return nil, c.fail(ctx, ActionDescribeScalingConfigurations, err)
 		}
 		for _, sc := range resp.ScalingConfigurations {
 			if sc == nil || str(sc.ScalingConfigurationId) == "" {
@@ -276,7 +276,7 @@ func (c *Client) FailedInstances(ctx context.Context, groupID string) ([]FailedI
 		PageSize:       ip(PageSize),
 	})
 	if err != nil {
-		return nil, ctxErr(ctx, ActionDescribeScalingActivities, err)
+		return nil, c.fail(ctx, ActionDescribeScalingActivities, err)
 	}
 	var out []FailedInstance
 	for _, a := range resp.ScalingActivities {

@@ -50,9 +50,10 @@ func redact(s string) string {
 
 // Client calls the Volcengine OpenAPI. It is safe for concurrent use.
 type Client struct {
-	as  *autoscaling.AUTOSCALING
-	ecs *ecs.ECS
-	vpc *vpc.VPC
+	as      *autoscaling.AUTOSCALING
+	ecs     *ecs.ECS
+	vpc     *vpc.VPC
+	secrets []string
 }
 
 // New builds a client. It contacts nothing.
@@ -94,7 +95,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("volcapi: create SDK session: %w", err)
 	}
-	return &Client{as: autoscaling.New(sess), ecs: ecs.New(sess), vpc: vpc.New(sess)}, nil
+	return &Client{as: autoscaling.New(sess), ecs: ecs.New(sess), vpc: vpc.New(sess), secrets: []string{cfg.AccessKey, cfg.SecretKey}}, nil
 }
 
 // Operation maps a request to a bounded metrics label: every Volcengine call is
@@ -144,10 +145,21 @@ func strs(in []string) []*string {
 	return out
 }
 
-// ctxErr prefers the caller's context error so that a deadline reads as one.
-func ctxErr(ctx context.Context, action string, err error) error {
+// fail turns an SDK error into ours. The caller's context error wins so that
+// a deadline reads as one. Server messages are scrubbed of our keys: an
+// authentication error may quote the access key it rejected.
+func (c *Client) fail(ctx context.Context, action string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("volcengine %s: %w", action, cerr)
 	}
-	return classify(action, err)
+	err = classify(action, err)
+	var ae *APIError
+	if errors.As(err, &ae) {
+		for _, secret := range c.secrets {
+			if len(secret) >= 4 {
+				ae.Message = strings.ReplaceAll(ae.Message, secret, "<redacted>")
+			}
+		}
+	}
+	return err
 }

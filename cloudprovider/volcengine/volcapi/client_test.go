@@ -384,3 +384,16 @@ func TestOperation(t *testing.T) {
 		t.Fatal("RemoveInstances retry-safe")
 	}
 }
+
+func TestServerMessageScrubbedOfKeys(t *testing.T) {
+	env := newTestEnv(t)
+	env.fake.AddFault(fakeapi.Fault{Action: ActionDescribeScalingGroups, Status: 401, Code: "InvalidAccessKey",
+		Message: "The AccessKey " + testAK + " (secret " + testSK + ") is invalid"})
+	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
+	if !errors.Is(err, cloudprovider.ErrUnauthenticated) {
+		t.Fatalf("error = %v", err)
+	}
+	if msg := fmt.Sprintf("%v %+v", err, err); strings.Contains(msg, testAK) || strings.Contains(msg, testSK) || !strings.Contains(msg, "<redacted>") {
+		t.Fatalf("error = %s", msg)
+	}
+}

@@ -48,7 +48,7 @@ func (c *Client) ListInstanceTypes(ctx context.Context, ids []string) ([]Instanc
 			}
 			resp, err := c.ecs.DescribeInstanceTypesWithContext(ctx, in)
 			if err != nil {
-				return nil, ctxErr(ctx, ActionDescribeInstanceTypes, err)
+				return nil, c.fail(ctx, ActionDescribeInstanceTypes, err)
 			}
 			for _, t := range resp.InstanceTypes {
 				if t == nil || str(t.InstanceTypeId) == "" {
@@ -97,7 +97,7 @@ func (c *Client) ListImages(ctx context.Context, ids []string) ([]Image, error) 
 		}
 		resp, err := c.ecs.DescribeImagesWithContext(ctx, in)
 		if err != nil {
-			return nil, ctxErr(ctx, ActionDescribeImages, err)
+			return nil, c.fail(ctx, ActionDescribeImages, err)
 		}
 		for _, im := range resp.Images {
 			if im == nil || str(im.ImageId) == "" {
@@ -124,7 +124,7 @@ func (c *Client) ListSubnets(ctx context.Context, ids []string) ([]Subnet, error
 		pn := int64(page)
 		resp, err := c.vpc.DescribeSubnetsWithContext(ctx, &vpc.DescribeSubnetsInput{SubnetIds: strs(ids), PageNumber: &pn, PageSize: &size})
 		if err != nil {
-			return nil, ctxErr(ctx, ActionDescribeSubnets, err)
+			return nil, c.fail(ctx, ActionDescribeSubnets, err)
 		}
 		for _, sn := range resp.Subnets {
 			if sn == nil || str(sn.SubnetId) == "" {
