@@ -74,6 +74,9 @@ func newProvider(cfg Config, deps providerDeps) (*provider, error) {
 // String never shows credentials.
 func (p *provider) String() string { return "exoscale provider: " + p.cfg.String() }
 
+// GoString never shows credentials.
+func (p *provider) GoString() string { return p.String() }
+
 // Name implements cloudprovider.CloudProvider.
 func (p *provider) Name() string { return ProviderName }
 

@@ -69,6 +69,12 @@ type manager struct {
 	warned       map[string]bool
 }
 
+// String never shows credentials (fmt would print the unexported cfg raw).
+func (m *manager) String() string { return "exoscale manager: " + m.cfg.String() }
+
+// GoString never shows credentials.
+func (m *manager) GoString() string { return m.String() }
+
 func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
@@ -139,7 +145,8 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	now := m.now()
 	m.mu.RLock()
 	skip := !force && m.refreshed && m.cfg.RefreshInterval > 0 && now.Sub(m.lastRefresh) < m.cfg.RefreshInterval
-	quotaStale := m.quota == nil || now.Sub(m.quotaAt) >= quotaTTL
+	// Attempts count too: a key without get-quota must not cost a call per loop.
+	quotaStale := m.quotaAt.IsZero() || now.Sub(m.quotaAt) >= quotaTTL
 	m.mu.RUnlock()
 	if skip {
 		return nil
@@ -193,10 +200,11 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 
 	m.mu.Lock()
 	if quotaStale {
+		m.quotaAt = now
 		if qE != nil {
-			klog.ErrorS(qE, "Cannot read the instance quota; keeping the previous default maximum", "provider", ProviderName)
+			klog.ErrorS(qE, "Cannot read the instance quota; keeping the previous default maximum", "provider", ProviderName, "retryIn", quotaTTL)
 		} else {
-			m.quota, m.quotaAt = &quota, now
+			m.quota = &quota
 		}
 	}
 	learned := make(map[string]bool, len(m.learned))

@@ -219,3 +219,24 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	_ = exoapi.OperationSuccess
 }
+
+// TestQuotaForbidden: a key without get-quota still works; the quota is
+// retried only after its TTL and groups fall back to the documented cap.
+func TestQuotaForbidden(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 403, Operation: "GET /v2/quota/instance"})
+	e.refresh(t)
+	if m := e.group(t, e.systemPool).MaxSize(ctx5s(t)); m != defaultUnlimitedMaxSize {
+		t.Fatalf("max without quota = %d, want %d", m, defaultUnlimitedMaxSize)
+	}
+	e.fake.ResetLog()
+	e.refresh(t)
+	if n := e.fake.Calls(); n != 3 {
+		t.Fatalf("Refresh after a failed quota read made %d calls, want 3", n)
+	}
+	e.clock.Advance(quotaTTL)
+	e.refresh(t)
+	if m := e.group(t, e.systemPool).MaxSize(ctx5s(t)); m != 2000 {
+		t.Fatalf("max after the quota was read = %d, want 2000", m)
+	}
+}

@@ -81,6 +81,12 @@ type nodeGroup struct {
 	failedN  int
 }
 
+// String identifies the group; it never prints the manager and its config.
+func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
+
+// GoString never prints the manager and its config.
+func (g *nodeGroup) GoString() string { return g.String() }
+
 func newNodeGroup(m *manager, id string) *nodeGroup {
 	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}}
 }

@@ -31,6 +31,14 @@ type Options struct {
 	Retry *cloudprovider.RetryOptions
 }
 
+// String never shows credentials.
+func (o Options) String() string {
+	return fmt.Sprintf("exoapi.Options{endpoint: %q, apiKey: <redacted>, apiSecret: <redacted>}", o.Endpoint)
+}
+
+// GoString never shows credentials.
+func (o Options) GoString() string { return o.String() }
+
 // Client is the thin Exoscale client.
 type Client struct {
 	api      *v3.Client
