@@ -88,6 +88,9 @@ func (c Config) apiURL() string {
 // ignored; type errors name the field but never quote its value.
 func ParseConfig(data []byte) (*Config, error) {
 	var c Config
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("vultr cloud config: file is empty; want {\"cluster_id\": ..., \"token_file\": ...}")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
 		var te *json.UnmarshalTypeError
@@ -151,10 +154,23 @@ func (c *Config) Validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("vultr cloud config: %w", errors.Join(errs...))
+		return fmt.Errorf("vultr cloud config: %w", problems(errs))
 	}
 	return nil
 }
+
+// problems is errors.Join on one line, so the whole list fits a log line.
+type problems []error
+
+func (p problems) Error() string {
+	msgs := make([]string, len(p))
+	for i, e := range p {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (p problems) Unwrap() []error { return p }
 
 // TokenSource returns where requests get their bearer token from.
 func (c *Config) TokenSource() oauth2.TokenSource {
