@@ -1,12 +1,20 @@
 package exoscale
 
 import (
+	"net"
 	"strings"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
 func TestSimulate(t *testing.T) {
@@ -47,5 +55,129 @@ func TestSimulate(t *testing.T) {
 	}
 	if n, _ := workers.TargetSize(ctx); n != 2 {
 		t.Fatalf("target after scale-up and eviction = %d, want 2", n)
+	}
+}
+
+// TestScaleUpAndEvictionThroughGRPC drives the provider through the
+// externalgrpc server as CA would: a scale-up that the fake carries out
+// (creating, then running) and an eviction (deleting, then gone).
+func TestScaleUpAndEvictionThroughGRPC(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	protos.RegisterCloudProviderServer(srv, externalgrpc.NewServer(e.provider, externalgrpc.Options{}))
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := protos.NewCloudProviderClient(conn)
+	refresh := func() {
+		t.Helper()
+		if _, err := c.Refresh(ctx5s(t), &protos.RefreshRequest{}); err != nil {
+			t.Fatalf("Refresh: %v", err)
+		}
+	}
+	states := func() (map[protos.InstanceStatus_InstanceState]int, []string) {
+		t.Helper()
+		resp, err := c.NodeGroupNodes(ctx5s(t), &protos.NodeGroupNodesRequest{Id: e.workersPool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[protos.InstanceStatus_InstanceState]int{}
+		var ids []string
+		for _, in := range resp.GetInstances() {
+			m[in.GetStatus().GetInstanceState()]++
+			ids = append(ids, in.GetId())
+		}
+		return m, ids
+	}
+	target := func() int32 {
+		t.Helper()
+		resp, err := c.NodeGroupTargetSize(ctx5s(t), &protos.NodeGroupTargetSizeRequest{Id: e.workersPool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetTargetSize()
+	}
+	refresh()
+	groups, err := c.NodeGroups(ctx5s(t), &protos.NodeGroupsRequest{})
+	if err != nil || len(groups.GetNodeGroups()) != 4 {
+		t.Fatalf("NodeGroups: %v, %v", groups, err)
+	}
+
+	if _, err := c.NodeGroupIncreaseSize(ctx5s(t), &protos.NodeGroupIncreaseSizeRequest{Id: e.workersPool, Delta: 2}); err != nil {
+		t.Fatalf("IncreaseSize: %v", err)
+	}
+	if got := target(); got != 5 {
+		t.Fatalf("target right after IncreaseSize = %d, want 5", got)
+	}
+	refresh()
+	if m, _ := states(); m[protos.InstanceStatus_instanceCreating] != 2 || m[protos.InstanceStatus_instanceRunning] != 3 {
+		t.Fatalf("after scale-up: %v, want 2 creating and 3 running", m)
+	}
+	e.clock.Advance(2 * time.Minute)
+	refresh()
+	m, ids := states()
+	if m[protos.InstanceStatus_instanceRunning] != 5 {
+		t.Fatalf("after provisioning: %v, want 5 running", m)
+	}
+
+	victim := ids[0]
+	if _, err := c.NodeGroupDeleteNodes(ctx5s(t), &protos.NodeGroupDeleteNodesRequest{Id: e.workersPool, Nodes: []*protos.ExternalGrpcNode{{ProviderID: victim, Name: "node-0"}}}); err != nil {
+		t.Fatalf("DeleteNodes: %v", err)
+	}
+	if got := target(); got != 4 {
+		t.Fatalf("target right after DeleteNodes = %d, want 4", got)
+	}
+	if m, _ := states(); m[protos.InstanceStatus_instanceDeleting] != 1 {
+		t.Fatalf("after eviction: %v, want 1 deleting", m)
+	}
+	e.clock.Advance(time.Minute)
+	refresh()
+	if m, ids := states(); m[protos.InstanceStatus_instanceRunning] != 4 || len(ids) != 4 {
+		t.Fatalf("after removal: %v (%d instances), want 4 running", m, len(ids))
+	}
+	if v, ok := e.fake.Instance(strings.TrimPrefix(victim, ProviderIDPrefix)); ok {
+		t.Fatalf("the fake still has the evicted instance: %+v", v)
+	}
+
+	tpl, err := c.NodeGroupTemplateNodeInfo(ctx5s(t), &protos.NodeGroupTemplateNodeInfoRequest{Id: e.gpuPool})
+	if err != nil {
+		t.Fatalf("TemplateNodeInfo: %v", err)
+	}
+	var n corev1.Node
+	if err := n.Unmarshal(tpl.GetNodeBytes()); err != nil || n.Labels[LabelGPUType] != "gpua5000" {
+		t.Fatalf("template node: %v, labels %v", err, n.Labels)
+	}
+
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want codes.Code
+	}{
+		{"increase past max", func() error {
+			_, err := c.NodeGroupIncreaseSize(ctx5s(t), &protos.NodeGroupIncreaseSizeRequest{Id: e.workersPool, Delta: 100})
+			return err
+		}, codes.FailedPrecondition},
+		{"unknown group", func() error {
+			_, err := c.NodeGroupTargetSize(ctx5s(t), &protos.NodeGroupTargetSizeRequest{Id: "nope"})
+			return err
+		}, codes.NotFound},
+		{"foreign node", func() error {
+			_, err := c.NodeGroupDeleteNodes(ctx5s(t), &protos.NodeGroupDeleteNodesRequest{Id: e.workersPool, Nodes: []*protos.ExternalGrpcNode{{ProviderID: "aws:///i-1"}}})
+			return err
+		}, codes.InvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := status.Code(tc.call()); got != tc.want {
+				t.Fatalf("code %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
