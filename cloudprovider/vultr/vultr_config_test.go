@@ -2,6 +2,7 @@ package vultr
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 const secretToken = "VULTR-SECRET-abc123"
@@ -178,5 +181,43 @@ func TestExampleConfigParses(t *testing.T) {
 	}
 	if cfg.ClusterID == "" || cfg.TokenFile == "" || cfg.Token != "" {
 		t.Fatalf("example config %v should name a cluster and a token_file, and hold no token", cfg)
+	}
+}
+
+// TestTokenFileRotationEndToEnd rotates the key in the fake and in the file:
+// the provider follows without a restart.
+func TestTokenFileRotationEndToEnd(t *testing.T) {
+	e := newTestEnv(t)
+	path := filepath.Join(t.TempDir(), "token")
+	write := func(tok string, at time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	write(e.fake.Token(), base)
+	cfg, err := LoadConfig(writeFile(t, `{"cluster_id":"`+testClusterID+`","token_file":"`+path+`","api_url":"`+e.fake.URL()+`"}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newProvider(context.Background(), cfg, nil, cloudprovider.BuildOptions{}, cloudprovider.RetryOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refresh(e.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.SetToken("rotated-" + secretToken)
+	err = p.Refresh(e.ctx())
+	if !errors.Is(err, cloudprovider.ErrUnauthenticated) || strings.Contains(err.Error(), secretToken) {
+		t.Fatalf("Refresh with the old key: %v", err)
+	}
+	write("rotated-"+secretToken, base.Add(time.Minute))
+	if err := p.Refresh(e.ctx()); err != nil {
+		t.Fatalf("Refresh after the file was rotated: %v", err)
 	}
 }
