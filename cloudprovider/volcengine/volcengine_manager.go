@@ -21,7 +21,7 @@ type cloudAPI interface {
 	ListScalingInstances(ctx context.Context, groupID string) ([]volcapi.ScalingInstance, error)
 	SetDesiredInstances(ctx context.Context, groupID string, desired int) error
 	RemoveInstances(ctx context.Context, groupID string, ids []string, decreaseDesired bool) (string, error)
-	FailedInstances(ctx context.Context, groupID string) ([]volcapi.FailedInstance, error)
+	RecentActivities(ctx context.Context, groupID string) ([]volcapi.Activity, error)
 	ListScalingConfigurations(ctx context.Context, ids []string) ([]volcapi.ScalingConfiguration, error)
 	ListInstanceTypes(ctx context.Context, ids []string) ([]volcapi.InstanceType, error)
 	ListImages(ctx context.Context, ids []string) ([]volcapi.Image, error)
@@ -38,9 +38,22 @@ type instanceState struct {
 	// removing is set when we asked for the removal and the API still lists
 	// the instance as live (the cloud has not caught up yet).
 	removing bool
+	// placeholder marks a slot of the desired number that the service failed
+	// to fill without creating an instance (a stock-out at launch). CA sees it
+	// as a failed creation, backs the group off and deletes it, which lowers
+	// the desired number.
+	placeholder bool
 }
 
-func (i instanceState) live() bool { return isLive(i.status) && !i.removing }
+func (i instanceState) live() bool { return isLive(i.status) && !i.removing && !i.placeholder }
+
+// placeholderPrefix starts the instance id of a placeholder; ECS ids start
+// with "i-", so the two never collide.
+const placeholderPrefix = "placeholder-"
+
+func placeholderID(groupID string, n int) string {
+	return fmt.Sprintf("%s%s-%d", placeholderPrefix, groupID, n)
+}
 
 // groupState is one group in the snapshot. It is never modified in place:
 // mutations install a modified copy, so readers can use it without locks.
@@ -237,7 +250,7 @@ func (m *manager) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
-	failures := m.failures(ctx, picked, instances)
+	failures, groupFailures := m.failures(ctx, picked, instances)
 	m.refreshTemplates(ctx, picked)
 
 	next := make(map[string]*groupState, len(picked))
@@ -247,6 +260,11 @@ func (m *manager) Refresh(ctx context.Context) error {
 		gs := &groupState{cloud: p.cloud, min: min, max: max, discoveredBy: p.discoveredBy}
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
+		}
+		if msg, failed := groupFailures[p.cloud.ID]; failed {
+			for n := gs.liveCount(); n < p.cloud.Desired; n++ {
+				gs.instances = append(gs.instances, instanceState{id: placeholderID(p.cloud.ID, n), status: asStatusError, failure: msg, placeholder: true})
+			}
 		}
 		next[p.cloud.ID] = gs
 		order = append(order, p.cloud.ID)
@@ -317,31 +335,47 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][
 	return out, nil
 }
 
-// failures looks up why instances failed, only for groups that have failed
-// instances, so a healthy steady state costs no extra call. A failed look-up
-// leaves generic error info: the state alone is enough for CA to act.
-func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) map[string]string {
-	out := map[string]string{}
+// failures reads recent scaling activities, only for groups that have
+// failed instances or fewer live instances than desired, so a healthy steady
+// state costs no extra call. It returns the failure message per failed
+// instance, and per group whose latest activity failed while desired slots
+// are unfilled. A failed look-up leaves generic error info.
+func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) (byInstance, byGroup map[string]string) {
+	byInstance, byGroup = map[string]string{}, map[string]string{}
 	for i, p := range picked {
-		failed := false
+		failed, live := false, 0
 		for _, si := range instances[i] {
 			failed = failed || si.Status == asStatusError
-		}
-		if !failed {
-			continue
-		}
-		fis, err := m.api.FailedInstances(ctx, p.cloud.ID)
-		if err != nil {
-			klog.V(2).InfoS("Could not read failed scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
-			continue
-		}
-		for _, fi := range fis {
-			if _, seen := out[fi.InstanceID]; !seen {
-				out[fi.InstanceID] = fi.Message
+			if isLive(si.Status) {
+				live++
 			}
 		}
+		short := p.cloud.Desired != volcapi.NoDesiredNumber && live < p.cloud.Desired
+		if !failed && !short {
+			continue
+		}
+		acts, err := m.api.RecentActivities(ctx, p.cloud.ID)
+		if err != nil {
+			klog.V(2).InfoS("Could not read scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
+			continue
+		}
+		for _, a := range acts {
+			if !a.Failed {
+				continue
+			}
+			for _, r := range a.Related {
+				if _, seen := byInstance[r.InstanceID]; !seen && r.InstanceFailed() {
+					byInstance[r.InstanceID] = firstNonEmpty(r.Message, a.ResultMsg)
+				}
+			}
+		}
+		if short && len(acts) > 0 && acts[0].Failed {
+			// Only the latest activity says whether the missing slots are
+			// still being worked on.
+			byGroup[p.cloud.ID] = firstNonEmpty(acts[0].ResultMsg, "the latest scaling activity failed")
+		}
 	}
-	return out
+	return byInstance, byGroup
 }
 
 // instancesView returns the CA view of a group's instances.
@@ -349,6 +383,9 @@ func (g *groupState) instancesView() []cloudprovider.Instance {
 	out := make([]cloudprovider.Instance, 0, len(g.instances))
 	for _, in := range g.instances {
 		st := instanceStatus(in.status, in.failure)
+		if in.placeholder {
+			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating, ErrorInfo: creationError(in.failure)}
+		}
 		if in.removing {
 			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
 		}

@@ -155,7 +155,7 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	for _, in := range g.instances {
 		byID[in.id] = in
 	}
-	var ids []string
+	var ids, placeholders []string
 	var toDelete []*corev1.Node
 	seen := map[string]bool{}
 	for _, node := range nodes {
@@ -175,6 +175,11 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
 		seen[id] = true
+		if in.placeholder {
+			placeholders = append(placeholders, id)
+			toDelete = append(toDelete, node)
+			continue
+		}
 		if !in.live() {
 			// Already on its way out: CA resends failed and unregistered
 			// nodes every loop until they disappear.
@@ -183,7 +188,7 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		ids = append(ids, id)
 		toDelete = append(toDelete, node)
 	}
-	if len(ids) == 0 {
+	if len(toDelete) == 0 {
 		return nil
 	}
 	if err := cloudprovider.CheckDeleteMin(n.id, g.target, g.min, toDelete); err != nil {
@@ -234,7 +239,39 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		})
 	}
-	return failure
+	if failure != nil || len(placeholders) == 0 {
+		return failure
+	}
+	return n.dropPlaceholders(ctx, g, target, placeholders)
+}
+
+// dropPlaceholders gives up unfilled slots: placeholders have no instance, so
+// deleting them means lowering the desired number. It cannot go below min
+// (the API refuses); at min the group keeps trying, as it must.
+func (n *nodeGroup) dropPlaceholders(ctx context.Context, g *groupState, target int, placeholders []string) error {
+	want := max(target-len(placeholders), g.min)
+	if want < target {
+		if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+			return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err)
+		}
+	}
+	drop := map[string]bool{}
+	for _, id := range placeholders[:target-want] {
+		drop[id] = true
+	}
+	n.m.update(n.id, func(c *groupState) {
+		kept := c.instances[:0]
+		for _, in := range c.instances {
+			if !drop[in.id] {
+				kept = append(kept, in)
+			}
+		}
+		c.instances = kept
+		c.target = want
+		c.cloud.Desired = want
+	})
+	klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", target, "to", want)
+	return nil
 }
 
 // Nodes implements cloudprovider.NodeGroup.

@@ -461,3 +461,95 @@ func TestGetOptionsAndTemplate(t *testing.T) {
 		t.Fatalf("labels = %v", node.Labels)
 	}
 }
+
+// TestStockOutWithoutInstances covers a launch failure that creates no
+// instance: the unfilled slots show up as failed placeholders, which CA then
+// deletes; deleting them lowers the desired number (never below min).
+func TestStockOutWithoutInstances(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	before := target(t, g)
+	e.fake.SetCreateFailure(mainGroupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "ecs.g3i.xlarge sold out in cn-beijing-a", NoInstances: true})
+	if err := g.IncreaseSize(testCtx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.ResetRequests()
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.CountAction(fakeapi.ActionDescribeScalingActivities); n != 1 {
+		t.Fatalf("%d DescribeScalingActivities, want 1 (only the short group)", n)
+	}
+	nodes, _ := g.Nodes(testCtx(t))
+	var failed []*corev1.Node
+	for _, in := range nodes {
+		if in.Status != nil && in.Status.ErrorInfo != nil {
+			if in.Status.State != cloudprovider.InstanceCreating || in.Status.ErrorInfo.ErrorClass != cloudprovider.OutOfResourcesErrorClass || in.Status.ErrorInfo.ErrorCode != "InsufficientInstanceStock" {
+				t.Fatalf("placeholder status %+v / %+v", in.Status, in.Status.ErrorInfo)
+			}
+			n := nodeFor(in.Id)
+			n.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "create-error"}
+			failed = append(failed, n)
+		}
+	}
+	if len(failed) != 2 || target(t, g) != before+2 {
+		t.Fatalf("%d placeholders, target %d; want 2 and %d", len(failed), target(t, g), before+2)
+	}
+	if ng, err := e.p.NodeGroupForNode(testCtx(t), failed[0]); err != nil || ng == nil || ng.Id(testCtx(t)) != mainGroupID {
+		t.Fatalf("NodeGroupForNode(placeholder) = %v, %v", ng, err)
+	}
+	if err := g.DeleteNodes(testCtx(t), failed); err != nil {
+		t.Fatal(err)
+	}
+	if got := target(t, g); got != before {
+		t.Fatalf("target %d after deleting the placeholders, want %d", got, before)
+	}
+	if n := e.fake.CountAction(fakeapi.ActionRemoveInstances); n != 0 {
+		t.Fatalf("%d RemoveInstances for placeholders, want 0", n)
+	}
+	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before {
+		t.Fatalf("cloud desired %d, want %d", cg.Desired, before)
+	}
+	e.fake.ResetRequests()
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.RequestCount(); n != 3 {
+		t.Fatalf("%d calls in the Refresh after recovery, want 3 (1 + G)", n)
+	}
+	if nodes, _ := g.Nodes(testCtx(t)); len(nodes) != before {
+		t.Fatalf("%d instances listed, want %d", len(nodes), before)
+	}
+}
+
+func TestPlaceholdersNeverBelowMin(t *testing.T) {
+	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+		seedStandard(f)
+		f.SetCreateFailure(otherGroupID, &fakeapi.CreateFailure{Code: "NoStock", Message: "sold out", NoInstances: true})
+		f.SetGroupBounds(otherGroupID, 2, 5, 2)
+		f.Reconcile()
+	}))
+	g := e.group(t, otherGroupID)
+	nodes, _ := g.Nodes(testCtx(t))
+	var ph []*corev1.Node
+	for _, in := range nodes {
+		if in.Status != nil && in.Status.ErrorInfo != nil {
+			n := nodeFor(in.Id)
+			n.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "create-error"}
+			ph = append(ph, n)
+		}
+	}
+	if len(ph) != 1 {
+		t.Fatalf("%d placeholders, want 1 (1 live instance, desired 2)", len(ph))
+	}
+	calls := e.fake.RequestCount()
+	if err := g.DeleteNodes(testCtx(t), ph); err != nil {
+		t.Fatal(err)
+	}
+	if e.fake.RequestCount() != calls {
+		t.Fatal("lowering desired below min was attempted")
+	}
+	if got := target(t, g); got != 2 {
+		t.Fatalf("target %d, want 2 (min)", got)
+	}
+}

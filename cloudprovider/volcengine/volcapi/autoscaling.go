@@ -3,6 +3,8 @@ package volcapi
 import (
 	"context"
 	"fmt"
+	"sort"
+	"time"
 
 	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
 )
@@ -74,10 +76,28 @@ type ScalingConfiguration struct {
 	ZoneID        string
 }
 
-// FailedInstance is an instance a failed scaling activity reported, with the reason.
-type FailedInstance struct {
+// Activity is a scaling activity: the service's record of one scale-out or
+// scale-in, with the instances it touched.
+type Activity struct {
+	ID         string
+	StatusCode string
+	ResultMsg  string
+	CreatedAt  time.Time
+	// Failed is set for the Error, PartialSuccess, Exception and Rejected codes.
+	Failed  bool
+	Related []RelatedInstance
+}
+
+// RelatedInstance is an instance an activity touched, with its own outcome.
+type RelatedInstance struct {
 	InstanceID string
+	Status     string
 	Message    string
+}
+
+// InstanceFailed reports whether the activity failed for this instance.
+func (r RelatedInstance) InstanceFailed() bool {
+	return r.Status != "" && r.Status != "Success" && r.Status != "Succeeded"
 }
 
 // ListScalingGroups lists scaling groups, all pages. With ids it asks for
@@ -266,10 +286,9 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingConfigurations, maxPages)
 }
 
-// FailedInstances returns the instances that the group's most recent failed
-// scaling activities could not create, with the activity's reason. Only the
-// first page of recent activities is read: older failures no longer matter.
-func (c *Client) FailedInstances(ctx context.Context, groupID string) ([]FailedInstance, error) {
+// RecentActivities returns the group's most recent scaling activities, newest
+// first (first page only: older activities no longer explain the current state).
+func (c *Client) RecentActivities(ctx context.Context, groupID string) ([]Activity, error) {
 	resp, err := c.as.DescribeScalingActivitiesWithContext(ctx, &autoscaling.DescribeScalingActivitiesInput{
 		ScalingGroupId: sp(groupID),
 		PageNumber:     ip(1),
@@ -278,29 +297,39 @@ func (c *Client) FailedInstances(ctx context.Context, groupID string) ([]FailedI
 	if err != nil {
 		return nil, c.fail(ctx, ActionDescribeScalingActivities, err)
 	}
-	var out []FailedInstance
+	var out []Activity
 	for _, a := range resp.ScalingActivities {
 		if a == nil {
 			continue
 		}
-		switch str(a.StatusCode) {
+		act := Activity{
+			ID:         str(a.ScalingActivityId),
+			StatusCode: str(a.StatusCode),
+			ResultMsg:  str(a.ResultMsg),
+			CreatedAt:  parseTime(str(a.CreatedAt)),
+		}
+		switch act.StatusCode {
 		case "Error", "PartialSuccess", "Exception", "Rejected":
-		default:
-			continue
+			act.Failed = true
 		}
 		for _, r := range a.RelatedInstances {
 			if r == nil || str(r.InstanceId) == "" {
 				continue
 			}
-			if st := str(r.Status); st == "Success" || st == "Succeeded" {
-				continue
-			}
-			msg := str(r.Message)
-			if msg == "" {
-				msg = str(a.ResultMsg)
-			}
-			out = append(out, FailedInstance{InstanceID: str(r.InstanceId), Message: msg})
+			act.Related = append(act.Related, RelatedInstance{InstanceID: str(r.InstanceId), Status: str(r.Status), Message: str(r.Message)})
+		}
+		out = append(out, act)
+	}
+	// The API's order is not documented; newest first is what callers need.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out, nil
+}
+
+func parseTime(s string) time.Time {
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05Z0700", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
 		}
 	}
-	return out, nil
+	return time.Time{}
 }

@@ -355,19 +355,25 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
-func TestFailedInstances(t *testing.T) {
+func TestRecentActivities(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
-	env.fake.SetCreateFailure("scg-a", &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock in zone"})
-	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 2); err != nil {
+	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 1); err != nil {
 		t.Fatal(err)
 	}
-	got, err := env.client.FailedInstances(ctx5s(t), "scg-a")
+	env.fake.SetCreateFailure("scg-a", &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock in zone"})
+	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	got, err := env.client.RecentActivities(ctx5s(t), "scg-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || !strings.Contains(got[0].Message, "InsufficientInstanceStock") {
-		t.Fatalf("failed instances = %+v", got)
+	if len(got) != 2 || !got[0].Failed || got[1].Failed {
+		t.Fatalf("activities = %+v, want the failed one first", got)
+	}
+	if len(got[0].Related) != 2 || !got[0].Related[0].InstanceFailed() || !strings.Contains(got[0].Related[0].Message, "InsufficientInstanceStock") {
+		t.Fatalf("related = %+v", got[0].Related)
 	}
 }
 

@@ -120,6 +120,9 @@ type Activity struct {
 type CreateFailure struct {
 	Code    string
 	Message string
+	// NoInstances makes the activity fail before any instance exists (a
+	// stock-out at launch): the desired number stays above the instance count.
+	NoInstances bool
 }
 
 // Fault is an injected failure. Action "" matches every action. Times is how
@@ -526,6 +529,12 @@ func (s *Server) reconcileLocked(g *Group) {
 	case len(live) < g.Desired:
 		act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}
 		fail, failing := s.createFailures[g.ID]
+		if failing && fail.NoInstances {
+			act.StatusCode = "Error"
+			act.ResultMsg = fmt.Sprintf("%s: %s", fail.Code, fail.Message)
+			s.activities = append(s.activities, act)
+			return
+		}
 		for i := len(live); i < g.Desired; i++ {
 			inst := s.newInstanceLocked(g.ID, StatusPending)
 			rel := RelatedInstance{InstanceID: inst.ID, Status: "Success"}
