@@ -45,6 +45,7 @@ func TestMutationFaults(t *testing.T) {
 		{name: "error in 200 body", fault: fakeapi.Fault{Status: 200, Code: "OperationDenied.ScalingActivityInProgress", Times: 100}, kind: cloudprovider.ErrFailedPrecondition},
 		{name: "malformed JSON", fault: fakeapi.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
 		{name: "timeout", fault: fakeapi.Fault{Stall: true, Times: 100}, kind: context.DeadlineExceeded},
+		{name: "applied but answer lost", fault: fakeapi.Fault{Status: 502, Code: "BadGateway", Applied: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
 	}
 	ops := []struct {
 		name   string
@@ -100,7 +101,7 @@ func TestMutationFaults(t *testing.T) {
 				if got := target(t, g); got != cg.Desired {
 					t.Fatalf("target %d after Refresh, cloud has %d", got, cg.Desired)
 				}
-				if f.fault.Stall {
+				if f.fault.Stall || f.fault.Applied {
 					// The request may have been applied before the client gave
 					// up; only the bounds matter then.
 					return
@@ -236,6 +237,11 @@ func TestDeleteNodesBatchesOf20(t *testing.T) {
 	}
 	if deleting != 45 {
 		t.Fatalf("%d instances reported deleting, want 45", deleting)
+	}
+	for _, in := range e.fake.Instances(mainGroupID) {
+		if (in.ID == insts[45].ID) != (in.Status == fakeapi.StatusInService) {
+			t.Fatalf("cloud instance %s is %s; only the 45 asked for may go", in.ID, in.Status)
+		}
 	}
 	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != 1 {
 		t.Fatalf("cloud desired %d, want 1", cg.Desired)
@@ -551,5 +557,23 @@ func TestPlaceholdersNeverBelowMin(t *testing.T) {
 	}
 	if got := target(t, g); got != 2 {
 		t.Fatalf("target %d, want 2 (min)", got)
+	}
+}
+
+// TestLostAnswerOfAbsoluteResizeIsRetried: ModifyScalingGroup sets an absolute
+// number, so repeating it after a lost answer is safe and the call succeeds.
+func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	before := target(t, g)
+	e.fake.AddFault(fakeapi.Fault{Action: fakeapi.ActionModifyScalingGroup, Status: 502, Code: "BadGateway", Applied: true})
+	if err := g.IncreaseSize(testCtx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.CountAction(fakeapi.ActionModifyScalingGroup); n != 2 {
+		t.Fatalf("%d ModifyScalingGroup calls, want 2", n)
+	}
+	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before+1 || target(t, g) != before+1 {
+		t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), before+1)
 	}
 }

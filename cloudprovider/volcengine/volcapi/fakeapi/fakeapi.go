@@ -140,6 +140,9 @@ type Fault struct {
 	Malformed bool
 	// Stall holds the request until the client gives up (its context ends).
 	Stall bool
+	// Applied carries the request out before failing it, like an answer lost
+	// on the way back.
+	Applied bool
 	// Skip lets this many matching requests through before the fault applies.
 	Skip  int
 	Times int

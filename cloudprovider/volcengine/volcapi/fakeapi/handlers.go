@@ -70,6 +70,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var result any
 	var aerr *apiError
 	switch {
+	case fault != nil && fault.Applied:
+		if h, ok := handlers[action]; ok && version == h.version {
+			s.advanceLocked()
+			_, _ = h.fn(s, q)
+		}
+		aerr = &apiError{status: fault.Status, code: fault.Code, message: fault.Message}
 	case fault != nil:
 		aerr = &apiError{status: fault.Status, code: fault.Code, message: fault.Message}
 	case r.URL.Path != "/":
