@@ -2,6 +2,7 @@ package volcengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -66,6 +67,11 @@ type groupState struct {
 	target       int
 	instances    []instanceState
 	discoveredBy string
+	// uncertain is set when a mutation failed in a way that may still have
+	// been applied (lost answer, timeout, 5xx). The desired number is then
+	// re-read before the next mutation: setting an absolute number computed
+	// from a stale target could undo the applied change and remove instances.
+	uncertain bool
 }
 
 func (g *groupState) hasDesired() bool { return g.cloud.Desired != volcapi.NoDesiredNumber }
@@ -202,6 +208,54 @@ func (m *manager) update(id string, fn func(g *groupState)) {
 	m.seq[id]++
 }
 
+// outcomeUnknown reports whether a failed mutation may have been applied:
+// only an API answer below 500 (a 4xx, a throttle, an error code in a 200
+// body) proves the request was refused.
+func outcomeUnknown(err error) bool {
+	var ae *volcapi.APIError
+	return !errors.As(err, &ae) || ae.Status >= 500
+}
+
+// markUncertain flags a group whose last mutation may have been applied.
+func (m *manager) markUncertain(id string) {
+	m.update(id, func(g *groupState) { g.uncertain = true })
+}
+
+// reload re-reads one group's bounds and desired number after an uncertain
+// mutation. Called with the group lock held.
+func (m *manager) reload(ctx context.Context, id string) (*groupState, error) {
+	gs, err := m.api.ListScalingGroups(ctx, []string{id})
+	if err != nil {
+		return nil, fmt.Errorf("re-read scaling group %s after an unconfirmed change: %w", id, err)
+	}
+	for _, cg := range gs {
+		if cg.ID != id {
+			continue
+		}
+		m.update(id, func(g *groupState) {
+			spec := managedGroup{cloud: cg}
+			for _, s := range m.static {
+				if s.Name == id {
+					spec.spec = &s
+				}
+			}
+			g.min, g.max = spec.bounds()
+			g.cloud.Min, g.cloud.Max, g.cloud.HasMin, g.cloud.HasMax = cg.Min, cg.Max, cg.HasMin, cg.HasMax
+			g.cloud.Desired = cg.Desired
+			if g.hasDesired() {
+				g.target = cg.Desired
+			}
+			g.uncertain = false
+		})
+		g, ok := m.group(id)
+		if !ok {
+			break
+		}
+		return g, nil
+	}
+	return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s no longer exists", id)
+}
+
 // markRemoved records accepted removals.
 func (m *manager) markRemoved(ids []string) {
 	now := m.now()
@@ -293,6 +347,8 @@ func (m *manager) Refresh(ctx context.Context) error {
 			// A mutation landed while we were listing; its result is newer
 			// than what the API told us.
 			gs.target = old.target
+			gs.cloud.Desired = old.cloud.Desired
+			gs.uncertain = old.uncertain
 		}
 	}
 	for id, at := range m.removed {

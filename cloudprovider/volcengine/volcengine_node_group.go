@@ -30,6 +30,25 @@ func newNodeGroup(m *manager, g *groupState) *nodeGroup {
 	return &nodeGroup{m: m, id: g.cloud.ID, min: g.min, max: g.max, debug: g.debug()}
 }
 
+// lockedState returns the group's snapshot for a mutation, re-reading it
+// first when the previous mutation's outcome is unknown. The group lock must
+// be held.
+func (n *nodeGroup) lockedState(ctx context.Context) (*groupState, error) {
+	g, err := n.state()
+	if err != nil || !g.uncertain {
+		return g, err
+	}
+	return n.m.reload(ctx, n.id)
+}
+
+// failed records an unknown outcome and passes err on.
+func (n *nodeGroup) failed(err error) error {
+	if outcomeUnknown(err) {
+		n.m.markUncertain(n.id)
+	}
+	return err
+}
+
 func (n *nodeGroup) state() (*groupState, error) {
 	g, ok := n.m.group(n.id)
 	if !ok {
@@ -86,6 +105,12 @@ func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	if err != nil {
 		return err
 	}
+	if delta <= 0 {
+		return cloudprovider.CheckIncrease(n.id, delta, g.target, g.max)
+	}
+	if g, err = n.lockedState(ctx); err != nil {
+		return err
+	}
 	if err := cloudprovider.CheckIncrease(n.id, delta, g.target, g.max); err != nil {
 		return err
 	}
@@ -94,7 +119,7 @@ func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	}
 	want := g.target + delta
 	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-		return fmt.Errorf("increase scaling group %s from %d to %d: %w", n.id, g.target, want, err)
+		return n.failed(fmt.Errorf("increase scaling group %s from %d to %d: %w", n.id, g.target, want, err))
 	}
 	n.m.update(n.id, func(c *groupState) {
 		c.target = want
@@ -121,6 +146,12 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	if err != nil {
 		return err
 	}
+	if delta >= 0 {
+		return cloudprovider.CheckDecrease(n.id, delta, g.target, g.liveCount())
+	}
+	if g, err = n.lockedState(ctx); err != nil {
+		return err
+	}
 	if err := cloudprovider.CheckDecrease(n.id, delta, g.target, g.liveCount()); err != nil {
 		return err
 	}
@@ -129,7 +160,7 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	}
 	want := g.target + delta
 	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-		return fmt.Errorf("decrease scaling group %s from %d to %d: %w", n.id, g.target, want, err)
+		return n.failed(fmt.Errorf("decrease scaling group %s from %d to %d: %w", n.id, g.target, want, err))
 	}
 	n.m.update(n.id, func(c *groupState) {
 		c.target = want
@@ -191,6 +222,9 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	if len(toDelete) == 0 {
 		return nil
 	}
+	if g, err = n.lockedState(ctx); err != nil {
+		return err
+	}
 	if err := cloudprovider.CheckDeleteMin(n.id, g.target, g.min, toDelete); err != nil {
 		return err
 	}
@@ -210,7 +244,7 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 		}
 		if err != nil {
-			failure = fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err)
+			failure = n.failed(fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err))
 			break
 		}
 		removed = append(removed, batch...)
@@ -252,7 +286,7 @@ func (n *nodeGroup) dropPlaceholders(ctx context.Context, g *groupState, target 
 	want := max(target-len(placeholders), g.min)
 	if want < target {
 		if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-			return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err)
+			return n.failed(fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err))
 		}
 	}
 	drop := map[string]bool{}

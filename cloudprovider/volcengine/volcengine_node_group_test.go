@@ -577,3 +577,48 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 		t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), before+1)
 	}
 }
+
+// TestUnconfirmedChangeIsReReadBeforeTheNext: after IncreaseSize(2) whose
+// answer was lost (but applied), an IncreaseSize(1) must build on the cloud's
+// number, not on the stale target; otherwise it would lower the desired
+// number and make the service remove an instance.
+func TestUnconfirmedChangeIsReReadBeforeTheNext(t *testing.T) {
+	tests := []struct {
+		name     string
+		fault    fakeapi.Fault
+		reread   bool
+		wantLast int
+	}{
+		{name: "lost answer", fault: fakeapi.Fault{Status: 502, Code: "BadGateway", Applied: true, Times: 10}, reread: true, wantLast: 3 + 2 + 1},
+		{name: "refused by the API", fault: fakeapi.Fault{Status: 400, Code: "OperationDenied.Busy", Times: 1}, reread: false, wantLast: 3 + 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			g := e.group(t, mainGroupID)
+			f := tc.fault
+			f.Action = fakeapi.ActionModifyScalingGroup
+			e.fake.AddFault(f)
+			if err := g.IncreaseSize(testCtx(t), 2); err == nil {
+				t.Fatal("IncreaseSize succeeded through the fault")
+			}
+			e.fake.ClearFaults()
+			e.fake.ResetRequests()
+			if err := g.IncreaseSize(testCtx(t), 1); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.fake.CountAction(fakeapi.ActionDescribeScalingGroups); (got == 1) != tc.reread {
+				t.Fatalf("%d re-reads, want re-read=%v", got, tc.reread)
+			}
+			cg, _ := e.fake.Group(mainGroupID)
+			if cg.Desired != tc.wantLast || target(t, g) != tc.wantLast {
+				t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), tc.wantLast)
+			}
+			// Bad arguments still make no call, uncertain or not.
+			calls := e.fake.RequestCount()
+			if err := g.IncreaseSize(testCtx(t), 0); !errors.Is(err, cloudprovider.ErrInvalidArgument) || e.fake.RequestCount() != calls {
+				t.Fatalf("IncreaseSize(0): %v, %d calls", err, e.fake.RequestCount()-calls)
+			}
+		})
+	}
+}
