@@ -129,7 +129,7 @@ type manager struct {
 	templates map[string]*templateEntry
 
 	locksMu sync.Mutex
-	locks   map[string]*sync.Mutex
+	locks   map[string]chan struct{}
 }
 
 func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
@@ -147,20 +147,27 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		seq:        map[string]uint64{},
 		removed:    map[string]time.Time{},
 		templates:  map[string]*templateEntry{},
-		locks:      map[string]*sync.Mutex{},
+		locks:      map[string]chan struct{}{},
 	}
 }
 
-// groupLock returns the per-group mutex that serialises read-compute-mutate.
-func (m *manager) groupLock(id string) *sync.Mutex {
+// lockGroup takes the per-group lock that serialises read-compute-mutate. It
+// gives up when ctx ends, so a queue of callers behind a slow cloud call
+// fails within CA's deadline instead of answering after it.
+func (m *manager) lockGroup(ctx context.Context, id string) (unlock func(), err error) {
 	m.locksMu.Lock()
-	defer m.locksMu.Unlock()
 	l, ok := m.locks[id]
 	if !ok {
-		l = &sync.Mutex{}
+		l = make(chan struct{}, 1)
 		m.locks[id] = l
 	}
-	return l
+	m.locksMu.Unlock()
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("node group %s: waiting for another change to finish: %w", id, ctx.Err())
+	}
 }
 
 // group returns the snapshot of one group.

@@ -98,9 +98,11 @@ func (n *nodeGroup) TargetSize(context.Context) (int, error) {
 // instead schedules a policy and polls for up to 30 minutes, which cannot fit
 // CA's 5 s deadline.)
 func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	lock := n.m.groupLock(n.id)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := n.m.lockGroup(ctx, n.id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	g, err := n.state()
 	if err != nil {
 		return err
@@ -139,9 +141,11 @@ func errNoDesired(id string) error {
 // drops below their count: lowering further would make the service remove
 // instances of its own choosing.
 func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	lock := n.m.groupLock(n.id)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := n.m.lockGroup(ctx, n.id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	g, err := n.state()
 	if err != nil {
 		return err
@@ -175,9 +179,11 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 // this group; registered nodes never take the group below min, while
 // instances that never registered can always go.
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	lock := n.m.groupLock(n.id)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := n.m.lockGroup(ctx, n.id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	g, err := n.state()
 	if err != nil {
 		return err
