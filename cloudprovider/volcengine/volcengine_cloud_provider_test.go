@@ -215,6 +215,11 @@ func TestTemplateRefetchedAfterTTL(t *testing.T) {
 	if n := e.fake.CountAction(fakeapi.ActionDescribeInstanceTypes); n != 1 {
 		t.Fatalf("%d DescribeInstanceTypes after the TTL, want 1", n)
 	}
+	// 1 + G, plus one batched call each for configurations, instance types,
+	// subnets and images.
+	if n := e.fake.RequestCount(); n != 1+2+4 {
+		t.Fatalf("%d calls in the Refresh after the TTL, want 7", n)
+	}
 }
 
 func TestNodeGroupForNode(t *testing.T) {
