@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -80,7 +81,7 @@ func TestMutationFaults(t *testing.T) {
 				ctx := testCtx(t)
 				if f.fault.Stall {
 					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, 100_000_000) // 100ms
+					ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
 					defer cancel()
 				}
 				err := op.run(ctx, e, g)
