@@ -1,0 +1,145 @@
+package volcapi
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
+)
+
+func TestListScalingGroupsPaging(t *testing.T) {
+	tests := []struct {
+		name      string
+		groups    int
+		skew      int
+		ids       []string
+		want      int
+		wantCalls int
+	}{
+		{name: "one page", groups: 3, want: 3, wantCalls: 1},
+		{name: "exactly one full page stops at TotalCount", groups: PageSize, want: PageSize, wantCalls: 1},
+		{name: "three pages", groups: 2*PageSize + 7, want: 2*PageSize + 7, wantCalls: 3},
+		{name: "TotalCount too high stops at short page", groups: 7, skew: 1000, want: 7, wantCalls: 1},
+		{name: "TotalCount too low still reads full pages", groups: PageSize + 3, skew: -PageSize, want: PageSize, wantCalls: 1},
+		{name: "by id", groups: 5, ids: []string{"scg-0002", "scg-0004"}, want: 2, wantCalls: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			for i := 1; i <= tc.groups; i++ {
+				env.fake.AddGroup(fakeapi.Group{ID: fmt.Sprintf("scg-%04d", i), Min: 1, Max: 10, Desired: -1, Tags: map[string]string{"k": "v"}})
+			}
+			env.fake.SetTotalCountSkew(tc.skew)
+			got, err := env.client.ListScalingGroups(ctx5s(t), tc.ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.want {
+				t.Fatalf("got %d groups, want %d", len(got), tc.want)
+			}
+			if n := env.fake.CountAction(ActionDescribeScalingGroups); n != tc.wantCalls {
+				t.Fatalf("%d DescribeScalingGroups calls, want %d", n, tc.wantCalls)
+			}
+			if got[0].Tags["k"] != "v" || got[0].Desired != NoDesiredNumber || !got[0].HasMin || got[0].Max != 10 {
+				t.Fatalf("group not converted: %+v", got[0])
+			}
+		})
+	}
+}
+
+func TestListScalingInstancesPaging(t *testing.T) {
+	tests := []struct {
+		name      string
+		instances int
+		wantCalls int
+	}{
+		{name: "empty", instances: 0, wantCalls: 1},
+		{name: "two pages", instances: PageSize + 1, wantCalls: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 100, Desired: tc.instances})
+			env.fake.Reconcile()
+			env.fake.Settle()
+			got, err := env.client.ListScalingInstances(ctx5s(t), "scg-a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.instances {
+				t.Fatalf("got %d instances, want %d", len(got), tc.instances)
+			}
+			for _, inst := range got {
+				if inst.Status != fakeapi.StatusInService || inst.GroupID != "scg-a" {
+					t.Fatalf("bad instance %+v", inst)
+				}
+			}
+			if n := env.fake.CountAction(ActionDescribeScalingInstances); n != tc.wantCalls {
+				t.Fatalf("%d calls, want %d", n, tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestRemoveInstancesNotRetriedOnServerError(t *testing.T) {
+	env := newTestEnv(t)
+	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2})
+	env.fake.Reconcile()
+	env.fake.Settle()
+	insts := env.fake.Instances("scg-a")
+	env.fake.FailNext(1)
+	_, err := env.client.RemoveInstances(ctx5s(t), "scg-a", []string{insts[0].ID}, true)
+	if !errors.Is(err, cloudprovider.ErrUnavailable) {
+		t.Fatalf("error = %v, want unavailable", err)
+	}
+	if n := env.fake.CountAction(ActionRemoveInstances); n != 1 {
+		t.Fatalf("RemoveInstances sent %d times, want 1 (not idempotent)", n)
+	}
+	if g, _ := env.fake.Group("scg-a"); g.Desired != 2 {
+		t.Fatalf("desired = %d after failed remove, want 2", g.Desired)
+	}
+}
+
+func TestRemoveInstancesParameters(t *testing.T) {
+	env := newTestEnv(t)
+	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 1, Max: 5, Desired: 2})
+	env.fake.Reconcile()
+	env.fake.Settle()
+	insts := env.fake.Instances("scg-a")
+	if _, err := env.client.RemoveInstances(ctx5s(t), "scg-a", []string{insts[0].ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	reqs := env.fake.Requests()
+	q := reqs[len(reqs)-1].Query
+	if q.Get("DecreaseDesiredCapacity") != "false" || q.Get("ForceDelete") != "true" || q.Get("InstanceIds.1") != insts[0].ID {
+		t.Fatalf("query = %v", q)
+	}
+	if _, err := env.client.RemoveInstances(ctx5s(t), "scg-a", make([]string, MaxRemoveBatch+1), true); err == nil {
+		t.Fatal("21 ids accepted")
+	}
+}
+
+func TestRecentActivities(t *testing.T) {
+	env := newTestEnv(t)
+	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
+	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 1); err != nil {
+		t.Fatal(err)
+	}
+	env.fake.SetCreateFailure("scg-a", &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock in zone"})
+	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	got, err := env.client.RecentActivities(ctx5s(t), "scg-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[0].Failed || got[1].Failed {
+		t.Fatalf("activities = %+v, want the failed one first", got)
+	}
+	if len(got[0].Related) != 2 || !got[0].Related[0].InstanceFailed() || !strings.Contains(got[0].Related[0].Message, "InsufficientInstanceStock") {
+		t.Fatalf("related = %+v", got[0].Related)
+	}
+}
