@@ -33,6 +33,9 @@ import (
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
 )
 
+// startupRefreshTimeout bounds the first snapshot taken before serving.
+const startupRefreshTimeout = 30 * time.Second
+
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
@@ -253,21 +256,33 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 		httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = httpSrv.Serve(mlis) }()
 		klog.InfoS("Serving metrics", "address", mlis.Addr().String())
+		fmt.Fprintf(stdout, "Metrics on http://%s/metrics\n", mlis.Addr())
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	refreshCtx, cancelRefresh := context.WithCancel(ctx)
-	defer cancelRefresh()
-	go func() {
-		srv.RefreshUntilReady(refreshCtx, nil)
-		if srv.Ready() {
-			hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-			hs.SetServingStatus(protos.CloudProvider_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-		}
-	}()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	hs.SetServingStatus(protos.CloudProvider_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+	setServing := func(st healthpb.HealthCheckResponse_ServingStatus) {
+		hs.SetServingStatus("", st)
+		hs.SetServingStatus(protos.CloudProvider_ServiceDesc.ServiceName, st)
+	}
+	// CA asks NodeGroups, NodeGroupForNode and GPULabel before its first
+	// Refresh, so take the first snapshot before serving. If the cloud is down,
+	// serve anyway (not ready) and keep trying in the background.
+	startCtx, cancelStart := context.WithTimeout(ctx, startupRefreshTimeout)
+	err = srv.RefreshOnce(startCtx)
+	cancelStart()
+	if err != nil {
+		klog.ErrorS(err, "Initial refresh failed; serving not-ready and retrying")
+		setServing(healthpb.HealthCheckResponse_NOT_SERVING)
+		go func() {
+			srv.RefreshUntilReady(ctx, nil)
+			if srv.Ready() {
+				setServing(healthpb.HealthCheckResponse_SERVING)
+			}
+		}()
+	} else {
+		setServing(healthpb.HealthCheckResponse_SERVING)
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()

@@ -288,7 +288,9 @@ func (p *InMemoryProvider) Pricing(ctx context.Context) (cloudprovider.PricingMo
 }
 
 // GPULabel implements cloudprovider.CloudProvider.
-func (p *InMemoryProvider) GPULabel(ctx context.Context) (string, error) { return InMemoryGPULabel, nil }
+func (p *InMemoryProvider) GPULabel(ctx context.Context) (string, error) {
+	return InMemoryGPULabel, nil
+}
 
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider.
 func (p *InMemoryProvider) GetAvailableGPUTypes(ctx context.Context) (map[string]struct{}, error) {

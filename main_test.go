@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+)
+
+const testProvider = "zz-inmemory-test"
+
+func init() {
+	cloudprovider.RegisterCloudProvider(testProvider, cloudprovider.Registration{
+		Build: func(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+			if opts.CloudConfig == "" {
+				return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "--cloud-config is required")
+			}
+			return cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud()), nil
+		},
+		Simulate: func(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+			p := cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud(
+				cloudprovidertest.CloudGroup{ID: "pool-a", Min: 1, Max: 5, Running: 2}))
+			return &cloudprovider.Simulation{Provider: p, URL: "memory://", Description: "one in-memory pool", Close: func() {}}, nil
+		},
+	})
+}
+
+func runArgs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.pem")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad --nodes spec", []string{"--cloud-provider", testProvider, "--nodes", "1:x:pool"}, `max "x"`},
+		{"--nodes max below min", []string{"--cloud-provider", testProvider, "--nodes", "5:2:pool"}, "below min"},
+		{"unknown provider", []string{"--cloud-provider", "nimbus"}, `"nimbus" is not compiled in: choose one of`},
+		{"unreadable TLS files", []string{"--cloud-provider", testProvider, "--tls-cert-file", missing, "--tls-key-file", missing}, "--tls-cert-file"},
+		{"plaintext on all interfaces", []string{"--cloud-provider", testProvider, "--address", "0.0.0.0:8086"}, "--insecure"},
+		{"bare socket path", []string{"--cloud-provider", testProvider, "--address", "/run/x.sock"}, "--address"},
+		{"stray argument", []string{"--cloud-provider", testProvider, "serve"}, "unexpected arguments"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runArgs(t, tc.args...)
+			if code == 0 {
+				t.Fatal("exit code 0, want non-zero")
+			}
+			if lines := strings.Count(strings.TrimSpace(stderr), "\n"); lines != 0 || !strings.HasPrefix(stderr, "error: ") {
+				t.Fatalf("stderr is not one error line: %q", stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Fatalf("stderr %q does not mention %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckConfig(t *testing.T) {
+	if code, _, stderr := runArgs(t, "--cloud-provider", testProvider, "--check-config"); code != 1 || !strings.Contains(stderr, "--cloud-config") {
+		t.Fatalf("check-config without config: code %d stderr %q", code, stderr)
+	}
+	if code, out, _ := runArgs(t, "--cloud-provider", testProvider, "--check-config", "--cloud-config", "x"); code != 0 || !strings.Contains(out, "configuration OK") {
+		t.Fatalf("check-config: code %d out %q", code, out)
+	}
+	if code, _, stderr := runArgs(t, "--cloud-provider", testProvider, "--address", "0.0.0.0:1", "--insecure", "--simulate", "--check-config"); code != 0 {
+		t.Fatalf("--insecure allows a non-loopback plaintext address: code %d %q", code, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runArgs(t, "--version")
+	if code != 0 || !strings.Contains(out, testProvider) || !strings.HasPrefix(out, "cluster-autoscaler-provider ") {
+		t.Fatalf("--version: %d %q", code, out)
+	}
+}
+
+// TestServeSimulatedAndDrainOnSIGTERM runs the binary's main path: simulate,
+// serve gRPC and metrics, answer, then exit 0 on SIGTERM.
+func TestServeSimulatedAndDrainOnSIGTERM(t *testing.T) {
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb strings.Builder
+		done <- run(context.Background(), []string{"--cloud-provider", testProvider, "--simulate",
+			"--address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0"}, pw, &errb)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var grpcAddr, metricsURL string
+	for grpcAddr == "" && sc.Scan() {
+		line := sc.Text()
+		if m := regexp.MustCompile(`^Metrics on (http://\S+)/metrics`).FindStringSubmatch(line); m != nil {
+			metricsURL = m[1]
+		}
+		if m := regexp.MustCompile(`^Serving \S+ on (\S+) \(plaintext\)`).FindStringSubmatch(line); m != nil {
+			grpcAddr = m[1]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if grpcAddr == "" || metricsURL == "" {
+		t.Fatalf("did not see the serving banner (grpc %q metrics %q)", grpcAddr, metricsURL)
+	}
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// Served before any Refresh RPC: the server took its first snapshot at start.
+	groups, err := protos.NewCloudProviderClient(conn).NodeGroups(ctx, &protos.NodeGroupsRequest{})
+	if err != nil || len(groups.GetNodeGroups()) != 1 {
+		t.Fatalf("NodeGroups = %v, %v", groups, err)
+	}
+	hr, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: protos.CloudProvider_ServiceDesc.ServiceName})
+	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v", hr, err)
+	}
+	for path, want := range map[string]string{
+		"/readyz":  "ok",
+		"/healthz": "ok",
+		"/metrics": `cluster_autoscaler_provider_grpc_requests_total{code="OK",method="NodeGroups"} 1`,
+	} {
+		resp, err := http.Get(metricsURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Fatalf("%s: %d, body lacks %q", path, resp.StatusCode, want)
+		}
+		if path == "/metrics" && !strings.Contains(string(body), `cluster_autoscaler_provider_node_group_size{kind="target",node_group="pool-a"} 2`) {
+			t.Fatalf("/metrics lacks the node group size gauge")
+		}
+	}
+
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0", code)
+	}
+}
