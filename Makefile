@@ -27,3 +27,6 @@ verify: lint
 
 clean:
 	rm -rf bin _out
+
+# Further targets (container, push, bench, soak, fuzz, demo) live in hack/make/.
+-include hack/make/*.mk

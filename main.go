@@ -178,7 +178,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if err := check(cfg.buildOptions(nil)); err != nil {
 			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
-			return 1
+			return 2
 		}
 		fmt.Fprintf(stdout, "configuration OK for %s\n", cfg.provider)
 		return 0
@@ -190,8 +190,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// oneLine folds an error (possibly several joined with errors.Join) into one
+// line, keeping the joined messages apart.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+	parts := strings.Split(err.Error(), "\n")
+	for i, p := range parts {
+		parts[i] = strings.Join(strings.Fields(p), " ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, addr externalgrpc.Address, stdout io.Writer) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -80,7 +81,7 @@ func TestRefusesBadInput(t *testing.T) {
 }
 
 func TestCheckConfig(t *testing.T) {
-	if code, _, stderr := runArgs(t, "--cloud-provider", testProvider, "--check-config"); code != 1 || !strings.Contains(stderr, "--cloud-config") {
+	if code, _, stderr := runArgs(t, "--cloud-provider", testProvider, "--check-config"); code != 2 || !strings.Contains(stderr, "--cloud-config") {
 		t.Fatalf("check-config without config: code %d stderr %q", code, stderr)
 	}
 	if code, out, _ := runArgs(t, "--cloud-provider", testProvider, "--check-config", "--cloud-config", "x"); code != 0 || !strings.Contains(out, "configuration OK") {
@@ -165,5 +166,12 @@ func TestServeSimulatedAndDrainOnSIGTERM(t *testing.T) {
 	}
 	if code := <-done; code != 0 {
 		t.Fatalf("exit code %d after SIGTERM, want 0", code)
+	}
+}
+
+func TestOneLineKeepsJoinedErrorsApart(t *testing.T) {
+	err := errors.Join(errors.New("cluster_id is required"), errors.New("token is required"))
+	if got := oneLine(err); got != "cluster_id is required; token is required" {
+		t.Fatalf("oneLine = %q", got)
 	}
 }

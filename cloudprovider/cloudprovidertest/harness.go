@@ -33,7 +33,8 @@ type Env struct {
 	// without waiting. Optional.
 	Settle func()
 	// FailNextCalls makes the fake cloud fail its next n requests with a server
-	// error. Optional; enables the failed-Refresh checks.
+	// error; n = 0 clears any failures still pending. Optional; enables the
+	// failed-Refresh checks.
 	FailNextCalls func(n int)
 }
 
