@@ -1,0 +1,81 @@
+package metrics
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestInstrumentedTransport(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/missing") {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	m := New(prometheus.NewRegistry())
+	rt := m.InstrumentTransport("vultr")(http.DefaultTransport, func(r *http.Request) string {
+		return r.Method + " /pools/{id}"
+	})
+	c := &http.Client{Transport: rt}
+	for _, p := range []string{"/pools/1", "/pools/2", "/pools/missing"} {
+		resp, err := c.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if got := testutil.ToFloat64(m.cloudRequests.WithLabelValues("vultr", "GET /pools/{id}", "200")); got != 2 {
+		t.Fatalf("200 count %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.cloudRequests.WithLabelValues("vultr", "GET /pools/{id}", "404")); got != 1 {
+		t.Fatalf("404 count %v, want 1", got)
+	}
+	if _, err := (&http.Client{Transport: rt}).Get("http://127.0.0.1:1/pools/x"); err == nil {
+		t.Fatal("want a connection error")
+	}
+	if got := testutil.ToFloat64(m.cloudRequests.WithLabelValues("vultr", "GET /pools/{id}", "error")); got != 1 {
+		t.Fatalf("error count %v, want 1", got)
+	}
+}
+
+func TestOperationCardinalityIsCapped(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	for i := 0; i < maxOperations+50; i++ {
+		m.boundedOperation(fmt.Sprintf("GET /leaky/%d", i))
+	}
+	if got := m.boundedOperation("GET /leaky/new"); got != "other" {
+		t.Fatalf("operation past the cap = %q, want other", got)
+	}
+	if got := m.boundedOperation("GET /leaky/3"); got != "GET /leaky/3" {
+		t.Fatalf("known operation = %q", got)
+	}
+}
+
+func TestGroupSizesReplaceSeries(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	m.SetGroupSizes([]GroupSize{{ID: "a", Min: 1, Max: 5, Target: 3}, {ID: "b", Min: 0, Max: 2, Target: 1}})
+	m.SetGroupSizes([]GroupSize{{ID: "a", Min: 1, Max: 5, Target: 4}})
+	if got := testutil.ToFloat64(m.nodeGroupSize.WithLabelValues("a", "target")); got != 4 {
+		t.Fatalf("target %v", got)
+	}
+	if n := testutil.CollectAndCount(m.nodeGroupSize); n != 3 {
+		t.Fatalf("%d series after group b vanished, want 3", n)
+	}
+}
+
+func TestNilMetricsRecordNothing(t *testing.T) {
+	var m *Metrics
+	m.ObserveRPC("NodeGroups", "OK", time.Millisecond)
+	m.RefreshFailed()
+	m.SetGroupSizes([]GroupSize{{ID: "a"}})
+	if rt := m.InstrumentTransport("x")(http.DefaultTransport, nil); rt != http.DefaultTransport {
+		t.Fatal("nil metrics must not wrap the transport")
+	}
+}

@@ -1,0 +1,101 @@
+package cloudprovider
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// scripted answers with the given statuses in order, then 200.
+func scripted(t *testing.T, headers http.Header, statuses ...int) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(n.Add(1)) - 1
+		body, _ := io.ReadAll(r.Body)
+		for k, v := range headers {
+			w.Header()[k] = v
+		}
+		if i < len(statuses) {
+			w.WriteHeader(statuses[i])
+			return
+		}
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestRetryTransport(t *testing.T) {
+	cases := []struct {
+		name     string
+		method   string
+		statuses []int
+		headers  http.Header
+		deadline time.Duration
+		want     int
+		calls    int32
+		waits    []time.Duration
+	}{
+		{name: "5xx then ok on GET", method: "GET", statuses: []int{503, 502}, want: 200, calls: 3, waits: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond}},
+		{name: "5xx not retried on POST", method: "POST", statuses: []int{500}, want: 500, calls: 1},
+		{name: "4xx never retried", method: "GET", statuses: []int{404}, want: 404, calls: 1},
+		{name: "429 honours Retry-After", method: "POST", statuses: []int{429}, headers: http.Header{"Retry-After": {"2"}}, want: 200, calls: 2, waits: []time.Duration{2 * time.Second}},
+		{name: "429 beyond deadline returned at once", method: "GET", statuses: []int{429}, headers: http.Header{"Retry-After": {"30"}}, deadline: 5 * time.Second, want: 429, calls: 1},
+		{name: "gives up after max attempts", method: "GET", statuses: []int{500, 500, 500, 500, 500}, want: 500, calls: 4, waits: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, calls := scripted(t, tc.headers, tc.statuses...)
+			var waits []time.Duration
+			rt := NewRetryTransport(http.DefaultTransport, RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				return nil
+			}})
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL, strings.NewReader("payload"))
+			resp, err := (&http.Client{Transport: rt}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want || calls.Load() != tc.calls {
+				t.Fatalf("status %d after %d calls, want %d after %d", resp.StatusCode, calls.Load(), tc.want, tc.calls)
+			}
+			if tc.want == 200 && string(body) != "payload" {
+				t.Fatalf("retried request lost its body: %q", body)
+			}
+			if len(waits) != len(tc.waits) {
+				t.Fatalf("waits %v, want %v", waits, tc.waits)
+			}
+			for i := range waits {
+				if waits[i] != tc.waits[i] {
+					t.Fatalf("waits %v, want %v", waits, tc.waits)
+				}
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	if d := RetryAfter(http.Header{"Retry-After": {"3"}}, time.Second); d != 3*time.Second {
+		t.Fatal(d)
+	}
+	if d := RetryAfter(http.Header{}, time.Second); d != time.Second {
+		t.Fatal(d)
+	}
+	if d := RetryAfter(http.Header{"Retry-After": {"soon"}}, time.Second); d != time.Second {
+		t.Fatal(d)
+	}
+}
