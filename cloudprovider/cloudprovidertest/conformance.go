@@ -42,6 +42,7 @@ func Run(t *testing.T, h Harness) {
 		{"TemplateNodeInfoUsableOrNotImplemented", checkTemplate},
 		{"GetOptionsDefaultsOrFullSet", checkOptions},
 		{"FailedRefreshKeepsSnapshot", checkFailedRefresh},
+		{"ReadsServedFromSnapshot", checkReadsFromSnapshot},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -570,4 +571,42 @@ func checkFailedRefresh(t *testing.T, k *kit) {
 	if got := k.target(k.group(id)); got != target+1 {
 		t.Fatalf("after recovery TargetSize = %d, want %d", got, target+1)
 	}
+}
+
+// checkReadsFromSnapshot: after a Refresh, every read CA makes in a loop is
+// answered without a cloud call, however many nodes there are (contract §4.4).
+func checkReadsFromSnapshot(t *testing.T, k *kit) {
+	groups := k.groups()
+	var instances []cloudprovider.Instance
+	for _, g := range groups {
+		instances = append(instances, k.nodes(g)...)
+	}
+	calls := k.env.CloudCalls()
+	ctx := k.ctx()
+	defaults := cloudprovider.NodeGroupAutoscalingOptions{MaxNodeProvisionTime: 15 * time.Minute}
+	for round := 0; round < 3; round++ {
+		for _, g := range k.groups() {
+			_, _ = g.TargetSize(ctx)
+			_, _ = g.Nodes(ctx)
+			_, _ = g.TemplateNodeInfo(ctx)
+			_, _ = g.GetOptions(ctx, defaults)
+			_ = g.Debug(ctx)
+		}
+		for _, in := range instances {
+			if _, err := k.env.Provider.NodeGroupForNode(ctx, k.env.Node(in)); err != nil {
+				t.Fatalf("NodeGroupForNode(%s): %v", in.Id, err)
+			}
+		}
+		_, _ = k.env.Provider.GPULabel(ctx)
+		_, _ = k.env.Provider.GetAvailableGPUTypes(ctx)
+		if model, err := k.env.Provider.Pricing(ctx); err == nil && model != nil {
+			for _, g := range groups {
+				if tmpl, err := g.TemplateNodeInfo(ctx); err == nil && tmpl != nil {
+					_, _ = model.NodePrice(ctx, tmpl, time.Now(), time.Now().Add(time.Hour))
+				}
+			}
+			_, _ = model.PodPrice(ctx, &corev1.Pod{}, time.Now(), time.Now().Add(time.Hour))
+		}
+	}
+	k.noCalls(calls, "reads after Refresh")
 }
