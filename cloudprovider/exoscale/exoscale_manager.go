@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -65,7 +66,7 @@ type manager struct {
 	generation   uint64
 	lastRefresh  time.Time
 	refreshed    bool
-	opSeq        uint64
+	opSeq        atomic.Uint64
 	warned       map[string]bool
 }
 
@@ -92,13 +93,10 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 	}
 }
 
-// nextSeq orders mutations against refreshes.
-func (m *manager) nextSeq() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.opSeq++
-	return m.opSeq
-}
+// nextSeq orders mutations against refreshes: a refresh settles only
+// operations recorded before it started, so its lists were taken after the
+// cloud accepted them.
+func (m *manager) nextSeq() uint64 { return m.opSeq.Add(1) }
 
 // nodeGroups returns the groups sorted by id.
 func (m *manager) nodeGroups() []*nodeGroup {

@@ -247,7 +247,6 @@ func failedImmediately(op exoapi.Operation) error {
 // scale and returns; the new members are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	quota := g.m.quotaSnapshot()
-	seq := g.m.nextSeq()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	target := g.targetLocked()
@@ -267,7 +266,7 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 		}
 		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
 	}
-	g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
+	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
 	g.expected = to
 	klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
 	return nil
@@ -278,7 +277,6 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // unlisted members by a smaller absolute size (Exoscale removes the newest
 // members first). Anything more is an error, never upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	seq := g.m.nextSeq()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	target := g.targetLocked()
@@ -297,7 +295,7 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 		if err != nil {
 			return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, from, from-k, err)
 		}
-		g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opScale, from: from, to: from - k, submitted: g.m.now()})
+		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: from - k, submitted: g.m.now()})
 		g.expected = from - k
 	}
 	g.failed = g.failed[dropFailed:]
@@ -380,7 +378,6 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		}
 	}
 	owners := g.m.ownerOf(ids)
-	seq := g.m.nextSeq()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	req, err := g.classifyLocked(nodes, owners)
@@ -408,7 +405,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		for _, id := range req.evict {
 			g.evicting[id] = now
 		}
-		g.pending = append(g.pending, &pendingOp{op: op, seq: seq, kind: opEvict, from: from, to: from - len(req.evict), evicted: req.evict, submitted: now})
+		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opEvict, from: from, to: from - len(req.evict), evicted: req.evict, submitted: now})
 		g.expected = from - len(req.evict)
 		klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(req.evict, ","), "operation", op.ID)
 	}
