@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,7 +21,8 @@ var (
 // Config is the provider configuration. Everything comes from the environment
 // (like upstream) plus --nodes; APIKey and APISecret are never printed.
 type Config struct {
-	// APIKey and APISecret are the IAM key pair (EXOSCALE_API_KEY/_SECRET).
+	// APIKey and APISecret are the IAM key pair (EXOSCALE_API_KEY/_SECRET, or
+	// files named by EXOSCALE_API_KEY_FILE/_SECRET_FILE).
 	APIKey    string
 	APISecret string
 	// Zone is the Exoscale zone, e.g. "ch-gva-2" (EXOSCALE_ZONE).
@@ -57,6 +59,22 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 		cfg.Environment = defaultAPIEnvironment
 	}
 	var errs []error
+	for _, f := range []struct {
+		dst      *string
+		name, fn string
+	}{{&cfg.APIKey, EnvAPIKey, EnvAPIKeyFile}, {&cfg.APISecret, EnvAPISecret, EnvAPISecretFile}} {
+		path := strings.TrimSpace(getenv(f.fn))
+		if *f.dst != "" || path == "" {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			// The path is not secret; the content never appears in errors.
+			errs = append(errs, fmt.Errorf("%s=%q: %w", f.fn, path, errors.Unwrap(err)))
+			continue
+		}
+		*f.dst = strings.TrimSpace(string(data))
+	}
 	if v := getenv(EnvUnlimitedMaxSize); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

@@ -2,6 +2,8 @@ package exoscale
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +85,25 @@ func TestLoadConfig(t *testing.T) {
 				tc.check(t, cfg)
 			}
 		})
+	}
+}
+
+func TestCredentialFiles(t *testing.T) {
+	dir := t.TempDir()
+	keyFile, secretFile := filepath.Join(dir, "api-key"), filepath.Join(dir, "api-secret")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secretFile, []byte(testSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(cloudprovider.BuildOptions{}, envFunc(map[string]string{EnvAPIKeyFile: keyFile, EnvAPISecretFile: secretFile, EnvZone: testZone}))
+	if err != nil || cfg.APIKey != testKey || cfg.APISecret != testSecret {
+		t.Fatalf("LoadConfig from files: %v (key set %v, secret set %v)", err, cfg.APIKey == testKey, cfg.APISecret == testSecret)
+	}
+	_, err = LoadConfig(cloudprovider.BuildOptions{}, envFunc(map[string]string{EnvAPIKey: testKey, EnvAPISecretFile: filepath.Join(dir, "missing"), EnvZone: testZone}))
+	if err == nil || !strings.Contains(err.Error(), EnvAPISecretFile) || !strings.Contains(err.Error(), EnvAPISecret) {
+		t.Fatalf("unreadable secret file: %v; want both the file error and the missing variable", err)
 	}
 }
 

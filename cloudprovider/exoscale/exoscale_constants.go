@@ -23,9 +23,13 @@ const failedSlotPrefix = "failed-"
 
 // Environment variables read by the provider.
 const (
-	EnvAPIKey         = "EXOSCALE_API_KEY"
-	EnvAPISecret      = "EXOSCALE_API_SECRET"
-	EnvZone           = "EXOSCALE_ZONE"
+	EnvAPIKey    = "EXOSCALE_API_KEY"
+	EnvAPISecret = "EXOSCALE_API_SECRET"
+	EnvZone      = "EXOSCALE_ZONE"
+	// EnvAPIKeyFile and EnvAPISecretFile name files holding the key pair
+	// (mounted Secrets), used when the plain variables are empty.
+	EnvAPIKeyFile     = "EXOSCALE_API_KEY_FILE"
+	EnvAPISecretFile  = "EXOSCALE_API_SECRET_FILE"
 	EnvAPIEnvironment = "EXOSCALE_API_ENVIRONMENT"
 	// EnvAPIEndpoint overrides the full v2 base URL (e.g. for tests); unlike the
 	// Exoscale CCM's variable of the same name it must include "/v2".
