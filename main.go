@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
@@ -135,7 +137,11 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 
 // run is main without the exit, so tests can drive it. Errors are one line on
 // stderr; the exit code is 2 for bad flags and configuration, 1 at run time.
+// "inspect" as the first argument runs the client subcommand instead.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == inspect.Command {
+		return inspect.Main(ctx, args[1:], stdout, stderr)
+	}
 	var cfg config
 	fs := newFlagSet(&cfg, stderr)
 	if err := fs.Parse(args); err != nil {
@@ -294,6 +300,9 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	go func() { serveErr <- gs.Serve(lis) }()
 	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
+	if cfg.simulate {
+		printBanner(ctx, stdout, cfg, provider, displayAddress(addr, lis), tlsCfg != nil)
+	}
 
 	select {
 	case err := <-serveErr:
@@ -321,6 +330,49 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	}
 	klog.Flush()
 	return nil
+}
+
+// printBanner tells a first-time user what is running and what to try next.
+// The suggested scale-up names a real group with room to grow, so it can be
+// pasted as is; make demo reads the same line.
+func printBanner(ctx context.Context, w io.Writer, cfg *config, p cloudprovider.CloudProvider, address string, tls bool) {
+	self := selfCommand(os.Args[0])
+	conn := "--address " + address
+	if tls {
+		conn += " --tls-ca-file <CA of the server certificate>"
+		if cfg.tlsClientCA != "" {
+			conn += " --tls-cert-file <client cert> --tls-key-file <client key>"
+		}
+	}
+	fmt.Fprintf(w, "\nSimulated %s is ready: an in-process fake of the cloud API, no account or network needed. Node groups:\n", cfg.provider)
+	groups, err := p.NodeGroups(ctx)
+	if err != nil {
+		groups = nil
+	}
+	// Suggest the group with the most room, so the scale-up is accepted.
+	pick, room := "", 0
+	for _, g := range groups {
+		target, _ := g.TargetSize(ctx)
+		fmt.Fprintf(w, "  %s  min %d, max %d, target %d\n", g.Id(ctx), g.MinSize(ctx), g.MaxSize(ctx), target)
+		if r := g.MaxSize(ctx) - target; r > room {
+			pick, room = g.Id(ctx), r
+		}
+	}
+	fmt.Fprintln(w, "Try next, in another terminal:")
+	fmt.Fprintf(w, "  %s %s %s\n", self, inspect.Command, conn)
+	if pick != "" {
+		fmt.Fprintf(w, "  %s %s %s --scale-up %s=1\n", self, inspect.Command, conn, pick)
+	}
+	fmt.Fprintf(w, "Point a Cluster Autoscaler here with --cloud-provider=externalgrpc and a --cloud-config file holding \"address: %s\". Stop with Ctrl-C.\n", address)
+}
+
+// selfCommand is how the user started this binary: "go run ." from a go run
+// build directory, the path they typed otherwise.
+func selfCommand(arg0 string) string {
+	if strings.Contains(arg0, string(filepath.Separator)+"go-build") {
+		return "go run ."
+	}
+	return arg0
 }
 
 func displayAddress(a externalgrpc.Address, lis net.Listener) string {

@@ -1,0 +1,194 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+)
+
+// Command is the subcommand's name on the binary's command line.
+const Command = "inspect"
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// Flags are the subcommand's command-line settings.
+type Flags struct {
+	Address     string
+	CloudConfig string
+	CertFile    string
+	KeyFile     string
+	CAFile      string
+	Timeout     time.Duration
+	Output      string
+	Groups      stringList
+	ScaleUp     stringList
+	Delete      stringList
+	Refresh     bool
+}
+
+// NewFlagSet declares the subcommand's flags into a new set writing usage to
+// stderr. The docs test reads it to keep docs/flags.md in sync.
+func NewFlagSet(f *Flags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.Address, "address", DefaultAddress, "server address: host:port or unix:///path (overrides the cloud-config's address)")
+	fs.StringVar(&f.CloudConfig, "cloud-config", "", "CA's externalgrpc cloud-config YAML (address, cert, key, cacert, grpc_timeout); connect exactly as CA would")
+	fs.StringVar(&f.CertFile, "tls-cert-file", "", "client certificate (PEM); switches TLS on, as cert: does in CA's cloud-config")
+	fs.StringVar(&f.KeyFile, "tls-key-file", "", "client private key (PEM)")
+	fs.StringVar(&f.CAFile, "tls-ca-file", "", "CA bundle (PEM) that verifies the server; alone, it enables TLS without a client certificate")
+	fs.DurationVar(&f.Timeout, "timeout", DefaultTimeout, "deadline of each call, like CA's grpc_timeout")
+	fs.StringVar(&f.Output, "o", "table", "output format: table or json")
+	fs.StringVar(&f.Output, "output", "table", "output format: table or json (same as -o)")
+	fs.Var(&f.Groups, "group", "show only this node group id; repeatable")
+	fs.Var(&f.ScaleUp, "scale-up", "send NodeGroupIncreaseSize: <group id>=<delta>; repeatable (changes the cloud)")
+	fs.Var(&f.Delete, "delete", "send NodeGroupDeleteNodes for the node with this providerID, its group found by NodeGroupForNode; repeatable (changes the cloud)")
+	fs.BoolVar(&f.Refresh, "refresh", true, "send Refresh first (and again after mutations), as CA does before every loop; it changes nothing in the cloud")
+	return fs
+}
+
+// connection merges the cloud-config file (if any) with explicitly set flags,
+// flags winning.
+func (f *Flags) connection(fs *flag.FlagSet) (Connection, error) {
+	c := Connection{Address: DefaultAddress, Timeout: DefaultTimeout}
+	if f.CloudConfig != "" {
+		var err error
+		if c, err = LoadCloudConfig(f.CloudConfig); err != nil {
+			return Connection{}, err
+		}
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "address":
+			c.Address = f.Address
+		case "tls-cert-file":
+			c.CertFile = f.CertFile
+		case "tls-key-file":
+			c.KeyFile = f.KeyFile
+		case "tls-ca-file":
+			c.CAFile = f.CAFile
+		case "timeout":
+			c.Timeout = f.Timeout
+		}
+	})
+	return c, c.Validate()
+}
+
+// Main runs the subcommand with args (those after "inspect") and returns the
+// exit code: 0 on success, 2 for bad flags, 1 when the server could not be
+// read or refused a mutation.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f Flags
+	fs := NewFlagSet(&f, stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: cluster-autoscaler-provider inspect [flags]\n\nConnects to a provider server like the Cluster Autoscaler does and prints what CA would see.\nRead-only unless --scale-up or --delete is given.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(2, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	if f.Output != "table" && f.Output != "json" {
+		return fail(2, fmt.Errorf("-o %q: want table or json", f.Output))
+	}
+	var ups []ScaleUp
+	for _, s := range f.ScaleUp {
+		u, err := ParseScaleUp(s)
+		if err != nil {
+			return fail(2, err)
+		}
+		ups = append(ups, u)
+	}
+	conn, err := f.connection(fs)
+	if err != nil {
+		return fail(2, err)
+	}
+	cc, err := conn.Dial()
+	if err != nil {
+		return fail(2, err)
+	}
+	defer cc.Close()
+	c := client{api: protos.NewCloudProviderClient(cc), timeout: conn.Timeout}
+
+	res, err := run(ctx, c, conn.Address, f, ups)
+	if res != nil {
+		write := WriteTable
+		if f.Output == "json" {
+			write = WriteJSON
+		}
+		if werr := write(stdout, res); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if status.Code(err) == codes.Unavailable {
+		err = fmt.Errorf("cannot reach the server at %s (is it running, and are address and TLS settings right?): %w", conn.Address, err)
+	}
+	if err != nil {
+		return fail(1, err)
+	}
+	return 0
+}
+
+// errRefused reports that the server refused a mutation; the details are in
+// the printed actions.
+var errRefused = errors.New("the server refused a mutation (see actions)")
+
+func run(ctx context.Context, c client, server string, f Flags, ups []ScaleUp) (*Result, error) {
+	if f.Refresh {
+		if err := c.refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	before, err := c.collect(ctx, server, f.Groups)
+	if err != nil {
+		return nil, err
+	}
+	if len(ups) == 0 && len(f.Delete) == 0 {
+		return &Result{Report: before}, nil
+	}
+	res := &Result{Before: before, Actions: []Action{}}
+	for _, u := range ups {
+		res.Actions = append(res.Actions, c.scaleUp(ctx, u))
+	}
+	if len(f.Delete) > 0 {
+		acts, err := c.deleteNodes(ctx, f.Delete)
+		res.Actions = append(res.Actions, acts...)
+		if err != nil {
+			return res, err
+		}
+	}
+	if f.Refresh {
+		if err := c.refresh(ctx); err != nil {
+			return res, err
+		}
+	}
+	if res.After, err = c.collect(ctx, server, f.Groups); err != nil {
+		return res, err
+	}
+	for _, a := range res.Actions {
+		if a.Error != "" {
+			return res, errRefused
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,57 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTableOutput(t *testing.T) {
+	p := newFakeProvider()
+	addr := serve(t, p, nil, nil)
+	code, out, stderr := inspectRun(t, "--address", addr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"GPU label fake.example/gpu   GPU types a100,l4",
+		"NODE GROUP  MIN  MAX  TARGET  INSTANCES",
+		"workers     1    5    3       2 running, 1 creating, 1 unspecified, 1 failed  m.large: cpu 4 mem 16Gi nvidia.com/gpu 1  defaults",
+		"gpu         0    2    0       0",
+		"fake://w-3  creating     QUOTA (class 1): instance quota reached",
+		"template labels      node.kubernetes.io/instance-type=m.large pool=workers",
+		"template taints      dedicated=batch:NoSchedule",
+		"template             none (Unimplemented): CA cannot scale this group up from zero",
+		"options              utilization 0.2, gpu utilization 0.3, unneeded 10m0s",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+func TestTableBeforeAfter(t *testing.T) {
+	p := newFakeProvider()
+	addr := serve(t, p, nil, nil)
+	code, out, _ := inspectRun(t, "--address", addr, "--group", "workers", "--scale-up", "workers=9")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 for a refused mutation", code)
+	}
+	before, after := strings.Index(out, "== before"), strings.Index(out, "== after")
+	actions := strings.Index(out, "== actions\nNodeGroupIncreaseSize workers delta=9: REFUSED: FailedPrecondition")
+	if before < 0 || actions < before || after < actions {
+		t.Fatalf("want before, actions, after in order:\n%s", out)
+	}
+}
+
+func TestEmptyServer(t *testing.T) {
+	p := newFakeProvider()
+	p.groups = nil
+	addr := serve(t, p, nil, nil)
+	code, out, _ := inspectRun(t, "--address", addr)
+	if code != 0 || !strings.Contains(out, "No node groups: CA would do nothing") || !strings.Contains(out, "GPU label fake.example/gpu") {
+		t.Fatalf("exit %d out %q", code, out)
+	}
+}
