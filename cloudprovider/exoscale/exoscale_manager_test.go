@@ -240,3 +240,40 @@ func TestQuotaForbidden(t *testing.T) {
 		t.Fatalf("max after the quota was read = %d, want 2000", m)
 	}
 }
+
+// hookAPI runs hook once, right after the pool list was taken.
+type hookAPI struct {
+	cloudAPI
+	once sync.Once
+	hook func()
+}
+
+func (h *hookAPI) ListInstancePools(ctx context.Context) ([]exoapi.InstancePool, error) {
+	pools, err := h.cloudAPI.ListInstancePools(ctx)
+	h.once.Do(h.hook)
+	return pools, err
+}
+
+// TestMutationDuringRefresh: an increase accepted while a refresh is listing
+// must survive that refresh, whose lists predate it.
+func TestMutationDuringRefresh(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	ctx := ctx5s(t)
+	g := e.group(t, e.workersPool)
+	h := &hookAPI{cloudAPI: e.provider.m.client}
+	h.hook = func() {
+		if err := g.IncreaseSize(ctx, 2); err != nil {
+			t.Errorf("IncreaseSize during refresh: %v", err)
+		}
+	}
+	e.provider.m.client = h
+	e.refresh(t)
+	if n, _ := g.TargetSize(ctx); n != 5 {
+		t.Fatalf("target after a refresh that listed before the increase = %d, want 5", n)
+	}
+	e.refresh(t)
+	if n, _ := g.TargetSize(ctx); n != 5 || len(g.pending) != 0 {
+		t.Fatalf("next refresh: target %d, %d pending; want 5 and 0", n, len(g.pending))
+	}
+}
