@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
@@ -173,5 +175,127 @@ func TestOneLineKeepsJoinedErrorsApart(t *testing.T) {
 	err := errors.Join(errors.New("cluster_id is required"), errors.New("token is required"))
 	if got := oneLine(err); got != "cluster_id is required; token is required" {
 		t.Fatalf("oneLine = %q", got)
+	}
+}
+
+// simServer runs the binary with --simulate for provider on a free port and
+// returns the gRPC address, the group the banner suggests scaling up, and the
+// banner text. The server stops when the test ends.
+func simServer(t *testing.T, provider string) (addr, group, banner string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb strings.Builder
+		done <- run(ctx, []string{"--cloud-provider", provider, "--simulate", "--address", "127.0.0.1:0", "--metrics-address", ""}, pw, &errb)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("server exit code %d", code)
+		}
+	})
+	sc := bufio.NewScanner(pr)
+	var b strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		b.WriteString(line + "\n")
+		if m := regexp.MustCompile(`^Serving \S+ on (\S+) \(plaintext\)`).FindStringSubmatch(line); m != nil {
+			addr = m[1]
+		}
+		if m := regexp.MustCompile(` --scale-up (\S+)=1$`).FindStringSubmatch(line); m != nil {
+			group = m[1]
+		}
+		if strings.HasPrefix(line, "Point a Cluster Autoscaler here") {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if addr == "" || group == "" {
+		t.Fatalf("banner lacks the address or the suggested scale-up:\n%s", b.String())
+	}
+	return addr, group, b.String()
+}
+
+// TestSimulateBannerAndInspect is the README's first run for each real
+// provider: the banner, then a scale-up and a deletion through inspect.
+func TestSimulateBannerAndInspect(t *testing.T) {
+	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
+		t.Run(provider, func(t *testing.T) {
+			if _, ok := cloudprovider.Lookup(provider); !ok {
+				t.Skipf("%s is not compiled in", provider)
+			}
+			addr, group, banner := simServer(t, provider)
+			for _, want := range []string{
+				"Simulated " + provider + " is ready",
+				"Fake cloud API: http://127.0.0.1:",
+				" inspect --address " + addr + "\n",
+				" inspect --address " + addr + " --scale-up " + group + "=1\n",
+			} {
+				if !strings.Contains(banner, want) {
+					t.Errorf("banner lacks %q:\n%s", want, banner)
+				}
+			}
+
+			code, out, stderr := runArgs(t, "inspect", "--address", addr, "-o", "json", "--group", group, "--scale-up", group+"=1")
+			if code != 0 {
+				t.Fatalf("scale-up: exit %d %s\n%s", code, stderr, out)
+			}
+			var res inspect.Result
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			before, after := res.Before.Groups[0], res.After.Groups[0]
+			if after.Target != before.Target+1 {
+				t.Fatalf("target %d -> %d after a scale-up of 1", before.Target, after.Target)
+			}
+			if before.Template == nil || before.Template.Capacity["cpu"] == "" {
+				t.Fatalf("no usable template for %s: %s", group, before.TemplateNote)
+			}
+			victim := ""
+			for _, in := range after.Instances {
+				if in.State == "running" {
+					victim = in.ProviderID
+					break
+				}
+			}
+			if victim == "" {
+				t.Fatalf("no running instance to delete in %+v", after.Instances)
+			}
+
+			code, out, stderr = runArgs(t, "inspect", "--address", addr, "-o", "json", "--group", group, "--delete", victim)
+			if code != 0 {
+				t.Fatalf("delete: exit %d %s\n%s", code, stderr, out)
+			}
+			res = inspect.Result{}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			if got := res.After.Groups[0].Target; got != after.Target-1 {
+				t.Fatalf("target %d after deleting one node of %d", got, after.Target)
+			}
+			for _, in := range res.After.Groups[0].Instances {
+				if in.ProviderID == victim && in.State != "deleting" {
+					t.Fatalf("deleted instance %s is %s", victim, in.State)
+				}
+			}
+		})
+	}
+}
+
+func TestSelfCommand(t *testing.T) {
+	cases := map[string]string{
+		"/tmp/go-build123/b001/exe/cluster-autoscaler-provider": "go run .",
+		"./bin/cluster-autoscaler-provider":                     "./bin/cluster-autoscaler-provider",
+		"cluster-autoscaler-provider":                           "cluster-autoscaler-provider",
+	}
+	for in, want := range cases {
+		t.Run(in, func(t *testing.T) {
+			if got := selfCommand(in); got != want {
+				t.Fatalf("selfCommand(%q) = %q, want %q", in, got, want)
+			}
+		})
 	}
 }
