@@ -1,0 +1,7 @@
+# make demo PROVIDER=vultr|volcengine|exoscale: the simulated provider, a
+# scale-up and a deletion through "inspect", with before/after tables.
+# PROVIDER=all (the default) demonstrates vultr.
+.PHONY: demo
+
+demo:
+	GO='$(GO)' PROVIDER='$(PROVIDER)' TAGS='$(TAGS)' LDFLAGS='$(LDFLAGS)' hack/demo.sh
