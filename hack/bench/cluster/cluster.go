@@ -1,0 +1,267 @@
+// Package cluster starts a provider's fake cloud API seeded with a cluster of
+// a chosen size, and builds the real provider (through the registry, exactly
+// as main does) against it. The benchmark and the soak share it.
+//
+// A fault proxy can sit between the provider and the fake, so faults that the
+// fakes cannot produce on their own (connection resets, answers lost after the
+// request was applied) are injected the same way for every cloud.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+)
+
+// Providers are the providers this package can seed, in table order.
+var Providers = []string{"vultr", "volcengine", "exoscale"}
+
+// Options describe the cluster to seed.
+type Options struct {
+	// Provider is "vultr", "volcengine" or "exoscale".
+	Provider string
+	// Nodes is the total number of instances, spread evenly over Groups.
+	Nodes int
+	// Groups is the number of autoscaled node groups.
+	Groups int
+	// MaxPerGroup is each group's max size (default: twice its share plus 10).
+	MaxPerGroup int
+	// MinPerGroup is each group's min size (default 1).
+	MinPerGroup int
+	// Clock drives the fake's provisioning; nil seeds a fake whose new
+	// instances are ready at once.
+	Clock *Clock
+	// Faults, when set, puts a fault proxy between provider and fake.
+	Faults bool
+	// Unmanaged is how many nodes belong to no group (a control plane, a
+	// pool not flagged for autoscaling); the fake knows them where it can.
+	Unmanaged int
+	// Seed makes fault choices and fake ids reproducible.
+	Seed int64
+}
+
+func (o *Options) defaults() error {
+	if o.Groups <= 0 {
+		return fmt.Errorf("cluster: need at least one group")
+	}
+	if o.Nodes < 0 {
+		return fmt.Errorf("cluster: negative node count")
+	}
+	if o.MinPerGroup <= 0 {
+		o.MinPerGroup = 1
+	}
+	if o.MaxPerGroup <= 0 {
+		o.MaxPerGroup = 2*((o.Nodes+o.Groups-1)/o.Groups) + 10
+	}
+	return nil
+}
+
+// share is how many instances group i starts with.
+func (o Options) share(i int) int {
+	n := o.Nodes / o.Groups
+	if i < o.Nodes%o.Groups {
+		n++
+	}
+	return n
+}
+
+// Instance is one machine as the fake cloud holds it.
+type Instance struct {
+	// ProviderID is what the Node's spec.providerID would be.
+	ProviderID string
+	// State is the fake's own state name.
+	State string
+	// Gone reports a machine that is being deleted or is deleted.
+	Gone bool
+}
+
+// Group is a node group as the fake cloud holds it.
+type Group struct {
+	// IDs are every identifier the provider may use for the group.
+	IDs []string
+	// Desired is the cloud's desired size.
+	Desired int
+	// Instances are the group's machines, gone ones included while listed.
+	Instances []Instance
+}
+
+// Fake is a running fake cloud plus what a provider needs to reach it.
+type Fake struct {
+	// Provider is the provider name.
+	Provider string
+	// URL is where the provider reaches the cloud (the proxy when faults are on).
+	URL string
+	// CloudConfig is the --cloud-config file ("" when the provider reads env).
+	CloudConfig string
+	// Env are environment variables the provider reads.
+	Env map[string]string
+	// Flags are further command-line flags (discovery specs).
+	Flags []string
+	// Credentials are the secrets in the configuration.
+	Credentials []string
+	// Unmanaged are the providerIDs of nodes in no group.
+	Unmanaged []string
+	// Proxy injects faults; nil unless Options.Faults.
+	Proxy *Proxy
+
+	opts    Options
+	dir     string
+	state   func() []Group
+	settle  func()
+	closeFn []func()
+	once    sync.Once
+}
+
+// Start seeds the fake for opts and starts it on loopback.
+func Start(opts Options) (*Fake, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "cap-cluster-")
+	if err != nil {
+		return nil, fmt.Errorf("cluster: temp dir: %w", err)
+	}
+	f := &Fake{Provider: opts.Provider, opts: opts, dir: dir, Env: map[string]string{}}
+	f.closeFn = append(f.closeFn, func() { _ = os.RemoveAll(dir) })
+	var start func(*Fake) error
+	switch opts.Provider {
+	case "vultr":
+		start = startVultr
+	case "volcengine":
+		start = startVolcengine
+	case "exoscale":
+		start = startExoscale
+	default:
+		f.Close()
+		return nil, fmt.Errorf("cluster: unknown provider %q (want one of %s)", opts.Provider, strings.Join(Providers, ", "))
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// upstream puts the fault proxy in front of base when asked and returns the
+// URL the provider should use.
+func (f *Fake) upstream(base string) (string, error) {
+	if !f.opts.Faults {
+		return base, nil
+	}
+	p, err := NewProxy(base, f.opts.Seed)
+	if err != nil {
+		return "", err
+	}
+	f.Proxy = p
+	// The proxy must stop before the fake, so hung requests let go first.
+	f.closeFn = append(f.closeFn, p.Close)
+	return p.URL(), nil
+}
+
+// BuildOptions returns what main would pass to the provider's builder.
+func (f *Fake) BuildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
+	opts := cloudprovider.BuildOptions{CloudConfig: f.CloudConfig, UserAgent: "cap-bench"}
+	for i := 0; i+1 < len(f.Flags); i += 2 {
+		if f.Flags[i] == "--node-group-auto-discovery" {
+			opts.NodeGroupAutoDiscoverySpecs = append(opts.NodeGroupAutoDiscoverySpecs, f.Flags[i+1])
+		}
+		if f.Flags[i] == "--nodes" {
+			opts.NodeGroupSpecs = append(opts.NodeGroupSpecs, f.Flags[i+1])
+		}
+	}
+	if m != nil {
+		opts.InstrumentTransport = m.InstrumentTransport(f.Provider)
+	}
+	return opts
+}
+
+// Build sets the provider's environment in this process and builds the
+// provider through the registry, instrumented with m (which may be nil).
+func (f *Fake) Build(ctx context.Context, m *metrics.Metrics) (cloudprovider.CloudProvider, error) {
+	for k, v := range f.Env {
+		if err := os.Setenv(k, v); err != nil {
+			return nil, fmt.Errorf("cluster: set %s: %w", k, err)
+		}
+	}
+	reg, ok := cloudprovider.Lookup(f.Provider)
+	if !ok {
+		return nil, fmt.Errorf("cluster: provider %q is not compiled in", f.Provider)
+	}
+	p, err := reg.Build(ctx, f.BuildOptions(m))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: build %s: %w", f.Provider, err)
+	}
+	return p, nil
+}
+
+// NewMetrics returns server metrics on a fresh registry.
+func NewMetrics() (*metrics.Metrics, *prometheus.Registry) {
+	reg := prometheus.NewRegistry()
+	return metrics.New(reg), reg
+}
+
+// EnvList renders Env as KEY=value pairs, sorted, for a child process.
+func (f *Fake) EnvList() []string {
+	out := make([]string, 0, len(f.Env))
+	for k, v := range f.Env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// State returns the fake's current groups.
+func (f *Fake) State() []Group { return f.state() }
+
+// Settle finishes every pending provisioning and removal in the fake now.
+func (f *Fake) Settle() { f.settle() }
+
+// Close stops the proxy and the fake and removes the config files.
+func (f *Fake) Close() {
+	f.once.Do(func() {
+		for i := len(f.closeFn) - 1; i >= 0; i-- {
+			f.closeFn[i]()
+		}
+	})
+}
+
+func (f *Fake) writeFile(name, content string) (string, error) {
+	path := f.dir + "/" + name
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return "", fmt.Errorf("cluster: write %s: %w", name, err)
+	}
+	return path, nil
+}
+
+// Clock is a manually advanced clock the fakes read, so provisioning moves
+// with the driver's steps and never with the wall clock.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock set to start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
