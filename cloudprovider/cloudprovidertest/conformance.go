@@ -314,30 +314,40 @@ func checkDecreaseBelowExisting(t *testing.T, k *kit) {
 	}
 }
 
-// checkDecreaseUnfulfilled increases, and before the cloud creates anything
-// that it cannot take back, cancels. Providers whose cloud materialises
-// instances at once must refuse instead; either way nothing registered is lost.
+// checkDecreaseUnfulfilled increases and at once cancels the increase. A
+// provider may accept (the request was not fulfilled yet) or refuse with
+// FailedPrecondition (its cloud already materialised the instance); either way
+// the target must be consistent and no instance that existed before may be
+// deleted, because DecreaseTargetSize must never remove a registered node.
 func checkDecreaseUnfulfilled(t *testing.T, k *kit) {
 	g := k.mainGroup()
 	id, before := g.Id(k.ctx()), k.target(g)
+	registered := k.nodes(g)
 	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1)")
-	existing := len(k.nodes(g))
 	err := g.DecreaseTargetSize(k.ctx(), -1)
-	switch {
-	case existing >= before+1 && err == nil:
-		t.Fatalf("DecreaseTargetSize(-1) succeeded although %d instances exist for target %d", existing, before+1)
-	case err != nil:
+	want := before
+	if err != nil {
 		k.expectErr(err, "DecreaseTargetSize(-1)", cloudprovider.ErrFailedPrecondition)
-		if got := k.target(g); got != before+1 {
-			t.Fatalf("target %d after a refused decrease, want %d", got, before+1)
+		want = before + 1
+	}
+	if got := k.target(g); got != want {
+		t.Fatalf("TargetSize right after DecreaseTargetSize(-1) (err %v) = %d, want %d", err, got, want)
+	}
+	k.settle()
+	k.refresh()
+	g = k.group(id)
+	if got := k.target(g); got != want {
+		t.Fatalf("TargetSize after Refresh = %d, want %d", got, want)
+	}
+	listed := map[string]bool{}
+	for _, in := range k.nodes(g) {
+		if in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting {
+			listed[in.Id] = true
 		}
-	default:
-		if got := k.target(g); got != before {
-			t.Fatalf("TargetSize right after DecreaseTargetSize(-1) = %d, want %d", got, before)
-		}
-		k.refresh()
-		if got := k.target(k.group(id)); got != before {
-			t.Fatalf("TargetSize after Refresh = %d, want %d", got, before)
+	}
+	for _, in := range registered {
+		if !listed[in.Id] {
+			t.Fatalf("registered instance %s was removed by DecreaseTargetSize", in.Id)
 		}
 	}
 }
