@@ -19,6 +19,10 @@ import (
 type Report struct {
 	// Server is the address that was asked.
 	Server string `json:"server"`
+	// RefreshError is set when the Refresh sent first failed. CA would abort
+	// its loop on it; the server still answers from its last good snapshot,
+	// which is what the rest of the report shows.
+	RefreshError string `json:"refreshError,omitempty"`
 	// GPULabel is the label key marking GPU nodes ("" if the provider has none).
 	GPULabel string `json:"gpuLabel"`
 	// GPUTypes are the keys of GetAvailableGPUTypes (all CA reads of it).

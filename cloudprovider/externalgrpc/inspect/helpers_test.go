@@ -26,6 +26,8 @@ type fakeProvider struct {
 	groups    []*fakeGroup
 	refreshes int
 	mutations []string
+	// refreshErr makes every Refresh fail.
+	refreshErr error
 }
 
 type fakeGroup struct {
@@ -125,7 +127,7 @@ func (p *fakeProvider) Refresh(context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refreshes++
-	return nil
+	return p.refreshErr
 }
 
 func (g *fakeGroup) Id(context.Context) string    { return g.id }

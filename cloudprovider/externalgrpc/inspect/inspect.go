@@ -153,13 +153,29 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the printed actions.
 var errRefused = errors.New("the server refused a mutation (see actions)")
 
-func run(ctx context.Context, c client, server string, f Flags, ups []ScaleUp) (*Result, error) {
+// refreshAndCollect refreshes (when asked) and reads the server. A failed Refresh is
+// reported, not fatal: the server keeps serving its last snapshot, and seeing
+// it is what an operator debugging a failing CA needs.
+func (c client) refreshAndCollect(ctx context.Context, server string, f Flags) (*Report, error) {
+	var refreshErr error
 	if f.Refresh {
-		if err := c.refresh(ctx); err != nil {
-			return nil, err
-		}
+		refreshErr = c.refresh(ctx)
 	}
-	before, err := c.collect(ctx, server, f.Groups)
+	r, err := c.collect(ctx, server, f.Groups)
+	if err != nil {
+		if refreshErr != nil {
+			return nil, errors.Join(refreshErr, err)
+		}
+		return nil, err
+	}
+	if refreshErr != nil {
+		r.RefreshError = describe(errors.Unwrap(refreshErr))
+	}
+	return r, nil
+}
+
+func run(ctx context.Context, c client, server string, f Flags, ups []ScaleUp) (*Result, error) {
+	before, err := c.refreshAndCollect(ctx, server, f)
 	if err != nil {
 		return nil, err
 	}
@@ -177,12 +193,7 @@ func run(ctx context.Context, c client, server string, f Flags, ups []ScaleUp) (
 			return res, err
 		}
 	}
-	if f.Refresh {
-		if err := c.refresh(ctx); err != nil {
-			return res, err
-		}
-	}
-	if res.After, err = c.collect(ctx, server, f.Groups); err != nil {
+	if res.After, err = c.refreshAndCollect(ctx, server, f); err != nil {
 		return res, err
 	}
 	for _, a := range res.Actions {

@@ -68,6 +68,9 @@ func writeReport(w io.Writer, r *Report) error {
 		types = "(none)"
 	}
 	fmt.Fprintf(w, "Server %s   GPU label %s   GPU types %s\n\n", r.Server, gpu, types)
+	if r.RefreshError != "" {
+		fmt.Fprintf(w, "WARNING Refresh failed: %s\n  CA would abort its loop on this; below is the server's last good snapshot.\n\n", r.RefreshError)
+	}
 	if len(r.Groups) == 0 {
 		fmt.Fprintln(w, "No node groups: CA would do nothing. Check the provider's node group selection (--nodes, auto-discovery).")
 		return nil

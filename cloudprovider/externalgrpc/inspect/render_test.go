@@ -3,6 +3,8 @@ package inspect
 import (
 	"strings"
 	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 func TestTableOutput(t *testing.T) {
@@ -53,5 +55,24 @@ func TestEmptyServer(t *testing.T) {
 	code, out, _ := inspectRun(t, "--address", addr)
 	if code != 0 || !strings.Contains(out, "No node groups: CA would do nothing") || !strings.Contains(out, "GPU label fake.example/gpu") {
 		t.Fatalf("exit %d out %q", code, out)
+	}
+}
+
+// TestRefreshFailureStillShowsSnapshot: a failing Refresh is what makes CA
+// stop, so inspect reports it and still shows what the server serves.
+func TestRefreshFailureStillShowsSnapshot(t *testing.T) {
+	p := newFakeProvider()
+	p.refreshErr = cloudprovider.Errorf(cloudprovider.ErrUnauthenticated, "key revoked")
+	addr := serve(t, p, nil, nil)
+	code, out, stderr := inspectRun(t, "--address", addr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "WARNING Refresh failed: Unauthenticated: refresh fake: key revoked") || !strings.Contains(out, "workers     1    5    3") {
+		t.Fatalf("output:\n%s", out)
+	}
+	code, out, _ = inspectRun(t, "--address", addr, "-o", "json")
+	if r := decodeResult(t, out).Report; code != 0 || r == nil || !strings.HasPrefix(r.RefreshError, "Unauthenticated:") || len(r.Groups) != 2 {
+		t.Fatalf("exit %d json %s", code, out)
 	}
 }
