@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -337,7 +338,10 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 // pasted as is; make demo reads the same line.
 func printBanner(ctx context.Context, w io.Writer, cfg *config, p cloudprovider.CloudProvider, address string, tls bool) {
 	self := selfCommand(os.Args[0])
-	conn := "--address " + address
+	conn := ""
+	if address != inspect.DefaultAddress {
+		conn = " --address " + address
+	}
 	if tls {
 		conn += " --tls-ca-file <CA of the server certificate>"
 		if cfg.tlsClientCA != "" {
@@ -351,17 +355,19 @@ func printBanner(ctx context.Context, w io.Writer, cfg *config, p cloudprovider.
 	}
 	// Suggest the group with the most room, so the scale-up is accepted.
 	pick, room := "", 0
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, g := range groups {
 		target, _ := g.TargetSize(ctx)
-		fmt.Fprintf(w, "  %s  min %d, max %d, target %d\n", g.Id(ctx), g.MinSize(ctx), g.MaxSize(ctx), target)
+		fmt.Fprintf(tw, "  %s\tmin %d, max %d, target %d\n", g.Id(ctx), g.MinSize(ctx), g.MaxSize(ctx), target)
 		if r := g.MaxSize(ctx) - target; r > room {
 			pick, room = g.Id(ctx), r
 		}
 	}
+	_ = tw.Flush()
 	fmt.Fprintln(w, "Try next, in another terminal:")
-	fmt.Fprintf(w, "  %s %s %s\n", self, inspect.Command, conn)
+	fmt.Fprintf(w, "  %s %s%s\n", self, inspect.Command, conn)
 	if pick != "" {
-		fmt.Fprintf(w, "  %s %s %s --scale-up %s=1\n", self, inspect.Command, conn, pick)
+		fmt.Fprintf(w, "  %s %s%s --scale-up %s=1\n", self, inspect.Command, conn, pick)
 	}
 	fmt.Fprintf(w, "Point a Cluster Autoscaler here with --cloud-provider=externalgrpc and a --cloud-config file holding \"address: %s\". Stop with Ctrl-C.\n", address)
 }
