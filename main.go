@@ -302,7 +302,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
 	if cfg.simulate {
-		printBanner(ctx, stdout, cfg, provider, displayAddress(addr, lis), tlsCfg != nil)
+		printBanner(ctx, stdout, selfCommand(os.Args[0]), cfg, provider, displayAddress(addr, lis), tlsCfg != nil)
 	}
 
 	select {
@@ -336,8 +336,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 // printBanner tells a first-time user what is running and what to try next.
 // The suggested scale-up names a real group with room to grow, so it can be
 // pasted as is; make demo reads the same line.
-func printBanner(ctx context.Context, w io.Writer, cfg *config, p cloudprovider.CloudProvider, address string, tls bool) {
-	self := selfCommand(os.Args[0])
+func printBanner(ctx context.Context, w io.Writer, self string, cfg *config, p cloudprovider.CloudProvider, address string, tls bool) {
 	conn := ""
 	if address != inspect.DefaultAddress {
 		conn = " --address " + address
