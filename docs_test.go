@@ -568,3 +568,20 @@ func TestDocsPackageMap(t *testing.T) {
 		t.Fatalf("package map lists only %d paths", n)
 	}
 }
+
+// TestDocsProviderPagesComplete keeps every provider page answering the same
+// operator questions.
+func TestDocsProviderPagesComplete(t *testing.T) {
+	required := []string{"## Configuration reference", "## Choosing node groups", "## Min and max", "## Scale from zero",
+		"## Pricing", "## Limits of the cloud", "## Migrating from the in-tree provider"}
+	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
+		t.Run(provider, func(t *testing.T) {
+			doc := readDoc(t, "docs/providers/"+provider+".md")
+			for _, h := range required {
+				if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(h) + `\b`).MatchString(doc) {
+					t.Errorf("missing section %q", h)
+				}
+			}
+		})
+	}
+}
