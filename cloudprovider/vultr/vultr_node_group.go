@@ -38,7 +38,13 @@ type nodeGroup struct {
 	deleting map[string]time.Time
 	// lastMutation is the manager's mutation counter after our last change.
 	lastMutation uint64
-	removed      bool
+	// unconfirmed is set while a PATCH of ours may have been applied without
+	// our knowing (error, timeout, lost or odd answer). node_quantity is
+	// absolute and VKE removes random nodes when it drops, so the next
+	// resize must start from Vultr's number, not from a target that may be
+	// stale-low.
+	unconfirmed bool
+	removed     bool
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
@@ -165,10 +171,18 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	if err == nil {
 		err = cloudprovider.CheckIncrease(g.id, delta, g.target, g.max)
 	}
-	from := g.target
+	from, unconfirmed := g.target, g.unconfirmed
 	g.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if unconfirmed {
+		if from, err = g.refreshQuantity(ctx); err != nil {
+			return fmt.Errorf("increase node pool %s: re-read after an unconfirmed change: %w", g.id, err)
+		}
+		if err := cloudprovider.CheckIncrease(g.id, delta, from, g.max); err != nil {
+			return err
+		}
 	}
 	want := from + delta
 	if err := g.setQuantity(ctx, want); err != nil {
@@ -202,6 +216,9 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	}
 	g.mu.Lock()
 	g.setNodes(fresh.Nodes)
+	if g.unconfirmed && fresh.NodeQuantity > g.target {
+		g.target = fresh.NodeQuantity
+	}
 	err = g.checkDecrease(delta, fresh.Nodes)
 	from := g.target
 	g.mu.Unlock()
@@ -233,9 +250,15 @@ func (g *nodeGroup) checkDecrease(delta int, nodes []vultrapi.Node) error {
 func (g *nodeGroup) setQuantity(ctx context.Context, want int) error {
 	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, g.id, want)
 	if err != nil {
+		g.mu.Lock()
+		g.unconfirmed = true
+		g.mu.Unlock()
 		return err
 	}
 	if np.NodeQuantity != want {
+		g.mu.Lock()
+		g.unconfirmed = true
+		g.mu.Unlock()
 		// Whatever happened, Vultr's own number is better than ours; the next
 		// Refresh will take it. Keep the old target meanwhile, as upstream does.
 		return fmt.Errorf("vultr reports node_quantity %d after setting %d", np.NodeQuantity, want)
@@ -243,9 +266,26 @@ func (g *nodeGroup) setQuantity(ctx context.Context, want int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.target = want
+	g.unconfirmed = false
 	g.setNodes(np.Nodes)
 	g.lastMutation = g.m.mutations.Add(1)
 	return nil
+}
+
+// refreshQuantity re-reads the pool and returns the larger of our target and
+// Vultr's node_quantity, adopting it; callers hold the mutation lock only.
+func (g *nodeGroup) refreshQuantity(ctx context.Context) (int, error) {
+	fresh, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.id)
+	if err != nil {
+		return 0, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.setNodes(fresh.Nodes)
+	if fresh.NodeQuantity > g.target {
+		g.target = fresh.NodeQuantity
+	}
+	return g.target, nil
 }
 
 // DeleteNodes implements cloudprovider.NodeGroup. Every node is resolved and

@@ -566,3 +566,53 @@ func TestReadsDoNotWaitForMutations(t *testing.T) {
 		t.Fatalf("target %d after release, want 4", n)
 	}
 }
+
+// An increase whose answer was lost may have been applied; the next resize
+// must start from Vultr's node_quantity, or its absolute PATCH would shrink
+// the pool and VKE would remove random (running) nodes. Found by hack/soak.
+func TestResizeAfterUnconfirmedIncrease(t *testing.T) {
+	tests := []struct {
+		name      string
+		fault     fakeapi.Fault
+		next      func(ctx context.Context, g *nodeGroup) error
+		wantQuant int
+	}{
+		{name: "503 after apply, then increase", fault: fakeapi.Fault{Method: "PATCH", Status: 503, AfterApply: true, Times: 10},
+			next: func(ctx context.Context, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, wantQuant: 6},
+		{name: "malformed answer, then increase", fault: fakeapi.Fault{Method: "PATCH", Status: 202, Body: strp(`{"node_pool": {`), AfterApply: true},
+			next: func(ctx context.Context, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, wantQuant: 6},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
+			g := e.group("a-main")
+			before := e.pool("a-main")
+			e.fake.Inject(tc.fault)
+			if err := g.IncreaseSize(e.ctx(), 2); err == nil {
+				t.Fatal("increase with a lost answer succeeded")
+			}
+			e.fake.ClearFaults()
+			if got := e.pool("a-main").Quantity; got != before.Quantity+2 {
+				t.Fatalf("cloud quantity %d after the lost answer, want %d", got, before.Quantity+2)
+			}
+			if err := tc.next(e.ctx(), g); err != nil {
+				t.Fatalf("next resize: %v", err)
+			}
+			after := e.pool("a-main")
+			if after.Quantity != tc.wantQuant {
+				t.Fatalf("cloud quantity %d, want %d", after.Quantity, tc.wantQuant)
+			}
+			live := map[string]bool{}
+			for _, n := range after.Nodes {
+				if n.Status != "closed" {
+					live[n.ID] = true
+				}
+			}
+			for _, n := range before.Nodes {
+				if !live[n.ID] {
+					t.Fatalf("node %s was removed; nobody asked", n.ID)
+				}
+			}
+		})
+	}
+}
