@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,7 +96,7 @@ func writeReport(w io.Writer, r *Report) error {
 		if len(g.Instances) == 0 {
 			fmt.Fprintln(w, "  no instances")
 		} else {
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			tw := newTrimmedTable(w)
 			fmt.Fprintln(tw, "  INSTANCE\tSTATE\tERROR")
 			for _, in := range g.Instances {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\n", in.ProviderID, in.State, instanceError(in))
@@ -232,4 +233,37 @@ func pairs(m map[string]string) string {
 		out[i] = k + "=" + m[k]
 	}
 	return strings.Join(out, " ")
+}
+
+// trimmedTable buffers a tabwriter so the padding it leaves after an empty
+// last cell can be cut: tabwriter writes cell by cell, not line by line.
+type trimmedTable struct {
+	buf bytes.Buffer
+	tw  *tabwriter.Writer
+	out io.Writer
+}
+
+func newTrimmedTable(out io.Writer) *trimmedTable {
+	t := &trimmedTable{out: out}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 4, 2, ' ', 0)
+	return t
+}
+
+func (t *trimmedTable) Write(p []byte) (int, error) { return t.tw.Write(p) }
+
+// Flush writes the table with trailing spaces removed from every line.
+func (t *trimmedTable) Flush() error {
+	if err := t.tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
+		if l == "" {
+			continue
+		}
+		if _, err := io.WriteString(t.out, strings.TrimRight(strings.TrimSuffix(l, "\n"), " ")+"\n"); err != nil {
+			return err
+		}
+	}
+	t.buf.Reset()
+	return nil
 }

@@ -29,6 +29,11 @@ func TestTableOutput(t *testing.T) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
+	for i, l := range strings.Split(out, "\n") {
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("line %d ends in spaces: %q", i+1, l)
+		}
+	}
 	if t.Failed() {
 		t.Log(out)
 	}
