@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Creates (or updates) the Secret the provider reads its Exoscale credentials
-# from, taking the values from the environment so they never land in a file
-# or in shell history:
+# Creates or updates the Secret the Exoscale provider reads its API key
+# from (exoscale-credentials, keys api-key and api-secret), taking them from
+# the environment:
 #
-#   export EXOSCALE_API_KEY=EXO... EXOSCALE_API_SECRET=... EXOSCALE_ZONE=ch-gva-2
-#   ./generate-secret.sh            # namespace kube-system
+#   export EXOSCALE_API_KEY=EXO... EXOSCALE_API_SECRET=...
+#   ./generate-secret.sh               # namespace kube-system
 #   NAMESPACE=autoscaler ./generate-secret.sh
+#
+# The values never appear in a file, in the process list (they reach kubectl
+# through pipes, not an argument) or on the terminal.
 set -euo pipefail
 
 NAMESPACE="${NAMESPACE:-kube-system}"
-SECRET_NAME="${SECRET_NAME:-exoscale-api-credentials}"
+SECRET_NAME="exoscale-credentials"
 
 missing=()
-for v in EXOSCALE_API_KEY EXOSCALE_API_SECRET EXOSCALE_ZONE; do
+for v in EXOSCALE_API_KEY EXOSCALE_API_SECRET; do
   if [ -z "${!v:-}" ]; then missing+=("$v"); fi
 done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -20,13 +23,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   exit 1
 fi
 
-# --dry-run=client | apply makes the script idempotent; --from-literal keeps the
-# values out of any file, and kubectl does not echo them.
-kubectl create secret generic "$SECRET_NAME" \
-  --namespace "$NAMESPACE" \
-  --from-literal=api-key="$EXOSCALE_API_KEY" \
-  --from-literal=api-secret="$EXOSCALE_API_SECRET" \
-  --from-literal=api-zone="$EXOSCALE_ZONE" \
-  --dry-run=client -o yaml | kubectl apply -f -
+# create --dry-run | apply makes the script idempotent (it also rotates).
+kubectl create secret generic "$SECRET_NAME" --namespace "$NAMESPACE" \
+  --from-file=api-key=<(printf '%s' "$EXOSCALE_API_KEY") \
+  --from-file=api-secret=<(printf '%s' "$EXOSCALE_API_SECRET") \
+  --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
 echo "Secret $NAMESPACE/$SECRET_NAME is up to date"
