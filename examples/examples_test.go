@@ -159,7 +159,9 @@ func TestKustomizeBuildAndCrossReferences(t *testing.T) {
 			secrets := generatedSecrets(t, ex)
 			checkNamespaces(t, o)
 			checkRBAC(t, o)
-			ca, caC := findContainer(t, o, func(c corev1.Container) bool { return strings.HasPrefix(c.Image, "registry.k8s.io/autoscaling/cluster-autoscaler:") })
+			ca, caC := findContainer(t, o, func(c corev1.Container) bool {
+				return strings.HasPrefix(c.Image, "registry.k8s.io/autoscaling/cluster-autoscaler:")
+			})
 			prov, provC := findContainer(t, o, func(c corev1.Container) bool { return c.Name == providerContainer })
 			for _, d := range o.deployments {
 				checkPod(t, o, secrets, d)
