@@ -598,3 +598,27 @@ func TestDocsProviderPagesComplete(t *testing.T) {
 		})
 	}
 }
+
+// TestDocsInspectCommands checks every inspect invocation shown in the docs
+// uses flags that inspect has.
+func TestDocsInspectCommands(t *testing.T) {
+	var f inspect.Flags
+	fs := inspect.NewFlagSet(&f, io.Discard)
+	flagRe := regexp.MustCompile(`(?:^|\s)--?([a-z][a-z-]*)`)
+	n := 0
+	for _, page := range []string{"README.md", "docs/inspect.md", "docs/troubleshooting.md", "docs/flags.md"} {
+		for i, line := range strings.Split(readDoc(t, page), "\n") {
+			for _, m := range regexp.MustCompile(`\binspect\s+(-[^|`+"`"+`#]*)`).FindAllStringSubmatch(line, -1) {
+				for _, fm := range flagRe.FindAllStringSubmatch(m[1], -1) {
+					n++
+					if fs.Lookup(fm[1]) == nil {
+						t.Errorf("%s:%d: inspect has no flag -%s", page, i+1, fm[1])
+					}
+				}
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("found only %d inspect flags in the docs; is the pattern still right?", n)
+	}
+}
