@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
@@ -45,6 +46,10 @@ type Group struct {
 	// TemplateNote says why there is no template (Unimplemented: CA cannot
 	// scale the group from zero).
 	TemplateNote string `json:"templateNote,omitempty"`
+	// PricePerHour is PricingNodePrice of the template node for one hour, as
+	// CA's price expander asks it; nil when not priced (see PriceNote).
+	PricePerHour *float64 `json:"pricePerHour,omitempty"`
+	PriceNote    string   `json:"priceNote,omitempty"`
 	// Options are the group's overrides, nil when CA's defaults apply.
 	Options *Options `json:"options,omitempty"`
 	// OptionsNote says why there are no overrides or what failed.
@@ -226,6 +231,11 @@ func (c client) group(ctx context.Context, pg *protos.NodeGroup) Group {
 		}
 		g.Template = t
 	}
+	if g.Template != nil {
+		c.price(ctx, &g)
+	} else {
+		g.PriceNote = "no template to price"
+	}
 
 	cctx, cancel = c.call(ctx)
 	opts, err := c.api.NodeGroupGetOptions(cctx, &protos.NodeGroupAutoscalingOptionsRequest{Id: id, Defaults: caDefaults()})
@@ -242,6 +252,34 @@ func (c client) group(ctx context.Context, pg *protos.NodeGroup) Group {
 		g.OptionsNote = "overridden (CA also sets max-node-startup-time to 0 for this group)"
 	}
 	return g
+}
+
+// price asks PricingNodePrice for the template node over one hour, the way
+// CA's price expander prices a scale-up option: by the template's labels, as
+// a template has no providerID.
+func (c client) price(ctx context.Context, g *Group) {
+	name := g.Template.Name
+	if name == "" {
+		name = "template-node-for-" + g.ID
+	}
+	start := time.Now()
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	resp, err := c.api.PricingNodePrice(cctx, &protos.PricingNodePriceRequest{
+		Node:           &protos.ExternalGrpcNode{Name: name, Labels: g.Template.Labels, Annotations: map[string]string{}},
+		StartTimestamp: timestamppb.New(start),
+		EndTimestamp:   timestamppb.New(start.Add(time.Hour)),
+	})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		g.PriceNote = "not implemented: CA's price expander skips this provider"
+	case err != nil:
+		// CA skips the option; it is not a broken group.
+		g.PriceNote = "error: " + describe(err)
+	default:
+		p := resp.GetPrice()
+		g.PricePerHour = &p
+	}
 }
 
 // describe prints a gRPC error as "Code: message".

@@ -3,6 +3,7 @@ package inspect
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -72,6 +73,14 @@ func TestCollectShowsWhatCASees(t *testing.T) {
 			t.Fatalf("gpu template %+v note %q errors %v", g.Template, g.TemplateNote, g.Errors)
 		}
 	})
+	t.Run("template priced like CA's price expander", func(t *testing.T) {
+		if w.PricePerHour == nil || *w.PricePerHour != 0.25 {
+			t.Fatalf("workers price %v note %q", w.PricePerHour, w.PriceNote)
+		}
+		if g.PricePerHour != nil || g.PriceNote != "no template to price" {
+			t.Fatalf("gpu price %v note %q", g.PricePerHour, g.PriceNote)
+		}
+	})
 	t.Run("options", func(t *testing.T) {
 		if w.Options != nil || w.OptionsNote != "CA defaults (no override)" {
 			t.Fatalf("workers options %+v %q", w.Options, w.OptionsNote)
@@ -117,5 +126,19 @@ func TestCollectGroupFilter(t *testing.T) {
 				t.Fatalf("groups %v, want %v", ids, tc.want)
 			}
 		})
+	}
+}
+
+func TestCollectPricingNotImplemented(t *testing.T) {
+	p := newFakeProvider()
+	p.noPricing = true
+	addr := serve(t, p, nil, nil)
+	code, out, _ := inspectRun(t, "--address", addr, "-o", "json", "--group", "workers")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	w := decodeResult(t, out).Report.Groups[0]
+	if w.PricePerHour != nil || !strings.HasPrefix(w.PriceNote, "not implemented") || len(w.Errors) != 0 {
+		t.Fatalf("price %v note %q errors %v", w.PricePerHour, w.PriceNote, w.Errors)
 	}
 }

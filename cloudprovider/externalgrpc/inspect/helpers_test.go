@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -26,6 +27,8 @@ type fakeProvider struct {
 	groups    []*fakeGroup
 	refreshes int
 	mutations []string
+	// noPricing makes Pricing not implemented.
+	noPricing bool
 	// refreshErr makes every Refresh fail.
 	refreshErr error
 }
@@ -112,7 +115,25 @@ func (p *fakeProvider) NodeGroupForNode(_ context.Context, n *corev1.Node) (clou
 }
 
 func (p *fakeProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return nil, cloudprovider.ErrNotImplemented
+	if p.noPricing {
+		return nil, cloudprovider.ErrNotImplemented
+	}
+	return fakePricing{}, nil
+}
+
+// fakePricing prices by the instance-type label only, as real providers must:
+// CA prices template nodes, which have no providerID.
+type fakePricing struct{}
+
+func (fakePricing) NodePrice(_ context.Context, n *corev1.Node, start, end time.Time) (float64, error) {
+	if n.Labels["node.kubernetes.io/instance-type"] != "m.large" || n.Spec.ProviderID != "" {
+		return 0, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "unknown instance type")
+	}
+	return 0.25 * end.Sub(start).Hours(), nil
+}
+
+func (fakePricing) PodPrice(context.Context, *corev1.Pod, time.Time, time.Time) (float64, error) {
+	return 0, nil
 }
 
 func (p *fakeProvider) GPULabel(context.Context) (string, error) { return "fake.example/gpu", nil }

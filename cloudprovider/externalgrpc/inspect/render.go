@@ -117,6 +117,11 @@ func writeReport(w io.Writer, r *Report) error {
 		} else {
 			fmt.Fprintf(w, "  template             %s\n", g.TemplateNote)
 		}
+		if g.PricePerHour != nil {
+			fmt.Fprintf(w, "  price                %.4g per hour (PricingNodePrice of the template; only ratios matter to CA)\n", *g.PricePerHour)
+		} else {
+			fmt.Fprintf(w, "  price                %s\n", g.PriceNote)
+		}
 		if o := g.Options; o != nil {
 			fmt.Fprintf(w, "  options              utilization %g, gpu utilization %g, unneeded %s, unready %s, max provision %s, zero-or-max %t, ignore daemonsets %t\n",
 				o.ScaleDownUtilizationThreshold, o.ScaleDownGpuUtilizationThreshold, o.ScaleDownUnneededTime, o.ScaleDownUnreadyTime,
