@@ -28,8 +28,8 @@ const (
 	homeDir      = "/home/nonroot"
 )
 
-// OCI label keys. ProviderLabel is ours: it lists the compiled-in providers
-// exactly as --version prints them.
+// OCI label keys. labelProvider is ours: the PROVIDER the image was built
+// for (vultr, volcengine, exoscale or all), as in the Dockerfile.
 const (
 	labelSource   = "org.opencontainers.image.source"
 	labelRevision = "org.opencontainers.image.revision"
@@ -75,9 +75,8 @@ func ParsePlatforms(s string) ([]Platform, error) {
 // ImageSpec is every input of the image. Equal specs give equal digests:
 // nothing here reads the clock, the host user or file modes.
 type ImageSpec struct {
-	// Providers is the comma-separated list --version prints, e.g. "vultr" or
-	// "exoscale,volcengine,vultr".
-	Providers string
+	// Provider is the PROVIDER value: vultr, volcengine, exoscale or all.
+	Provider string
 	Version   string
 	Revision  string
 	Source    string
@@ -100,7 +99,7 @@ func (s ImageSpec) Labels() map[string]string {
 		labelVersion:  s.Version,
 		labelTitle:    "cluster-autoscaler-provider",
 		labelCreated:  s.Created.UTC().Format(time.RFC3339),
-		labelProvider: s.Providers,
+		labelProvider: s.Provider,
 	}
 }
 
@@ -109,8 +108,8 @@ func BuildIndex(spec ImageSpec) (v1.ImageIndex, error) {
 	if len(spec.CABundle) == 0 {
 		return nil, fmt.Errorf("empty CA bundle")
 	}
-	if spec.Providers == "" || spec.Version == "" {
-		return nil, fmt.Errorf("providers and version are required")
+	if spec.Provider == "" || spec.Version == "" {
+		return nil, fmt.Errorf("provider and version are required")
 	}
 	base, err := baseLayer(spec.CABundle, spec.Created)
 	if err != nil {
@@ -243,7 +242,7 @@ func layerFromEntries(entries []entry, mtime time.Time) (v1.Layer, error) {
 		return nil, err
 	}
 	var gzBuf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gzBuf, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&gzBuf, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	tags, providers, err := providerTags(*provider)
+	tags, _, err := providerTags(*provider)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "built %s binary for %s (%d bytes, %s)\n", *provider, p, len(b), time.Since(start).Round(time.Millisecond))
 	}
 	idx, err := BuildIndex(ImageSpec{
-		Providers: providers,
+		Provider:  *provider,
 		Version:   *version,
 		Revision:  *revision,
 		Source:    *source,
