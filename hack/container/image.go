@@ -77,9 +77,9 @@ func ParsePlatforms(s string) ([]Platform, error) {
 type ImageSpec struct {
 	// Provider is the PROVIDER value: vultr, volcengine, exoscale or all.
 	Provider string
-	Version   string
-	Revision  string
-	Source    string
+	Version  string
+	Revision string
+	Source   string
 	// Created stamps the config, the layer entries and the created label. Use
 	// the commit time (SOURCE_DATE_EPOCH) so rebuilds of a commit match.
 	Created time.Time

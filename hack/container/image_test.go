@@ -100,7 +100,9 @@ func TestSameInputsSameDigest(t *testing.T) {
 		{"provider", func(s *ImageSpec) { s.Provider = "all" }},
 		{"created", func(s *ImageSpec) { s.Created = s.Created.Add(time.Second) }},
 		{"CA bundle", func(s *ImageSpec) { s.CABundle = append([]byte(testCABundle), '\n') }},
-		{"one binary", func(s *ImageSpec) { s.Binaries = map[Platform][]byte{amd64: []byte("amd64 binary"), arm64: []byte("other")} }},
+		{"one binary", func(s *ImageSpec) {
+			s.Binaries = map[Platform][]byte{amd64: []byte("amd64 binary"), arm64: []byte("other")}
+		}},
 		{"platform order", func(s *ImageSpec) { s.Order = []Platform{arm64, amd64} }},
 	}
 	for _, tc := range changes {

@@ -124,14 +124,14 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "built %s binary for %s (%d bytes, %s)\n", *provider, p, len(b), time.Since(start).Round(time.Millisecond))
 	}
 	idx, err := BuildIndex(ImageSpec{
-		Provider:  *provider,
-		Version:   *version,
-		Revision:  *revision,
-		Source:    *source,
-		Created:   created,
-		CABundle:  bundle,
-		Binaries:  bins,
-		Order:     plats,
+		Provider: *provider,
+		Version:  *version,
+		Revision: *revision,
+		Source:   *source,
+		Created:  created,
+		CABundle: bundle,
+		Binaries: bins,
+		Order:    plats,
 	})
 	if err != nil {
 		return err
