@@ -36,8 +36,10 @@ func providerBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "cluster-autoscaler-provider")
-		cmd := exec.Command(goCmd, "build", "-o", binPath, ".")
+		// The flags of make build, so CI reuses the packages it compiled there.
+		cmd := exec.Command(goCmd, "build", "-trimpath", "-o", binPath, ".")
 		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
