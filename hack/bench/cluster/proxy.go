@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math/rand"
@@ -26,8 +27,8 @@ const (
 	FaultThrottle FaultKind = "429+Retry-After"
 	// FaultReset closes the connection without an answer (TCP RST).
 	FaultReset FaultKind = "reset"
-	// FaultSlow holds the request until the client gives up, i.e. past the
-	// caller's deadline.
+	// FaultSlow holds the request past the caller's deadline (see SetSlow),
+	// then forwards it: the cloud may apply what the caller gave up on.
 	FaultSlow FaultKind = "slow"
 	// FaultMalformed answers 200 with a truncated JSON body; a mutation is
 	// applied first, as when a gateway mangles the answer.
@@ -55,6 +56,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	rnd      *rand.Rand
 	rate     float64
+	slow     time.Duration
 	kinds    []FaultKind
 	injected map[FaultKind]int
 	passed   int
@@ -71,6 +73,7 @@ func NewProxy(base string, seed int64) (*Proxy, error) {
 		target:   u,
 		rp:       httputil.NewSingleHostReverseProxy(u),
 		stop:     make(chan struct{}),
+		slow:     slowCap,
 		rnd:      rand.New(rand.NewSource(seed)),
 		injected: map[FaultKind]int{},
 	}
@@ -91,6 +94,14 @@ func (p *Proxy) SetFaults(rate float64, kinds ...FaultKind) {
 	defer p.mu.Unlock()
 	p.rate = rate
 	p.kinds = append([]FaultKind(nil), kinds...)
+}
+
+// SetSlow sets how long a slow fault holds a request before forwarding it
+// (default 30 s). Requests whose client gave up meanwhile are still forwarded.
+func (p *Proxy) SetSlow(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.slow = d
 }
 
 // Injected returns how many faults of each kind were injected.
@@ -145,14 +156,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case FaultReset:
 		reset(w)
 	case FaultSlow:
-		t := time.NewTimer(slowCap)
+		p.mu.Lock()
+		hold := p.slow
+		p.mu.Unlock()
+		t := time.NewTimer(hold)
 		defer t.Stop()
 		select {
-		case <-r.Context().Done():
 		case <-p.stop:
+			w.WriteHeader(http.StatusGatewayTimeout)
+			return
 		case <-t.C:
 		}
-		w.WriteHeader(http.StatusGatewayTimeout)
+		if r.Context().Err() != nil {
+			p.forwardDiscard(r.WithContext(context.WithoutCancel(r.Context())))
+			return
+		}
+		p.rp.ServeHTTP(w, r)
 	case FaultMalformed:
 		if r.Method != http.MethodGet {
 			p.forwardDiscard(r)
