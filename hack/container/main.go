@@ -53,6 +53,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "error: %s\n", err)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %s\n", err)
 		return 1
@@ -76,28 +81,31 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	goCmd := fs.String("go", "go", "go command")
 	moduleDir := fs.String("module-dir", ".", "folder of the provider's main package")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
 	}
 	tags, _, err := providerTags(*provider)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	plats, err := ParsePlatforms(*platforms)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	created, err := parseEpoch(*epoch)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	if *ldflags == "" {
 		*ldflags = "-s -w -X main.version=" + *version
 	}
 	if !strings.Contains(*ldflags, "main.version=") {
-		return errors.New("--ldflags must stamp -X main.version, or the binary reports \"dev\"")
+		return usageError{errors.New("--ldflags must stamp -X main.version, or the binary reports \"dev\"")}
 	}
 	if *out == "" {
 		*out = "_out/oci/" + *provider
@@ -158,10 +166,13 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tag := fs.String("tag", "", "tag to push (required)")
 	insecure := fs.Bool("insecure", false, "allow plain HTTP to the registry")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
 	}
 	var missing []string
 	for _, f := range []struct{ name, v string }{{"--layout", *dir}, {"--image (IMAGE=)", *image}, {"--tag (TAG=)", *tag}} {
@@ -170,7 +181,7 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+		return usageError{fmt.Errorf("missing %s", strings.Join(missing, ", "))}
 	}
 	idx, err := loadLayoutIndex(*dir)
 	if err != nil {
@@ -183,6 +194,11 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "pushed %s:%s\n%s\n", *image, *tag, ref)
 	return nil
 }
+
+// usageError marks bad flags, which exit 2 like the provider binary.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // parseEpoch reads SOURCE_DATE_EPOCH; empty means the Unix epoch, so a build
 // without it is still reproducible.

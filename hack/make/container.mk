@@ -15,14 +15,16 @@ CONTAINER_OUT     ?= _out/oci/$(PROVIDER)
 CONTAINER_FLAGS   = --provider='$(PROVIDER)' --version='$(VERSION)' --revision='$(REVISION)' \
 	--source-date-epoch='$(SOURCE_DATE_EPOCH)' --platforms='$(PLATFORMS)' --ldflags='$(LDFLAGS)'
 
-.PHONY: container push container-verify
+.PHONY: container push push-args container-verify
 
 container:
 	$(GO) run ./hack/container build $(CONTAINER_FLAGS) --out='$(CONTAINER_OUT)' --digest-file='$(CONTAINER_OUT).digest'
 
-push: container
-	@test -n '$(IMAGE)' || { echo 'usage: make push IMAGE=<registry>/<repo> TAG=<tag>' >&2; exit 2; }
+push: push-args container
 	$(GO) run ./hack/container push --layout='$(CONTAINER_OUT)' --image='$(IMAGE)' --tag='$(TAG)'
+
+push-args:
+	@test -n '$(IMAGE)' && test -n '$(TAG)' || { echo 'usage: make push IMAGE=<registry>/<repo> TAG=<tag> [PROVIDER=...]' >&2; exit 2; }
 
 container-verify:
 	$(GO) run ./hack/container build $(CONTAINER_FLAGS) --out='_out/verify/$(PROVIDER)-1' --digest-file='_out/verify/$(PROVIDER)-1.digest'
