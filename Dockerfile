@@ -13,8 +13,9 @@
 ARG GO_VERSION=1.26
 
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
-ARG TARGETOS=linux
-ARG TARGETARCH=amd64
+# Set by BuildKit from --platform; the defaults below cover plain docker build.
+ARG TARGETOS
+ARG TARGETARCH
 ARG PROVIDER=all
 ARG VERSION=dev
 WORKDIR /src
@@ -23,7 +24,7 @@ RUN go mod download
 COPY . .
 RUN set -eu; \
     tags=""; if [ "$PROVIDER" != all ]; then tags="$PROVIDER"; fi; \
-    CGO_ENABLED=0 GOOS="$TARGETOS" GOARCH="$TARGETARCH" \
+    CGO_ENABLED=0 GOOS="${TARGETOS:-linux}" GOARCH="${TARGETARCH:-amd64}" \
       go build -trimpath -buildvcs=false -tags "$tags" -ldflags "-s -w -X main.version=$VERSION" \
       -o /out/cluster-autoscaler-provider .
 RUN set -eu; \
