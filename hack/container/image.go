@@ -14,7 +14,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -241,8 +240,11 @@ func layerFromEntries(entries []entry, mtime time.Time) (v1.Layer, error) {
 	if err := tw.Close(); err != nil {
 		return nil, err
 	}
+	// BestSpeed: for the 30 MB binary the layer is 11.7 MB instead of 10.4 MB
+	// at the default level, and compression (most of the build and of the
+	// race-enabled push test) takes less than half the time.
 	var gzBuf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gzBuf, gzip.DefaultCompression)
+	zw, err := gzip.NewWriterLevel(&gzBuf, gzip.BestSpeed)
 	if err != nil {
 		return nil, err
 	}
@@ -252,8 +254,48 @@ func layerFromEntries(entries []entry, mtime time.Time) (v1.Layer, error) {
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	blob := gzBuf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(blob)), nil
-	}, tarball.WithMediaType(types.OCILayer))
+	return newMemLayer(tarBuf.Bytes(), gzBuf.Bytes())
 }
+
+// memLayer is a layer held in memory with both hashes computed once, from
+// the bytes at hand. (tarball.LayerFromOpener would gunzip the blob again for
+// every DiffID request, which dominates build time for a 30 MB binary.)
+type memLayer struct {
+	compressed []byte
+	digest     v1.Hash
+	diffID     v1.Hash
+}
+
+func newMemLayer(uncompressed, compressed []byte) (*memLayer, error) {
+	d, _, err := v1.SHA256(bytes.NewReader(compressed))
+	if err != nil {
+		return nil, err
+	}
+	u, _, err := v1.SHA256(bytes.NewReader(uncompressed))
+	if err != nil {
+		return nil, err
+	}
+	return &memLayer{compressed: compressed, digest: d, diffID: u}, nil
+}
+
+// Digest implements v1.Layer.
+func (l *memLayer) Digest() (v1.Hash, error) { return l.digest, nil }
+
+// DiffID implements v1.Layer.
+func (l *memLayer) DiffID() (v1.Hash, error) { return l.diffID, nil }
+
+// Compressed implements v1.Layer.
+func (l *memLayer) Compressed() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(l.compressed)), nil
+}
+
+// Uncompressed implements v1.Layer.
+func (l *memLayer) Uncompressed() (io.ReadCloser, error) {
+	return gzip.NewReader(bytes.NewReader(l.compressed))
+}
+
+// Size implements v1.Layer.
+func (l *memLayer) Size() (int64, error) { return int64(len(l.compressed)), nil }
+
+// MediaType implements v1.Layer.
+func (l *memLayer) MediaType() (types.MediaType, error) { return types.OCILayer, nil }
