@@ -535,3 +535,24 @@ func checkStandaloneLink(t *testing.T, o *objects, cfg caConfig, ca *appsv1.Depl
 		t.Error("no NetworkPolicy admits CA to the provider's gRPC port")
 	}
 }
+
+// TestDeployDocNamesThePinnedCA keeps docs/deploy.md and the examples on
+// the same CA release.
+func TestDeployDocNamesThePinnedCA(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), pinnedCAImage) {
+		t.Fatalf("docs/deploy.md does not name %s", pinnedCAImage)
+	}
+	for _, p := range providers {
+		readme, err := os.ReadFile(filepath.Join(p, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tag := pinnedCAImage[strings.LastIndex(pinnedCAImage, ":")+1:]; !strings.Contains(string(readme), tag) {
+			t.Errorf("%s/README.md does not name CA %s", p, tag)
+		}
+	}
+}
