@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -86,8 +87,10 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 	o := options{
 		cfg: Config{
 			Region:    simRegion,
-			AccessKey: "AKLTsimulated",
-			SecretKey: "simulated-secret",
+			// Keys from the environment let a test follow known credentials
+			// through the whole binary; the fake accepts any.
+			AccessKey: firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated"),
+			SecretKey: firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret"),
 			Endpoint:  url,
 			Scheme:    "http",
 		},

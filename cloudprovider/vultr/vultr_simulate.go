@@ -3,6 +3,8 @@ package vultr
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -29,6 +31,9 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 	fake := fakeapi.New(fakeapi.Options{
 		AppearAfter: simAppearAfter, ActiveAfter: simActiveAfter, CloseLinger: simCloseLinger,
 		Seed: time.Now().UnixNano(),
+		// A key from the environment lets a test follow a known credential
+		// through the whole binary; without one the fake's dummy is used.
+		Token: strings.TrimSpace(os.Getenv(EnvAPIKey)),
 	})
 	if err := seedDemo(fake); err != nil {
 		fake.Close()
