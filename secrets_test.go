@@ -201,7 +201,9 @@ func exerciseAllRPCs(t *testing.T, addr string, seen io.Writer) (calls, failed i
 		return timestamppb.New(now), timestamppb.New(now.Add(time.Hour))
 	}
 	do("Refresh", func(ctx context.Context) (proto.Message, error) { return c.Refresh(ctx, &protos.RefreshRequest{}) })
-	groups, _ := do("NodeGroups", func(ctx context.Context) (proto.Message, error) { return c.NodeGroups(ctx, &protos.NodeGroupsRequest{}) }).(*protos.NodeGroupsResponse)
+	groups, _ := do("NodeGroups", func(ctx context.Context) (proto.Message, error) {
+		return c.NodeGroups(ctx, &protos.NodeGroupsRequest{})
+	}).(*protos.NodeGroupsResponse)
 	do("GPULabel", func(ctx context.Context) (proto.Message, error) { return c.GPULabel(ctx, &protos.GPULabelRequest{}) })
 	do("GetAvailableGPUTypes", func(ctx context.Context) (proto.Message, error) {
 		return c.GetAvailableGPUTypes(ctx, &protos.GetAvailableGPUTypesRequest{})
@@ -276,6 +278,8 @@ func exerciseAllRPCs(t *testing.T, addr string, seen io.Writer) (calls, failed i
 	do("Refresh", func(ctx context.Context) (proto.Message, error) { return c.Refresh(ctx, &protos.RefreshRequest{}) })
 	do("Cleanup", func(ctx context.Context) (proto.Message, error) { return c.Cleanup(ctx, &protos.CleanupRequest{}) })
 	// CA reconnects after Cleanup; the server keeps serving.
-	do("NodeGroups", func(ctx context.Context) (proto.Message, error) { return c.NodeGroups(ctx, &protos.NodeGroupsRequest{}) })
+	do("NodeGroups", func(ctx context.Context) (proto.Message, error) {
+		return c.NodeGroups(ctx, &protos.NodeGroupsRequest{})
+	})
 	return calls, failed
 }

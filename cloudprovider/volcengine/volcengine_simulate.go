@@ -86,7 +86,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 	}
 	o := options{
 		cfg: Config{
-			Region:    simRegion,
+			Region: simRegion,
 			// Keys from the environment let a test follow known credentials
 			// through the whole binary; the fake accepts any.
 			AccessKey: firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated"),
