@@ -3,6 +3,8 @@ package exoscale
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -45,8 +47,12 @@ func SeedDemo(f *fakeapi.Server) {
 // provisioning and returns a provider bound to it (dummy credentials, which
 // the fake verifies like the real API would).
 func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+	// Credentials from the environment let a test follow known ones through
+	// the whole binary; the fake verifies signatures with whichever is used.
+	apiKey := firstSet(os.Getenv(EnvAPIKey), simAPIKey)
+	apiSecret := firstSet(os.Getenv(EnvAPISecret), simAPISecret)
 	fake := fakeapi.New(fakeapi.Options{
-		Zone: simZone, APIKey: simAPIKey, APISecret: simAPISecret,
+		Zone: simZone, APIKey: apiKey, APISecret: apiSecret,
 		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
 	})
 	SeedDemo(fake)
@@ -55,7 +61,7 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		opts.NodeGroupSpecs = simDefaultSpecs
 	}
 	env := map[string]string{
-		EnvAPIKey: simAPIKey, EnvAPISecret: simAPISecret, EnvZone: simZone,
+		EnvAPIKey: apiKey, EnvAPISecret: apiSecret, EnvZone: simZone,
 		EnvAPIEndpoint: endpoint, EnvSKSCluster: "demo", EnvRefreshInterval: "0s",
 	}
 	cfg, err := LoadConfig(opts, func(k string) string { return env[k] })
@@ -75,4 +81,13 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 			"and instance pool batch (1x standard.large); members boot in 6s, evictions finish in 3s",
 		Close: fake.Close,
 	}, nil
+}
+
+func firstSet(vs ...string) string {
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -62,6 +62,12 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.Join(errs...)
 	}
 	hc := *opts.HTTPClient
+	// egoscale never closes the body of an error answer. With Client.Timeout
+	// set, each such answer then pins net/http's timeout goroutine until the
+	// timeout fires (found by hack/soak as a goroutine leak under 5xx/429).
+	// Every call here carries a context deadline (CA's RPC or the refresh
+	// budget), so the overall timeout adds nothing.
+	hc.Timeout = 0
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
