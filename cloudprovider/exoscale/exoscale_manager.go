@@ -442,6 +442,19 @@ func (m *manager) defaultMax() int {
 	return int(m.quota.Limit)
 }
 
+// lookupMargin is how long before the caller's deadline an instance lookup
+// gives up, so that NodeGroupForNode answers (with an error CA logs) while CA
+// still listens, instead of running into its deadline when the API is slow
+// (found by hack/soak).
+const lookupMargin = 500 * time.Millisecond
+
+func lookupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, dl.Add(-lookupMargin))
+	}
+	return context.WithCancel(ctx)
+}
+
 // nodeGroupForInstance answers NodeGroupForNode for a real instance id from
 // the index; an instance missing from it costs at most one GET per refresh.
 func (m *manager) nodeGroupForInstance(ctx context.Context, id string) (*nodeGroup, error) {
@@ -470,7 +483,9 @@ func (m *manager) nodeGroupForInstance(ctx context.Context, id string) (*nodeGro
 	m.lookups[id] = lookup{generation: gen}
 	m.mu.Unlock()
 
-	inst, err := m.client.GetInstance(ctx, id)
+	lctx, cancel := lookupContext(ctx)
+	inst, err := m.client.GetInstance(lctx, id)
+	cancel()
 	if err != nil {
 		if errors.Is(err, cloudprovider.ErrNotFound) {
 			return nil, nil

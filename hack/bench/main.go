@@ -90,8 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// The in-process providers log their configuration; the table is the output.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	quietKlog()
 	ctx := context.Background()
 	start := time.Now()
 	var results []result
@@ -532,4 +531,15 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
+}
+
+// quietKlog drops the in-process providers' logs, errors included (klog
+// copies those to stderr unless stderrthreshold says otherwise).
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
 }

@@ -27,9 +27,13 @@ const (
 	FaultThrottle FaultKind = "429+Retry-After"
 	// FaultReset closes the connection without an answer (TCP RST).
 	FaultReset FaultKind = "reset"
-	// FaultSlow holds the request past the caller's deadline (see SetSlow),
-	// then forwards it: the cloud may apply what the caller gave up on.
+	// FaultSlow holds the request past the caller's deadline (see SetSlow);
+	// it reaches the cloud only if the caller is still waiting by then.
 	FaultSlow FaultKind = "slow"
+	// FaultSlowApplied holds the request past the caller's deadline, then
+	// forwards it anyway: the cloud applies what the caller gave up on, after
+	// the caller may already have sent its next change.
+	FaultSlowApplied FaultKind = "slow-applied"
 	// FaultMalformed answers 200 with a truncated JSON body; a mutation is
 	// applied first, as when a gateway mangles the answer.
 	FaultMalformed FaultKind = "malformed"
@@ -38,8 +42,11 @@ const (
 	FaultLostAnswer FaultKind = "lost-answer"
 )
 
+// DefaultFaults are the faults the soak injects unless told otherwise.
+var DefaultFaults = []FaultKind{FaultServerError, FaultThrottle, FaultReset, FaultSlow, FaultMalformed, FaultLostAnswer}
+
 // AllFaults lists every fault kind.
-var AllFaults = []FaultKind{FaultServerError, FaultThrottle, FaultReset, FaultSlow, FaultMalformed, FaultLostAnswer}
+var AllFaults = append(append([]FaultKind(nil), DefaultFaults...), FaultSlowApplied)
 
 // slowCap bounds a slow fault when the client never gives up (no deadline),
 // so a forgotten context shows up as a slow call, not a hung program.
@@ -143,7 +150,7 @@ func (p *Proxy) pick() FaultKind {
 
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch p.pick() {
+	switch kind := p.pick(); kind {
 	case FaultServerError:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -155,7 +162,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"error":"injected: rate limited"}`)
 	case FaultReset:
 		reset(w)
-	case FaultSlow:
+	case FaultSlow, FaultSlowApplied:
+		applyLate := kind == FaultSlowApplied
 		p.mu.Lock()
 		hold := p.slow
 		p.mu.Unlock()
@@ -168,7 +176,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		}
 		if r.Context().Err() != nil {
-			p.forwardDiscard(r.WithContext(context.WithoutCancel(r.Context())))
+			if applyLate {
+				p.forwardDiscard(r.WithContext(context.WithoutCancel(r.Context())))
+			}
 			return
 		}
 		p.rp.ServeHTTP(w, r)
