@@ -143,6 +143,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == inspect.Command {
 		return inspect.Main(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == inspect.ProbeCommand {
+		return inspect.ProbeMain(ctx, args[1:], stdout, stderr)
+	}
 	var cfg config
 	fs := newFlagSet(&cfg, stderr)
 	if err := fs.Parse(args); err != nil {

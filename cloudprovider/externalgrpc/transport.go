@@ -7,6 +7,9 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
+
+	"k8s.io/klog/v2"
 )
 
 // Address is a parsed --address value.
@@ -64,7 +67,9 @@ func (a Address) Listen() (net.Listener, error) {
 }
 
 // ServerTLSConfig loads the server key pair and, when clientCAFile is set,
-// requires client certificates signed by it (mTLS).
+// requires client certificates signed by it (mTLS). The files are re-read when
+// they change, so certificates renewed by cert-manager are picked up without a
+// restart; a renewal that fails to load keeps the previous material.
 func ServerTLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 	if certFile == "" && keyFile == "" {
 		if clientCAFile != "" {
@@ -75,22 +80,75 @@ func ServerTLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error
 	if certFile == "" || keyFile == "" {
 		return nil, fmt.Errorf("--tls-cert-file and --tls-key-file must be given together")
 	}
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("--tls-cert-file/--tls-key-file: %v", err)
+	r := &tlsFiles{certFile: certFile, keyFile: keyFile, caFile: clientCAFile}
+	if err := r.reload(); err != nil {
+		return nil, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}, NextProtos: []string{"h2"}}
+	base := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2"}}
 	if clientCAFile != "" {
-		pem, err := os.ReadFile(clientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-client-ca-file: %v", err)
+		base.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	cfg := base.Clone()
+	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		if err := r.reload(); err != nil {
+			klog.ErrorS(err, "Reloading TLS files failed, keeping the previous certificates")
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-client-ca-file %s: no PEM certificates found", clientCAFile)
-		}
-		cfg.ClientCAs = pool
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		c := base.Clone()
+		r.mu.Lock()
+		c.Certificates = []tls.Certificate{*r.cert}
+		c.ClientCAs = r.pool
+		r.mu.Unlock()
+		return c, nil
 	}
 	return cfg, nil
+}
+
+// tlsFiles holds the server's TLS material and reloads it when a file's
+// modification time changes.
+type tlsFiles struct {
+	certFile, keyFile, caFile string
+
+	mu    sync.Mutex
+	stamp string
+	cert  *tls.Certificate
+	pool  *x509.CertPool
+}
+
+func (r *tlsFiles) reload() error {
+	stamp := ""
+	for _, f := range []string{r.certFile, r.keyFile, r.caFile} {
+		if f == "" {
+			continue
+		}
+		fi, err := os.Stat(f)
+		if err != nil {
+			return fmt.Errorf("TLS file %s: %v", f, err)
+		}
+		stamp += fmt.Sprintf("%s:%d:%d;", f, fi.ModTime().UnixNano(), fi.Size())
+	}
+	r.mu.Lock()
+	unchanged := stamp == r.stamp
+	r.mu.Unlock()
+	if unchanged {
+		return nil
+	}
+	pair, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+	if err != nil {
+		return fmt.Errorf("--tls-cert-file/--tls-key-file: %v", err)
+	}
+	var pool *x509.CertPool
+	if r.caFile != "" {
+		pem, err := os.ReadFile(r.caFile)
+		if err != nil {
+			return fmt.Errorf("--tls-client-ca-file: %v", err)
+		}
+		pool = x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--tls-client-ca-file %s: no PEM certificates found", r.caFile)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stamp, r.cert, r.pool = stamp, &pair, pool
+	return nil
 }

@@ -153,3 +153,54 @@ func TestServerTLSConfigErrors(t *testing.T) {
 		t.Fatalf("no TLS files: %v %v, want plaintext", cfg, err)
 	}
 }
+
+// TestServerCertificateRotation: a renewed certificate (as cert-manager writes
+// it) is served to new connections without a restart.
+func TestServerCertificateRotation(t *testing.T) {
+	dir := t.TempDir()
+	oldCA, newCA := newCA(t, "old"), newCA(t, "new")
+	c1, k1 := oldCA.issue(t, "provider", x509.ExtKeyUsageServerAuth)
+	crt, key := write(t, dir, "s.crt", c1), write(t, dir, "s.key", k1)
+	cfg, err := ServerTLSConfig(crt, key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serverAddr(t, cfg)
+	trusts := func(ca *testCA) error {
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(ca.pem)
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12})))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		_, err = protos.NewCloudProviderClient(conn).NodeGroups(rpcCtx(t), &protos.NodeGroupsRequest{})
+		return err
+	}
+	if err := trusts(oldCA); err != nil {
+		t.Fatalf("initial certificate: %v", err)
+	}
+	c2, k2 := newCA.issue(t, "provider", x509.ExtKeyUsageServerAuth)
+	write(t, dir, "s.crt", c2)
+	write(t, dir, "s.key", k2)
+	later := time.Now().Add(time.Minute)
+	for _, f := range []string{crt, key} {
+		if err := os.Chtimes(f, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := trusts(newCA); err != nil {
+		t.Fatalf("renewed certificate not served: %v", err)
+	}
+	if err := trusts(oldCA); err == nil {
+		t.Fatal("the old certificate is still served after renewal")
+	}
+	// A broken renewal keeps the last good pair.
+	write(t, dir, "s.crt", []byte("garbage"))
+	if err := os.Chtimes(crt, later.Add(time.Minute), later.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := trusts(newCA); err != nil {
+		t.Fatalf("a broken renewal dropped the working certificate: %v", err)
+	}
+}

@@ -1,0 +1,69 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+)
+
+// ProbeCommand is the name of the health-probe subcommand.
+const ProbeCommand = "probe"
+
+// ProbeMain asks the server's gRPC health service whether the CloudProvider
+// service is SERVING, over the same address and TLS settings CA uses. It is
+// meant as a Kubernetes exec probe: the kubelet's own gRPC probe dials the pod
+// IP in plaintext, so it can reach neither a loopback sidecar nor an mTLS
+// listener, and the image has no shell to run a client. Exit 0 when serving,
+// 1 when not (or unreachable), 2 on bad flags.
+func ProbeMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f Flags
+	fs := flag.NewFlagSet(ProbeCommand, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.Address, "address", DefaultAddress, "server address: host:port or unix:///path")
+	fs.StringVar(&f.CloudConfig, "cloud-config", "", "CA's externalgrpc cloud-config YAML to take address and TLS files from")
+	fs.StringVar(&f.CertFile, "tls-cert-file", "", "client certificate (PEM); switches TLS on")
+	fs.StringVar(&f.KeyFile, "tls-key-file", "", "client private key (PEM)")
+	fs.StringVar(&f.CAFile, "tls-ca-file", "", "CA bundle (PEM) that verifies the server")
+	fs.DurationVar(&f.Timeout, "timeout", DefaultTimeout, "deadline of the health check")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(2, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	conn, err := f.connection(fs)
+	if err != nil {
+		return fail(2, err)
+	}
+	cc, err := conn.Dial()
+	if err != nil {
+		return fail(2, err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(ctx, conn.Timeout)
+	defer cancel()
+	service := protos.CloudProvider_ServiceDesc.ServiceName
+	resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return fail(1, fmt.Errorf("health check of %s: %w", conn.Address, err))
+	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return fail(1, fmt.Errorf("%s at %s is %s", service, conn.Address, resp.GetStatus()))
+	}
+	fmt.Fprintf(stdout, "%s at %s is SERVING\n", service, conn.Address)
+	return 0
+}
