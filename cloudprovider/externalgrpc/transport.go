@@ -116,15 +116,17 @@ type tlsFiles struct {
 
 func (r *tlsFiles) reload() error {
 	stamp := ""
-	for _, f := range []string{r.certFile, r.keyFile, r.caFile} {
-		if f == "" {
+	for _, f := range []struct{ flag, path string }{
+		{"--tls-cert-file", r.certFile}, {"--tls-key-file", r.keyFile}, {"--tls-client-ca-file", r.caFile},
+	} {
+		if f.path == "" {
 			continue
 		}
-		fi, err := os.Stat(f)
+		fi, err := os.Stat(f.path)
 		if err != nil {
-			return fmt.Errorf("TLS file %s: %v", f, err)
+			return fmt.Errorf("%s: %v", f.flag, err)
 		}
-		stamp += fmt.Sprintf("%s:%d:%d;", f, fi.ModTime().UnixNano(), fi.Size())
+		stamp += fmt.Sprintf("%s:%d:%d;", f.path, fi.ModTime().UnixNano(), fi.Size())
 	}
 	r.mu.Lock()
 	unchanged := stamp == r.stamp
