@@ -164,6 +164,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reset(w)
 	case FaultSlow, FaultSlowApplied:
 		applyLate := kind == FaultSlowApplied
+		// net/http notices a client that gave up (and cancels r's context)
+		// only once the request body has been read; read it first, or a
+		// dropped request would be forwarded as if still wanted.
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		p.mu.Lock()
 		hold := p.slow
 		p.mu.Unlock()
