@@ -71,7 +71,13 @@ type nodeGroup struct {
 	m  *manager
 	id string
 
-	// mu serialises read-compute-mutate on the group and guards everything below.
+	// mutating serialises IncreaseSize, DecreaseTargetSize and DeleteNodes
+	// (read-compute-mutate) including their cloud call; it is a channel so
+	// that waiting for it respects the caller's deadline.
+	mutating chan struct{}
+	// mu guards everything below. It is released during cloud calls, so that
+	// reads (TargetSize, Nodes, NodeGroups) never wait behind a slow scale or
+	// eviction: CA aborts its loop when TargetSize fails (found by hack/soak).
 	mu       sync.Mutex
 	st       groupState
 	expected int // cloud size once pending operations land; used while any is pending
@@ -88,8 +94,20 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}}
+	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, mutating: make(chan struct{}, 1)}
 }
+
+// lockMutation takes the group's mutation lock, or gives up when ctx ends.
+func (g *nodeGroup) lockMutation(ctx context.Context) error {
+	select {
+	case g.mutating <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("node group %s: waiting for another change of the group: %w", g.id, ctx.Err())
+	}
+}
+
+func (g *nodeGroup) unlockMutation() { <-g.mutating }
 
 func (g *nodeGroup) state() groupState {
 	g.mu.Lock()
@@ -219,17 +237,25 @@ func (g *nodeGroup) TargetSize(context.Context) (int, error) {
 	return g.targetLocked(), nil
 }
 
-// scaleLocked sends an absolute size to the nodepool or pool.
+// scaleLocked sends an absolute size to the nodepool or pool. Callers hold
+// the mutation lock and mu; mu is released during the call.
 func (g *nodeGroup) scaleLocked(ctx context.Context, size int) (exoapi.Operation, error) {
-	if g.st.sks {
-		return g.m.client.ScaleSKSNodepool(ctx, g.st.clusterID, g.st.nodepoolID, size)
+	st := g.st
+	g.mu.Unlock()
+	defer g.mu.Lock()
+	if st.sks {
+		return g.m.client.ScaleSKSNodepool(ctx, st.clusterID, st.nodepoolID, size)
 	}
 	return g.m.client.ScaleInstancePool(ctx, g.id, size)
 }
 
+// evictLocked is scaleLocked for an eviction.
 func (g *nodeGroup) evictLocked(ctx context.Context, ids []string) (exoapi.Operation, error) {
-	if g.st.sks {
-		return g.m.client.EvictSKSNodepoolMembers(ctx, g.st.clusterID, g.st.nodepoolID, ids)
+	st := g.st
+	g.mu.Unlock()
+	defer g.mu.Lock()
+	if st.sks {
+		return g.m.client.EvictSKSNodepoolMembers(ctx, st.clusterID, st.nodepoolID, ids)
 	}
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
 }
@@ -246,6 +272,10 @@ func failedImmediately(op exoapi.Operation) error {
 // IncreaseSize implements cloudprovider.NodeGroup: it submits an absolute
 // scale and returns; the new members are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	if err := g.lockMutation(ctx); err != nil {
+		return err
+	}
+	defer g.unlockMutation()
 	quota := g.m.quotaSnapshot()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -277,6 +307,10 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // unlisted members by a smaller absolute size (Exoscale removes the newest
 // members first). Anything more is an error, never upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	if err := g.lockMutation(ctx); err != nil {
+		return err
+	}
+	defer g.unlockMutation()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	target := g.targetLocked()
@@ -298,7 +332,8 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: from - k, submitted: g.m.now()})
 		g.expected = from - k
 	}
-	g.failed = g.failed[dropFailed:]
+	// A Refresh during the cloud call may have settled failed slots.
+	g.failed = g.failed[min(dropFailed, len(g.failed)):]
 	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", target, "to", target+delta, "droppedFailed", dropFailed)
 	return nil
 }
@@ -377,6 +412,10 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		}
 	}
+	if err := g.lockMutation(ctx); err != nil {
+		return err
+	}
+	defer g.unlockMutation()
 	owners := g.m.ownerOf(ids)
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -452,3 +452,63 @@ func TestNodesStatesAndPlaceholderLookup(t *testing.T) {
 		}
 	}
 }
+
+// blockingScaler holds scale calls until released, to observe the group
+// while a scale is in flight.
+type blockingScaler struct {
+	cloudAPI
+	entered, release chan struct{}
+}
+
+func (b *blockingScaler) ScaleSKSNodepool(ctx context.Context, clusterID, nodepoolID string, size int) (exoapi.Operation, error) {
+	close(b.entered)
+	<-b.release
+	return b.cloudAPI.ScaleSKSNodepool(ctx, clusterID, nodepoolID, size)
+}
+
+// Reads must not wait behind a slow scale: CA aborts its loop when
+// TargetSize fails, and NodeGroups reads every group's bounds. Found by
+// hack/soak (TargetSize ran into its deadline while a scale hung).
+func TestReadsDoNotWaitForMutations(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	bs := &blockingScaler{cloudAPI: e.provider.m.client, entered: make(chan struct{}), release: make(chan struct{})}
+	e.provider.m.client = bs
+	done := make(chan error, 1)
+	go func() { done <- g.IncreaseSize(context.Background(), 1) }()
+	<-bs.entered
+
+	reads := make(chan int, 1)
+	go func() {
+		n, _ := g.TargetSize(context.Background())
+		_, _ = g.Nodes(context.Background())
+		_, _ = e.provider.NodeGroups(context.Background())
+		_ = g.MinSize(context.Background())
+		reads <- n
+	}()
+	select {
+	case n := <-reads:
+		if n != 3 {
+			t.Fatalf("TargetSize during the scale = %d, want the old 3", n)
+		}
+	case err := <-done:
+		t.Fatalf("IncreaseSize finished before release: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("reads blocked behind an in-flight scale")
+	}
+
+	// A second mutation waits for the group only as long as its context allows.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := g.IncreaseSize(ctx, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued IncreaseSize with a dead context: %v", err)
+	}
+	close(bs.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := g.TargetSize(ctx5s(t)); n != 4 {
+		t.Fatalf("target %d after release, want 4", n)
+	}
+}
