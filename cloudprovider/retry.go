@@ -23,6 +23,10 @@ type RetryOptions struct {
 	RetryServerErrors func(req *http.Request) bool
 }
 
+// maxRetryAfterSeconds caps a Retry-After header (one day); callers compare
+// the wait with their deadline anyway.
+const maxRetryAfterSeconds = 86400
+
 // maxUnboundedWait caps a Retry-After wait for requests without a deadline.
 const maxUnboundedWait = 30 * time.Second
 
@@ -149,6 +153,11 @@ func RetryAfter(h http.Header, def time.Duration) time.Duration {
 		return def
 	}
 	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		// Clamp before converting: a huge value would overflow into a negative
+		// wait and turn "back off" into "retry at once".
+		if secs > maxRetryAfterSeconds {
+			secs = maxRetryAfterSeconds
+		}
 		return time.Duration(secs) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {

@@ -99,3 +99,9 @@ func TestRetryAfter(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+func TestRetryAfterHugeValueIsClamped(t *testing.T) {
+	if d := RetryAfter(http.Header{"Retry-After": {"9227000000"}}, time.Second); d != 24*time.Hour {
+		t.Fatalf("RetryAfter(9227000000) = %s, want the one-day cap", d)
+	}
+}

@@ -12,8 +12,24 @@ SOAK_DURATION=${SOAK_DURATION:-60s}
 what=${1:-all}
 start=$(date +%s)
 
+# fuzz_once runs one target; the output goes to $log.
+fuzz_once() {
+  "$GO" test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 200x "$1" >"$log" 2>&1
+}
+
+# Go 1.26's fuzz coordinator can report a bare "context deadline exceeded" when
+# -fuzztime ends while a worker is mid-call (golang/go#75804, fixed in Go
+# 1.27). Such a run wrote no reproducer and printed no failure of ours: it is
+# retried once, and tolerated if it happens again. Anything else fails.
+deadline_race() {
+  grep -q 'context deadline exceeded' "$log" &&
+    ! grep -q -e 'Failing input written' -e '^panic:' -e 'fuzz_test.go:[0-9]' "$log"
+}
+
 run_fuzz() {
-  local files f pkg name
+  local files f pkg name try
+  log=$(mktemp)
+  trap 'rm -f "$log"' RETURN
   mapfile -t files < <(git ls-files '*_fuzz_test.go' | sort)
   for f in "${files[@]}"; do
     pkg=./$(dirname "$f")
@@ -22,7 +38,21 @@ run_fuzz() {
       # -run '^$' skips the package's tests; the seed corpus still runs first.
       # Minimising a new input may take up to 60 s by default, and a run whose
       # -fuzztime ends during it fails with "context deadline exceeded": bound it.
-      "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 200x "$pkg" 2>&1 | grep -v '^[IWE][0-9]\{4\} ' || return 1
+      for try in 1 2; do
+        if fuzz_once "$pkg" "$name"; then
+          grep -v '^[IWE][0-9]\{4\} ' "$log" | tail -n 3
+          break
+        fi
+        grep -v '^[IWE][0-9]\{4\} ' "$log" | tail -n 20
+        if ! deadline_race; then
+          return 1
+        fi
+        if [ "$try" = 2 ]; then
+          echo "warning: $name hit the Go fuzz deadline race twice (golang/go#75804); no failing input was found"
+        else
+          echo "warning: $name hit the Go fuzz deadline race (golang/go#75804); retrying once"
+        fi
+      done
     done
   done
 }
