@@ -18,16 +18,17 @@ import (
 type nodeGroup struct {
 	m  *manager
 	id string
-	// min, max and debug are frozen at creation for when the group has left
-	// the snapshot; CA freezes them too.
+	// min and max are frozen at creation for when the group has left the
+	// snapshot; CA freezes them too. Debug is built only when asked: the server
+	// resolves groups through NodeGroups on every per-group RPC, so creation
+	// must stay cheap.
 	min, max int
-	debug    string
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
 func newNodeGroup(m *manager, g *groupState) *nodeGroup {
-	return &nodeGroup{m: m, id: g.cloud.ID, min: g.min, max: g.max, debug: g.debug()}
+	return &nodeGroup{m: m, id: g.cloud.ID, min: g.min, max: g.max}
 }
 
 // lockedState returns the group's snapshot for a mutation, re-reading it
@@ -81,7 +82,7 @@ func (n *nodeGroup) Debug(context.Context) string {
 	if g, ok := n.m.group(n.id); ok {
 		return g.debug()
 	}
-	return n.debug
+	return fmt.Sprintf("%s min %d max %d (no longer in the snapshot)", n.id, n.min, n.max)
 }
 
 // TargetSize implements cloudprovider.NodeGroup.
