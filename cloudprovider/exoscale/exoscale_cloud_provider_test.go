@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,30 +26,10 @@ const (
 	testZone   = "ch-gva-2"
 )
 
-// fakeClock drives the fake cloud's provisioning and the provider's clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // testEnv is a provider bound to a seeded fake Exoscale API.
 type testEnv struct {
 	fake     *fakeapi.Server
-	clock    *fakeClock
+	clock    *cloudprovidertest.ManualClock
 	provider *provider
 	// ids of the seeded resources
 	clusterID, workersPool, systemPool, batchPool, gpuPool, controlPlane string
@@ -78,7 +57,7 @@ func defaultEnvOptions() envOptions {
 // one unmanaged control-plane instance.
 func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	t.Helper()
-	clock := newFakeClock()
+	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	o.fake.Now = clock.Now
 	o.fake.APIKey, o.fake.APISecret, o.fake.Zone = testKey, testSecret, testZone
 	fake := fakeapi.New(o.fake)

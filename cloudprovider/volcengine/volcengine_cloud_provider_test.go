@@ -30,7 +30,7 @@ const (
 // testEnv is a provider bound to a seeded fake Volcengine API.
 type testEnv struct {
 	fake  *fakeapi.Server
-	clock *fakeapi.FakeClock
+	clock *cloudprovidertest.ManualClock
 	p     *cloudProvider
 	url   string
 }
@@ -77,7 +77,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	clock := fakeapi.NewFakeClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
+	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	cfg.fakeOpts.Clock = clock
 	// Lag is driven by the fake clock (tests advance it or call Settle).
 	cfg.fakeOpts.ProvisionDelay = time.Minute

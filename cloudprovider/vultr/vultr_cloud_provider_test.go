@@ -23,7 +23,7 @@ const testClusterID = "c0ffee00-0000-4000-8000-000000000001"
 type testEnv struct {
 	t        *testing.T
 	fake     *fakeapi.Server
-	clock    *fakeapi.ManualClock
+	clock    *cloudprovidertest.ManualClock
 	p        *CloudProvider
 	main     fakeapi.PoolView // auto_scaler, min 2, 3 nodes, max 8
 	second   fakeapi.PoolView // auto_scaler, min 1, 2 nodes, max 4, GPU plan
@@ -43,7 +43,7 @@ func withoutMetalPool() envOption                 { return func(e *testEnv) { e.
 
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, clock: fakeapi.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
+	e := &testEnv{t: t, clock: cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
 	e.fakeOpts = fakeapi.Options{Clock: e.clock, ActiveAfter: 90 * time.Second, CloseLinger: 30 * time.Second, Seed: 42}
 	for _, o := range opts {
 		o(e)

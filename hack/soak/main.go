@@ -42,6 +42,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 type options struct {
@@ -183,7 +185,7 @@ type soaker struct {
 	client protos.CloudProviderClient
 	srv    *externalgrpc.Server
 	fake   *cluster.Fake
-	clock  *cluster.Clock
+	clock  *cloudprovidertest.ManualClock
 	rnd    *rand.Rand
 
 	mu          sync.Mutex
@@ -214,7 +216,7 @@ func soakOne(provider string, o options) (report, error) {
 		requested: map[string]bool{}, cancellable: map[string]bool{}, alive: map[string]bool{},
 		lastIncrease: map[string]time.Time{},
 	}
-	s.clock = cluster.NewClock(time.Now())
+	s.clock = cloudprovidertest.NewManualClock(time.Now())
 	fake, err := cluster.Start(cluster.Options{
 		Provider: provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,
 		Clock: s.clock, Faults: true, Seed: o.seed,

@@ -10,6 +10,8 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 const (
@@ -27,7 +29,7 @@ type testEnv struct {
 // stack (NewHTTPClient + RetryTransport) whose sleeps are recorded, not slept.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Clock: fakeapi.NewFakeClock(time.Unix(1_800_000_000, 0))})}
+	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Clock: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0))})}
 	srv := env.fake.Start()
 	t.Cleanup(srv.Close)
 	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)

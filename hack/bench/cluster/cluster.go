@@ -14,12 +14,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 // Providers are the providers this package can seed, in table order.
@@ -39,7 +40,7 @@ type Options struct {
 	MinPerGroup int
 	// Clock drives the fake's provisioning; nil seeds a fake whose new
 	// instances are ready at once.
-	Clock *Clock
+	Clock *cloudprovidertest.ManualClock
 	// Faults, when set, puts a fault proxy between provider and fake.
 	Faults bool
 	// Unmanaged is how many nodes belong to no group (a control plane, a
@@ -240,28 +241,4 @@ func (f *Fake) writeFile(name, content string) (string, error) {
 		return "", fmt.Errorf("cluster: write %s: %w", name, err)
 	}
 	return path, nil
-}
-
-// Clock is a manually advanced clock the fakes read, so provisioning moves
-// with the driver's steps and never with the wall clock.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a clock set to start.
-func NewClock(start time.Time) *Clock { return &Clock{now: start} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }

@@ -12,6 +12,8 @@ import (
 	volcfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr"
 	vultrfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 // Provisioning lag used when a Clock drives the fake (soak); without a clock
@@ -103,7 +105,7 @@ func startVultr(f *Fake) error {
 
 func startVolcengine(f *Fake) error {
 	o := f.opts
-	fo := volcfake.Options{Region: volcRegion, Clock: volcfake.NewFakeClock(time.Now())}
+	fo := volcfake.Options{Region: volcRegion, Clock: cloudprovidertest.NewManualClock(time.Now())}
 	if o.Clock != nil {
 		fo.Clock = o.Clock
 		fo.ProvisionDelay, fo.RemoveDelay = lagReady, lagRemove

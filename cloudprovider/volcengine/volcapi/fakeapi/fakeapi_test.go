@@ -3,10 +3,12 @@ package fakeapi
 import (
 	"testing"
 	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 func TestLifecycleFollowsClock(t *testing.T) {
-	clock := NewFakeClock(time.Unix(0, 0))
+	clock := cloudprovidertest.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Clock: clock, ProvisionDelay: 10 * time.Second, RemoveDelay: 5 * time.Second})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2})
 	s.Reconcile()
@@ -40,7 +42,7 @@ func TestLifecycleFollowsClock(t *testing.T) {
 }
 
 func TestCreateFailureAndSettle(t *testing.T) {
-	s := New(Options{Clock: NewFakeClock(time.Unix(0, 0)), ProvisionDelay: time.Hour})
+	s := New(Options{Clock: cloudprovidertest.NewManualClock(time.Unix(0, 0)), ProvisionDelay: time.Hour})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 1})
 	s.SetCreateFailure("scg-a", &CreateFailure{Code: "NoStock", Message: "none"})
 	s.Reconcile()
@@ -55,7 +57,7 @@ func TestCreateFailureAndSettle(t *testing.T) {
 }
 
 func TestNoDesiredGroupNotReconciled(t *testing.T) {
-	s := New(Options{Clock: NewFakeClock(time.Unix(0, 0))})
+	s := New(Options{Clock: cloudprovidertest.NewManualClock(time.Unix(0, 0))})
 	s.AddGroup(Group{ID: "scg-a", Min: 1, Max: 5, Desired: -1})
 	s.Reconcile()
 	if n := len(s.Instances("scg-a")); n != 0 {

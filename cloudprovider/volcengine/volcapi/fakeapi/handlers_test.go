@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 const testAuth = "HMAC-SHA256 Credential=AK/20261202/cn-beijing/auto_scaling/request, SignedHeaders=host, Signature=00"
@@ -41,7 +43,7 @@ func get(t *testing.T, srv *httptest.Server, q url.Values, auth string) (int, en
 }
 
 func TestWireFormat(t *testing.T) {
-	s := New(Options{Clock: NewFakeClock(time.Unix(0, 0))})
+	s := New(Options{Clock: cloudprovidertest.NewManualClock(time.Unix(0, 0))})
 	for _, id := range []string{"scg-1", "scg-2", "scg-3"} {
 		s.AddGroup(Group{ID: id, Min: 0, Max: 3, Desired: 0})
 	}

@@ -7,7 +7,7 @@
 // removal when a pool shrinks, and injectable 429/5xx/hangs/malformed answers.
 //
 // Time is read from an injected Clock and node state is evaluated lazily on
-// every request, so tests drive provisioning with a ManualClock (or Settle)
+// every request, so tests drive provisioning with a cloudprovidertest.ManualClock (or Settle)
 // and never sleep, while --simulate uses the real clock.
 package fakeapi
 
@@ -33,29 +33,6 @@ type Clock interface{ Now() time.Time }
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
-
-// ManualClock is a Clock that moves only when told to.
-type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewManualClock returns a clock set to start.
-func NewManualClock(start time.Time) *ManualClock { return &ManualClock{now: start} }
-
-// Now implements Clock.
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // Options configures the fake. Zero values take the documented defaults.
 type Options struct {

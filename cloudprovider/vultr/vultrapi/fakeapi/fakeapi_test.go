@@ -14,6 +14,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 const (
@@ -21,9 +23,9 @@ const (
 	cid = "c1"
 )
 
-func newFake(t *testing.T, opts fakeapi.Options) (*fakeapi.Server, *fakeapi.ManualClock) {
+func newFake(t *testing.T, opts fakeapi.Options) (*fakeapi.Server, *cloudprovidertest.ManualClock) {
 	t.Helper()
-	clock := fakeapi.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := cloudprovidertest.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	opts.Token, opts.Clock = tok, clock
 	s := fakeapi.New(opts)
 	t.Cleanup(s.Close)
