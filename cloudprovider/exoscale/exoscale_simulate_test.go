@@ -1,19 +1,17 @@
 package exoscale
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
@@ -63,20 +61,7 @@ func TestSimulate(t *testing.T) {
 // (creating, then running) and an eviction (deleting, then gone).
 func TestScaleUpAndEvictionThroughGRPC(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	protos.RegisterCloudProviderServer(srv, externalgrpc.NewServer(e.provider, externalgrpc.Options{}))
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := protos.NewCloudProviderClient(conn)
+	c := grpctest.Serve(t, e.provider, externalgrpc.Options{})
 	refresh := func() {
 		t.Helper()
 		if _, err := c.Refresh(ctx5s(t), &protos.RefreshRequest{}); err != nil {

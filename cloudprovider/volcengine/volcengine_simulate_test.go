@@ -2,19 +2,17 @@ package volcengine
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
@@ -78,20 +76,7 @@ func TestSimulate(t *testing.T) {
 // creating, then as running once the lag has passed.
 func TestScaleUpThroughGRPC(t *testing.T) {
 	e := newEnv(t, withSeed(seedDemo), withDiscovery("asg:tag=k8s.io/cluster-autoscaler/enabled=true"))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	protos.RegisterCloudProviderServer(srv, externalgrpc.NewServer(e.p, externalgrpc.Options{}))
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := protos.NewCloudProviderClient(conn)
+	c := grpctest.Serve(t, e.p, externalgrpc.Options{})
 	refresh := func() {
 		t.Helper()
 		if _, err := c.Refresh(testCtx(t), &protos.RefreshRequest{}); err != nil {

@@ -3,21 +3,19 @@ package vultr
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -89,20 +87,7 @@ func TestSimulate(t *testing.T) {
 // creating (pending), then running (active).
 func TestScaleUpThroughGRPC(t *testing.T) {
 	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = 5 * time.Second; o.ActiveAfter = 60 * time.Second }))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	protos.RegisterCloudProviderServer(srv, externalgrpc.NewServer(e.p, externalgrpc.Options{}))
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := protos.NewCloudProviderClient(conn)
+	c := grpctest.Serve(t, e.p, externalgrpc.Options{})
 
 	refresh := func() {
 		t.Helper()
