@@ -43,12 +43,7 @@ type Flags struct {
 func NewFlagSet(f *Flags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.Address, "address", DefaultAddress, "server address: host:port or unix:///path (overrides the cloud-config's address)")
-	fs.StringVar(&f.CloudConfig, "cloud-config", "", "CA's externalgrpc cloud-config YAML (address, cert, key, cacert, grpc_timeout); connect exactly as CA would")
-	fs.StringVar(&f.CertFile, "tls-cert-file", "", "client certificate (PEM); switches TLS on, as cert: does in CA's cloud-config")
-	fs.StringVar(&f.KeyFile, "tls-key-file", "", "client private key (PEM)")
-	fs.StringVar(&f.CAFile, "tls-ca-file", "", "CA bundle (PEM) that verifies the server; alone, it enables TLS without a client certificate")
-	fs.DurationVar(&f.Timeout, "timeout", DefaultTimeout, "deadline of each call, like CA's grpc_timeout")
+	addConnectionFlags(fs, f)
 	fs.StringVar(&f.Output, "o", "table", "output format: table or json")
 	fs.StringVar(&f.Output, "output", "table", "output format: table or json (same as -o)")
 	fs.Var(&f.Groups, "group", "show only this node group id; repeatable")
@@ -56,6 +51,36 @@ func NewFlagSet(f *Flags, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&f.Delete, "delete", "send NodeGroupDeleteNodes for the node with this providerID, its group found by NodeGroupForNode; repeatable (changes the cloud)")
 	fs.BoolVar(&f.Refresh, "refresh", true, "send Refresh first (and again after mutations), as CA does before every loop; it changes nothing in the cloud")
 	return fs
+}
+
+// addConnectionFlags declares how to reach the server, shared by inspect and probe.
+func addConnectionFlags(fs *flag.FlagSet, f *Flags) {
+	fs.StringVar(&f.Address, "address", DefaultAddress, "server address: host:port or unix:///path (overrides the cloud-config's address)")
+	fs.StringVar(&f.CloudConfig, "cloud-config", "", "CA's externalgrpc cloud-config YAML (address, cert, key, cacert, grpc_timeout); connect exactly as CA would")
+	fs.StringVar(&f.CertFile, "tls-cert-file", "", "client certificate (PEM); switches TLS on, as cert: does in CA's cloud-config")
+	fs.StringVar(&f.KeyFile, "tls-key-file", "", "client private key (PEM)")
+	fs.StringVar(&f.CAFile, "tls-ca-file", "", "CA bundle (PEM) that verifies the server; alone, it enables TLS without a client certificate")
+	fs.DurationVar(&f.Timeout, "timeout", DefaultTimeout, "deadline of each call, like CA's grpc_timeout")
+}
+
+// parse parses args into fs; ok is false when the caller should return code.
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		return reportError(stderr, 2, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))), false
+	}
+	return 0, true
+}
+
+// reportError prints err as one line and returns code.
+func reportError(stderr io.Writer, code int, err error) int {
+	fmt.Fprintf(stderr, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	return code
 }
 
 // connection merges the cloud-config file (if any) with explicitly set flags,
@@ -95,19 +120,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Usage: cluster-autoscaler-provider inspect [flags]\n\nConnects to a provider server like the Cluster Autoscaler does and prints what CA would see.\nRead-only unless --scale-up or --delete is given.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(2, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
-	}
+	fail := func(code int, err error) int { return reportError(stderr, code, err) }
 	if f.Output != "table" && f.Output != "json" {
 		return fail(2, fmt.Errorf("-o %q: want table or json", f.Output))
 	}

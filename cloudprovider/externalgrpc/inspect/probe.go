@@ -2,11 +2,9 @@ package inspect
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -26,25 +24,11 @@ func ProbeMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var f Flags
 	fs := flag.NewFlagSet(ProbeCommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.Address, "address", DefaultAddress, "server address: host:port or unix:///path")
-	fs.StringVar(&f.CloudConfig, "cloud-config", "", "CA's externalgrpc cloud-config YAML to take address and TLS files from")
-	fs.StringVar(&f.CertFile, "tls-cert-file", "", "client certificate (PEM); switches TLS on")
-	fs.StringVar(&f.KeyFile, "tls-key-file", "", "client private key (PEM)")
-	fs.StringVar(&f.CAFile, "tls-ca-file", "", "CA bundle (PEM) that verifies the server")
-	fs.DurationVar(&f.Timeout, "timeout", DefaultTimeout, "deadline of the health check")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	addConnectionFlags(fs, &f)
+	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(2, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
-	}
+	fail := func(code int, err error) int { return reportError(stderr, code, err) }
 	conn, err := f.connection(fs)
 	if err != nil {
 		return fail(2, err)
