@@ -356,64 +356,78 @@ func (s *Server) NodeGroupTargetSize(ctx context.Context, req *protos.NodeGroupT
 	return &protos.NodeGroupTargetSizeResponse{TargetSize: int32(n)}, nil
 }
 
-// NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
-func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
-	g, err := s.group(ctx, req.GetId())
+// mutate runs one resize of group id: the request is checked (bad is non-nil
+// for a malformed request) before the group is touched, so a bad request never
+// reaches the cloud, and the size metric follows a successful change.
+func (s *Server) mutate(ctx context.Context, id string, bad error, change func(cloudprovider.NodeGroup) error) error {
+	g, err := s.group(ctx, id)
 	if err != nil {
-		return nil, toStatus(err, false)
+		return toStatus(err, false)
 	}
-	if req.GetDelta() <= 0 {
-		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta()), false)
+	if bad != nil {
+		return toStatus(bad, false)
 	}
-	if err := g.IncreaseSize(ctx, int(req.GetDelta())); err != nil {
-		return nil, toStatus(err, false)
+	if err := change(g); err != nil {
+		return toStatus(err, false)
 	}
 	s.opts.Metrics.SetGroupSize(groupSize(ctx, g))
+	return nil
+}
+
+// NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
+func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
+	var bad error
+	if req.GetDelta() <= 0 {
+		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta())
+	}
+	err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.IncreaseSize(ctx, int(req.GetDelta())) })
+	if err != nil {
+		return nil, err
+	}
 	return &protos.NodeGroupIncreaseSizeResponse{}, nil
 }
 
 // NodeGroupDeleteNodes implements the NodeGroupDeleteNodes RPC.
 func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
-	g, err := s.group(ctx, req.GetId())
-	if err != nil {
-		return nil, toStatus(err, false)
+	nodes, bad := deleteRequestNodes(req)
+	if err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.DeleteNodes(ctx, nodes) }); err != nil {
+		return nil, err
 	}
+	return &protos.NodeGroupDeleteNodesResponse{}, nil
+}
+
+// deleteRequestNodes rebuilds the request's nodes, refusing an empty list,
+// nodes without identity and duplicates.
+func deleteRequestNodes(req *protos.NodeGroupDeleteNodesRequest) ([]*corev1.Node, error) {
 	if len(req.GetNodes()) == 0 {
-		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", req.GetId()), false)
+		return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", req.GetId())
 	}
 	nodes := make([]*corev1.Node, 0, len(req.GetNodes()))
 	seen := map[string]bool{}
 	for _, n := range req.GetNodes() {
 		if err := checkNode(n); err != nil {
-			return nil, toStatus(err, false)
+			return nil, err
 		}
 		key := n.GetProviderID() + "\x00" + n.GetName()
 		if seen[key] {
-			return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", cloudprovider.NodeName(n.GetName(), n.GetProviderID())), false)
+			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", cloudprovider.NodeName(n.GetName(), n.GetProviderID()))
 		}
 		seen[key] = true
 		nodes = append(nodes, apiNode(n))
 	}
-	if err := g.DeleteNodes(ctx, nodes); err != nil {
-		return nil, toStatus(err, false)
-	}
-	s.opts.Metrics.SetGroupSize(groupSize(ctx, g))
-	return &protos.NodeGroupDeleteNodesResponse{}, nil
+	return nodes, nil
 }
 
 // NodeGroupDecreaseTargetSize implements the NodeGroupDecreaseTargetSize RPC.
 func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
-	g, err := s.group(ctx, req.GetId())
-	if err != nil {
-		return nil, toStatus(err, false)
-	}
+	var bad error
 	if req.GetDelta() >= 0 {
-		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta()), false)
+		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta())
 	}
-	if err := g.DecreaseTargetSize(ctx, int(req.GetDelta())); err != nil {
-		return nil, toStatus(err, false)
+	err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.DecreaseTargetSize(ctx, int(req.GetDelta())) })
+	if err != nil {
+		return nil, err
 	}
-	s.opts.Metrics.SetGroupSize(groupSize(ctx, g))
 	return &protos.NodeGroupDecreaseTargetSizeResponse{}, nil
 }
 
