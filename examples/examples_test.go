@@ -175,6 +175,7 @@ func TestKustomizeBuildAndCrossReferences(t *testing.T) {
 			if got := flagValue(provC.Args, "--cloud-provider"); got != ex.provider {
 				t.Errorf("provider --cloud-provider=%q, want %q", got, ex.provider)
 			}
+			checkExecProbe(t, provC)
 			if ca.Spec.Template.Spec.ServiceAccountName == "" || o.serviceAccounts[ca.Spec.Template.Spec.ServiceAccountName] == nil {
 				t.Errorf("CA's ServiceAccount %q is not in the example", ca.Spec.Template.Spec.ServiceAccountName)
 			}
@@ -349,6 +350,27 @@ func checkPod(t *testing.T, o *objects, secrets map[string]*corev1.Secret, d *ap
 		if c.Name == providerContainer && (c.ReadinessProbe == nil || c.LivenessProbe == nil) {
 			t.Errorf("%s: needs readiness and liveness probes", where)
 		}
+	}
+}
+
+// checkExecProbe: an exec readiness probe must run our binary's "probe"
+// subcommand against the address the provider serves on.
+func checkExecProbe(t *testing.T, c corev1.Container) {
+	t.Helper()
+	p := c.ReadinessProbe
+	if p == nil || p.Exec == nil {
+		return
+	}
+	cmd := p.Exec.Command
+	if len(cmd) < 2 || cmd[0] != "/cluster-autoscaler-provider" || cmd[1] != "probe" {
+		t.Errorf("%s readiness probe %v: want /cluster-autoscaler-provider probe ...", c.Name, cmd)
+		return
+	}
+	if got, want := flagValue(cmd, "--address"), flagValue(c.Args, "--address"); got != want {
+		t.Errorf("%s readiness probe asks %q, the provider serves on %q", c.Name, got, want)
+	}
+	if p.TimeoutSeconds < 6 {
+		t.Errorf("%s readiness probe timeout %ds is shorter than the probe's own 5s deadline", c.Name, p.TimeoutSeconds)
 	}
 }
 
