@@ -99,37 +99,9 @@ func (n *nodeGroup) TargetSize(context.Context) (int, error) {
 // instead schedules a policy and polls for up to 30 minutes, which cannot fit
 // CA's 5 s deadline.)
 func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	unlock, err := n.m.lockGroup(ctx, n.id)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	g, err := n.state()
-	if err != nil {
-		return err
-	}
-	if delta <= 0 {
+	return n.setDesired(ctx, "increase", delta, delta <= 0, func(g *groupState) error {
 		return cloudprovider.CheckIncrease(n.id, delta, g.target, g.max)
-	}
-	if g, err = n.lockedState(ctx); err != nil {
-		return err
-	}
-	if err := cloudprovider.CheckIncrease(n.id, delta, g.target, g.max); err != nil {
-		return err
-	}
-	if !g.hasDesired() {
-		return errNoDesired(n.id)
-	}
-	want := g.target + delta
-	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-		return n.failed(fmt.Errorf("increase scaling group %s from %d to %d: %w", n.id, g.target, want, err))
-	}
-	n.m.update(n.id, func(c *groupState) {
-		c.target = want
-		c.cloud.Desired = want
 	})
-	klog.V(2).InfoS("Increased scaling group", "provider", ProviderName, "nodeGroup", n.id, "from", g.target, "to", want)
-	return nil
 }
 
 func errNoDesired(id string) error {
@@ -142,6 +114,17 @@ func errNoDesired(id string) error {
 // drops below their count: lowering further would make the service remove
 // instances of its own choosing.
 func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	return n.setDesired(ctx, "decrease", delta, delta >= 0, func(g *groupState) error {
+		return cloudprovider.CheckDecrease(n.id, delta, g.target, g.liveCount())
+	})
+}
+
+// setDesired moves the desired number by delta under the group lock. check
+// runs against the snapshot first; a malformed request (malformed) is refused
+// from the snapshot without any cloud call, otherwise check runs again on
+// state re-read after an unconfirmed mutation, just before the single
+// ModifyScalingGroup call.
+func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(*groupState) error) error {
 	unlock, err := n.m.lockGroup(ctx, n.id)
 	if err != nil {
 		return err
@@ -151,13 +134,13 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	if err != nil {
 		return err
 	}
-	if delta >= 0 {
-		return cloudprovider.CheckDecrease(n.id, delta, g.target, g.liveCount())
+	if malformed {
+		return check(g)
 	}
 	if g, err = n.lockedState(ctx); err != nil {
 		return err
 	}
-	if err := cloudprovider.CheckDecrease(n.id, delta, g.target, g.liveCount()); err != nil {
+	if err := check(g); err != nil {
 		return err
 	}
 	if !g.hasDesired() {
@@ -165,13 +148,13 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	}
 	want := g.target + delta
 	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-		return n.failed(fmt.Errorf("decrease scaling group %s from %d to %d: %w", n.id, g.target, want, err))
+		return n.failed(fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, g.target, want, err))
 	}
 	n.m.update(n.id, func(c *groupState) {
 		c.target = want
 		c.cloud.Desired = want
 	})
-	klog.V(2).InfoS("Decreased scaling group target", "provider", ProviderName, "nodeGroup", n.id, "from", g.target, "to", want)
+	klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", g.target, "to", want)
 	return nil
 }
 
