@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	v3 "github.com/exoscale/egoscale/v3"
 	"github.com/exoscale/egoscale/v3/credentials"
@@ -220,15 +221,7 @@ func (c *Client) ListPoolMembers(ctx context.Context) ([]Instance, error) {
 	}
 	out := make([]Instance, 0, len(resp.Instances))
 	for _, in := range resp.Instances {
-		i := Instance{ID: string(in.ID), Name: in.Name, State: string(in.State), CreatedAt: in.CreatedAT}
-		if in.Manager != nil {
-			i.ManagerType = string(in.Manager.Type)
-			i.ManagerID = string(in.Manager.ID)
-		}
-		if in.InstanceType != nil {
-			i.InstanceTypeID = string(in.InstanceType.ID)
-		}
-		out = append(out, i)
+		out = append(out, newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType))
 	}
 	return out, nil
 }
@@ -244,15 +237,21 @@ func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
 	if in.ID == "" {
 		return Instance{}, &APIError{Op: "GetInstance", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
 	}
-	i := Instance{ID: string(in.ID), Name: in.Name, State: string(in.State), CreatedAt: in.CreatedAT}
-	if in.Manager != nil {
-		i.ManagerType = string(in.Manager.Type)
-		i.ManagerID = string(in.Manager.ID)
+	return newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType), nil
+}
+
+// newInstance converts the fields egoscale's list and get answers share (they
+// are two different Go types with the same fields).
+func newInstance(id v3.UUID, name string, state v3.InstanceState, created time.Time, mgr *v3.Manager, it *v3.InstanceType) Instance {
+	i := Instance{ID: string(id), Name: name, State: string(state), CreatedAt: created}
+	if mgr != nil {
+		i.ManagerType = string(mgr.Type)
+		i.ManagerID = string(mgr.ID)
 	}
-	if in.InstanceType != nil {
-		i.InstanceTypeID = string(in.InstanceType.ID)
+	if it != nil {
+		i.InstanceTypeID = string(it.ID)
 	}
-	return i, nil
+	return i
 }
 
 // GetQuota returns the organisation quota of entity (e.g. "instance").
