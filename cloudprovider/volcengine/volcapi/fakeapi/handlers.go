@@ -304,10 +304,7 @@ func (s *Server) describeScalingGroups(q url.Values) (any, *apiError) {
 		}
 		filters = append(filters, tagFilter{key: k[0], value: q.Get(fmt.Sprintf("TagFilters.%d.Value", i))})
 	}
-	idSet := map[string]bool{}
-	for _, id := range ids {
-		idSet[id] = true
-	}
+	wanted := idFilter(ids)
 	nameSet := map[string]bool{}
 	for _, n := range names {
 		nameSet[n] = true
@@ -315,7 +312,7 @@ func (s *Server) describeScalingGroups(q url.Values) (any, *apiError) {
 	var all, matched []*Group
 	for _, g := range s.groups {
 		all = append(all, g)
-		if len(idSet) > 0 && !idSet[g.ID] {
+		if !wanted(g.ID) {
 			continue
 		}
 		if len(nameSet) > 0 && !nameSet[g.Name] {
@@ -390,14 +387,11 @@ func (s *Server) describeScalingInstances(q url.Values) (any, *apiError) {
 	if len(ids) > 20 {
 		return nil, errf(http.StatusBadRequest, "InvalidParameter", "at most 20 InstanceIds")
 	}
-	idSet := map[string]bool{}
-	for _, id := range ids {
-		idSet[id] = true
-	}
+	wanted := idFilter(ids)
 	status := q.Get("Status")
 	var matched []Instance
 	for _, inst := range s.instancesOfLocked(groupID) {
-		if len(idSet) > 0 && !idSet[inst.ID] {
+		if !wanted(inst.ID) {
 			continue
 		}
 		if status != "" && inst.Status != status {
@@ -433,14 +427,11 @@ func (s *Server) describeScalingConfigurations(q url.Values) (any, *apiError) {
 		return nil, aerr
 	}
 	ids := listParam(q, "ScalingConfigurationIds")
-	idSet := map[string]bool{}
-	for _, id := range ids {
-		idSet[id] = true
-	}
+	wanted := idFilter(ids)
 	groupID := q.Get("ScalingGroupId")
 	var matched []*Configuration
 	for _, c := range s.configs {
-		if len(idSet) > 0 && !idSet[c.ID] {
+		if !wanted(c.ID) {
 			continue
 		}
 		if groupID != "" && c.GroupID != groupID {
@@ -646,13 +637,10 @@ func (s *Server) describeInstanceTypes(q url.Values) (any, *apiError) {
 	if len(ids) > 10 {
 		return nil, errf(http.StatusBadRequest, "InvalidParameter", "at most 10 InstanceTypeIds")
 	}
-	idSet := map[string]bool{}
-	for _, id := range ids {
-		idSet[id] = true
-	}
+	wanted := idFilter(ids)
 	var matched []*InstanceType
 	for _, t := range s.types {
-		if len(idSet) > 0 && !idSet[t.ID] {
+		if !wanted(t.ID) {
 			continue
 		}
 		matched = append(matched, t)
@@ -682,13 +670,10 @@ func (s *Server) describeInstanceTypes(q url.Values) (any, *apiError) {
 
 func (s *Server) describeImages(q url.Values) (any, *apiError) {
 	ids := listParam(q, "ImageIds")
-	idSet := map[string]bool{}
-	for _, id := range ids {
-		idSet[id] = true
-	}
+	wanted := idFilter(ids)
 	var matched []*Image
 	for _, im := range s.images {
-		if len(idSet) > 0 && !idSet[im.ID] {
+		if !wanted(im.ID) {
 			continue
 		}
 		matched = append(matched, im)
@@ -714,13 +699,10 @@ func (s *Server) describeSubnets(q url.Values) (any, *apiError) {
 	if len(ids) > 100 {
 		return nil, errf(http.StatusBadRequest, "InvalidParameter", "at most 100 SubnetIds")
 	}
-	idSet := map[string]bool{}
-	for _, id := range ids {
-		idSet[id] = true
-	}
+	wanted := idFilter(ids)
 	var matched []*Subnet
 	for _, sn := range s.subnets {
-		if len(idSet) > 0 && !idSet[sn.ID] {
+		if !wanted(sn.ID) {
 			continue
 		}
 		matched = append(matched, sn)
@@ -737,4 +719,14 @@ func (s *Server) describeSubnets(q url.Values) (any, *apiError) {
 		"PageNumber": number,
 		"PageSize":   size,
 	}, nil
+}
+
+// idFilter matches every id when ids is empty (the API's "no filter"), else
+// only the listed ones.
+func idFilter(ids []string) func(string) bool {
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return func(id string) bool { return len(set) == 0 || set[id] }
 }
