@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"io"
 	"net/http"
 	"strings"
@@ -143,7 +144,7 @@ func TestRejections(t *testing.T) {
 
 func TestFaultsAndLog(t *testing.T) {
 	s, base, _, pool := newFake(t, Options{})
-	s.InjectFault(Fault{Kind: FaultStatus, Status: 429, RetryAfter: 7, Operation: "GET /v2/instance-pool/{id}"})
+	s.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "7", Operation: "GET /v2/instance-pool/{id}"})
 	if status, _ := do(t, base, "GET", "/instance-pool", ""); status != 200 {
 		t.Fatalf("non-matching operation hit the fault: %d", status)
 	}
@@ -156,8 +157,8 @@ func TestFaultsAndLog(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "7" {
 		t.Fatalf("fault answered %d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	s.FailNextCalls(2)
-	s.FailNextCalls(0)
+	s.FailNext(2)
+	s.FailNext(0)
 	if status, _ := do(t, base, "GET", "/instance-pool", ""); status != 200 {
 		t.Fatalf("FailNextCalls(0) did not clear: %d", status)
 	}
@@ -169,12 +170,12 @@ func TestFaultsAndLog(t *testing.T) {
 	if p, _ := s.Pool(pool); p.Size != 2 {
 		t.Fatalf("failed operation changed the pool to %d", p.Size)
 	}
-	calls := s.CallsByOperation()
+	calls := s.OperationCounts()
 	if calls["GET /v2/instance-pool"] != 2 || calls["GET /v2/instance-pool/{id}"] != 1 || calls["PUT /v2/instance-pool/{id}:scale"] != 1 {
 		t.Fatalf("request log %v", calls)
 	}
-	if s.Calls() != 4 {
-		t.Fatalf("Calls = %d, want 4", s.Calls())
+	if s.RequestCount() != 4 {
+		t.Fatalf("Calls = %d, want 4", s.RequestCount())
 	}
 }
 
