@@ -158,3 +158,36 @@ func TestFakeAPIRecorder(t *testing.T) {
 		t.Fatal("ResetRequests kept the log")
 	}
 }
+
+func TestFakeAPIDelay(t *testing.T) {
+	tests := []struct {
+		name        string
+		fault       Fault
+		deadline    time.Duration
+		wantStatus  int // 0: the client gave up
+		wantApplied bool
+	}{
+		{name: "slow answer", fault: Fault{Delay: 20 * time.Millisecond, PassThrough: true}, deadline: 5 * time.Second, wantStatus: 200, wantApplied: true},
+		{name: "slow past the deadline is dropped", fault: Fault{Delay: 200 * time.Millisecond, PassThrough: true}, deadline: 20 * time.Millisecond},
+		{name: "slow past the deadline, applied anyway", fault: Fault{Delay: 200 * time.Millisecond, PassThrough: true, AfterApply: true}, deadline: 20 * time.Millisecond, wantApplied: true},
+		{name: "slow then an error", fault: Fault{Delay: 20 * time.Millisecond, Status: 503}, deadline: 5 * time.Second, wantStatus: 503},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+			c.AddFault(tc.fault)
+			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
+			defer cancel()
+			got := c.call(ctx, http.MethodPost, "")
+			if got.status != tc.wantStatus {
+				t.Fatalf("answer %d (%v), want %d", got.status, got.err, tc.wantStatus)
+			}
+			// A request the client gave up on is applied (or not) once its
+			// delay is over.
+			c.WaitFinished(1)
+			if applied := c.value.Load() == 1; applied != tc.wantApplied {
+				t.Fatalf("applied = %v, want %v", applied, tc.wantApplied)
+			}
+		})
+	}
+}

@@ -227,7 +227,7 @@ func soakOne(provider string, o options) (report, error) {
 	s.fake = fake
 	// The slow fault holds a request past the RPC deadline, then lets it
 	// through: the cloud may still apply what the caller gave up on.
-	fake.Proxy.SetSlow(o.rpcTimeout + 500*time.Millisecond)
+	fake.Chaos.SetSlow(o.rpcTimeout + 500*time.Millisecond)
 	m, _ := cluster.NewMetrics()
 	ctx := context.Background()
 	p, err := fake.Build(ctx, m)
@@ -256,7 +256,7 @@ func soakOne(provider string, o options) (report, error) {
 		s.violate("first refresh without faults failed: %v", err)
 	}
 	s.observe()
-	fake.Proxy.SetFaults(o.faultRate, o.faults...)
+	fake.Chaos.SetFaults(o.faultRate, o.faults...)
 	deadline := time.Now().Add(o.duration)
 	for time.Now().Before(deadline) {
 		s.step()
@@ -268,7 +268,7 @@ func soakOne(provider string, o options) (report, error) {
 		}
 	}
 	s.cleanCompare()
-	s.r.faults = fake.Proxy.Injected()
+	s.r.faults = fake.Chaos.Injected()
 
 	_ = conn.Close()
 	gs.Stop()
@@ -747,8 +747,8 @@ func (s *soaker) observe() {
 // cleanCompare turns faults off, lets the fake finish its pending work, takes
 // a clean Refresh and compares our snapshot with the cloud.
 func (s *soaker) cleanCompare() {
-	s.fake.Proxy.SetFaults(0)
-	defer s.fake.Proxy.SetFaults(s.o.faultRate, s.o.faults...)
+	s.fake.Chaos.SetFaults(0)
+	defer s.fake.Chaos.SetFaults(s.o.faultRate, s.o.faults...)
 	s.fake.Settle()
 	s.observe()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
