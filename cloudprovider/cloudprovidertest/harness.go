@@ -1,5 +1,7 @@
 // Package cloudprovidertest is the conformance kit every provider runs against
-// its fake cloud, plus an in-memory provider used to test the kit and the server.
+// its fake cloud, the fake-cloud kit those fakes are built on (FakeAPI: fault
+// queue, request recorder, loopback server; ManualClock), and an in-memory
+// provider used to test the kit and the server.
 //
 // The kit checks the rules of the externalgrpc contract that do not depend on a
 // particular cloud: resize bounds enforced before any cloud call, ownership
