@@ -191,3 +191,29 @@ func TestFakeAPIDelay(t *testing.T) {
 		})
 	}
 }
+
+func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
+	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+	var asked []FaultRequest
+	c.SetFaultPolicy(func(r FaultRequest) (Fault, bool) {
+		asked = append(asked, r)
+		return Fault{Status: http.StatusServiceUnavailable}, r.Method == http.MethodPost
+	})
+	c.AddFault(Fault{Status: http.StatusTooManyRequests})
+	for i, want := range []int{429, 503, 200} {
+		method := http.MethodPost
+		if i == 2 {
+			method = http.MethodGet
+		}
+		if got := c.call(context.Background(), method, ""); got.status != want {
+			t.Fatalf("request %d: %d, want %d", i, got.status, want)
+		}
+	}
+	if len(asked) != 2 || asked[0].Operation != "POST counter" {
+		t.Fatalf("policy asked for %+v, want the two requests the queue let through", asked)
+	}
+	c.SetFaultPolicy(nil)
+	if got := c.call(context.Background(), http.MethodPost, ""); got.status != http.StatusOK {
+		t.Fatalf("policy off: %d", got.status)
+	}
+}
