@@ -32,6 +32,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/wirevectors"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
@@ -271,7 +272,7 @@ func mustHex(t *testing.T, s string) []byte {
 // expected pod, window and defaults; answers for the same content carry the
 // legacy fields byte for byte as CA 1.33 would have encoded them.
 func TestLegacyVectors(t *testing.T) {
-	dir := vectorDir(t, legacyVectorDirEnv, legacyVectorDirDefault)
+	dir := wirevectors.Dir(t, wirevectors.Legacy)
 	raw, err := os.ReadFile(filepath.Join(dir, "cases.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,38 +15,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	_ "google.golang.org/protobuf/types/known/wrapperspb" // the GPU-types vector packs a StringValue in an Any
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/wirevectors"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
-
-// Wire vectors made with the upstream client's own code live in the shared
-// folder beside the repository. The directories come from environment
-// variables (with these defaults) because go test caches a result together
-// with the variables the test read: a cached skip is redone once the variable
-// is set, and .ci/run sets them whenever the shared folder is there.
-const (
-	vectorDirEnv           = "CAP_WIRE_VECTORS"
-	vectorDirDefault       = "../../../shared/testdata/externalgrpc"
-	legacyVectorDirEnv     = "CAP_WIRE_VECTORS_LEGACY"
-	legacyVectorDirDefault = "../../../shared/testdata/externalgrpc-legacy"
-)
-
-// vectorDir returns the vector directory named by env (else fallback). The
-// test is skipped when the default directory is absent and fails when a
-// directory named by env is, so CI cannot pass without running the vectors.
-func vectorDir(t *testing.T, env, fallback string) string {
-	t.Helper()
-	dir, explicit := os.LookupEnv(env)
-	if !explicit || dir == "" {
-		dir, explicit = fallback, false
-	}
-	if _, err := os.Stat(filepath.Join(dir, "cases.json")); err != nil {
-		if explicit {
-			t.Fatalf("%s=%s: %v", env, dir, err)
-		}
-		t.Skipf("wire vectors not found at %s (they live in the shared folder beside the repo; set %s); skipping", dir, env)
-	}
-	return dir
-}
 
 type wireCase struct {
 	Message string          `json:"message"`
@@ -70,7 +41,7 @@ func loadVectors(t *testing.T, vectorDir string) []wireCase {
 // TestWireVectors decodes and re-encodes every upstream vector in both
 // directions, so a renamed, renumbered or retyped field fails here.
 func TestWireVectors(t *testing.T) {
-	vectorDir := vectorDir(t, vectorDirEnv, vectorDirDefault)
+	vectorDir := wirevectors.Dir(t, wirevectors.Current)
 	cases := loadVectors(t, vectorDir)
 	if len(cases) != 34 {
 		t.Fatalf("cases.json lists %d vectors, want 34", len(cases))
@@ -130,7 +101,7 @@ func TestWireVectors(t *testing.T) {
 
 // TestServiceMethods pins the 15 method paths the upstream client calls.
 func TestServiceMethods(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(vectorDir(t, vectorDirEnv, vectorDirDefault), "methods.txt"))
+	raw, err := os.ReadFile(filepath.Join(wirevectors.Dir(t, wirevectors.Current), "methods.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
