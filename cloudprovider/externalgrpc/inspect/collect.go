@@ -203,20 +203,20 @@ func (c client) group(ctx context.Context, pg *protos.NodeGroup) Group {
 	cctx, cancel = c.call(ctx)
 	tmpl, err := c.api.NodeGroupTemplateNodeInfo(cctx, &protos.NodeGroupTemplateNodeInfoRequest{Id: id})
 	cancel()
+	nodeBytes, warnings := templateBytes(tmpl)
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		g.TemplateNote = "none (Unimplemented): CA cannot scale this group up from zero"
 	case err != nil:
 		g.TemplateNote = "error: " + describe(err)
 		g.Errors = append(g.Errors, "NodeGroupTemplateNodeInfo: "+describe(err))
-	case len(tmpl.GetNodeBytes()) == 0 && len(tmpl.GetNodeInfo()) == 0:
+	case len(nodeBytes) == 0:
 		// CA caches an empty answer as "no template" and later dereferences it.
 		g.TemplateNote = "empty nodeBytes with OK: CA would crash on this group; the server must answer Unimplemented"
 		g.Errors = append(g.Errors, "NodeGroupTemplateNodeInfo: OK with empty nodeBytes")
 	default:
-		b, warnings := templateBytes(tmpl)
 		g.Compatibility = append(g.Compatibility, warnings...)
-		t, err := template(b)
+		t, err := template(nodeBytes)
 		if err != nil {
 			g.TemplateNote = "undecodable: " + err.Error()
 			g.Errors = append(g.Errors, "NodeGroupTemplateNodeInfo: "+err.Error())
