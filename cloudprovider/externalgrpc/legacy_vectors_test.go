@@ -501,3 +501,43 @@ func mustPod(t *testing.T, name string) []byte {
 	}
 	return b
 }
+
+// TestCurrentAnswersKeepTheirBytes checks that CA 1.35+ sees what it saw
+// before the legacy fields were added: for the content of upstream's
+// NodeGroupAutoscalingOptionsResponse vector, every field of the vector is in
+// our answer byte for byte, and the only extra fields are the legacy
+// durations (3-5), which a CA 1.35+ skips as unknown.
+func TestCurrentAnswersKeepTheirBytes(t *testing.T) {
+	dir := wirevectors.Dir(t, wirevectors.Current)
+	wire, err := os.ReadFile(filepath.Join(dir, "NodeGroupAutoscalingOptionsResponse.binpb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vector protos.NodeGroupAutoscalingOptionsResponse
+	if err := proto.Unmarshal(wire, &vector); err != nil {
+		t.Fatal(err)
+	}
+	o := fromPBOptions(vector.GetNodeGroupAutoscalingOptions())
+	p := &vectorProvider{options: &o}
+	conn := serveConn(t, p, Options{})
+	req := &protos.NodeGroupAutoscalingOptionsRequest{Id: "pool-a", Defaults: vector.GetNodeGroupAutoscalingOptions()}
+	got, err := invokeRaw(rpcCtx(t), conn, "NodeGroupGetOptions", mustMarshal(t, req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gf, wf := wireFields(t, got), wireFields(t, wire)
+	if len(gf) != 1 || len(wf) != 1 {
+		t.Fatalf("answer has fields %d, vector %d: want only field 1", len(gf), len(wf))
+	}
+	gotOpts, wantOpts := wireFields(t, embedded(t, gf[1])), wireFields(t, embedded(t, wf[1]))
+	for num, w := range wantOpts {
+		if !bytes.Equal(gotOpts[num], w) {
+			t.Errorf("field %d:\n got %x\nwant %x", num, gotOpts[num], w)
+		}
+	}
+	for num := range gotOpts {
+		if _, ok := wantOpts[num]; !ok && (num < 3 || num > 5) {
+			t.Errorf("answer has field %d, which is neither in the vector nor a legacy duration", num)
+		}
+	}
+}
