@@ -5,8 +5,11 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,26 +21,53 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
 )
 
-// runSimulated runs main's code path as `go run . --cloud-provider=<p>
-// --simulate` (on free ports) and returns the gRPC address and the metrics
-// base URL; the server stops when the test ends.
+// binaryEnv names a built binary to run instead of main's code in-process
+// (.ci/run sets it to the one it built); the in-process run is main() minus
+// os.Exit, with the same arguments.
+const binaryEnv = "CAP_BINARY"
+
+// runSimulated starts `go run . --cloud-provider=<p> --simulate` on free
+// ports, as the built binary named by CAP_BINARY or else in-process, and
+// returns the gRPC address and the metrics base URL; the server stops when
+// the test ends.
 func runSimulated(t *testing.T, provider string) (addr, metricsURL string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		var errb strings.Builder
-		done <- run(ctx, []string{"--cloud-provider=" + provider, "--simulate", "--address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0"}, pw, &errb)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("server exit code %d", code)
+	args := []string{"--cloud-provider=" + provider, "--simulate", "--address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0"}
+	var out io.Reader
+	if bin := os.Getenv(binaryEnv); bin != "" {
+		cmd := exec.Command(bin, args...)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	sc := bufio.NewScanner(pr)
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("%s=%s: %v", binaryEnv, bin, err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("binary exit: %v", err)
+			}
+		})
+		out = stdout
+	} else {
+		ctx, cancel := context.WithCancel(context.Background())
+		pr, pw := io.Pipe()
+		done := make(chan int, 1)
+		go func() {
+			var errb strings.Builder
+			done <- run(ctx, args, pw, &errb)
+			pw.Close()
+		}()
+		t.Cleanup(func() {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("server exit code %d", code)
+			}
+		})
+		out = pr
+	}
+	sc := bufio.NewScanner(out)
 	for addr == "" && sc.Scan() {
 		line := sc.Text()
 		if m := regexp.MustCompile(`^Metrics on (http://\S+)/metrics`).FindStringSubmatch(line); m != nil {
@@ -47,7 +77,7 @@ func runSimulated(t *testing.T, provider string) (addr, metricsURL string) {
 			addr = m[1]
 		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	go func() { _, _ = io.Copy(io.Discard, out) }()
 	if addr == "" || metricsURL == "" {
 		t.Fatalf("no serving banner (grpc %q, metrics %q)", addr, metricsURL)
 	}
