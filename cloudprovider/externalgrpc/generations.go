@@ -33,7 +33,7 @@ func (s *Server) noteGeneration(gen metrics.ProtocolGeneration, message string) 
 	if gen == metrics.GenerationLegacy {
 		seen, hint = &s.seenLegacy, "CA 1.34.1 or older; both generations are answered"
 	}
-	if seen.CompareAndSwap(false, true) {
+	if !seen.Load() && seen.CompareAndSwap(false, true) {
 		klog.InfoS("First request from a Cluster Autoscaler of this protocol generation", "generation", string(gen), "message", message, "ca", hint)
 	}
 }
