@@ -95,3 +95,5 @@ func toSubjects(in []rbacv1.Subject) []rbacSubject {
 	}
 	return out
 }
+
+func labelsOf(d *appsv1.Deployment) labels.Set { return labels.Set(d.Spec.Template.Labels) }
