@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -28,9 +27,10 @@ var (
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
+		// go test puts the toolchain that runs it first on PATH.
 		goCmd, err := exec.LookPath("go")
 		if err != nil {
-			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+			goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 		}
 		binDir, binErr = os.MkdirTemp("", "cap-examples-")
 		if binErr != nil {
