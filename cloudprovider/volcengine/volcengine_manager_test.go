@@ -3,6 +3,7 @@ package volcengine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -142,5 +143,14 @@ func TestGroupLockHonoursDeadline(t *testing.T) {
 	unlock()
 	if err := e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1); err != nil {
 		t.Fatalf("after unlock: %v", err)
+	}
+}
+
+func TestGroupDebugCountsInstancesInEnglish(t *testing.T) {
+	for n, want := range map[int]string{0: ", 0 instances,", 1: ", 1 instance,", 2: ", 2 instances,"} {
+		g := groupState{instances: make([]instanceState, n)}
+		if got := g.debug(); !strings.Contains(got, want) {
+			t.Errorf("debug() with %d instances = %q, want %q in it", n, got, want)
+		}
 	}
 }
