@@ -3,8 +3,6 @@ package volcengine
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -52,24 +50,13 @@ func seedDemo(f *fakeapi.Server) {
 // honoured; without them both demo groups are discovered by tag.
 func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
 	fake := fakeapi.New(fakeapi.Options{
-		Clock:          fakeapi.RealClock{},
 		ProvisionDelay: simProvisionDelay,
 		RemoveDelay:    simRemoveDelay,
 		Region:         simRegion,
 	})
 	seedDemo(fake)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("%s simulation: listen: %w", ProviderName, err)
-	}
-	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	url := "http://" + ln.Addr().String()
-	closeFn := func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(cctx)
-	}
+	url := fake.Start()
+	closeFn := fake.Close
 
 	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {
 		opts.NodeGroupAutoDiscoverySpecs = []string{"asg:tag=k8s.io/cluster-autoscaler/enabled=true"}
@@ -107,6 +94,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		URL:      url,
 		Description: fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
 			simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay),
-		Close: closeFn,
+		GroupNames: map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"},
+		Close:      closeFn,
 	}, nil
 }
