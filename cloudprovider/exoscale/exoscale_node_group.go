@@ -292,7 +292,11 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	}
 	if err != nil {
 		if quotaHit && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-			err = fmt.Errorf("%w (instance quota %d/%d): %w", cloudprovider.ErrQuotaExceeded, quota.Usage, quota.Limit, err)
+			// Exoscale refuses a scale past the quota with a bare 400; the
+			// quota read at Refresh says why, so CA sees ResourceExhausted
+			// (one class, not two: FailedPrecondition would win).
+			err = cloudprovider.Reclassify(err, cloudprovider.ErrQuotaExceeded)
+			return fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
 		}
 		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
 	}

@@ -48,7 +48,7 @@ func TestMutationFaults(t *testing.T) {
 		{"403", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 403, Message: "missing scale-sks-nodepool"}, 1, 0, cloudprovider.ErrPermissionDenied},
 		{"409", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 409}, 1, 0, cloudprovider.ErrFailedPrecondition},
 		{"timeout", fakeapi.Fault{Kind: fakeapi.FaultHang}, 1, 300 * time.Millisecond, context.DeadlineExceeded},
-		{"malformed JSON", fakeapi.Fault{Kind: fakeapi.FaultMalformed}, 1, 0, cloudprovider.ErrUnavailable},
+		{"malformed JSON", fakeapi.Fault{Kind: fakeapi.FaultMalformed}, 1, 0, cloudprovider.ErrMalformedResponse},
 	}
 	type mutation struct {
 		name      string
@@ -174,8 +174,7 @@ func TestRateLimitCarriesRetryAfter(t *testing.T) {
 	e.refresh(t)
 	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 429, RetryAfter: 90})
 	err := e.group(t, e.workersPool).IncreaseSize(ctx5s(t), 1)
-	var ra *cloudprovider.RetryAfterError
-	if !errors.As(err, &ra) || ra.RetryAfter != 90*time.Second || !errors.Is(err, cloudprovider.ErrRateLimited) {
+	if cloudprovider.RetryAfterOf(err) != 90*time.Second || !errors.Is(err, cloudprovider.ErrRateLimited) {
 		t.Fatalf("error %v: want ErrRateLimited with RetryAfter 90s", err)
 	}
 }
@@ -187,8 +186,8 @@ func TestQuotaExceededIncrease(t *testing.T) {
 	e := newTestEnv(t, o)
 	e.refresh(t)
 	err := e.group(t, e.workersPool).IncreaseSize(ctx5s(t), 3)
-	if !errors.Is(err, cloudprovider.ErrQuotaExceeded) {
-		t.Fatalf("error %v, want ErrQuotaExceeded", err)
+	if !errors.Is(err, cloudprovider.ErrQuotaExceeded) || errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+		t.Fatalf("error %v, want ErrQuotaExceeded and no other class", err)
 	}
 }
 

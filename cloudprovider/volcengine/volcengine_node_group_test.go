@@ -44,7 +44,7 @@ func TestMutationFaults(t *testing.T) {
 		{name: "429", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 100}, kind: cloudprovider.ErrRateLimited},
 		{name: "500", fault: fakeapi.Fault{Status: 500, Code: "InternalError", Times: 100}, kind: cloudprovider.ErrUnavailable},
 		{name: "error in 200 body", fault: fakeapi.Fault{Status: 200, Code: "OperationDenied.ScalingActivityInProgress", Times: 100}, kind: cloudprovider.ErrFailedPrecondition},
-		{name: "malformed JSON", fault: fakeapi.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
+		{name: "malformed JSON", fault: fakeapi.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrMalformedResponse},
 		{name: "timeout", fault: fakeapi.Fault{Stall: true, Times: 100}, kind: context.DeadlineExceeded},
 		{name: "applied but answer lost", fault: fakeapi.Fault{Status: 502, Code: "BadGateway", Applied: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
 	}

@@ -74,7 +74,7 @@ func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
 		{name: "5xx", fault: fakeapi.Fault{Status: 500, Times: 10}, want: cloudprovider.ErrUnavailable},
 		{name: "rate limited", fault: fakeapi.Fault{Status: 429, RetryAfter: "60"}, want: cloudprovider.ErrRateLimited},
 		{name: "unauthorized", fault: fakeapi.Fault{Status: 401}, want: cloudprovider.ErrUnauthenticated},
-		{name: "malformed", fault: fakeapi.Fault{Status: 200, Body: strp("{")}, want: vultrapi.ErrMalformedResponse},
+		{name: "malformed", fault: fakeapi.Fault{Status: 200, Body: strp("{")}, want: cloudprovider.ErrMalformedResponse},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

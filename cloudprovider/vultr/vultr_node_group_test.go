@@ -37,11 +37,11 @@ func TestIncreaseSize(t *testing.T) {
 		{name: "zero", delta: 0, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "negative", delta: -1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "response without node_pool", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
-			wantErr: vultrapi.ErrMalformedResponse, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+			wantErr: cloudprovider.ErrMalformedResponse, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
 		{name: "quantity mismatch", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", ReportQuantity: 9},
 			wantErrHas: "reports node_quantity 9 after setting 4", wantTarget: 3, wantPatch: `{"node_quantity":4}`},
 		{name: "cloud refuses", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 400},
-			wantErr: vultrapi.ErrBadRequest, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+			wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

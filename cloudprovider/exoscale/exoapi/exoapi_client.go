@@ -205,7 +205,7 @@ func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, 
 	}
 	if p.ID == "" {
 		// The API has answered unknown ids with an empty 200 before (egoscale#772).
-		return InstancePool{}, &APIError{Op: "GetInstancePool", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+		return InstancePool{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
 	}
 	return fromPool(*p), nil
 }
@@ -235,7 +235,7 @@ func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
 		return Instance{}, err
 	}
 	if in.ID == "" {
-		return Instance{}, &APIError{Op: "GetInstance", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+		return Instance{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
 	}
 	return newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType), nil
 }
@@ -274,7 +274,7 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 		return InstanceType{}, err
 	}
 	if t.ID == "" {
-		return InstanceType{}, &APIError{Op: "GetInstanceType", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+		return InstanceType{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
 	}
 	return InstanceType{ID: string(t.ID), Family: string(t.Family), Size: string(t.Size), CPUs: int(t.Cpus), MemoryBytes: t.Memory, GPUs: int(t.Gpus)}, nil
 }

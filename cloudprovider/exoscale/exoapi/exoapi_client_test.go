@@ -205,8 +205,8 @@ func TestErrorClassification(t *testing.T) {
 			if got := exoapi.StatusCode(err); got != tc.status {
 				t.Fatalf("StatusCode = %d, want %d", got, tc.status)
 			}
-			var apiErr *exoapi.APIError
-			if !errors.As(err, &apiErr) || apiErr.Message != "server says no" || apiErr.Op != "ListInstancePools" {
+			var apiErr *cloudprovider.APIError
+			if !errors.As(err, &apiErr) || apiErr.Message != "server says no" || apiErr.Operation != "ListInstancePools" {
 				t.Fatalf("APIError %+v", apiErr)
 			}
 		})
@@ -216,7 +216,7 @@ func TestErrorClassification(t *testing.T) {
 func TestMalformedAndTimeout(t *testing.T) {
 	s := seed(t, fakeapi.Options{}, 1)
 	s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultMalformed})
-	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrUnavailable) || exoapi.StatusCode(err) != 200 {
+	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrMalformedResponse) || exoapi.StatusCode(err) != 200 {
 		t.Fatalf("malformed body: %v", err)
 	}
 	s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultHang})

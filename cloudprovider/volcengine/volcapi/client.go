@@ -17,6 +17,8 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/volcengine"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // Config holds what the client needs. HTTPClient is required: the SDK would
@@ -153,7 +155,7 @@ func (c *Client) fail(ctx context.Context, action string, err error) error {
 		return fmt.Errorf("volcengine %s: %w", action, cerr)
 	}
 	err = classify(action, err)
-	var ae *APIError
+	var ae *cloudprovider.APIError
 	if errors.As(err, &ae) {
 		for _, secret := range c.secrets {
 			if len(secret) >= 4 {

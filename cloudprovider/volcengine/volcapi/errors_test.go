@@ -23,12 +23,12 @@ func TestErrorTyping(t *testing.T) {
 	}{
 		{name: "throttled 429 retried then surfaced", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 5}, wantKind: cloudprovider.ErrRateLimited, wantCode: "AccountFlowLimitExceeded", wantStatus: 429, wantCalls: 3},
 		{name: "throttle code in HTTP 200", fault: fakeapi.Fault{Status: 200, Code: "FlowLimitExceeded", Times: 1}, wantKind: cloudprovider.ErrRateLimited, wantCode: "FlowLimitExceeded", wantStatus: 200, wantCalls: 1},
-		{name: "error code in HTTP 200", fault: fakeapi.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
+		{name: "error code in HTTP 200", fault: fakeapi.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
 		{name: "500 retried then surfaced", fault: fakeapi.Fault{Status: 500, Code: "InternalError", Times: 5}, wantKind: cloudprovider.ErrUnavailable, wantCode: "InternalError", wantStatus: 500, wantCalls: 3},
 		{name: "auth", fault: fakeapi.Fault{Status: 401, Code: "SignatureDoesNotMatch"}, wantKind: cloudprovider.ErrUnauthenticated, wantCode: "SignatureDoesNotMatch", wantStatus: 401, wantCalls: 1},
 		{name: "denied", fault: fakeapi.Fault{Status: 403, Code: "AccessDenied"}, wantKind: cloudprovider.ErrPermissionDenied, wantCode: "AccessDenied", wantStatus: 403, wantCalls: 1},
 		{name: "quota", fault: fakeapi.Fault{Status: 400, Code: "QuotaExceeded.Instance"}, wantKind: cloudprovider.ErrQuotaExceeded, wantCode: "QuotaExceeded.Instance", wantStatus: 400, wantCalls: 1},
-		{name: "not found", fault: fakeapi.Fault{Status: 404, Code: "InvalidScalingGroupId.NotFound"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidScalingGroupId.NotFound", wantStatus: 404, wantCalls: 1},
+		{name: "not found by status alone", fault: fakeapi.Fault{Status: 404, Code: "InvalidScalingGroupId.NotFound"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidScalingGroupId.NotFound", wantStatus: 404, wantCalls: 1},
 		{name: "operation denied", fault: fakeapi.Fault{Status: 400, Code: "OperationDenied.ScalingActivityInProgress"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "OperationDenied.ScalingActivityInProgress", wantStatus: 400, wantCalls: 1},
 	}
 	for _, tc := range tests {
@@ -39,11 +39,11 @@ func TestErrorTyping(t *testing.T) {
 			tc.fault.Message = "injected"
 			env.fake.AddFault(tc.fault)
 			_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-			var ae *APIError
+			var ae *cloudprovider.APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error %v (%T) is not an *APIError", err, err)
 			}
-			if ae.Code != tc.wantCode || ae.Status != tc.wantStatus || ae.Action != ActionDescribeScalingGroups || ae.RequestID == "" {
+			if ae.Code != tc.wantCode || ae.Status != tc.wantStatus || ae.Operation != ActionDescribeScalingGroups || ae.RequestID == "" {
 				t.Fatalf("APIError = %+v", ae)
 			}
 			if tc.wantKind != nil && !errors.Is(err, tc.wantKind) {
@@ -60,8 +60,8 @@ func TestMalformedBody(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddFault(fakeapi.Fault{Action: ActionDescribeScalingGroups, Status: 200, Malformed: true})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-	if !errors.Is(err, ErrMalformedResponse) || !errors.Is(err, cloudprovider.ErrUnavailable) {
-		t.Fatalf("error = %v, want malformed + unavailable", err)
+	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || !cloudprovider.OutcomeUnknown(err) {
+		t.Fatalf("error = %v, want malformed with unknown outcome", err)
 	}
 }
 
