@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-		"io"
+	"io"
 	"net/http"
 	"sync"
 	"time"
