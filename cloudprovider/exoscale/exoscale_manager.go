@@ -21,6 +21,7 @@ type cloudAPI interface {
 	ListSKSClusters(ctx context.Context) ([]exoapi.Cluster, error)
 	ListInstancePools(ctx context.Context) ([]exoapi.InstancePool, error)
 	ListPoolMembers(ctx context.Context) ([]exoapi.Instance, error)
+	GetInstancePool(ctx context.Context, id string) (exoapi.InstancePool, error)
 	GetInstance(ctx context.Context, id string) (exoapi.Instance, error)
 	GetQuota(ctx context.Context, entity string) (exoapi.Quota, error)
 	GetInstanceType(ctx context.Context, id string) (exoapi.InstanceType, error)
