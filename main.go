@@ -133,6 +133,7 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		NodeGroupAutoDiscoverySpecs: c.autoDiscovery,
 		UserAgent:                   "cluster-autoscaler-provider/" + version,
 		InstrumentTransport:         m.InstrumentTransport(c.provider),
+		ReportUnmatchedSpecs:        m.SetUnmatchedSpecs,
 	}
 }
 
@@ -195,6 +196,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := serve(ctx, &cfg, reg, addr, stdout); err != nil {
 		fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+		if errors.Is(err, cloudprovider.ErrConfig) {
+			return 2
+		}
 		return 1
 	}
 	return 0
@@ -284,14 +288,22 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	// CA asks NodeGroups, NodeGroupForNode and GPULabel before its first
 	// Refresh, so take the first snapshot before serving. If the cloud is down,
 	// serve anyway (not ready) and keep trying in the background.
+	serveErr := make(chan error, 2)
 	startCtx, cancelStart := context.WithTimeout(ctx, startupRefreshTimeout)
 	err = srv.RefreshOnce(startCtx)
 	cancelStart()
+	if errors.Is(err, cloudprovider.ErrConfig) {
+		lis.Close()
+		return err
+	}
 	if err != nil {
 		klog.ErrorS(err, "Initial refresh failed; serving not-ready and retrying")
 		setServing(healthpb.HealthCheckResponse_NOT_SERVING)
 		go func() {
-			srv.RefreshUntilReady(ctx, nil)
+			if err := srv.RefreshUntilReady(ctx, nil); err != nil {
+				serveErr <- err
+				return
+			}
 			if srv.Ready() {
 				setServing(healthpb.HealthCheckResponse_SERVING)
 			}
@@ -300,7 +312,6 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 		setServing(healthpb.HealthCheckResponse_SERVING)
 	}
 
-	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
 	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
@@ -310,6 +321,10 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	select {
 	case err := <-serveErr:
+		if errors.Is(err, cloudprovider.ErrConfig) {
+			gs.Stop()
+			return err
+		}
 		return fmt.Errorf("gRPC server: %w", err)
 	case <-ctx.Done():
 	}

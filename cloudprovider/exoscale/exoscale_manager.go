@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +68,9 @@ type manager struct {
 	refreshed    bool
 	opSeq        atomic.Uint64
 	warned       map[string]bool
+	// resolved is where --nodes specs landed at the last refresh.
+	resolved  cloudprovider.SpecResolution
+	specWatch cloudprovider.SpecWatch
 }
 
 // String never shows credentials (fmt would print the unexported cfg raw).
@@ -91,6 +93,7 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 		unmanaged:    map[string]bool{},
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
+		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
 	}
 }
 
@@ -325,39 +328,35 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 			selected[id] = nil
 		}
 	}
-	for i := range m.cfg.NodeGroupSpecs {
-		spec := &m.cfg.NodeGroupSpecs[i]
-		matches := m.matchSpec(spec.Name, scoped, snap)
-		switch len(matches) {
-		case 1:
-			selected[matches[0]] = spec
-		case 0:
-			m.warnOnce("nomatch/"+spec.Name, "No instance pool or SKS nodepool matches --nodes spec", "spec", spec.String())
-		default:
-			m.warnOnce("ambiguous/"+spec.Name, "Several instance pools match --nodes spec; use an id", "spec", spec.String(), "pools", strings.Join(matches, ","))
-		}
+	resolved := resolveSpecs(m.cfg.NodeGroupSpecs, scoped, snap)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return nil, err
 	}
+	for poolID, spec := range resolved.ByGroup {
+		selected[poolID] = &spec
+	}
+	m.mu.Lock()
+	m.resolved = resolved
+	m.mu.Unlock()
 	return selected, nil
 }
 
-// matchSpec returns the pool ids whose id or name, or whose nodepool's id or
-// name, equals name; inside the configured cluster first.
-func (m *manager) matchSpec(name string, scoped *exoapi.Cluster, snap *snapshot) []string {
-	var all, inScope []string
+// resolveSpecs matches --nodes specs against every pool by its id or name,
+// or its nodepool's id or name; a nodepool of the configured SKS cluster
+// wins a name it shares with other pools. Refresh and NodeGroupForNode's
+// lookups both read this one answer.
+func resolveSpecs(specs []cloudprovider.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) cloudprovider.SpecResolution {
+	candidates := make([]cloudprovider.SpecCandidate, 0, len(snap.pools))
 	for id, p := range snap.pools {
-		np, sks := snap.nodepoolByPool[id]
-		if p.ID == name || p.Name == name || (sks && (np.ID == name || np.Name == name)) {
-			all = append(all, id)
-			if sks && scoped != nil && np.ClusterID == scoped.ID {
-				inScope = append(inScope, id)
-			}
+		c := cloudprovider.SpecCandidate{ID: id, Names: []string{p.Name}}
+		if np, sks := snap.nodepoolByPool[id]; sks {
+			c.Names = append(c.Names, np.ID, np.Name)
+			c.Preferred = scoped != nil && np.ClusterID == scoped.ID
 		}
+		candidates = append(candidates, c)
 	}
-	sort.Strings(all)
-	if len(all) > 1 && len(inScope) == 1 {
-		return inScope
-	}
-	return all
+	sort.Slice(candidates, func(i, j int) bool { return candidates[i].ID < candidates[j].ID })
+	return cloudprovider.ResolveSpecs(specs, candidates)
 }
 
 func (m *manager) warnOnce(key, msg string, kv ...any) {
@@ -528,15 +527,11 @@ func (m *manager) learn(poolID string) *nodeGroup {
 		return nil
 	}
 	var spec *cloudprovider.NodeGroupSpec
-	np, sks := snap.nodepoolByPool[poolID]
-	for i := range m.cfg.NodeGroupSpecs {
-		s := &m.cfg.NodeGroupSpecs[i]
-		p := snap.pools[poolID]
-		if s.Name == p.ID || s.Name == p.Name || (sks && (s.Name == np.ID || s.Name == np.Name)) {
-			spec = s
-			break
-		}
+	m.mu.RLock()
+	if s, ok := m.resolved.ByGroup[poolID]; ok {
+		spec = &s
 	}
+	m.mu.RUnlock()
 	st := m.buildState(poolID, spec, snap)
 	g := newNodeGroup(m, poolID)
 	g.st = st

@@ -2,6 +2,7 @@ package externalgrpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -116,23 +117,30 @@ func (s *Server) RefreshOnce(ctx context.Context) error {
 
 // RefreshUntilReady refreshes at start-up, retrying with backoff until the
 // first success or until ctx ends, so reads are served before CA's first
-// Refresh (CA asks NodeGroups, NodeGroupForNode and GPULabel before it).
-func (s *Server) RefreshUntilReady(ctx context.Context, sleep func(context.Context, time.Duration) error) {
+// Refresh (CA asks NodeGroups, NodeGroupForNode and GPULabel before it). A
+// configuration error (cloudprovider.ErrConfig) stops the retries and is
+// returned, so main can exit 2.
+func (s *Server) RefreshUntilReady(ctx context.Context, sleep func(context.Context, time.Duration) error) error {
 	if sleep == nil {
 		sleep = cloudprovider.SleepContext
 	}
 	backoff := time.Second
 	for !s.Ready() {
-		if err := s.RefreshOnce(ctx); err == nil || ctx.Err() != nil {
-			return
+		err := s.RefreshOnce(ctx)
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, cloudprovider.ErrConfig) {
+			return err
 		}
 		if sleep(ctx, backoff) != nil {
-			return
+			return nil
 		}
 		if backoff < 30*time.Second {
 			backoff *= 2
 		}
 	}
+	return nil
 }
 
 func (s *Server) recordSizes(ctx context.Context) {

@@ -32,6 +32,7 @@ type Metrics struct {
 	cloudDuration *prometheus.HistogramVec
 	refreshErrors prometheus.Counter
 	nodeGroupSize *prometheus.GaugeVec
+	unmatched     prometheus.Gauge
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -66,9 +67,13 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "node_group_size",
 			Help: "Node group sizes: kind is min, max or target.",
 		}, []string{"node_group", "kind"}),
+		unmatched: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "unmatched_node_group_specs",
+			Help: "--nodes specs that matched no node group (or several) at the last listing.",
+		}),
 		operations: map[string]bool{},
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize)
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.unmatched)
 	return m
 }
 
@@ -87,6 +92,15 @@ func (m *Metrics) RefreshFailed() {
 		return
 	}
 	m.refreshErrors.Inc()
+}
+
+// SetUnmatchedSpecs records how many --nodes specs matched no node group at
+// the last listing (cloudprovider.BuildOptions.ReportUnmatchedSpecs).
+func (m *Metrics) SetUnmatchedSpecs(n int) {
+	if m == nil {
+		return
+	}
+	m.unmatched.Set(float64(n))
 }
 
 // GroupSize is one group's bounds and target.

@@ -104,6 +104,7 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
 	}
 	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now)}
+	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil

@@ -42,6 +42,13 @@ type envConfig struct {
 	discovery []string
 	fakeOpts  fakeapi.Options
 	seed      func(f *fakeapi.Server)
+	// firstRefreshErr, when set, is what the initial Refresh must wrap.
+	firstRefreshErr error
+}
+
+// withFirstRefreshError expects the initial Refresh to fail with err.
+func withFirstRefreshError(err error) envOption {
+	return func(c *envConfig) { c.firstRefreshErr = err }
 }
 
 func withStatic(specs ...string) envOption { return func(c *envConfig) { c.static = specs } }
@@ -108,7 +115,14 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("build made %d cloud calls, want 0", n)
 	}
-	if err := p.Refresh(testCtx(t)); err != nil {
+	if err := p.Refresh(testCtx(t)); cfg.firstRefreshErr != nil {
+		if !errors.Is(err, cfg.firstRefreshErr) {
+			t.Fatalf("initial Refresh = %v, want %v", err, cfg.firstRefreshErr)
+		}
+		if err := p.Refresh(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	return &testEnv{fake: fake, clock: clock, p: p, url: srv.URL}
@@ -291,7 +305,8 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "min and max come from the group, not the spec", opts: []envOption{withStatic("0:99:" + mainGroupID)}, want: map[string][2]int{mainGroupID: {1, 10}}},
-		{name: "missing static group is skipped", opts: []envOption{withStatic("1:3:scg-gone", "0:5:"+otherGroupID)}, want: map[string][2]int{otherGroupID: {0, 5}}},
+		{name: "missing static group fails the first listing, then is skipped", opts: []envOption{withStatic("1:3:scg-gone", "0:5:"+otherGroupID),
+			withFirstRefreshError(cloudprovider.ErrConfig)}, want: map[string][2]int{otherGroupID: {0, 5}}},
 		{name: "discovery by key only", opts: []envOption{withDiscovery("asg:tag=pool")}, want: map[string][2]int{mainGroupID: {1, 10}, otherGroupID: {0, 5}}},
 		{name: "discovery by key and value", opts: []envOption{withDiscovery("asg:tag=pool=gpu")}, want: map[string][2]int{otherGroupID: {0, 5}}},
 		{name: "discovery ANDs tags", opts: []envOption{withDiscovery("asg:tag=pool=gpu,ca=off")}, want: map[string][2]int{}},
@@ -316,7 +331,7 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 }
 
 func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
-	e := newEnv(t, withStatic("1:3:scg-gone"))
+	e := newEnv(t, withStatic("1:3:scg-gone"), withFirstRefreshError(cloudprovider.ErrConfig))
 	e.fake.SetUnrelatedForUnknownIDs(true)
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)

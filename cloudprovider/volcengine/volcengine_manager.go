@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -107,8 +106,8 @@ type manager struct {
 	now       func() time.Time
 
 	// refreshMu serialises Refresh calls.
-	refreshMu   sync.Mutex
-	lastMissing string
+	refreshMu sync.Mutex
+	specWatch cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
 	groups     map[string]*groupState
@@ -138,6 +137,7 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		static:     static,
 		selectors:  selectors,
 		now:        now,
+		specWatch:  cloudprovider.SpecWatch{Provider: ProviderName},
 		groups:     map[string]*groupState{},
 		byInstance: map[string]string{},
 		seq:        map[string]uint64{},
@@ -308,12 +308,9 @@ func (m *manager) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh: list scaling groups: %w", err)
 	}
-	picked, missing := selectGroups(all, m.static, m.selectors)
-	if key := strings.Join(missing, ","); key != m.lastMissing {
-		m.lastMissing = key
-		if key != "" {
-			klog.InfoS("Configured scaling groups not found; they are not managed until they exist", "provider", ProviderName, "scalingGroups", missing)
-		}
+	picked, resolved := selectGroups(all, m.static, m.selectors)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return fmt.Errorf("refresh: %w", err)
 	}
 
 	instances, err := m.listInstances(ctx, picked)

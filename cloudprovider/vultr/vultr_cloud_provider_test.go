@@ -292,8 +292,6 @@ func TestNodeGroupSelection(t *testing.T) {
 			want: map[string][2]int{"a-main": {2, 8}, "b-gpu": {1, 4}, "c-static": {1, 5}, "d-metal": {1, 2}}},
 		{name: "--nodes overrides a flagged pool", specs: []string{"3:6:main"},
 			want: map[string][2]int{"a-main": {3, 6}, "b-gpu": {1, 4}, "d-metal": {1, 2}}},
-		{name: "--nodes unknown name ignored", specs: []string{"1:2:nope"},
-			want: map[string][2]int{"a-main": {2, 8}, "b-gpu": {1, 4}, "d-metal": {1, 2}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,6 +310,34 @@ func TestNodeGroupSelection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnmatchedSpecIsAConfigError: a --nodes name that matches no pool at
+// the first listing is a configuration error main exits 2 on (it used to be
+// ignored silently).
+func TestUnmatchedSpecIsAConfigError(t *testing.T) {
+	e := newTestEnv(t)
+	specs, err := cloudprovider.ParseNodeGroupSpecs([]string{"1:2:nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reported []int
+	cfg := &Config{ClusterID: testClusterID, Token: Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	p, err := newProvider(context.Background(), cfg, specs, cloudprovider.BuildOptions{ReportUnmatchedSpecs: func(n int) { reported = append(reported, n) }},
+		cloudprovider.RetryOptions{}, e.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Refresh(e.ctx())
+	if !errors.Is(err, cloudprovider.ErrConfig) || !strings.Contains(err.Error(), "1:2:nope") {
+		t.Fatalf("first Refresh = %v, want ErrConfig naming the spec", err)
+	}
+	if err := p.Refresh(e.ctx()); err != nil {
+		t.Fatalf("later Refresh = %v, want nil (an error log and the metric)", err)
+	}
+	if len(reported) != 2 || reported[1] != 1 {
+		t.Fatalf("reported %v, want [1 1]", reported)
 	}
 }
 
