@@ -43,6 +43,7 @@ func Run(t *testing.T, h Harness) {
 		{"GetOptionsDefaultsOrFullSet", checkOptions},
 		{"FailedRefreshKeepsSnapshot", checkFailedRefresh},
 		{"ReadsServedFromSnapshot", checkReadsFromSnapshot},
+		{"HarnessHooksReachTheCloud", checkHarnessHooks},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

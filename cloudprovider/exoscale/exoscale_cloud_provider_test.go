@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -128,10 +129,25 @@ func TestConformance(t *testing.T) {
 		e := newTestEnv(t, defaultEnvOptions())
 		return &cloudprovidertest.Env{
 			Provider:      e.provider,
-			CloudCalls:    e.fake.Calls,
+			CloudCalls:    e.fake.RequestCount,
 			Node:          func(in cloudprovider.Instance) *corev1.Node { return node(in.Id) },
 			Settle:        e.fake.Settle,
-			FailNextCalls: e.fake.FailNextCalls,
+			FailNextCalls: e.fake.FailNext,
+			InjectMutationFault: cloudprovidertest.MutationSelectors{
+				cloudprovidertest.MutationIncreaseSize:       {Method: http.MethodPut, PathContains: ":scale"},
+				cloudprovidertest.MutationDecreaseTargetSize: {Method: http.MethodPut, PathContains: ":scale"},
+				cloudprovidertest.MutationDeleteNodes:        {Method: http.MethodPut, PathContains: ":evict"},
+			}.Injector(e.fake.AddFault),
+			AddUnseenInstance: func(groupID string) string {
+				// Group ids are instance pool ids, for nodepools too.
+				id, err := e.fake.LaunchInstance(groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ProviderIDPrefix + id
+			},
+			// Instance types are the template itself, not an enrichment.
+			FailEnrichmentLookups: nil,
 		}
 	}})
 }
@@ -190,9 +206,9 @@ func TestRefreshCallBudget(t *testing.T) {
 			e := newTestEnv(t, o)
 			e.refresh(t) // warm-up: quota and instance types
 			for i := 0; i < 3; i++ {
-				e.fake.ResetLog()
+				e.fake.ResetRequests()
 				e.refresh(t)
-				calls := e.fake.CallsByOperation()
+				calls := e.fake.OperationCounts()
 				want := map[string]int{"GET /v2/sks-cluster": 1, "GET /v2/instance-pool": 1, "GET /v2/instance": 1}
 				if fmt.Sprint(calls) != fmt.Sprint(want) {
 					t.Fatalf("steady-state Refresh made %v, want %v", calls, want)
@@ -213,14 +229,14 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 	e.refresh(t)
 	ctx := ctx5s(t)
 	members, _ := e.group(t, e.workersPool).Nodes(ctx)
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	for _, in := range members {
 		g, err := e.provider.NodeGroupForNode(ctx, node(in.Id))
 		if err != nil || g == nil || g.Id(ctx) != e.workersPool {
 			t.Fatalf("NodeGroupForNode(%s) = %v, %v", in.Id, g, err)
 		}
 	}
-	if n := e.fake.Calls(); n != 0 {
+	if n := e.fake.RequestCount(); n != 0 {
 		t.Fatalf("NodeGroupForNode for %d known nodes made %d cloud calls, want 0", len(members), n)
 	}
 
@@ -232,12 +248,12 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		}
 		e.refresh(t)
 	}
-	if n := e.fake.CallsByOperation()["GET /v2/instance/{id}"]; n != 1 {
+	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 1 {
 		t.Fatalf("unmanaged instance looked up %d times, want 1", n)
 	}
 
 	// An unknown instance costs at most one GET per refresh.
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	ghost := node(ProviderIDPrefix + "00000000-dead-4000-8000-000000000000")
 	for round := 0; round < 2; round++ {
 		for i := 0; i < 5; i++ {
@@ -247,7 +263,7 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		}
 		e.refresh(t)
 	}
-	if n := e.fake.CallsByOperation()["GET /v2/instance/{id}"]; n != 2 {
+	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 2 {
 		t.Fatalf("unknown instance looked up %d times over 2 refreshes, want 2", n)
 	}
 }
@@ -360,7 +376,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	ctx := ctx5s(t)
 	g := e.group(t, e.workersPool)
 	_ = g.IncreaseSize(ctx, 1)
-	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 401, Message: "bad credentials"})
+	e.fake.AddFault(cloudprovidertest.Fault{Status: 401, Message: "bad credentials"})
 	err := g.IncreaseSize(ctx, 1)
 	klog.Flush()
 	outputs := []string{
@@ -409,13 +425,13 @@ func TestBuildAndRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	if n := fake.Calls(); n != 0 {
+	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("Build made %d cloud calls, want 0", n)
 	}
 	if err := p.Refresh(ctx5s(t)); err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
-	if p.Name() != ProviderName || fake.Calls() != 4 {
-		t.Fatalf("first Refresh made %d calls, want 4 (3 lists + quota)", fake.Calls())
+	if p.Name() != ProviderName || fake.RequestCount() != 4 {
+		t.Fatalf("first Refresh made %d calls, want 4 (3 lists + quota)", fake.RequestCount())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 )
@@ -37,18 +38,18 @@ func memberIDs(t *testing.T, e *testEnv, poolID string) []string {
 func TestMutationFaults(t *testing.T) {
 	faults := []struct {
 		name    string
-		fault   fakeapi.Fault
+		fault   cloudprovidertest.Fault
 		repeat  int
 		timeout time.Duration
 		want    error
 	}{
-		{"429 beyond the deadline", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 429, RetryAfter: 60}, 1, 0, cloudprovider.ErrRateLimited},
-		{"500 on every attempt", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 500}, 4, 0, cloudprovider.ErrUnavailable},
-		{"503", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 503}, 4, 0, cloudprovider.ErrUnavailable},
-		{"403", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 403, Message: "missing scale-sks-nodepool"}, 1, 0, cloudprovider.ErrPermissionDenied},
-		{"409", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 409}, 1, 0, cloudprovider.ErrFailedPrecondition},
-		{"timeout", fakeapi.Fault{Kind: fakeapi.FaultHang}, 1, 300 * time.Millisecond, context.DeadlineExceeded},
-		{"malformed JSON", fakeapi.Fault{Kind: fakeapi.FaultMalformed}, 1, 0, cloudprovider.ErrMalformedResponse},
+		{"429 beyond the deadline", cloudprovidertest.Fault{Status: 429, RetryAfter: "60"}, 1, 0, cloudprovider.ErrRateLimited},
+		{"500 on every attempt", cloudprovidertest.Fault{Status: 500}, 4, 0, cloudprovider.ErrUnavailable},
+		{"503", cloudprovidertest.Fault{Status: 503}, 4, 0, cloudprovider.ErrUnavailable},
+		{"403", cloudprovidertest.Fault{Status: 403, Message: "missing scale-sks-nodepool"}, 1, 0, cloudprovider.ErrPermissionDenied},
+		{"409", cloudprovidertest.Fault{Status: 409}, 1, 0, cloudprovider.ErrFailedPrecondition},
+		{"timeout", cloudprovidertest.Fault{Hang: true}, 1, 300 * time.Millisecond, context.DeadlineExceeded},
+		{"malformed JSON", cloudprovidertest.Fault{Malformed: true}, 1, 0, cloudprovider.ErrMalformedResponse},
 	}
 	type mutation struct {
 		name      string
@@ -86,7 +87,7 @@ func TestMutationFaults(t *testing.T) {
 				for i := 0; i < f.repeat; i++ {
 					ff := f.fault
 					ff.Operation = m.operation
-					e.fake.InjectFault(ff)
+					e.fake.AddFault(ff)
 				}
 				callCtx := ctx
 				if f.timeout > 0 {
@@ -121,7 +122,7 @@ func TestMutationFaults(t *testing.T) {
 		if err := g.IncreaseSize(ctx, 2); err != nil {
 			t.Fatal(err)
 		}
-		e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 400, Operation: "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale"})
+		e.fake.AddFault(cloudprovidertest.Fault{Status: 400, Operation: "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale"})
 		if err := g.DecreaseTargetSize(ctx, -2); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
 			t.Fatalf("DecreaseTargetSize error %v", err)
 		}
@@ -135,17 +136,17 @@ func TestMutationFaults(t *testing.T) {
 func TestRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		fault     fakeapi.Fault
+		fault     cloudprovidertest.Fault
 		operation string
 		call      func(ctx context.Context, e *testEnv, g *nodeGroup) error
 		wantErr   error
 		wantCalls int
 	}{
-		{"429 with a short Retry-After is retried", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 429, RetryAfter: 1}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
+		{"429 with a short Retry-After is retried", cloudprovidertest.Fault{Status: 429, RetryAfter: "1"}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
 			func(ctx context.Context, e *testEnv, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, nil, 2},
-		{"502 on an absolute scale is retried", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 502}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
+		{"502 on an absolute scale is retried", cloudprovidertest.Fault{Status: 502}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
 			func(ctx context.Context, e *testEnv, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, nil, 2},
-		{"500 on evict is not retried", fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 500}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict",
+		{"500 on evict is not retried", cloudprovidertest.Fault{Status: 500}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict",
 			func(ctx context.Context, e *testEnv, g *nodeGroup) error {
 				return g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + memberIDs(t, e, g.id)[0])})
 			}, cloudprovider.ErrUnavailable, 1},
@@ -156,13 +157,13 @@ func TestRetries(t *testing.T) {
 			g := e.group(t, e.workersPool)
 			f := tc.fault
 			f.Operation = tc.operation
-			e.fake.InjectFault(f)
-			e.fake.ResetLog()
+			e.fake.AddFault(f)
+			e.fake.ResetRequests()
 			err := tc.call(ctx5s(t), e, g)
 			if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
-			if n := e.fake.CallsByOperation()[tc.operation]; n != tc.wantCalls {
+			if n := e.fake.OperationCounts()[tc.operation]; n != tc.wantCalls {
 				t.Fatalf("%d requests to %s, want %d", n, tc.operation, tc.wantCalls)
 			}
 		})
@@ -172,7 +173,7 @@ func TestRetries(t *testing.T) {
 func TestRateLimitCarriesRetryAfter(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
-	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 429, RetryAfter: 90})
+	e.fake.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "90"})
 	err := e.group(t, e.workersPool).IncreaseSize(ctx5s(t), 1)
 	if cloudprovider.RetryAfterOf(err) != 90*time.Second || !errors.Is(err, cloudprovider.ErrRateLimited) {
 		t.Fatalf("error %v: want ErrRateLimited with RetryAfter 90s", err)
@@ -247,11 +248,11 @@ func TestFailedOperation(t *testing.T) {
 			if n, _ := g.TargetSize(ctx); n != 5 {
 				t.Fatalf("target with failed slots = %d, want 5 (3 + 2 failed)", n)
 			}
-			e.fake.ResetLog()
+			e.fake.ResetRequests()
 			if err := g.DeleteNodes(ctx, failed); err != nil {
 				t.Fatalf("DeleteNodes(failed slots): %v", err)
 			}
-			if n := e.fake.Calls(); n != 0 {
+			if n := e.fake.RequestCount(); n != 0 {
 				t.Fatalf("removing failed slots made %d cloud calls", n)
 			}
 			if n, _ := g.TargetSize(ctx); n != 3 {
@@ -312,11 +313,11 @@ func TestDeleteNodes(t *testing.T) {
 		{"placeholder of another group", []*corev1.Node{node(placeholderPrefix + e.batchPool + "/failed-1")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.fake.ResetLog()
+			e.fake.ResetRequests()
 			if err := g.DeleteNodes(ctx, tc.nodes); !errors.Is(err, cloudprovider.ErrInvalidArgument) {
 				t.Fatalf("error %v, want ErrInvalidArgument", err)
 			}
-			if n := e.fake.Calls(); n != 0 {
+			if n := e.fake.RequestCount(); n != 0 {
 				t.Fatalf("%d cloud calls for a rejected request", n)
 			}
 		})
@@ -332,11 +333,11 @@ func TestDeleteNodes(t *testing.T) {
 				t.Fatalf("instance %s deleting=%v", in.Id, deleting)
 			}
 		}
-		e.fake.ResetLog()
+		e.fake.ResetRequests()
 		if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + ids[0])}); err != nil {
 			t.Fatalf("repeated delete: %v", err)
 		}
-		if n := e.fake.Calls(); n != 0 {
+		if n := e.fake.RequestCount(); n != 0 {
 			t.Fatalf("repeated delete made %d calls", n)
 		}
 		if n, _ := g.TargetSize(ctx); n != 2 {
@@ -355,11 +356,11 @@ func TestDecreaseTargetSize(t *testing.T) {
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
 	ctx := ctx5s(t)
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	if err := g.DecreaseTargetSize(ctx, -1); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
 		t.Fatalf("decrease with every member created: %v, want ErrFailedPrecondition", err)
 	}
-	if n := e.fake.Calls(); n != 0 {
+	if n := e.fake.RequestCount(); n != 0 {
 		t.Fatalf("refused decrease made %d calls", n)
 	}
 	if err := g.IncreaseSize(ctx, 3); err != nil {
@@ -368,11 +369,11 @@ func TestDecreaseTargetSize(t *testing.T) {
 	// Exoscale creates the members at once: the fresh read before the shrink
 	// counts them although the snapshot does not list them yet, so nothing
 	// is left to cancel and the cloud is not asked to remove any.
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	if err := g.DecreaseTargetSize(ctx, -2); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
 		t.Fatalf("cancelling 2 members the cloud already created: %v, want ErrFailedPrecondition", err)
 	}
-	if n := e.fake.CallsByOperation()["PUT /v2/sks-cluster/{id}/nodepool/{id}:scale"]; n != 0 {
+	if n := e.fake.CountOperation("PUT /v2/sks-cluster/{id}/nodepool/{id}:scale"); n != 0 {
 		t.Fatalf("refused decrease sent %d scale calls", n)
 	}
 	if n, _ := g.TargetSize(ctx); n != 6 {

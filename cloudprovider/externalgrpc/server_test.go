@@ -318,8 +318,8 @@ func (s *scriptedProvider) Refresh(ctx context.Context) error {
 
 func (s *scriptedProvider) GPULabel(ctx context.Context) (string, error) {
 	if s.panicGPU {
-		var m map[string]string
-		m["boom"] = "x" // nil map write: a real panic
+		name := s.Name()
+		_ = name[len(name)] // index out of range: a runtime panic, as a provider bug would raise
 	}
 	return s.InMemoryProvider.GPULabel(ctx)
 }

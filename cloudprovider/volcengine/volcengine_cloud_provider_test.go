@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -85,14 +87,14 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 		o(&cfg)
 	}
 	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
-	cfg.fakeOpts.Clock = clock
+	cfg.fakeOpts.Now = clock.Now
 	// Lag is driven by the fake clock (tests advance it or call Settle).
 	cfg.fakeOpts.ProvisionDelay = time.Minute
 	cfg.fakeOpts.RemoveDelay = time.Minute
 	fake := fakeapi.New(cfg.fakeOpts)
 	cfg.seed(fake)
-	srv := fake.Start()
-	t.Cleanup(srv.Close)
+	url := fake.Start()
+	t.Cleanup(fake.Close)
 	static, err := cloudprovider.ParseNodeGroupSpecs(cfg.static)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +104,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	o := options{
-		cfg:        Config{Region: "cn-beijing", AccessKey: testAccessKey, SecretKey: testSecretKey, Endpoint: srv.URL, Scheme: "http"},
+		cfg:        Config{Region: "cn-beijing", AccessKey: testAccessKey, SecretKey: testSecretKey, Endpoint: url, Scheme: "http"},
 		static:     static,
 		selectors:  selectors,
 		retrySleep: func(context.Context, time.Duration) error { return nil },
@@ -125,7 +127,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{fake: fake, clock: clock, p: p, url: srv.URL}
+	return &testEnv{fake: fake, clock: clock, p: p, url: url}
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -161,13 +163,29 @@ func TestConformance(t *testing.T) {
 	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newEnv(t)
 		return &cloudprovidertest.Env{
-			Provider:   e.p,
-			CloudCalls: e.fake.RequestCount,
-			Node:       func(inst cloudprovider.Instance) *corev1.Node { return nodeFor(inst.Id) },
-			Settle:     e.fake.Settle,
-			FailNextCalls: func(n int) {
-				e.fake.ClearFaults()
-				e.fake.FailNext(n)
+			Provider:      e.p,
+			CloudCalls:    e.fake.RequestCount,
+			Node:          func(inst cloudprovider.Instance) *corev1.Node { return nodeFor(inst.Id) },
+			Settle:        e.fake.Settle,
+			FailNextCalls: e.fake.FailNext,
+			InjectMutationFault: cloudprovidertest.MutationSelectors{
+				cloudprovidertest.MutationIncreaseSize:       {Operation: fakeapi.ActionModifyScalingGroup},
+				cloudprovidertest.MutationDecreaseTargetSize: {Operation: fakeapi.ActionModifyScalingGroup},
+				cloudprovidertest.MutationDeleteNodes:        {Operation: fakeapi.ActionRemoveInstances},
+			}.Injector(e.fake.AddFault),
+			AddUnseenInstance: func(groupID string) string {
+				id, err := e.fake.LaunchInstance(groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ProviderIDPrefix + id
+			},
+			FailEnrichmentLookups: func() {
+				// Keys without vpc:DescribeSubnets or ecs:DescribeImages (upstream
+				// never needed them) get AccessDenied on every call.
+				for _, action := range []string{fakeapi.ActionDescribeSubnets, fakeapi.ActionDescribeImages} {
+					e.fake.AddFault(cloudprovidertest.Fault{Operation: action, Status: http.StatusForbidden, Code: "AccessDenied", Times: math.MaxInt32})
+				}
 			},
 		}
 	}})
@@ -223,10 +241,10 @@ func TestTemplateRefetchedAfterTTL(t *testing.T) {
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionDescribeScalingConfigurations); n != 1 {
+	if n := e.fake.CountOperation(fakeapi.ActionDescribeScalingConfigurations); n != 1 {
 		t.Fatalf("%d DescribeScalingConfigurations after the TTL, want 1 (batched for all groups)", n)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionDescribeInstanceTypes); n != 1 {
+	if n := e.fake.CountOperation(fakeapi.ActionDescribeInstanceTypes); n != 1 {
 		t.Fatalf("%d DescribeInstanceTypes after the TTL, want 1", n)
 	}
 	// 1 + G, plus one batched call each for configurations, instance types,
@@ -384,7 +402,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 
 	e := newEnv(t)
 	var errs []error
-	e.fake.AddFault(fakeapi.Fault{Status: 401, Code: "SignatureDoesNotMatch", Message: "bad signature"})
+	e.fake.AddFault(cloudprovidertest.Fault{Status: 401, Code: "SignatureDoesNotMatch", Message: "bad signature"})
 	errs = append(errs, e.p.Refresh(testCtx(t)))
 	e.fake.FailNext(10)
 	errs = append(errs, e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1))

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -38,15 +39,15 @@ func providerIDs(insts []fakeapi.Instance) []string {
 func TestMutationFaults(t *testing.T) {
 	faults := []struct {
 		name  string
-		fault fakeapi.Fault
+		fault cloudprovidertest.Fault
 		kind  error
 	}{
-		{name: "429", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 100}, kind: cloudprovider.ErrRateLimited},
-		{name: "500", fault: fakeapi.Fault{Status: 500, Code: "InternalError", Times: 100}, kind: cloudprovider.ErrUnavailable},
-		{name: "error in 200 body", fault: fakeapi.Fault{Status: 200, Code: "OperationDenied.ScalingActivityInProgress", Times: 100}, kind: cloudprovider.ErrFailedPrecondition},
-		{name: "malformed JSON", fault: fakeapi.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrMalformedResponse},
-		{name: "timeout", fault: fakeapi.Fault{Stall: true, Times: 100}, kind: context.DeadlineExceeded},
-		{name: "applied but answer lost", fault: fakeapi.Fault{Status: 502, Code: "BadGateway", Applied: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
+		{name: "429", fault: cloudprovidertest.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 100}, kind: cloudprovider.ErrRateLimited},
+		{name: "500", fault: cloudprovidertest.Fault{Status: 500, Code: "InternalError", Times: 100}, kind: cloudprovider.ErrUnavailable},
+		{name: "error in 200 body", fault: cloudprovidertest.Fault{Status: 200, Code: "OperationDenied.ScalingActivityInProgress", Times: 100}, kind: cloudprovider.ErrFailedPrecondition},
+		{name: "malformed JSON", fault: cloudprovidertest.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrMalformedResponse},
+		{name: "timeout", fault: cloudprovidertest.Fault{Hang: true, Times: 100}, kind: context.DeadlineExceeded},
+		{name: "applied but answer lost", fault: cloudprovidertest.Fault{Status: 502, Code: "BadGateway", AfterApply: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
 	}
 	ops := []struct {
 		name   string
@@ -76,10 +77,10 @@ func TestMutationFaults(t *testing.T) {
 				before := target(t, g)
 				instBefore := len(e.fake.Instances(mainGroupID))
 				fault := f.fault
-				fault.Action = op.action
+				fault.Operation = op.action
 				e.fake.AddFault(fault)
 				ctx := testCtx(t)
-				if f.fault.Stall {
+				if f.fault.Hang {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
 					defer cancel()
@@ -102,7 +103,7 @@ func TestMutationFaults(t *testing.T) {
 				if got := target(t, g); got != cg.Desired {
 					t.Fatalf("target %d after Refresh, cloud has %d", got, cg.Desired)
 				}
-				if f.fault.Stall || f.fault.Applied {
+				if f.fault.Hang || f.fault.AfterApply {
 					// The request may have been applied before the client gave
 					// up; only the bounds matter then.
 					return
@@ -139,7 +140,7 @@ func TestConcurrentIncreaseSize(t *testing.T) {
 	if int(accepted.Load()) != max-before {
 		t.Fatalf("%d accepted, want %d", accepted.Load(), max-before)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionModifyScalingGroup); n != max-before {
+	if n := e.fake.CountOperation(fakeapi.ActionModifyScalingGroup); n != max-before {
 		t.Fatalf("%d ModifyScalingGroup calls, want %d (refused calls must not reach the cloud)", n, max-before)
 	}
 	cg, _ := e.fake.Group(mainGroupID)
@@ -215,7 +216,7 @@ func TestDeleteNodesBatchesOf20(t *testing.T) {
 	}
 	var sizes []int
 	for _, r := range e.fake.Requests() {
-		if r.Action == fakeapi.ActionRemoveInstances {
+		if r.Operation == fakeapi.ActionRemoveInstances {
 			n := 0
 			for i := 1; r.Query.Get(fmt.Sprintf("InstanceIds.%d", i)) != ""; i++ {
 				n++
@@ -262,7 +263,7 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 		nodes = append(nodes, nodeFor(pid))
 	}
 	// The first batch goes through, the second fails.
-	e.fake.AddFault(fakeapi.Fault{Action: fakeapi.ActionRemoveInstances, Status: 500, Code: "InternalError", Skip: 1})
+	e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionRemoveInstances, Status: 500, Code: "InternalError", Skip: 1})
 	err := g.DeleteNodes(testCtx(t), nodes)
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("error = %v", err)
@@ -275,11 +276,11 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 	}
 	first := nodes[:20]
 	// Resending the already removed nodes (as CA does) is a no-op.
-	before := e.fake.CountAction(fakeapi.ActionRemoveInstances)
+	before := e.fake.CountOperation(fakeapi.ActionRemoveInstances)
 	if err := g.DeleteNodes(testCtx(t), first); err != nil {
 		t.Fatal(err)
 	}
-	if e.fake.CountAction(fakeapi.ActionRemoveInstances) != before {
+	if e.fake.CountOperation(fakeapi.ActionRemoveInstances) != before {
 		t.Fatal("re-deleting removing instances called the cloud")
 	}
 	if got := target(t, g); got != 10 {
@@ -341,7 +342,7 @@ func TestUnregisteredBelowMinFallsBackWhenAPIRefuses(t *testing.T) {
 	}
 	var decreases []string
 	for _, r := range e.fake.Requests() {
-		if r.Action == fakeapi.ActionRemoveInstances {
+		if r.Operation == fakeapi.ActionRemoveInstances {
 			decreases = append(decreases, r.Query.Get("DecreaseDesiredCapacity")+"/"+r.Query.Get("ForceDelete"))
 		}
 	}
@@ -484,7 +485,7 @@ func TestStockOutWithoutInstances(t *testing.T) {
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionDescribeScalingActivities); n != 1 {
+	if n := e.fake.CountOperation(fakeapi.ActionDescribeScalingActivities); n != 1 {
 		t.Fatalf("%d DescribeScalingActivities, want 1 (only the short group)", n)
 	}
 	nodes, _ := g.Nodes(testCtx(t))
@@ -511,7 +512,7 @@ func TestStockOutWithoutInstances(t *testing.T) {
 	if got := target(t, g); got != before {
 		t.Fatalf("target %d after deleting the placeholders, want %d", got, before)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionRemoveInstances); n != 0 {
+	if n := e.fake.CountOperation(fakeapi.ActionRemoveInstances); n != 0 {
 		t.Fatalf("%d RemoveInstances for placeholders, want 0", n)
 	}
 	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before {
@@ -567,11 +568,11 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	before := target(t, g)
-	e.fake.AddFault(fakeapi.Fault{Action: fakeapi.ActionModifyScalingGroup, Status: 502, Code: "BadGateway", Applied: true})
+	e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: 502, Code: "BadGateway", AfterApply: true})
 	if err := g.IncreaseSize(testCtx(t), 1); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionModifyScalingGroup); n != 2 {
+	if n := e.fake.CountOperation(fakeapi.ActionModifyScalingGroup); n != 2 {
 		t.Fatalf("%d ModifyScalingGroup calls, want 2", n)
 	}
 	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before+1 || target(t, g) != before+1 {
@@ -586,19 +587,19 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 func TestUnconfirmedChangeIsReReadBeforeTheNext(t *testing.T) {
 	tests := []struct {
 		name     string
-		fault    fakeapi.Fault
+		fault    cloudprovidertest.Fault
 		reread   bool
 		wantLast int
 	}{
-		{name: "lost answer", fault: fakeapi.Fault{Status: 502, Code: "BadGateway", Applied: true, Times: 10}, reread: true, wantLast: 3 + 2 + 1},
-		{name: "refused by the API", fault: fakeapi.Fault{Status: 400, Code: "OperationDenied.Busy", Times: 1}, reread: false, wantLast: 3 + 1},
+		{name: "lost answer", fault: cloudprovidertest.Fault{Status: 502, Code: "BadGateway", AfterApply: true, Times: 10}, reread: true, wantLast: 3 + 2 + 1},
+		{name: "refused by the API", fault: cloudprovidertest.Fault{Status: 400, Code: "OperationDenied.Busy", Times: 1}, reread: false, wantLast: 3 + 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			g := e.group(t, mainGroupID)
 			f := tc.fault
-			f.Action = fakeapi.ActionModifyScalingGroup
+			f.Operation = fakeapi.ActionModifyScalingGroup
 			e.fake.AddFault(f)
 			if err := g.IncreaseSize(testCtx(t), 2); err == nil {
 				t.Fatal("IncreaseSize succeeded through the fault")
@@ -608,7 +609,7 @@ func TestUnconfirmedChangeIsReReadBeforeTheNext(t *testing.T) {
 			if err := g.IncreaseSize(testCtx(t), 1); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.fake.CountAction(fakeapi.ActionDescribeScalingGroups); (got == 1) != tc.reread {
+			if got := e.fake.CountOperation(fakeapi.ActionDescribeScalingGroups); (got == 1) != tc.reread {
 				t.Fatalf("%d re-reads, want re-read=%v", got, tc.reread)
 			}
 			cg, _ := e.fake.Group(mainGroupID)

@@ -44,11 +44,12 @@ func withoutMetalPool() envOption                 { return func(e *testEnv) { e.
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
 	e := &testEnv{t: t, clock: cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
-	e.fakeOpts = fakeapi.Options{Clock: e.clock, ActiveAfter: 90 * time.Second, CloseLinger: 30 * time.Second, Seed: 42}
+	e.fakeOpts = fakeapi.Options{Now: e.clock.Now, ActiveAfter: 90 * time.Second, CloseLinger: 30 * time.Second, Seed: 42}
 	for _, o := range opts {
 		o(e)
 	}
 	e.fake = fakeapi.New(e.fakeOpts)
+	e.fake.Start()
 	t.Cleanup(e.fake.Close)
 	e.fake.AddPlans(fakeapi.StandardPlans()...)
 	e.fake.AddMetalPlans(fakeapi.StandardMetalPlans()...)
@@ -135,7 +136,7 @@ func unregisteredNode(id string) *corev1.Node {
 	}
 }
 
-func countRequests(reqs []fakeapi.Request, method, pathPart string) int {
+func countRequests(reqs []cloudprovidertest.RecordedRequest, method, pathPart string) int {
 	n := 0
 	for _, r := range reqs {
 		if r.Method == method && strings.Contains(r.Path, pathPart) {
@@ -160,6 +161,20 @@ func TestConformance(t *testing.T) {
 			},
 			Settle:        e.fake.Settle,
 			FailNextCalls: e.fake.FailNext,
+			InjectMutationFault: cloudprovidertest.MutationSelectors{
+				cloudprovidertest.MutationIncreaseSize:       {Method: http.MethodPatch, PathContains: "/node-pools/"},
+				cloudprovidertest.MutationDecreaseTargetSize: {Method: http.MethodPatch, PathContains: "/node-pools/"},
+				cloudprovidertest.MutationDeleteNodes:        {Method: http.MethodDelete, PathContains: "/nodes/"},
+			}.Injector(e.fake.AddFault),
+			AddUnseenInstance: func(groupID string) string {
+				n, err := e.fake.LaunchInstance(testClusterID, groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ProviderIDPrefix + n.ID
+			},
+			// Plans are the template itself, not an enrichment: no such lookup.
+			FailEnrichmentLookups: nil,
 		}
 	}})
 }
@@ -170,6 +185,7 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 		t.Fatalf("provider %q not fully registered: %+v", ProviderName, ok)
 	}
 	fake := fakeapi.New(fakeapi.Options{Token: "secret-build-token"})
+	fake.Start()
 	defer fake.Close()
 	fake.AddCluster(fakeapi.ClusterSpec{ID: "c1", Region: "ewr"})
 	fake.AddPlans(fakeapi.StandardPlans()...)

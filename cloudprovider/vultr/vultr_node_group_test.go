@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -25,7 +26,8 @@ func TestIncreaseSize(t *testing.T) {
 	tests := []struct {
 		name       string
 		delta      int
-		fault      *fakeapi.Fault
+		fault      *cloudprovidertest.Fault
+		misreport  int // node_quantity the PATCH answer reports, 0 = the real one
 		wantErr    error
 		wantErrHas string
 		wantTarget int
@@ -36,11 +38,11 @@ func TestIncreaseSize(t *testing.T) {
 		{name: "past max", delta: 6, wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3},
 		{name: "zero", delta: 0, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "negative", delta: -1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
-		{name: "response without node_pool", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
+		{name: "response without node_pool", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
 			wantErr: cloudprovider.ErrMalformedResponse, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
-		{name: "quantity mismatch", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", ReportQuantity: 9},
+		{name: "quantity mismatch", delta: 1, misreport: 9,
 			wantErrHas: "reports node_quantity 9 after setting 4", wantTarget: 3, wantPatch: `{"node_quantity":4}`},
-		{name: "cloud refuses", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 400},
+		{name: "cloud refuses", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 400},
 			wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
 	}
 	for _, tc := range tests {
@@ -48,7 +50,10 @@ func TestIncreaseSize(t *testing.T) {
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			if tc.fault != nil {
-				e.fake.Inject(*tc.fault)
+				e.fake.AddFault(*tc.fault)
+			}
+			if tc.misreport != 0 {
+				e.fake.MisreportNextQuantity(tc.misreport)
 			}
 			e.fake.ResetRequests()
 			err := g.IncreaseSize(e.ctx(), tc.delta)
@@ -207,7 +212,7 @@ func TestDeleteNodes(t *testing.T) {
 	tests := []struct {
 		name        string
 		nodes       nodeFn
-		fault       func(e *testEnv) *fakeapi.Fault
+		fault       func(e *testEnv) *cloudprovidertest.Fault
 		wantErr     error
 		wantErrHas  string
 		wantTarget  int
@@ -222,7 +227,9 @@ func TestDeleteNodes(t *testing.T) {
 		{name: "no id at all", nodes: nodes(bare), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "same node twice", nodes: nodes(main(0), main(0)), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "cloud says gone", nodes: nodes(main(0)),
-			fault:   func(e *testEnv) *fakeapi.Fault { return &fakeapi.Fault{Method: "DELETE", Status: 404} },
+			fault: func(e *testEnv) *cloudprovidertest.Fault {
+				return &cloudprovidertest.Fault{Method: "DELETE", Status: 404}
+			},
 			wantErr: cloudprovider.ErrNotFound, wantTarget: 3, wantDeletes: 1},
 	}
 	for _, tc := range tests {
@@ -230,7 +237,7 @@ func TestDeleteNodes(t *testing.T) {
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			if tc.fault != nil {
-				e.fake.Inject(*tc.fault(e))
+				e.fake.AddFault(*tc.fault(e))
 			}
 			before := e.pool("a-main")
 			e.fake.ResetRequests()
@@ -260,7 +267,7 @@ func TestDeleteNodesStopsAtFirstFailure(t *testing.T) {
 	if err := g.IncreaseSize(e.ctx(), 2); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.Inject(fakeapi.Fault{Method: "DELETE", PathContains: n[1].ID, Status: 500, Times: 10})
+	e.fake.AddFault(cloudprovidertest.Fault{Method: "DELETE", PathContains: n[1].ID, Status: 500, Times: 10})
 	err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[0]), realNode(e.main, n[1]), realNode(e.main, n[2])})
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("error %v, want ErrUnavailable", err)
@@ -323,7 +330,7 @@ func TestDeleteNodesAtMin(t *testing.T) {
 // each mutating call and checks the invariants: the size never leaves
 // [min, max] in the cloud or locally, and no node is deleted that was not asked.
 func TestMutationFaults(t *testing.T) {
-	faults := map[string]fakeapi.Fault{
+	faults := map[string]cloudprovidertest.Fault{
 		"429 beyond deadline":  {Status: 429, RetryAfter: "60"},
 		"429 then ok":          {Status: 429, RetryAfter: "1"},
 		"500 persistent":       {Status: 500, Times: 10},
@@ -363,7 +370,7 @@ func TestMutationFaults(t *testing.T) {
 				}
 				before := e.pool("a-main")
 				f.Method = op.method
-				e.fake.Inject(f)
+				e.fake.AddFault(f)
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				if f.Hang {
 					ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -573,13 +580,13 @@ func TestReadsDoNotWaitForMutations(t *testing.T) {
 func TestResizeAfterUnconfirmedIncrease(t *testing.T) {
 	tests := []struct {
 		name      string
-		fault     fakeapi.Fault
+		fault     cloudprovidertest.Fault
 		next      func(ctx context.Context, g *nodeGroup) error
 		wantQuant int
 	}{
-		{name: "503 after apply, then increase", fault: fakeapi.Fault{Method: "PATCH", Status: 503, AfterApply: true, Times: 10},
+		{name: "503 after apply, then increase", fault: cloudprovidertest.Fault{Method: "PATCH", Status: 503, AfterApply: true, Times: 10},
 			next: func(ctx context.Context, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, wantQuant: 6},
-		{name: "malformed answer, then increase", fault: fakeapi.Fault{Method: "PATCH", Status: 202, Body: strp(`{"node_pool": {`), AfterApply: true},
+		{name: "malformed answer, then increase", fault: cloudprovidertest.Fault{Method: "PATCH", Status: 202, Body: strp(`{"node_pool": {`), AfterApply: true},
 			next: func(ctx context.Context, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, wantQuant: 6},
 	}
 	for _, tc := range tests {
@@ -587,7 +594,7 @@ func TestResizeAfterUnconfirmedIncrease(t *testing.T) {
 			e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
 			g := e.group("a-main")
 			before := e.pool("a-main")
-			e.fake.Inject(tc.fault)
+			e.fake.AddFault(tc.fault)
 			if err := g.IncreaseSize(e.ctx(), 2); err == nil {
 				t.Fatal("increase with a lost answer succeeded")
 			}

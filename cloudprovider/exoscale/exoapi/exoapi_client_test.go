@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 )
@@ -116,7 +117,7 @@ func TestListCallsDecode(t *testing.T) {
 		}
 	}
 	reqs := s.fake.Requests()
-	if q := reqs[len(reqs)-1].Query; q != "manager-type=instance-pool" {
+	if q := reqs[len(reqs)-1].Query.Encode(); q != "manager-type=instance-pool" {
 		t.Fatalf("list members query %q", q)
 	}
 	in, err := s.client.GetInstance(ctx(t), s.unmanaged)
@@ -196,7 +197,7 @@ func TestErrorClassification(t *testing.T) {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			s := seed(t, fakeapi.Options{}, 1)
 			for i := 0; i < 4; i++ {
-				s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: tc.status, Message: "server says no", RetryAfter: 3600})
+				s.fake.AddFault(cloudprovidertest.Fault{Status: tc.status, Message: "server says no", RetryAfter: "3600"})
 			}
 			_, err := s.client.ListInstancePools(ctx(t))
 			if !errors.Is(err, tc.want) {
@@ -215,11 +216,11 @@ func TestErrorClassification(t *testing.T) {
 
 func TestMalformedAndTimeout(t *testing.T) {
 	s := seed(t, fakeapi.Options{}, 1)
-	s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultMalformed})
+	s.fake.AddFault(cloudprovidertest.Fault{Malformed: true})
 	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrMalformedResponse) || exoapi.StatusCode(err) != 200 {
 		t.Fatalf("malformed body: %v", err)
 	}
-	s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultHang})
+	s.fake.AddFault(cloudprovidertest.Fault{Hang: true})
 	c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := s.client.ListSKSClusters(c); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, cloudprovider.ErrUnavailable) {
@@ -251,7 +252,7 @@ func TestSignatureAndUserAgent(t *testing.T) {
 		t.Fatalf("signed request with body rejected: %v", err)
 	}
 	reqs := s.fake.Requests()
-	ua := reqs[len(reqs)-1].UserAgent
+	ua := reqs[len(reqs)-1].Header.Get("User-Agent")
 	if !strings.HasPrefix(ua, "ca-provider-test/1.2 cluster-autoscaler-provider-exoscale egoscale/") {
 		t.Fatalf("User-Agent %q", ua)
 	}

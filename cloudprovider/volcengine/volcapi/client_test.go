@@ -29,9 +29,9 @@ type testEnv struct {
 // stack (NewHTTPClient + RetryTransport) whose sleeps are recorded, not slept.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Clock: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0))})}
-	srv := env.fake.Start()
-	t.Cleanup(srv.Close)
+	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})}
+	url := env.fake.Start()
+	t.Cleanup(env.fake.Close)
 	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)
 	hc.Transport = cloudprovider.NewRetryTransport(hc.Transport, cloudprovider.RetryOptions{
 		MaxAttempts:       3,
@@ -41,7 +41,7 @@ func newTestEnv(t *testing.T) *testEnv {
 			return nil
 		},
 	})
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: testAK, SecretKey: testSK, Endpoint: srv.URL, HTTPClient: hc})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: testAK, SecretKey: testSK, Endpoint: url, HTTPClient: hc})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
