@@ -44,15 +44,19 @@ func Run(t *testing.T, h Harness) {
 		{"FailedRefreshKeepsSnapshot", checkFailedRefresh},
 		{"ReadsServedFromSnapshot", checkReadsFromSnapshot},
 		{"HarnessHooksReachTheCloud", checkHarnessHooks},
+		{"ReadsNeverWaitBehindMutation", checkReadsNeverWaitBehindMutation},
+		{"LostAnswerNotUndoneByNextResize", checkLostAnswerNotUndone},
+		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
+		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			env := h.NewEnv(t)
-			k := &kit{t: t, env: env}
-			k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
-			c.fn(t, k)
+			c.fn(t, newKit(t, h))
 		})
 	}
+	// These build their own environments.
+	t.Run("MutationFaultMatrix", func(t *testing.T) { checkMutationFaultMatrix(t, h) })
+	t.Run("EnrichmentFailureKeepsTemplates", func(t *testing.T) { checkEnrichmentFailureKeepsTemplates(t, h) })
 }
 
 type kit struct {

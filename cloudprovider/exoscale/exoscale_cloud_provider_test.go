@@ -16,6 +16,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
@@ -125,7 +128,7 @@ func node(providerID string) *corev1.Node {
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newTestEnv(t, defaultEnvOptions())
 		return &cloudprovidertest.Env{
 			Provider:      e.provider,
@@ -148,9 +151,26 @@ func TestConformance(t *testing.T) {
 			},
 			// Instance types are the template itself, not an enrichment.
 			FailEnrichmentLookups: nil,
+			ClearFaults:           e.fake.ClearFaults,
+			RefuseForQuota: func() {
+				// Exoscale refuses a scale past the organisation's instance
+				// quota with a bare 400; the provider learns why from the
+				// quota it reads at Refresh.
+				e.fake.SetQuotaLimit(1)
+				e.clock.Advance(quotaTTL)
+				if err := e.provider.Refresh(ctx5s(t)); err != nil {
+					t.Fatal(err)
+				}
+			},
 		}
 	}})
 }
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
+}
+
 
 func TestDiscovery(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())

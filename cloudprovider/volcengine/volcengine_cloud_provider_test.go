@@ -18,6 +18,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -160,7 +163,7 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newEnv(t)
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
@@ -186,10 +189,26 @@ func TestConformance(t *testing.T) {
 				for _, action := range []string{fakeapi.ActionDescribeSubnets, fakeapi.ActionDescribeImages} {
 					e.fake.AddFault(cloudprovidertest.Fault{Operation: action, Status: http.StatusForbidden, Code: "AccessDenied", Times: math.MaxInt32})
 				}
+				// As for a provider started with such a key: the next Refresh
+				// looks every template up again.
+				e.p.m.mu.Lock()
+				e.p.m.templates = map[string]*templateEntry{}
+				e.p.m.mu.Unlock()
+			},
+			ClearFaults: e.fake.ClearFaults,
+			RefuseForQuota: func() {
+				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
+					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
 			},
 		}
 	}})
 }
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
+}
+
 
 func TestSteadyStateRefreshCallCount(t *testing.T) {
 	tests := []struct {

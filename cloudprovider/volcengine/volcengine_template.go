@@ -161,21 +161,25 @@ func (m *manager) fetchTemplates(ctx context.Context, groups []managedGroup, now
 	for _, t := range types {
 		byType[t.ID] = t
 	}
-	subnets, err := m.api.ListSubnets(ctx, uniq(subnetIDs))
-	if err != nil {
-		return entries, err
-	}
+	// Subnet zones and image architectures only enrich a template: keys
+	// without vpc:DescribeSubnets or ecs:DescribeImages (upstream never
+	// needed them) get the configuration's zone and linux/amd64 instead of
+	// no template at all.
 	subnetZone := map[string]string{}
-	for _, s := range subnets {
-		subnetZone[s.ID] = s.ZoneID
-	}
-	images, err := m.api.ListImages(ctx, uniq(imageIDs))
-	if err != nil {
-		return entries, err
+	if subnets, err := m.api.ListSubnets(ctx, uniq(subnetIDs)); err != nil {
+		klog.InfoS("Cannot read subnet zones; templates use the scaling configuration's zone", "provider", ProviderName, "err", err)
+	} else {
+		for _, s := range subnets {
+			subnetZone[s.ID] = s.ZoneID
+		}
 	}
 	byImage := map[string]volcapi.Image{}
-	for _, im := range images {
-		byImage[im.ID] = im
+	if images, err := m.api.ListImages(ctx, uniq(imageIDs)); err != nil {
+		klog.InfoS("Cannot read image architectures; templates assume linux/amd64", "provider", ProviderName, "err", err)
+	} else {
+		for _, im := range images {
+			byImage[im.ID] = im
+		}
 	}
 
 	for _, p := range groups {

@@ -12,6 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -147,7 +150,7 @@ func countRequests(reqs []cloudprovidertest.RecordedRequest, method, pathPart st
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newTestEnv(t)
 		return &cloudprovidertest.Env{
 			Provider:   e.p,
@@ -175,9 +178,18 @@ func TestConformance(t *testing.T) {
 			},
 			// Plans are the template itself, not an enrichment: no such lookup.
 			FailEnrichmentLookups: nil,
+			ClearFaults:           e.fake.ClearFaults,
+			// Vultr documents no quota or capacity answer to a resize.
+			RefuseForQuota: nil,
 		}
 	}})
 }
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
+}
+
 
 func TestBuildReadsConfigAndRegisters(t *testing.T) {
 	reg, ok := cloudprovider.Lookup(ProviderName)
