@@ -184,9 +184,17 @@ func checkMutationFaultMatrix(t *testing.T, h Harness) {
 				if fault.Hang {
 					ctx, cancel = context.WithTimeout(context.Background(), hangDeadline)
 				}
+				targetBefore := k.target(g)
 				err := c.run(ctx, k, g, victims)
 				cancel()
 				k.clearFaults()
+				if err != nil {
+					// No answer was applied, so the target CA reads at once
+					// is the one before the call.
+					if got := k.target(g); got != targetBefore {
+						t.Fatalf("%s under %s failed (%v) but moved the target from %d to %d", kind, name, err, targetBefore, got)
+					}
+				}
 				if err != nil && errors.Is(err, cloudprovider.ErrNotImplemented) {
 					t.Fatalf("%s under %s: %v", kind, name, err)
 				}
