@@ -125,13 +125,13 @@ type managedGroup struct {
 
 // bounds returns min and max: the group's own, the spec's only when the group
 // does not report them.
-func (m managedGroup) bounds() (min, max int) {
-	min, max = m.cloud.Min, m.cloud.Max
+func (m managedGroup) bounds() (minSize, maxSize int) {
+	minSize, maxSize = m.cloud.Min, m.cloud.Max
 	if !m.cloud.HasMin && m.spec != nil {
-		min = m.spec.MinSize
+		minSize = m.spec.MinSize
 	}
 	if !m.cloud.HasMax && m.spec != nil {
-		max = m.spec.MaxSize
+		maxSize = m.spec.MaxSize
 	}
-	return min, max
+	return minSize, maxSize
 }

@@ -323,8 +323,8 @@ func (m *manager) Refresh(ctx context.Context) error {
 	next := make(map[string]*groupState, len(picked))
 	order := make([]string, 0, len(picked))
 	for i, p := range picked {
-		min, max := p.bounds()
-		gs := &groupState{cloud: p.cloud, min: min, max: max, discoveredBy: p.discoveredBy}
+		minSize, maxSize := p.bounds()
+		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy}
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
 		}

@@ -134,7 +134,7 @@ func i32(p *int32) int {
 
 func sp(s string) *string { return &s }
 
-func ip(n int) *int32 {
+func int32Ptr(n int) *int32 {
 	v := int32(n)
 	return &v
 }
