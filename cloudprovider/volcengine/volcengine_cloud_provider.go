@@ -92,10 +92,11 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 		RetryServerErrors: volcapi.RetrySafe,
 		Sleep:             o.retrySleep,
 	})
+	accessKey, secretKey := o.cfg.Credentials()
 	client, err := volcapi.New(volcapi.Config{
 		Region:     o.cfg.Region,
-		AccessKey:  o.cfg.AccessKey,
-		SecretKey:  o.cfg.SecretKey,
+		AccessKey:  accessKey,
+		SecretKey:  secretKey,
 		Endpoint:   o.cfg.Endpoint,
 		DisableSSL: o.cfg.Scheme == "http",
 		HTTPClient: hc,

@@ -76,7 +76,7 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{ClusterID: testClusterID, Token: Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
 	retry := cloudprovider.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
 		e.sleeps = append(e.sleeps, d)
 		return ctx.Err()
@@ -350,7 +350,7 @@ func TestUnmatchedSpecIsAConfigError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reported []int
-	cfg := &Config{ClusterID: testClusterID, Token: Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
 	p, err := newProvider(context.Background(), cfg, specs, cloudprovider.BuildOptions{ReportUnmatchedSpecs: func(n int) { reported = append(reported, n) }},
 		cloudprovider.RetryOptions{}, e.clock.Now)
 	if err != nil {
