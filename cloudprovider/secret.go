@@ -89,6 +89,18 @@ func FileCredential(name, path string) (*Credential, error) {
 	return c, nil
 }
 
+// CredentialFrom returns the file credential when path is set and readable
+// (name is the setting naming the file), else the fixed value. Config
+// loaders validate the file first; this is for building clients.
+func CredentialFrom(value Secret, name, path string) *Credential {
+	if path != "" {
+		if c, err := FileCredential(name, path); err == nil {
+			return c
+		}
+	}
+	return FixedCredential(value)
+}
+
 // String says where the value comes from, never what it is.
 func (c *Credential) String() string {
 	if c == nil {

@@ -63,7 +63,7 @@ func newProvider(cfg Config, deps providerDeps) (*provider, error) {
 		retry = *deps.retry
 	}
 	client, err := exoapi.New(exoapi.Options{
-		APIKey: cfg.APIKey, APISecret: cfg.APISecret, Endpoint: cfg.APIEndpoint(),
+		APIKey: cfg.apiKey(), APISecret: cfg.apiSecret(), Endpoint: cfg.APIEndpoint(),
 		HTTPClient: deps.httpClient, Retry: &retry,
 	})
 	if err != nil {

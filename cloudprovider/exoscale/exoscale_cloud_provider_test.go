@@ -405,8 +405,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		fmt.Sprintf("%v", e.provider.m.client), fmt.Sprintf("%+v", e.provider.m.client), fmt.Sprintf("%#v", e.provider.m.client),
 		fmt.Sprintf("%+v", e.provider.m), fmt.Sprintf("%#v", e.provider.m), fmt.Sprintf("%#v", e.provider),
 		fmt.Sprintf("%+v", g), fmt.Sprintf("%#v", g), fmt.Sprintf("%+v", []*nodeGroup{g}),
-		fmt.Sprintf("%+v", exoapi.Options{APIKey: testKey, APISecret: testSecret}),
-		fmt.Sprintf("%#v", exoapi.Options{APIKey: testKey, APISecret: testSecret}),
+		fmt.Sprintf("%+v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
+		fmt.Sprintf("%#v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
 	}
 	for i, out := range outputs {
 		if strings.Contains(out, testSecret) || strings.Contains(out, testKey) {

@@ -57,21 +57,12 @@ type Config struct {
 // String redacts the keys: configs get printed and logged, keys must not be.
 func (c Config) String() string {
 	return fmt.Sprintf("volcengine.Config{Region:%q Endpoint:%q Scheme:%q AccessKey:%s SecretKey:%s}",
-		c.Region, c.Endpoint, c.Scheme, c.credential(c.AccessKey, "access-key-file", c.AccessKeyFile), c.credential(c.SecretKey, "secret-key-file", c.SecretKeyFile))
+		c.Region, c.Endpoint, c.Scheme, c.AccessKey, c.SecretKey)
 }
 
 // Credentials returns the key sources the client signs with.
 func (c Config) Credentials() (accessKey, secretKey *cloudprovider.Credential) {
-	return c.credential(c.AccessKey, "access-key-file", c.AccessKeyFile), c.credential(c.SecretKey, "secret-key-file", c.SecretKeyFile)
-}
-
-func (c Config) credential(value cloudprovider.Secret, name, path string) *cloudprovider.Credential {
-	if path != "" {
-		if cred, err := cloudprovider.FileCredential(name, path); err == nil {
-			return cred
-		}
-	}
-	return cloudprovider.FixedCredential(value)
+	return cloudprovider.CredentialFrom(c.AccessKey, "access-key-file", c.AccessKeyFile), cloudprovider.CredentialFrom(c.SecretKey, "secret-key-file", c.SecretKeyFile)
 }
 
 // GoString redacts like String, for %#v.
