@@ -342,7 +342,7 @@ func TestGPUAndTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TemplateNodeInfo: %v", err)
 	}
-	if q := n.Status.Capacity[ResourceGPU]; q.Value() != 1 {
+	if q := n.Status.Capacity[cloudprovider.ResourceGPU]; q.Value() != 1 {
 		t.Fatalf("template GPU capacity = %v", q.String())
 	}
 	if n.Labels[LabelGPUType] != "gpua5000" || n.Labels["role"] != "gpu" || len(n.Spec.Taints) != 1 {

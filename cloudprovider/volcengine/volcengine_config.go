@@ -56,8 +56,9 @@ type Config struct {
 
 // String redacts the keys: configs get printed and logged, keys must not be.
 func (c Config) String() string {
+	accessKey, secretKey := c.Credentials()
 	return fmt.Sprintf("volcengine.Config{Region:%q Endpoint:%q Scheme:%q AccessKey:%s SecretKey:%s}",
-		c.Region, c.Endpoint, c.Scheme, c.AccessKey, c.SecretKey)
+		c.Region, c.Endpoint, c.Scheme, accessKey, secretKey)
 }
 
 // Credentials returns the key sources the client signs with.

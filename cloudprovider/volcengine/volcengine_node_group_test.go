@@ -380,7 +380,7 @@ func TestGetOptionsAndTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if node.Labels[labelInstanceType] != "ecs.g3i.xlarge" || node.Labels[labelZone] != "cn-beijing-a" {
+	if node.Labels[corev1.LabelInstanceTypeStable] != "ecs.g3i.xlarge" || node.Labels[corev1.LabelTopologyZone] != "cn-beijing-a" {
 		t.Fatalf("labels = %v", node.Labels)
 	}
 }
