@@ -46,6 +46,26 @@ type Server struct {
 	mu      sync.Mutex
 	current *refreshRun
 	ready   atomic.Bool
+
+	// templateReasons remembers why each group has no template, so the
+	// reason is logged when it changes, not on every CA loop.
+	templateMu      sync.Mutex
+	templateReasons map[string]string
+}
+
+// templateUnavailable counts a group without a template and logs why.
+func (s *Server) templateUnavailable(groupID string, err error) {
+	s.opts.Metrics.TemplateUnavailable(groupID)
+	s.templateMu.Lock()
+	defer s.templateMu.Unlock()
+	if s.templateReasons == nil {
+		s.templateReasons = map[string]string{}
+	}
+	if s.templateReasons[groupID] == err.Error() {
+		return
+	}
+	s.templateReasons[groupID] = err.Error()
+	klog.ErrorS(err, "No template for node group; it cannot scale up from zero", "nodeGroup", groupID)
 }
 
 type refreshRun struct {
@@ -487,7 +507,13 @@ func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.Node
 	}
 	node, err := g.TemplateNodeInfo(ctx)
 	if err != nil {
-		return nil, toStatus(err, true)
+		if errors.Is(err, cloudprovider.ErrNodeGroupNotFound) || ctx.Err() != nil {
+			return nil, toStatus(err, true)
+		}
+		// A template that cannot be built costs only this group its scale
+		// from zero: Unimplemented is what CA reads as "no template".
+		s.templateUnavailable(req.GetId(), err)
+		return nil, status.Error(codes.Unimplemented, err.Error())
 	}
 	if node == nil {
 		return nil, status.Errorf(codes.Unimplemented, "node group %s has no template", req.GetId())

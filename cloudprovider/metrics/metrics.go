@@ -33,6 +33,7 @@ type Metrics struct {
 	refreshErrors prometheus.Counter
 	nodeGroupSize *prometheus.GaugeVec
 	unmatched     prometheus.Gauge
+	noTemplate    *prometheus.CounterVec
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -71,9 +72,13 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "unmatched_node_group_specs",
 			Help: "--nodes specs that matched no node group (or several) at the last listing.",
 		}),
+		noTemplate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "template_unavailable_total",
+			Help: "TemplateNodeInfo answers without a template (Unimplemented), by node group.",
+		}, []string{"node_group"}),
 		operations: map[string]bool{},
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.unmatched)
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.unmatched, m.noTemplate)
 	return m
 }
 
@@ -101,6 +106,14 @@ func (m *Metrics) SetUnmatchedSpecs(n int) {
 		return
 	}
 	m.unmatched.Set(float64(n))
+}
+
+// TemplateUnavailable counts a TemplateNodeInfo answered without a template.
+func (m *Metrics) TemplateUnavailable(groupID string) {
+	if m == nil {
+		return
+	}
+	m.noTemplate.WithLabelValues(groupID).Inc()
 }
 
 // GroupSize is one group's bounds and target.
