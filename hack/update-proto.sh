@@ -20,3 +20,11 @@ PATH="$BIN:$PATH" protoc -I "$DIR" -I /usr/include \
   --go_out="$OUT/$DIR" --go_opt=paths=source_relative \
   --go-grpc_out="$OUT/$DIR" --go-grpc_opt=paths=source_relative \
   "$DIR/externalgrpc.proto"
+
+# Test-only: the field layout of CA 1.34.1 and older (messages only; its
+# client in the same package calls upstream's method paths).
+LEGACY=cloudprovider/externalgrpc/grpctest/legacyca
+mkdir -p "$OUT/$LEGACY"
+PATH="$BIN:$PATH" protoc -I "$LEGACY" -I /usr/include \
+  --go_out="$OUT/$LEGACY" --go_opt=paths=source_relative \
+  "$LEGACY/legacyca.proto"

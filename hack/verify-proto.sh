@@ -5,10 +5,11 @@ cd "$(dirname "$0")/.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 hack/update-proto.sh "$TMP"
-DIR=cloudprovider/externalgrpc/protos
-for f in externalgrpc.pb.go externalgrpc_grpc.pb.go; do
-  if ! diff -u "$DIR/$f" "$TMP/$DIR/$f"; then
-    echo "$DIR/$f is stale: run hack/update-proto.sh (make proto)" >&2
+for f in cloudprovider/externalgrpc/protos/externalgrpc.pb.go \
+         cloudprovider/externalgrpc/protos/externalgrpc_grpc.pb.go \
+         cloudprovider/externalgrpc/grpctest/legacyca/legacyca.pb.go; do
+  if ! diff -u "$f" "$TMP/$f"; then
+    echo "$f is stale: run hack/update-proto.sh (make proto)" >&2
     exit 1
   fi
 done

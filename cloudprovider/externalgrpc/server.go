@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/anypb"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +45,10 @@ type Server struct {
 	mu      sync.Mutex
 	current *refreshRun
 	ready   atomic.Bool
+
+	// seenLegacy and seenCurrent record whether a CA of that protocol
+	// generation has been logged (once each).
+	seenLegacy, seenCurrent atomic.Bool
 
 	// templateReasons remembers why each group has no template, so the
 	// reason is logged when it changes, not on every CA loop.
@@ -260,13 +263,11 @@ func checkWindow(start, end time.Time) error {
 
 // PricingNodePrice implements the optional PricingNodePrice RPC.
 func (s *Server) PricingNodePrice(ctx context.Context, req *protos.PricingNodePriceRequest) (*protos.PricingNodePriceResponse, error) {
+	s.noteGeneration(nodePriceGeneration(req), "PricingNodePriceRequest")
 	if err := checkNode(req.GetNode()); err != nil {
 		return nil, toStatus(err, true)
 	}
-	start, end := req.GetStartTimestamp().AsTime(), req.GetEndTimestamp().AsTime()
-	if req.GetStartTimestamp() == nil || req.GetEndTimestamp() == nil {
-		start, end = time.Time{}, time.Time{}
-	}
+	start, end := nodePriceWindow(req)
 	if err := checkWindow(start, end); err != nil {
 		return nil, toStatus(err, true)
 	}
@@ -283,14 +284,12 @@ func (s *Server) PricingNodePrice(ctx context.Context, req *protos.PricingNodePr
 
 // PricingPodPrice implements the optional PricingPodPrice RPC.
 func (s *Server) PricingPodPrice(ctx context.Context, req *protos.PricingPodPriceRequest) (*protos.PricingPodPriceResponse, error) {
+	s.noteGeneration(podPriceGeneration(req), "PricingPodPriceRequest")
 	pod := &corev1.Pod{}
-	if err := pod.Unmarshal(req.GetPodBytes()); err != nil {
-		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "pod_bytes is not a protobuf core/v1 Pod: %v", err), true)
+	if err := pod.Unmarshal(podPriceBytes(req)); err != nil {
+		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "pod_bytes (or the legacy pod) is not a protobuf core/v1 Pod: %v", err), true)
 	}
-	start, end := req.GetStartTimestamp().AsTime(), req.GetEndTimestamp().AsTime()
-	if req.GetStartTimestamp() == nil || req.GetEndTimestamp() == nil {
-		start, end = time.Time{}, time.Time{}
-	}
+	start, end := podPriceWindow(req)
 	if err := checkWindow(start, end); err != nil {
 		return nil, toStatus(err, true)
 	}
@@ -525,7 +524,7 @@ func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.Node
 	if len(b) == 0 {
 		return nil, status.Errorf(codes.Unimplemented, "node group %s has an empty template", req.GetId())
 	}
-	return &protos.NodeGroupTemplateNodeInfoResponse{NodeBytes: b}, nil
+	return templateResponse(b), nil
 }
 
 // NodeGroupGetOptions implements the optional NodeGroupGetOptions RPC. A
@@ -533,6 +532,7 @@ func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.Node
 // options the protocol cannot carry), so it answers Unimplemented unless the
 // group really has overrides, and then starts from the request's defaults.
 func (s *Server) NodeGroupGetOptions(ctx context.Context, req *protos.NodeGroupAutoscalingOptionsRequest) (*protos.NodeGroupAutoscalingOptionsResponse, error) {
+	s.noteGeneration(optionsGeneration(req.GetDefaults()), "NodeGroupAutoscalingOptionsRequest")
 	g, err := s.group(ctx, req.GetId())
 	if err != nil {
 		return nil, toStatus(err, true)
@@ -546,28 +546,4 @@ func (s *Server) NodeGroupGetOptions(ctx context.Context, req *protos.NodeGroupA
 		return nil, status.Errorf(codes.Unimplemented, "node group %s has no option overrides", req.GetId())
 	}
 	return &protos.NodeGroupAutoscalingOptionsResponse{NodeGroupAutoscalingOptions: toPBOptions(*opts)}, nil
-}
-
-func fromPBOptions(o *protos.NodeGroupAutoscalingOptions) cloudprovider.NodeGroupAutoscalingOptions {
-	return cloudprovider.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold:    o.GetScaleDownUtilizationThreshold(),
-		ScaleDownGpuUtilizationThreshold: o.GetScaleDownGpuUtilizationThreshold(),
-		ZeroOrMaxNodeScaling:             o.GetZeroOrMaxNodeScaling(),
-		IgnoreDaemonSetsUtilization:      o.GetIgnoreDaemonSetsUtilization(),
-		ScaleDownUnneededTime:            o.GetScaleDownUnneededDuration().AsDuration(),
-		ScaleDownUnreadyTime:             o.GetScaleDownUnreadyDuration().AsDuration(),
-		MaxNodeProvisionTime:             o.GetMaxNodeProvisionDuration().AsDuration(),
-	}
-}
-
-func toPBOptions(o cloudprovider.NodeGroupAutoscalingOptions) *protos.NodeGroupAutoscalingOptions {
-	return &protos.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold:    o.ScaleDownUtilizationThreshold,
-		ScaleDownGpuUtilizationThreshold: o.ScaleDownGpuUtilizationThreshold,
-		ZeroOrMaxNodeScaling:             o.ZeroOrMaxNodeScaling,
-		IgnoreDaemonSetsUtilization:      o.IgnoreDaemonSetsUtilization,
-		ScaleDownUnneededDuration:        durationpb.New(o.ScaleDownUnneededTime),
-		ScaleDownUnreadyDuration:         durationpb.New(o.ScaleDownUnreadyTime),
-		MaxNodeProvisionDuration:         durationpb.New(o.MaxNodeProvisionTime),
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
@@ -87,6 +88,20 @@ func FuzzHandlers(f *testing.F) {
 		10: &protos.NodeGroupAutoscalingOptionsRequest{Id: "pool-b", Defaults: &protos.NodeGroupAutoscalingOptions{MaxNodeProvisionDuration: durationpb.New(time.Minute)}},
 	}
 	for i, m := range seeds {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint8(i), b)
+	}
+	// The same requests as CA 1.34.1 and older encode them (legacy fields only).
+	legacySeeds := map[int]proto.Message{
+		2: &legacyca.PricingNodePriceRequest{Node: &legacyca.ExternalGrpcNode{ProviderID: node.ProviderID, Name: node.Name},
+			StartTime: legacyca.NewTime(now), EndTime: legacyca.NewTime(now.Add(time.Hour))},
+		3:  &legacyca.PricingPodPriceRequest{Pod: []byte{0x0a, 0x02, 0x0a, 0x00}, StartTime: legacyca.NewTime(now), EndTime: legacyca.NewTime(now)},
+		10: &legacyca.NodeGroupAutoscalingOptionsRequest{Id: "pool-b", Defaults: legacyca.CADefaults()},
+	}
+	for i, m := range legacySeeds {
 		b, err := proto.Marshal(m)
 		if err != nil {
 			f.Fatal(err)

@@ -15,11 +15,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	_ "google.golang.org/protobuf/types/known/wrapperspb" // the GPU-types vector packs a StringValue in an Any
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/wirevectors"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
-
-// vectorDir holds the wire vectors made with the upstream client's own code.
-const vectorDir = "../../../shared/testdata/externalgrpc"
 
 type wireCase struct {
 	Message string          `json:"message"`
@@ -27,12 +25,9 @@ type wireCase struct {
 	JSON    json.RawMessage `json:"json"`
 }
 
-func loadVectors(t *testing.T) []wireCase {
+func loadVectors(t *testing.T, vectorDir string) []wireCase {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(vectorDir, "cases.json"))
-	if os.IsNotExist(err) {
-		t.Skipf("wire vectors not found at %s (they live in the shared folder beside the repo); skipping", vectorDir)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +41,8 @@ func loadVectors(t *testing.T) []wireCase {
 // TestWireVectors decodes and re-encodes every upstream vector in both
 // directions, so a renamed, renumbered or retyped field fails here.
 func TestWireVectors(t *testing.T) {
-	cases := loadVectors(t)
+	vectorDir := wirevectors.Dir(t, wirevectors.Current)
+	cases := loadVectors(t, vectorDir)
 	if len(cases) != 34 {
 		t.Fatalf("cases.json lists %d vectors, want 34", len(cases))
 	}
@@ -105,10 +101,7 @@ func TestWireVectors(t *testing.T) {
 
 // TestServiceMethods pins the 15 method paths the upstream client calls.
 func TestServiceMethods(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(vectorDir, "methods.txt"))
-	if os.IsNotExist(err) {
-		t.Skipf("methods.txt not found at %s; skipping", vectorDir)
-	}
+	raw, err := os.ReadFile(filepath.Join(wirevectors.Dir(t, wirevectors.Current), "methods.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ type Metrics struct {
 	nodeGroupSize *prometheus.GaugeVec
 	unmatched     prometheus.Gauge
 	noTemplate    *prometheus.CounterVec
+	caProtocol    map[ProtocolGeneration]prometheus.Counter
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -78,8 +79,43 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"node_group"}),
 		operations: map[string]bool{},
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.unmatched, m.noTemplate)
+	caProtocol := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "ca_protocol_requests_total",
+		Help: "Requests whose fields tell which Cluster Autoscaler generation sent them (GetOptions and pricing): legacy = CA 1.34.1 and older, current = CA 1.34.2 and newer.",
+	}, []string{"generation"})
+	// Both series exist from the start, so a dashboard can tell "no legacy
+	// CA" from "no data", and the label can take no other value.
+	m.caProtocol = map[ProtocolGeneration]prometheus.Counter{
+		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
+		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
+	}
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.unmatched, m.noTemplate, caProtocol)
 	return m
+}
+
+// ProtocolGeneration is the generation of externalgrpc fields a CA request
+// used. Five messages changed in CA 1.35 (Kubernetes-typed fields replaced by
+// bytes and google.protobuf types); only the requests among them tell the two
+// apart.
+type ProtocolGeneration string
+
+const (
+	// GenerationLegacy is CA 1.34.1 and older: only the Kubernetes-typed fields.
+	GenerationLegacy ProtocolGeneration = "legacy"
+	// GenerationCurrent is CA 1.35 and later, and 1.34.2-1.34.x, which fill
+	// both generations and read the current one first.
+	GenerationCurrent ProtocolGeneration = "current"
+)
+
+// ObserveProtocolGeneration counts one request of generation g; other values
+// are ignored so the label stays bounded.
+func (m *Metrics) ObserveProtocolGeneration(g ProtocolGeneration) {
+	if m == nil {
+		return
+	}
+	if c, ok := m.caProtocol[g]; ok {
+		c.Inc()
+	}
 }
 
 // ObserveRPC records one answered gRPC request.

@@ -88,3 +88,23 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 		t.Fatal("nil metrics must not wrap the transport")
 	}
 }
+
+func TestProtocolGenerationIsBounded(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg)
+	m.ObserveProtocolGeneration(GenerationLegacy)
+	m.ObserveProtocolGeneration(GenerationLegacy)
+	m.ObserveProtocolGeneration(GenerationCurrent)
+	m.ObserveProtocolGeneration("1.33")
+	want := `
+# HELP cluster_autoscaler_provider_ca_protocol_requests_total Requests whose fields tell which Cluster Autoscaler generation sent them (GetOptions and pricing): legacy = CA 1.34.1 and older, current = CA 1.34.2 and newer.
+# TYPE cluster_autoscaler_provider_ca_protocol_requests_total counter
+cluster_autoscaler_provider_ca_protocol_requests_total{generation="current"} 1
+cluster_autoscaler_provider_ca_protocol_requests_total{generation="legacy"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "cluster_autoscaler_provider_ca_protocol_requests_total"); err != nil {
+		t.Fatal(err)
+	}
+	var nilMetrics *Metrics
+	nilMetrics.ObserveProtocolGeneration(GenerationLegacy)
+}

@@ -19,6 +19,13 @@ import (
 // on 127.0.0.1:0 and returns a plaintext client; both stop when the test ends.
 func Serve(t testing.TB, p cloudprovider.CloudProvider, opts externalgrpc.Options) protos.CloudProviderClient {
 	t.Helper()
+	return protos.NewCloudProviderClient(ServeConn(t, p, opts))
+}
+
+// ServeConn is Serve returning the connection, for clients of another
+// generation of the protocol (see package legacyca) to share it.
+func ServeConn(t testing.TB, p cloudprovider.CloudProvider, opts externalgrpc.Options) *grpc.ClientConn {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -32,5 +39,5 @@ func Serve(t testing.TB, p cloudprovider.CloudProvider, opts externalgrpc.Option
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return protos.NewCloudProviderClient(conn)
+	return conn
 }

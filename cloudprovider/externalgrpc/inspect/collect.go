@@ -9,8 +9,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
@@ -57,6 +55,10 @@ type Group struct {
 	// Errors lists calls about this group that failed; CA would abort its
 	// loop on a failed TargetSize or Nodes.
 	Errors []string `json:"errors,omitempty"`
+	// Compatibility lists answers that one generation of CA would miss: the
+	// server filled only the fields of CA 1.34.1 and older, or only those of
+	// CA 1.35 and later (ours fills both).
+	Compatibility []string `json:"compatibility,omitempty"`
 }
 
 // Instance is one entry of NodeGroupNodes, read the way CA reads it.
@@ -91,18 +93,6 @@ type Options struct {
 	ScaleDownUnneededTime            string  `json:"scaleDownUnneededTime"`
 	ScaleDownUnreadyTime             string  `json:"scaleDownUnreadyTime"`
 	MaxNodeProvisionTime             string  `json:"maxNodeProvisionTime"`
-}
-
-// caDefaults are the defaults CA sends with NodeGroupGetOptions when run with
-// its default flags (--scale-down-utilization-threshold=0.5 and so on).
-func caDefaults() *protos.NodeGroupAutoscalingOptions {
-	return &protos.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold:    0.5,
-		ScaleDownGpuUtilizationThreshold: 0.5,
-		ScaleDownUnneededDuration:        durationpb.New(10 * time.Minute),
-		ScaleDownUnreadyDuration:         durationpb.New(20 * time.Minute),
-		MaxNodeProvisionDuration:         durationpb.New(15 * time.Minute),
-	}
 }
 
 // client issues each call with its own deadline, as CA does.
@@ -213,18 +203,20 @@ func (c client) group(ctx context.Context, pg *protos.NodeGroup) Group {
 	cctx, cancel = c.call(ctx)
 	tmpl, err := c.api.NodeGroupTemplateNodeInfo(cctx, &protos.NodeGroupTemplateNodeInfoRequest{Id: id})
 	cancel()
+	nodeBytes, warnings := templateBytes(tmpl)
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		g.TemplateNote = "none (Unimplemented): CA cannot scale this group up from zero"
 	case err != nil:
 		g.TemplateNote = "error: " + describe(err)
 		g.Errors = append(g.Errors, "NodeGroupTemplateNodeInfo: "+describe(err))
-	case len(tmpl.GetNodeBytes()) == 0:
+	case len(nodeBytes) == 0:
 		// CA caches an empty answer as "no template" and later dereferences it.
 		g.TemplateNote = "empty nodeBytes with OK: CA would crash on this group; the server must answer Unimplemented"
 		g.Errors = append(g.Errors, "NodeGroupTemplateNodeInfo: OK with empty nodeBytes")
 	default:
-		t, err := template(tmpl.GetNodeBytes())
+		g.Compatibility = append(g.Compatibility, warnings...)
+		t, err := template(nodeBytes)
 		if err != nil {
 			g.TemplateNote = "undecodable: " + err.Error()
 			g.Errors = append(g.Errors, "NodeGroupTemplateNodeInfo: "+err.Error())
@@ -248,7 +240,9 @@ func (c client) group(ctx context.Context, pg *protos.NodeGroup) Group {
 		g.OptionsNote = "error: " + describe(err)
 		g.Errors = append(g.Errors, "NodeGroupGetOptions: "+describe(err))
 	default:
-		g.Options = options(opts.GetNodeGroupAutoscalingOptions())
+		var warnings []string
+		g.Options, warnings = options(opts.GetNodeGroupAutoscalingOptions())
+		g.Compatibility = append(g.Compatibility, warnings...)
 		g.OptionsNote = "overridden (CA also sets max-node-startup-time to 0 for this group)"
 	}
 	return g
@@ -265,11 +259,9 @@ func (c client) price(ctx context.Context, g *Group) {
 	start := time.Now()
 	cctx, cancel := c.call(ctx)
 	defer cancel()
-	resp, err := c.api.PricingNodePrice(cctx, &protos.PricingNodePriceRequest{
-		Node:           &protos.ExternalGrpcNode{Name: name, Labels: g.Template.Labels, Annotations: map[string]string{}},
-		StartTimestamp: timestamppb.New(start),
-		EndTimestamp:   timestamppb.New(start.Add(time.Hour)),
-	})
+	resp, err := c.api.PricingNodePrice(cctx, nodePriceRequest(
+		&protos.ExternalGrpcNode{Name: name, Labels: g.Template.Labels, Annotations: map[string]string{}},
+		start, start.Add(time.Hour)))
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		g.PriceNote = "not implemented: CA's price expander skips this provider"
@@ -354,14 +346,15 @@ func quantities(l corev1.ResourceList) map[string]string {
 	return out
 }
 
-func options(o *protos.NodeGroupAutoscalingOptions) *Options {
+func options(o *protos.NodeGroupAutoscalingOptions) (*Options, []string) {
+	unneeded, unready, provision, warnings := optionDurations(o)
 	return &Options{
 		ScaleDownUtilizationThreshold:    o.GetScaleDownUtilizationThreshold(),
 		ScaleDownGpuUtilizationThreshold: o.GetScaleDownGpuUtilizationThreshold(),
 		ZeroOrMaxNodeScaling:             o.GetZeroOrMaxNodeScaling(),
 		IgnoreDaemonSetsUtilization:      o.GetIgnoreDaemonSetsUtilization(),
-		ScaleDownUnneededTime:            o.GetScaleDownUnneededDuration().AsDuration().String(),
-		ScaleDownUnreadyTime:             o.GetScaleDownUnreadyDuration().AsDuration().String(),
-		MaxNodeProvisionTime:             o.GetMaxNodeProvisionDuration().AsDuration().String(),
-	}
+		ScaleDownUnneededTime:            unneeded.String(),
+		ScaleDownUnreadyTime:             unready.String(),
+		MaxNodeProvisionTime:             provision.String(),
+	}, warnings
 }

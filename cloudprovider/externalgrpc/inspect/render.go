@@ -93,6 +93,9 @@ func writeReport(w io.Writer, r *Report) error {
 		for _, e := range g.Errors {
 			fmt.Fprintf(w, "  ERROR %s\n", e)
 		}
+		for _, c := range g.Compatibility {
+			fmt.Fprintf(w, "  WARNING %s\n", c)
+		}
 		if len(g.Instances) == 0 {
 			fmt.Fprintln(w, "  no instances")
 		} else {
