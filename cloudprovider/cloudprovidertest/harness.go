@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
 // Env is one provider bound to a freshly seeded fake cloud.
@@ -60,6 +61,13 @@ type Env struct {
 	// (Volcengine DescribeSubnets and DescribeImages) fail with the cloud's
 	// permission error from now on. Nil when the provider makes no such lookup.
 	FailEnrichmentLookups func()
+	// ClearFaults drops every fault still queued. Optional; enables the
+	// lost-answer check.
+	ClearFaults func()
+	// RefuseForQuota makes the fake cloud refuse scale-ups for lack of quota
+	// or capacity, answering as the cloud documents. Nil when the cloud
+	// documents no such answer (Vultr).
+	RefuseForQuota func()
 }
 
 // Mutation names the kind of mutation a fault is injected into.
@@ -100,6 +108,11 @@ var MutationFaults = map[string]Fault{
 type Harness struct {
 	// NewEnv returns a fresh Env; the kit calls it once per check.
 	NewEnv func(t *testing.T) *Env
+	// Serve serves p through the real externalgrpc server and returns a
+	// client, as CA talks to it (grpctest.Serve; the kit cannot import the
+	// server, whose tests import the kit). Optional; enables the checks of
+	// the codes CA receives.
+	Serve func(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient
 }
 
 // MutationSelectors names, per Mutation, the requests a cloud's provider

@@ -19,6 +19,9 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
 const (
@@ -125,7 +128,7 @@ func node(providerID string) *corev1.Node {
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newTestEnv(t, defaultEnvOptions())
 		return &cloudprovidertest.Env{
 			Provider:      e.provider,
@@ -148,8 +151,24 @@ func TestConformance(t *testing.T) {
 			},
 			// Instance types are the template itself, not an enrichment.
 			FailEnrichmentLookups: nil,
+			ClearFaults:           e.fake.ClearFaults,
+			RefuseForQuota: func() {
+				// Exoscale refuses a scale past the organisation's instance
+				// quota with a bare 400; the provider learns why from the
+				// quota it reads at Refresh.
+				e.fake.SetQuotaLimit(1)
+				e.clock.Advance(quotaTTL)
+				if err := e.provider.Refresh(ctx5s(t)); err != nil {
+					t.Fatal(err)
+				}
+			},
 		}
 	}})
+}
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
 }
 
 func TestDiscovery(t *testing.T) {
@@ -323,7 +342,7 @@ func TestGPUAndTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TemplateNodeInfo: %v", err)
 	}
-	if q := n.Status.Capacity[ResourceGPU]; q.Value() != 1 {
+	if q := n.Status.Capacity[cloudprovider.ResourceGPU]; q.Value() != 1 {
 		t.Fatalf("template GPU capacity = %v", q.String())
 	}
 	if n.Labels[LabelGPUType] != "gpua5000" || n.Labels["role"] != "gpu" || len(n.Spec.Taints) != 1 {
@@ -386,8 +405,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		fmt.Sprintf("%v", e.provider.m.client), fmt.Sprintf("%+v", e.provider.m.client), fmt.Sprintf("%#v", e.provider.m.client),
 		fmt.Sprintf("%+v", e.provider.m), fmt.Sprintf("%#v", e.provider.m), fmt.Sprintf("%#v", e.provider),
 		fmt.Sprintf("%+v", g), fmt.Sprintf("%#v", g), fmt.Sprintf("%+v", []*nodeGroup{g}),
-		fmt.Sprintf("%+v", exoapi.Options{APIKey: testKey, APISecret: testSecret}),
-		fmt.Sprintf("%#v", exoapi.Options{APIKey: testKey, APISecret: testSecret}),
+		fmt.Sprintf("%+v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
+		fmt.Sprintf("%#v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
 	}
 	for i, out := range outputs {
 		if strings.Contains(out, testSecret) || strings.Contains(out, testKey) {

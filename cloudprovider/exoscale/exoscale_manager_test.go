@@ -3,6 +3,7 @@ package exoscale
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,8 +64,13 @@ func TestSpecMatching(t *testing.T) {
 		{MinSize: 1, MaxSize: 5, Name: "workers"},        // ambiguous without a cluster scope
 		{MinSize: 2, MaxSize: 6, Name: e.systemPool},     // by pool id
 		{MinSize: 1, MaxSize: 7, Name: otherWorkers},     // by pool id, second cluster
-		{MinSize: 1, MaxSize: 8, Name: "does-not-exist"}, // ignored with a warning
+		{MinSize: 1, MaxSize: 8, Name: "does-not-exist"}, // a configuration error at the first listing
 	}
+	err := e.provider.Refresh(ctx5s(t))
+	if !errors.Is(err, cloudprovider.ErrConfig) || !strings.Contains(err.Error(), "1:8:does-not-exist") || !strings.Contains(err.Error(), `"workers" matches several`) {
+		t.Fatalf("first Refresh = %v, want ErrConfig naming both specs", err)
+	}
+	// Later listings log the problem and serve the groups that matched.
 	e.refresh(t)
 	ctx := ctx5s(t)
 	gs, _ := e.provider.NodeGroups(ctx)

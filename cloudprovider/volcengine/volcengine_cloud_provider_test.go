@@ -19,6 +19,9 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -44,6 +47,13 @@ type envConfig struct {
 	discovery []string
 	fakeOpts  fakeapi.Options
 	seed      func(f *fakeapi.Server)
+	// firstRefreshErr, when set, is what the initial Refresh must wrap.
+	firstRefreshErr error
+}
+
+// withFirstRefreshError expects the initial Refresh to fail with err.
+func withFirstRefreshError(err error) envOption {
+	return func(c *envConfig) { c.firstRefreshErr = err }
 }
 
 func withStatic(specs ...string) envOption { return func(c *envConfig) { c.static = specs } }
@@ -110,7 +120,14 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("build made %d cloud calls, want 0", n)
 	}
-	if err := p.Refresh(testCtx(t)); err != nil {
+	if err := p.Refresh(testCtx(t)); cfg.firstRefreshErr != nil {
+		if !errors.Is(err, cfg.firstRefreshErr) {
+			t.Fatalf("initial Refresh = %v, want %v", err, cfg.firstRefreshErr)
+		}
+		if err := p.Refresh(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	return &testEnv{fake: fake, clock: clock, p: p, url: url}
@@ -146,7 +163,7 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newEnv(t)
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
@@ -172,9 +189,24 @@ func TestConformance(t *testing.T) {
 				for _, action := range []string{fakeapi.ActionDescribeSubnets, fakeapi.ActionDescribeImages} {
 					e.fake.AddFault(cloudprovidertest.Fault{Operation: action, Status: http.StatusForbidden, Code: "AccessDenied", Times: math.MaxInt32})
 				}
+				// As for a provider started with such a key: the next Refresh
+				// looks every template up again.
+				e.p.m.mu.Lock()
+				e.p.m.templates = map[string]*templateEntry{}
+				e.p.m.mu.Unlock()
+			},
+			ClearFaults: e.fake.ClearFaults,
+			RefuseForQuota: func() {
+				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
+					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
 			},
 		}
 	}})
+}
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
 }
 
 func TestSteadyStateRefreshCallCount(t *testing.T) {
@@ -309,7 +341,8 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "min and max come from the group, not the spec", opts: []envOption{withStatic("0:99:" + mainGroupID)}, want: map[string][2]int{mainGroupID: {1, 10}}},
-		{name: "missing static group is skipped", opts: []envOption{withStatic("1:3:scg-gone", "0:5:"+otherGroupID)}, want: map[string][2]int{otherGroupID: {0, 5}}},
+		{name: "missing static group fails the first listing, then is skipped", opts: []envOption{withStatic("1:3:scg-gone", "0:5:"+otherGroupID),
+			withFirstRefreshError(cloudprovider.ErrConfig)}, want: map[string][2]int{otherGroupID: {0, 5}}},
 		{name: "discovery by key only", opts: []envOption{withDiscovery("asg:tag=pool")}, want: map[string][2]int{mainGroupID: {1, 10}, otherGroupID: {0, 5}}},
 		{name: "discovery by key and value", opts: []envOption{withDiscovery("asg:tag=pool=gpu")}, want: map[string][2]int{otherGroupID: {0, 5}}},
 		{name: "discovery ANDs tags", opts: []envOption{withDiscovery("asg:tag=pool=gpu,ca=off")}, want: map[string][2]int{}},
@@ -334,7 +367,7 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 }
 
 func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
-	e := newEnv(t, withStatic("1:3:scg-gone"))
+	e := newEnv(t, withStatic("1:3:scg-gone"), withFirstRefreshError(cloudprovider.ErrConfig))
 	e.fake.SetUnrelatedForUnknownIDs(true)
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)

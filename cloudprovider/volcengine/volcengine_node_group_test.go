@@ -1,13 +1,11 @@
 package volcengine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,89 +29,6 @@ func providerIDs(insts []fakeapi.Instance) []string {
 		out = append(out, ProviderIDPrefix+in.ID)
 	}
 	return out
-}
-
-// TestMutationFaults injects each API failure into each mutating call and
-// checks that the call fails with the right class, the target stays inside
-// [min, max] and unchanged, and no instance other than those asked for goes.
-func TestMutationFaults(t *testing.T) {
-	faults := []struct {
-		name  string
-		fault cloudprovidertest.Fault
-		kind  error
-	}{
-		{name: "429", fault: cloudprovidertest.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 100}, kind: cloudprovider.ErrRateLimited},
-		{name: "500", fault: cloudprovidertest.Fault{Status: 500, Code: "InternalError", Times: 100}, kind: cloudprovider.ErrUnavailable},
-		{name: "error in 200 body", fault: cloudprovidertest.Fault{Status: 200, Code: "OperationDenied.ScalingActivityInProgress", Times: 100}, kind: cloudprovider.ErrFailedPrecondition},
-		{name: "malformed JSON", fault: cloudprovidertest.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
-		{name: "timeout", fault: cloudprovidertest.Fault{Hang: true, Times: 100}, kind: context.DeadlineExceeded},
-		{name: "applied but answer lost", fault: cloudprovidertest.Fault{Status: 502, Code: "BadGateway", AfterApply: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
-	}
-	ops := []struct {
-		name   string
-		action string
-		run    func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error
-	}{
-		{name: "IncreaseSize", action: fakeapi.ActionModifyScalingGroup, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
-			return g.IncreaseSize(ctx, 2)
-		}},
-		{name: "DecreaseTargetSize", action: fakeapi.ActionModifyScalingGroup, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
-			return g.DecreaseTargetSize(ctx, -1)
-		}},
-		{name: "DeleteNodes", action: fakeapi.ActionRemoveInstances, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
-			return g.DeleteNodes(ctx, []*corev1.Node{nodeFor(ProviderIDPrefix + e.fake.Instances(mainGroupID)[0].ID)})
-		}},
-	}
-	for _, op := range ops {
-		for _, f := range faults {
-			t.Run(op.name+"/"+f.name, func(t *testing.T) {
-				e := newEnv(t)
-				// Give DecreaseTargetSize an unfulfilled request to cancel.
-				e.fake.SetGroupBounds(mainGroupID, 1, 10, 4)
-				if err := e.p.Refresh(testCtx(t)); err != nil {
-					t.Fatal(err)
-				}
-				g := e.group(t, mainGroupID)
-				before := target(t, g)
-				instBefore := len(e.fake.Instances(mainGroupID))
-				fault := f.fault
-				fault.Operation = op.action
-				e.fake.AddFault(fault)
-				ctx := testCtx(t)
-				if f.fault.Hang {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
-					defer cancel()
-				}
-				err := op.run(ctx, e, g)
-				if !errors.Is(err, f.kind) {
-					t.Fatalf("error = %v, want %v", err, f.kind)
-				}
-				e.fake.ClearFaults()
-				if got := target(t, g); got != before {
-					t.Fatalf("target %d after a failed %s, want %d", got, op.name, before)
-				}
-				cg, _ := e.fake.Group(mainGroupID)
-				if cg.Desired < cg.Min || cg.Desired > cg.Max {
-					t.Fatalf("cloud desired %d outside [%d, %d]", cg.Desired, cg.Min, cg.Max)
-				}
-				if err := e.p.Refresh(testCtx(t)); err != nil {
-					t.Fatal(err)
-				}
-				if got := target(t, g); got != cg.Desired {
-					t.Fatalf("target %d after Refresh, cloud has %d", got, cg.Desired)
-				}
-				if f.fault.Hang || f.fault.AfterApply {
-					// The request may have been applied before the client gave
-					// up; only the bounds matter then.
-					return
-				}
-				if got := len(e.fake.Instances(mainGroupID)); op.name == "DeleteNodes" && got != instBefore {
-					t.Fatalf("%d instances after a failed delete, want %d", got, instBefore)
-				}
-			})
-		}
-	}
 }
 
 func TestConcurrentIncreaseSize(t *testing.T) {
@@ -465,7 +380,7 @@ func TestGetOptionsAndTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if node.Labels[labelInstanceType] != "ecs.g3i.xlarge" || node.Labels[labelZone] != "cn-beijing-a" {
+	if node.Labels[corev1.LabelInstanceTypeStable] != "ecs.g3i.xlarge" || node.Labels[corev1.LabelTopologyZone] != "cn-beijing-a" {
 		t.Fatalf("labels = %v", node.Labels)
 	}
 }
@@ -580,47 +495,47 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 	}
 }
 
-// TestUnconfirmedChangeIsReReadBeforeTheNext: after IncreaseSize(2) whose
-// answer was lost (but applied), an IncreaseSize(1) must build on the cloud's
-// number, not on the stale target; otherwise it would lower the desired
-// number and make the service remove an instance.
-func TestUnconfirmedChangeIsReReadBeforeTheNext(t *testing.T) {
-	tests := []struct {
-		name     string
-		fault    cloudprovidertest.Fault
-		reread   bool
-		wantLast int
-	}{
-		{name: "lost answer", fault: cloudprovidertest.Fault{Status: 502, Code: "BadGateway", AfterApply: true, Times: 10}, reread: true, wantLast: 3 + 2 + 1},
-		{name: "refused by the API", fault: cloudprovidertest.Fault{Status: 400, Code: "OperationDenied.Busy", Times: 1}, reread: false, wantLast: 3 + 1},
+// TestDroppingPlaceholdersKeepsAFilledSlot: the service fills one of two
+// stocked-out slots after the snapshot; deleting both placeholders must
+// give up only the one still empty, or the lower desired number would make
+// the service remove an instance of its own choosing.
+func TestDroppingPlaceholdersKeepsAFilledSlot(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	before := target(t, g)
+	e.fake.SetCreateFailure(mainGroupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "sold out", NoInstances: true})
+	if err := g.IncreaseSize(testCtx(t), 2); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			g := e.group(t, mainGroupID)
-			f := tc.fault
-			f.Operation = fakeapi.ActionModifyScalingGroup
-			e.fake.AddFault(f)
-			if err := g.IncreaseSize(testCtx(t), 2); err == nil {
-				t.Fatal("IncreaseSize succeeded through the fault")
-			}
-			e.fake.ClearFaults()
-			e.fake.ResetRequests()
-			if err := g.IncreaseSize(testCtx(t), 1); err != nil {
-				t.Fatal(err)
-			}
-			if got := e.fake.CountOperation(fakeapi.ActionDescribeScalingGroups); (got == 1) != tc.reread {
-				t.Fatalf("%d re-reads, want re-read=%v", got, tc.reread)
-			}
-			cg, _ := e.fake.Group(mainGroupID)
-			if cg.Desired != tc.wantLast || target(t, g) != tc.wantLast {
-				t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), tc.wantLast)
-			}
-			// Bad arguments still make no call, uncertain or not.
-			calls := e.fake.RequestCount()
-			if err := g.IncreaseSize(testCtx(t), 0); !errors.Is(err, cloudprovider.ErrInvalidArgument) || e.fake.RequestCount() != calls {
-				t.Fatalf("IncreaseSize(0): %v, %d calls", err, e.fake.RequestCount()-calls)
-			}
-		})
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var placeholders []*corev1.Node
+	nodes, _ := g.Nodes(testCtx(t))
+	for _, in := range nodes {
+		if in.Status != nil && in.Status.ErrorInfo != nil {
+			placeholders = append(placeholders, nodeFor(in.Id))
+		}
+	}
+	if len(placeholders) != 2 {
+		t.Fatalf("%d placeholders, want 2", len(placeholders))
+	}
+	filled, err := e.fake.LaunchInstance(mainGroupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DeleteNodes(testCtx(t), placeholders); err != nil {
+		t.Fatal(err)
+	}
+	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before+1 {
+		t.Fatalf("cloud desired %d, want %d (the filled slot kept)", cg.Desired, before+1)
+	}
+	e.fake.Settle()
+	alive := false
+	for _, in := range e.fake.Instances(mainGroupID) {
+		alive = alive || in.ID == filled
+	}
+	if !alive || len(e.fake.Instances(mainGroupID)) != before+1 {
+		t.Fatalf("instance %s filled since the snapshot is gone or the group has %d instances, want %d", filled, len(e.fake.Instances(mainGroupID)), before+1)
 	}
 }

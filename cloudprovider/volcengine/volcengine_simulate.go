@@ -76,8 +76,8 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 			Region: simRegion,
 			// Keys from the environment let a test follow known credentials
 			// through the whole binary; the fake accepts any.
-			AccessKey: firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated"),
-			SecretKey: firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret"),
+			AccessKey: cloudprovider.Secret(firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated")),
+			SecretKey: cloudprovider.Secret(firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret")),
 			Endpoint:  url,
 			Scheme:    "http",
 		},

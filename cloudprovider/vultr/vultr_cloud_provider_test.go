@@ -13,6 +13,9 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
@@ -73,7 +76,7 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{ClusterID: testClusterID, Token: Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
 	retry := cloudprovider.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
 		e.sleeps = append(e.sleeps, d)
 		return ctx.Err()
@@ -147,7 +150,7 @@ func countRequests(reqs []cloudprovidertest.RecordedRequest, method, pathPart st
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newTestEnv(t)
 		return &cloudprovidertest.Env{
 			Provider:   e.p,
@@ -175,8 +178,16 @@ func TestConformance(t *testing.T) {
 			},
 			// Plans are the template itself, not an enrichment: no such lookup.
 			FailEnrichmentLookups: nil,
+			ClearFaults:           e.fake.ClearFaults,
+			// Vultr documents no quota or capacity answer to a resize.
+			RefuseForQuota: nil,
 		}
 	}})
+}
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
 }
 
 func TestBuildReadsConfigAndRegisters(t *testing.T) {
@@ -308,8 +319,6 @@ func TestNodeGroupSelection(t *testing.T) {
 			want: map[string][2]int{"a-main": {2, 8}, "b-gpu": {1, 4}, "c-static": {1, 5}, "d-metal": {1, 2}}},
 		{name: "--nodes overrides a flagged pool", specs: []string{"3:6:main"},
 			want: map[string][2]int{"a-main": {3, 6}, "b-gpu": {1, 4}, "d-metal": {1, 2}}},
-		{name: "--nodes unknown name ignored", specs: []string{"1:2:nope"},
-			want: map[string][2]int{"a-main": {2, 8}, "b-gpu": {1, 4}, "d-metal": {1, 2}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -328,6 +337,34 @@ func TestNodeGroupSelection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnmatchedSpecIsAConfigError: a --nodes name that matches no pool at
+// the first listing is a configuration error main exits 2 on (it used to be
+// ignored silently).
+func TestUnmatchedSpecIsAConfigError(t *testing.T) {
+	e := newTestEnv(t)
+	specs, err := cloudprovider.ParseNodeGroupSpecs([]string{"1:2:nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reported []int
+	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	p, err := newProvider(context.Background(), cfg, specs, cloudprovider.BuildOptions{ReportUnmatchedSpecs: func(n int) { reported = append(reported, n) }},
+		cloudprovider.RetryOptions{}, e.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Refresh(e.ctx())
+	if !errors.Is(err, cloudprovider.ErrConfig) || !strings.Contains(err.Error(), "1:2:nope") {
+		t.Fatalf("first Refresh = %v, want ErrConfig naming the spec", err)
+	}
+	if err := p.Refresh(e.ctx()); err != nil {
+		t.Fatalf("later Refresh = %v, want nil (an error log and the metric)", err)
+	}
+	if len(reported) != 2 || reported[1] != 1 {
+		t.Fatalf("reported %v, want [1 1]", reported)
 	}
 }
 

@@ -75,7 +75,7 @@ func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
 		{name: "5xx", fault: cloudprovidertest.Fault{Status: 500, Times: 10}, want: cloudprovider.ErrUnavailable},
 		{name: "rate limited", fault: cloudprovidertest.Fault{Status: 429, RetryAfter: "60"}, want: cloudprovider.ErrRateLimited},
 		{name: "unauthorized", fault: cloudprovidertest.Fault{Status: 401}, want: cloudprovider.ErrUnauthenticated},
-		{name: "malformed", fault: cloudprovidertest.Fault{Status: 200, Body: strp("{")}, want: vultrapi.ErrMalformedResponse},
+		{name: "malformed", fault: cloudprovidertest.Fault{Status: 200, Body: strp("{")}, want: cloudprovider.ErrMalformedResponse},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,7 +46,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		fake.Close()
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
-	cfg := &Config{ClusterID: simClusterID, Token: Secret(fake.Token()), APIURL: url}
+	cfg := &Config{ClusterID: simClusterID, Token: cloudprovider.Secret(fake.Token()), APIURL: url}
 	p, err := newProvider(ctx, cfg, specs, opts, cloudprovider.RetryOptions{}, nil)
 	if err != nil {
 		fake.Close()

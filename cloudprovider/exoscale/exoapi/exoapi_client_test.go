@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +28,7 @@ func instantSleep(ctx context.Context, _ time.Duration) error { return ctx.Err()
 func newClient(t *testing.T, endpoint, sec string, retry bool) *exoapi.Client {
 	t.Helper()
 	opts := exoapi.Options{
-		APIKey: key, APISecret: sec, Endpoint: endpoint,
+		APIKey: cloudprovider.FixedCredential(key), APISecret: cloudprovider.FixedCredential(cloudprovider.Secret(sec)), Endpoint: endpoint,
 		HTTPClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "ca-provider-test/1.2"}, exoapi.OperationName),
 	}
 	if retry {
@@ -206,8 +208,8 @@ func TestErrorClassification(t *testing.T) {
 			if got := exoapi.StatusCode(err); got != tc.status {
 				t.Fatalf("StatusCode = %d, want %d", got, tc.status)
 			}
-			var apiErr *exoapi.APIError
-			if !errors.As(err, &apiErr) || apiErr.Message != "server says no" || apiErr.Op != "ListInstancePools" {
+			var apiErr *cloudprovider.APIError
+			if !errors.As(err, &apiErr) || apiErr.Message != "server says no" || apiErr.Operation != "ListInstancePools" {
 				t.Fatalf("APIError %+v", apiErr)
 			}
 		})
@@ -217,7 +219,7 @@ func TestErrorClassification(t *testing.T) {
 func TestMalformedAndTimeout(t *testing.T) {
 	s := seed(t, fakeapi.Options{}, 1)
 	s.fake.AddFault(cloudprovidertest.Fault{Malformed: true})
-	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrUnavailable) || exoapi.StatusCode(err) != 200 {
+	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrMalformedResponse) || exoapi.StatusCode(err) != 200 {
 		t.Fatalf("malformed body: %v", err)
 	}
 	s.fake.AddFault(cloudprovidertest.Fault{Hang: true})
@@ -275,5 +277,53 @@ func TestNewValidates(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("error %q does not mention %q", err, want)
 		}
+	}
+}
+
+// TestRotatedKeyFileIsUsed: egoscale copies the key pair into its client,
+// so the client is rebuilt when a key file changes; the next request is
+// signed with the new key (the fake, which knows only the old pair, then
+// refuses it).
+func TestRotatedKeyFileIsUsed(t *testing.T) {
+	s := seed(t, fakeapi.Options{}, 1)
+	dir := t.TempDir()
+	keyPath, secretPath := filepath.Join(dir, "key"), filepath.Join(dir, "secret")
+	write := func(path, value string, mod time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(value), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	write(keyPath, key, base)
+	write(secretPath, secret, base)
+	apiKey, err := cloudprovider.FileCredential("EXOSCALE_API_KEY_FILE=", keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiSecret, err := cloudprovider.FileCredential("EXOSCALE_API_SECRET_FILE=", secretPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := exoapi.New(exoapi.Options{APIKey: apiKey, APISecret: apiSecret, Endpoint: s.endpoint,
+		HTTPClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "t"}, exoapi.OperationName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListInstancePools(ctx(t)); err != nil {
+		t.Fatalf("before rotation: %v", err)
+	}
+	const rotatedKey = "EXOrotatedkey000000000000"
+	write(keyPath, rotatedKey, base.Add(time.Minute))
+	write(secretPath, "rotated-secret", base.Add(time.Minute))
+	if _, err := c.ListInstancePools(ctx(t)); !errors.Is(err, cloudprovider.ErrUnauthenticated) {
+		t.Fatalf("after rotation to a pair the fake does not know: %v, want ErrUnauthenticated", err)
+	}
+	reqs := s.fake.Requests()
+	if auth := reqs[len(reqs)-1].Header.Get("Authorization"); !strings.Contains(auth, rotatedKey) {
+		t.Fatalf("after rotation the request is signed with %q", auth)
 	}
 }

@@ -24,7 +24,7 @@ func TestErrorTyping(t *testing.T) {
 	}{
 		{name: "throttled 429 retried then surfaced", fault: cloudprovidertest.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 5}, wantKind: cloudprovider.ErrRateLimited, wantCode: "AccountFlowLimitExceeded", wantStatus: 429, wantCalls: 3},
 		{name: "throttle code in HTTP 200", fault: cloudprovidertest.Fault{Status: 200, Code: "FlowLimitExceeded", Times: 1}, wantKind: cloudprovider.ErrRateLimited, wantCode: "FlowLimitExceeded", wantStatus: 200, wantCalls: 1},
-		{name: "error code in HTTP 200", fault: cloudprovidertest.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
+		{name: "error code in HTTP 200", fault: cloudprovidertest.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
 		{name: "500 retried then surfaced", fault: cloudprovidertest.Fault{Status: 500, Code: "InternalError", Times: 5}, wantKind: cloudprovider.ErrUnavailable, wantCode: "InternalError", wantStatus: 500, wantCalls: 3},
 		{name: "auth", fault: cloudprovidertest.Fault{Status: 401, Code: "SignatureDoesNotMatch"}, wantKind: cloudprovider.ErrUnauthenticated, wantCode: "SignatureDoesNotMatch", wantStatus: 401, wantCalls: 1},
 		{name: "denied", fault: cloudprovidertest.Fault{Status: 403, Code: "AccessDenied"}, wantKind: cloudprovider.ErrPermissionDenied, wantCode: "AccessDenied", wantStatus: 403, wantCalls: 1},
@@ -40,11 +40,11 @@ func TestErrorTyping(t *testing.T) {
 			tc.fault.Message = "injected"
 			env.fake.AddFault(tc.fault)
 			_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-			var ae *APIError
+			var ae *cloudprovider.APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error %v (%T) is not an *APIError", err, err)
 			}
-			if ae.Code != tc.wantCode || ae.Status != tc.wantStatus || ae.Action != ActionDescribeScalingGroups || ae.RequestID == "" {
+			if ae.Code != tc.wantCode || ae.Status != tc.wantStatus || ae.Operation != ActionDescribeScalingGroups || ae.RequestID == "" {
 				t.Fatalf("APIError = %+v", ae)
 			}
 			if tc.wantKind != nil && !errors.Is(err, tc.wantKind) {
@@ -61,8 +61,8 @@ func TestMalformedBody(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Malformed: true})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-	if !errors.Is(err, ErrMalformedResponse) || !errors.Is(err, cloudprovider.ErrUnavailable) {
-		t.Fatalf("error = %v, want malformed + unavailable", err)
+	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || !cloudprovider.OutcomeUnknown(err) {
+		t.Fatalf("error = %v, want malformed with unknown outcome", err)
 	}
 }
 

@@ -231,18 +231,18 @@ func TestErrorsAndRetries(t *testing.T) {
 			wantCalls: 1, wantSleep: []time.Duration{}},
 		{name: "PATCH 502 retried", faults: []cloudprovidertest.Fault{{Status: 502}}, call: "patch", wantCalls: 2},
 		{name: "DELETE 500 retried", faults: []cloudprovidertest.Fault{{Status: 500}}, call: "delete", wantCalls: 2},
-		{name: "400 not retried", faults: []cloudprovidertest.Fault{{Status: 400}}, call: "patch", wantErr: vultrapi.ErrBadRequest, wantCalls: 1},
+		{name: "400 not retried", faults: []cloudprovidertest.Fault{{Status: 400}}, call: "patch", wantErr: cloudprovider.ErrFailedPrecondition, wantCalls: 1},
 		{name: "403 not retried", faults: []cloudprovidertest.Fault{{Status: 403}}, call: "list", wantErr: cloudprovider.ErrPermissionDenied, wantCalls: 1},
 		{name: "401 on a wrong token", token: "rotated", call: "list", wantErr: cloudprovider.ErrUnauthenticated, wantCalls: 1},
 		{name: "404 unknown pool", call: "patch-unknown", wantErr: cloudprovider.ErrNotFound, wantCalls: 1},
 		{name: "malformed JSON", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": [`)}},
-			call: "list", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
+			call: "list", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
 		{name: "wrong content type", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": []}`), ContentType: "text/html"}},
-			call: "list", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
+			call: "list", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
 		{name: "PATCH answer without node_pool", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(`{}`), AfterApply: true}},
-			call: "patch", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
+			call: "patch", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
 		{name: "PATCH answer with empty body", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(``), AfterApply: true}},
-			call: "patch", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
+			call: "patch", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
 		{name: "non-JSON error body kept", faults: []cloudprovidertest.Fault{{Status: 404, Body: body("<html>gone</html>"), ContentType: "text/html"}},
 			call: "list", wantErr: cloudprovider.ErrNotFound, wantCalls: 1},
 	}
@@ -291,13 +291,12 @@ func TestAPIErrorDetails(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 1)
 	f.fake.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "30"})
 	_, err := f.client.ListNodePools(ctx5s(t), clusterID)
-	var apiErr *vultrapi.APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || apiErr.Message != "Too Many Requests" {
+	var apiErr *cloudprovider.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 429 || apiErr.Message != "Too Many Requests" {
 		t.Fatalf("APIError not recoverable from %v", err)
 	}
-	var ra *cloudprovider.RetryAfterError
-	if !errors.As(err, &ra) || ra.RetryAfter != 30*time.Second {
-		t.Fatalf("RetryAfterError not recoverable from %v", err)
+	if cloudprovider.RetryAfterOf(err) != 30*time.Second {
+		t.Fatalf("Retry-After not recoverable from %v", err)
 	}
 	if !strings.Contains(err.Error(), "GET /v2/kubernetes/clusters/cluster-1/node-pools: HTTP 429") {
 		t.Fatalf("message lacks method, path, status: %v", err)
