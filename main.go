@@ -143,6 +143,7 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		UserAgent:                   "cluster-autoscaler-provider/" + version,
 		InstrumentTransport:         m.InstrumentTransport(c.provider),
 		PriceSheet:                  c.priceSheet,
+		ReportUnmatchedSpecs:        m.SetUnmatchedSpecs,
 	}
 }
 
@@ -205,6 +206,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := serve(ctx, &cfg, reg, addr, stdout); err != nil {
 		fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+		if errors.Is(err, cloudprovider.ErrConfig) {
+			return 2
+		}
 		return 1
 	}
 	return 0
@@ -294,14 +298,22 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	// CA asks NodeGroups, NodeGroupForNode and GPULabel before its first
 	// Refresh, so take the first snapshot before serving. If the cloud is down,
 	// serve anyway (not ready) and keep trying in the background.
+	serveErr := make(chan error, 2)
 	startCtx, cancelStart := context.WithTimeout(ctx, startupRefreshTimeout)
 	err = srv.RefreshOnce(startCtx)
 	cancelStart()
+	if errors.Is(err, cloudprovider.ErrConfig) {
+		lis.Close()
+		return err
+	}
 	if err != nil {
 		klog.ErrorS(err, "Initial refresh failed; serving not-ready and retrying")
 		setServing(healthpb.HealthCheckResponse_NOT_SERVING)
 		go func() {
-			srv.RefreshUntilReady(ctx, nil)
+			if err := srv.RefreshUntilReady(ctx, nil); err != nil {
+				serveErr <- err
+				return
+			}
 			if srv.Ready() {
 				setServing(healthpb.HealthCheckResponse_SERVING)
 			}
@@ -310,7 +322,6 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 		setServing(healthpb.HealthCheckResponse_SERVING)
 	}
 
-	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
 	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
@@ -320,6 +331,10 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	select {
 	case err := <-serveErr:
+		if errors.Is(err, cloudprovider.ErrConfig) {
+			gs.Stop()
+			return err
+		}
 		return fmt.Errorf("gRPC server: %w", err)
 	case <-ctx.Done():
 	}

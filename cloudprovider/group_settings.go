@@ -148,15 +148,6 @@ func (o OptionOverrides) pairs() []string {
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-// TemplateHints are what a group's template must show that the cloud API does
-// not say: labels, taints and resources set up by other means (kubelet flags,
-// device plugins).
-type TemplateHints struct {
-	Labels    map[string]string
-	Taints    []corev1.Taint
-	Resources corev1.ResourceList
-}
-
 // Empty reports whether there is no hint.
 func (h TemplateHints) Empty() bool {
 	return len(h.Labels) == 0 && len(h.Taints) == 0 && len(h.Resources) == 0

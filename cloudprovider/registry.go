@@ -25,6 +25,9 @@ type BuildOptions struct {
 	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
 	// it, it is every provider's only price source.
 	PriceSheet *PriceSheet
+	// ReportUnmatchedSpecs, when set, receives after every listing how many
+	// --nodes specs name no node group (see SpecWatch).
+	ReportUnmatchedSpecs func(n int)
 }
 
 // OperationFunc maps a cloud request to a low-cardinality operation name such

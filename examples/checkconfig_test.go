@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -27,9 +26,11 @@ var (
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
+		// go test puts its own toolchain first on PATH.
 		goCmd, err := exec.LookPath("go")
 		if err != nil {
-			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+			binErr = err
+			return
 		}
 		binDir, binErr = os.MkdirTemp("", "cap-examples-")
 		if binErr != nil {

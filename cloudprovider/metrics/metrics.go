@@ -34,6 +34,8 @@ type Metrics struct {
 	nodeGroupSize *prometheus.GaugeVec
 	badSettings   *prometheus.GaugeVec
 	caProtocol    map[ProtocolGeneration]prometheus.Counter
+	unmatched     prometheus.Gauge
+	noTemplate    *prometheus.CounterVec
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -72,6 +74,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "node_group_setting_errors",
 			Help: "Per-group settings in the cloud's tags or labels (autoscaling options, template hints) that were ignored because they are malformed, by node group, at the last refresh.",
 		}, []string{"node_group"}),
+		unmatched: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "unmatched_node_group_specs",
+			Help: "--nodes specs that matched no node group (or several) at the last listing.",
+		}),
+		noTemplate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "template_unavailable_total",
+			Help: "TemplateNodeInfo answers without a template (Unimplemented), by node group.",
+		}, []string{"node_group"}),
 		operations: map[string]bool{},
 	}
 	caProtocol := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -84,7 +94,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, caProtocol)
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, caProtocol)
 	return m
 }
 
@@ -128,6 +138,23 @@ func (m *Metrics) RefreshFailed() {
 		return
 	}
 	m.refreshErrors.Inc()
+}
+
+// SetUnmatchedSpecs records how many --nodes specs matched no node group at
+// the last listing (cloudprovider.BuildOptions.ReportUnmatchedSpecs).
+func (m *Metrics) SetUnmatchedSpecs(n int) {
+	if m == nil {
+		return
+	}
+	m.unmatched.Set(float64(n))
+}
+
+// TemplateUnavailable counts a TemplateNodeInfo answered without a template.
+func (m *Metrics) TemplateUnavailable(groupID string) {
+	if m == nil {
+		return
+	}
+	m.noTemplate.WithLabelValues(groupID).Inc()
 }
 
 // GroupSize is one group's bounds and target.

@@ -2,7 +2,7 @@ package cluster
 
 import (
 	"fmt"
-	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale"
@@ -47,7 +47,7 @@ func startVultr(f *Fake) error {
 	o := f.opts
 	fo := vultrfake.Options{Token: vultrToken, MaxPerPage: 500, Seed: o.Seed + 1}
 	if o.Clock != nil {
-		fo.Clock = o.Clock
+		fo.Now = o.Clock.Now
 		fo.AppearAfter, fo.ActiveAfter, fo.CloseLinger = lagAppear, lagReady, lagRemove
 	}
 	fake := vultrfake.New(fo)
@@ -74,7 +74,7 @@ func startVultr(f *Fake) error {
 			f.Unmanaged = append(f.Unmanaged, vultr.ProviderIDPrefix+n.ID)
 		}
 	}
-	url, err := f.upstream(fake.URL())
+	url, err := f.upstream(fake.Start())
 	if err != nil {
 		return err
 	}
@@ -105,9 +105,9 @@ func startVultr(f *Fake) error {
 
 func startVolcengine(f *Fake) error {
 	o := f.opts
-	fo := volcfake.Options{Region: volcRegion, Clock: cloudprovidertest.NewManualClock(time.Now())}
+	fo := volcfake.Options{Region: volcRegion, Now: cloudprovidertest.NewManualClock(time.Now()).Now}
 	if o.Clock != nil {
-		fo.Clock = o.Clock
+		fo.Now = o.Clock.Now
 		fo.ProvisionDelay, fo.RemoveDelay = lagReady, lagRemove
 	}
 	fake := volcfake.New(fo)
@@ -133,9 +133,8 @@ func startVolcengine(f *Fake) error {
 	for i := 0; i < o.Unmanaged; i++ {
 		f.Unmanaged = append(f.Unmanaged, fmt.Sprintf("%si-unmanaged%04d", volcengine.ProviderIDPrefix, i))
 	}
-	srv := httptest.NewServer(fake)
-	f.closeFn = append(f.closeFn, srv.Close)
-	url, err := f.upstream(srv.URL)
+	f.closeFn = append(f.closeFn, fake.Close)
+	url, err := f.upstream(fake.Start())
 	if err != nil {
 		return err
 	}
@@ -189,9 +188,8 @@ func startExoscale(f *Fake) error {
 		id := fake.AddInstance(fmt.Sprintf("bench-control-plane-%d", i), medium)
 		f.Unmanaged = append(f.Unmanaged, exoscale.ProviderIDPrefix+id)
 	}
-	srv := httptest.NewServer(fake.Handler())
-	f.closeFn = append(f.closeFn, srv.Close)
-	url, err := f.upstream(srv.URL)
+	f.closeFn = append(f.closeFn, fake.Close)
+	url, err := f.upstream(strings.TrimSuffix(fake.Start(), exofake.BasePath))
 	if err != nil {
 		return err
 	}
