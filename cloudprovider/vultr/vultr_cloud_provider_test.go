@@ -3,12 +3,12 @@ package vultr
 import (
 	"context"
 	"errors"
-	"google.golang.org/grpc"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
