@@ -388,7 +388,11 @@ func (g *inMemoryGroup) MaxSize(ctx context.Context) int {
 func (g *inMemoryGroup) Debug(ctx context.Context) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return fmt.Sprintf("%s min %d max %d target %d", g.id, g.spec.Min, g.spec.Max, g.target)
+	d := fmt.Sprintf("%s min %d max %d target %d", g.id, g.spec.Min, g.spec.Max, g.target)
+	if s := g.settings.Summary(); s != "" {
+		d += "; settings " + s
+	}
+	return d
 }
 
 func (g *inMemoryGroup) TargetSize(ctx context.Context) (int, error) {
