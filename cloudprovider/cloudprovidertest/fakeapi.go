@@ -2,6 +2,7 @@ package cloudprovidertest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -33,6 +34,8 @@ type RecordedRequest struct {
 type Recorder struct {
 	mu       sync.Mutex
 	requests []*RecordedRequest
+	finished int
+	changed  *sync.Cond
 }
 
 func (r *Recorder) record(req *RecordedRequest) {
@@ -45,6 +48,21 @@ func (r *Recorder) finish(req *RecordedRequest, status int, faulted bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	req.Status, req.Faulted = status, faulted
+	r.finished++
+	if r.changed != nil {
+		r.changed.Broadcast()
+	}
+}
+
+func (r *Recorder) waitFinished(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed == nil {
+		r.changed = sync.NewCond(&r.mu)
+	}
+	for r.finished < n {
+		r.changed.Wait()
+	}
 }
 
 // Requests returns a copy of the log, oldest first.
@@ -93,7 +111,7 @@ func (r *Recorder) OperationCounts() map[string]int {
 func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.requests = nil
+	r.requests, r.finished = nil, 0
 }
 
 // FakeAPIConfig is what a fake cloud tells the shared kit about itself.
@@ -123,9 +141,13 @@ type FakeAPI struct {
 	faults   FaultQueue
 	recorder Recorder
 	cfg      FakeAPIConfig
+	// stop releases requests held by a Delay when the fake closes.
+	stop     chan struct{}
+	stopOnce sync.Once
 
 	mu     sync.Mutex
 	server *httptest.Server
+	policy func(FaultRequest) (Fault, bool)
 }
 
 // NewFakeAPI returns the kit for one fake cloud.
@@ -142,7 +164,7 @@ func NewFakeAPI(cfg FakeAPIConfig) *FakeAPI {
 	if cfg.Operation == nil {
 		cfg.Operation = func(r *http.Request, _ []byte) string { return r.Method + " " + r.URL.Path }
 	}
-	return &FakeAPI{cfg: cfg}
+	return &FakeAPI{cfg: cfg, stop: make(chan struct{})}
 }
 
 // Start serves the fake on a loopback port (127.0.0.1:0) and returns the
@@ -169,6 +191,7 @@ func (a *FakeAPI) URL() string {
 // Close stops the server Start started. Requests still hanging on a fault
 // end with it.
 func (a *FakeAPI) Close() {
+	a.stopOnce.Do(func() { close(a.stop) })
 	a.mu.Lock()
 	srv := a.server
 	a.server = nil
@@ -177,6 +200,32 @@ func (a *FakeAPI) Close() {
 		srv.CloseClientConnections()
 		srv.Close()
 	}
+}
+
+// WaitFinished blocks until n requests (counted since the last
+// ResetRequests) have been fully served, including requests a Delay held
+// after their client gave up, so a test can look at what they did.
+func (a *FakeAPI) WaitFinished(n int) { a.recorder.waitFinished(n) }
+
+// SetFaultPolicy makes policy pick a fault for every request no queued fault
+// hits (nil turns it off). The soak uses it to inject faults at random.
+func (a *FakeAPI) SetFaultPolicy(policy func(FaultRequest) (Fault, bool)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.policy = policy
+}
+
+func (a *FakeAPI) takeFault(r FaultRequest) (Fault, bool) {
+	if f, hit := a.faults.Take(r); hit {
+		return f, true
+	}
+	a.mu.Lock()
+	policy := a.policy
+	a.mu.Unlock()
+	if policy == nil {
+		return Fault{}, false
+	}
+	return policy(r)
 }
 
 // AddFault queues a fault (see Fault).
@@ -220,11 +269,19 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a.recorder.record(entry)
 
-	fault, hit := a.faults.Take(FaultRequest{Method: r.Method, Path: r.URL.Path, Operation: op})
-	if !hit {
+	fault, hit := a.takeFault(FaultRequest{Method: r.Method, Path: r.URL.Path, Operation: op})
+	if hit && fault.Delay > 0 && !a.hold(r, fault) {
+		if fault.AfterApply && !a.closed() {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(r.Context())))
+		}
+		a.recorder.finish(entry, 0, true)
+		return
+	}
+	if !hit || fault.PassThrough {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		a.cfg.Routes.ServeHTTP(rec, r)
-		a.recorder.finish(entry, rec.status, false)
+		a.recorder.finish(entry, rec.status, hit)
 		return
 	}
 	if fault.AfterApply {
@@ -232,6 +289,27 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r)
 	}
 	a.recorder.finish(entry, a.answerFault(w, r, fault), true)
+}
+
+// hold waits out f's Delay and reports whether the client still waits.
+func (a *FakeAPI) hold(r *http.Request, f Fault) bool {
+	timer := time.NewTimer(f.Delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-a.stop:
+		return false
+	}
+	return r.Context().Err() == nil
+}
+
+func (a *FakeAPI) closed() bool {
+	select {
+	case <-a.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // answerFault writes f's answer and returns the status sent (0 for none).

@@ -158,3 +158,62 @@ func TestFakeAPIRecorder(t *testing.T) {
 		t.Fatal("ResetRequests kept the log")
 	}
 }
+
+func TestFakeAPIDelay(t *testing.T) {
+	tests := []struct {
+		name        string
+		fault       Fault
+		deadline    time.Duration
+		wantStatus  int // 0: the client gave up
+		wantApplied bool
+	}{
+		{name: "slow answer", fault: Fault{Delay: 20 * time.Millisecond, PassThrough: true}, deadline: 5 * time.Second, wantStatus: 200, wantApplied: true},
+		{name: "slow past the deadline is dropped", fault: Fault{Delay: 200 * time.Millisecond, PassThrough: true}, deadline: 20 * time.Millisecond},
+		{name: "slow past the deadline, applied anyway", fault: Fault{Delay: 200 * time.Millisecond, PassThrough: true, AfterApply: true}, deadline: 20 * time.Millisecond, wantApplied: true},
+		{name: "slow then an error", fault: Fault{Delay: 20 * time.Millisecond, Status: 503}, deadline: 5 * time.Second, wantStatus: 503},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+			c.AddFault(tc.fault)
+			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
+			defer cancel()
+			got := c.call(ctx, http.MethodPost, "")
+			if got.status != tc.wantStatus {
+				t.Fatalf("answer %d (%v), want %d", got.status, got.err, tc.wantStatus)
+			}
+			// A request the client gave up on is applied (or not) once its
+			// delay is over.
+			c.WaitFinished(1)
+			if applied := c.value.Load() == 1; applied != tc.wantApplied {
+				t.Fatalf("applied = %v, want %v", applied, tc.wantApplied)
+			}
+		})
+	}
+}
+
+func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
+	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+	var asked []FaultRequest
+	c.SetFaultPolicy(func(r FaultRequest) (Fault, bool) {
+		asked = append(asked, r)
+		return Fault{Status: http.StatusServiceUnavailable}, r.Method == http.MethodPost
+	})
+	c.AddFault(Fault{Status: http.StatusTooManyRequests})
+	for i, want := range []int{429, 503, 200} {
+		method := http.MethodPost
+		if i == 2 {
+			method = http.MethodGet
+		}
+		if got := c.call(context.Background(), method, ""); got.status != want {
+			t.Fatalf("request %d: %d, want %d", i, got.status, want)
+		}
+	}
+	if len(asked) != 2 || asked[0].Operation != "POST counter" {
+		t.Fatalf("policy asked for %+v, want the two requests the queue let through", asked)
+	}
+	c.SetFaultPolicy(nil)
+	if got := c.call(context.Background(), http.MethodPost, ""); got.status != http.StatusOK {
+		t.Fatalf("policy off: %d", got.status)
+	}
+}

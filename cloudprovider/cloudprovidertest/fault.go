@@ -4,13 +4,14 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Fault is one scripted failure of a fake cloud. The selector fields pick the
 // requests it hits (every non-empty one must match); the answer fields say
 // what those requests get instead of the cloud's normal answer.
 //
-// The answer is, in order of precedence: Reset (connection closed, no
+// The answer is, in order of precedence: PassThrough (the cloud's own answer, after Delay), Reset (connection closed, no
 // answer), Hang (held until the client gives up), Malformed (a truncated JSON
 // body), Body (given verbatim), otherwise the cloud's own error body built
 // from Status, Code and Message. With AfterApply the request is carried out
@@ -50,7 +51,16 @@ type Fault struct {
 	Reset bool
 	// AfterApply carries the request out before the fault answers: the cloud
 	// changed, the client hears a failure (or nothing, with Hang or Reset).
+	// With Delay, the request is carried out even if the client gave up
+	// meanwhile.
 	AfterApply bool
+	// Delay holds the request this long (real time) before anything else. A
+	// request whose client gave up meanwhile is then dropped, unless
+	// AfterApply: the cloud applies what the caller no longer waits for.
+	Delay time.Duration
+	// PassThrough answers normally once Delay is over: a slow answer, not a
+	// failed one.
+	PassThrough bool
 }
 
 // FaultRequest is what a fault is matched against.

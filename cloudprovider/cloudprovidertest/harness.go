@@ -1,5 +1,7 @@
 // Package cloudprovidertest is the conformance kit every provider runs against
-// its fake cloud, plus an in-memory provider used to test the kit and the server.
+// its fake cloud, the fake-cloud kit those fakes are built on (FakeAPI: fault
+// queue, request recorder, loopback server; ManualClock), and an in-memory
+// provider used to test the kit and the server.
 //
 // The kit checks the rules of the externalgrpc contract that do not depend on a
 // particular cloud: resize bounds enforced before any cloud call, ownership
@@ -45,7 +47,9 @@ type Env struct {
 	// carry out one kind of mutation; the harness fills f's selector (Method,
 	// PathContains, Operation) for its cloud, the check sets the answer
 	// (Status, RetryAfter, Hang, Malformed, AfterApply, Reset) and Times.
-	// Reads are never hit. Optional; enables the mutation-fault checks.
+	// Reads are never hit. Where two kinds send the same request (a resize,
+	// for IncreaseSize and DecreaseTargetSize) the fault hits whichever comes
+	// first. Optional; enables the mutation-fault checks.
 	InjectMutationFault func(kind Mutation, f Fault)
 	// AddUnseenInstance makes the fake cloud launch one running instance in
 	// the group without the provider hearing of it (no Refresh): when the

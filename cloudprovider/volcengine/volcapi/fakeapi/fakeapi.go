@@ -280,11 +280,11 @@ func (s *Server) SetCreateFailure(groupID string, f *CreateFailure) {
 }
 
 // SetGroupBounds changes a group's min/max/desired directly (as a console user would).
-func (s *Server) SetGroupBounds(groupID string, min, max, desired int) {
+func (s *Server) SetGroupBounds(groupID string, minSize, maxSize, desired int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if g, ok := s.groups[groupID]; ok {
-		g.Min, g.Max, g.Desired = min, max, desired
+		g.Min, g.Max, g.Desired = minSize, maxSize, desired
 	}
 }
 

@@ -138,13 +138,15 @@ func (s *Server) writeError(w http.ResponseWriter, status int, code, message str
 	cloudprovidertest.WriteJSON(w, status, map[string]any{"ResponseMetadata": meta})
 }
 
-// defaultErrorCode picks the gateway's code for a fault given only a status.
+// defaultErrorCode picks the gateway's code for a fault given only a status,
+// from the common codes in BytePlus's documentation (shared docs,
+// providers/volcengine.md, "Codes worth simulating").
 func defaultErrorCode(status int) string {
 	switch {
 	case status == http.StatusTooManyRequests:
 		return "AccountFlowLimitExceeded"
 	case status == http.StatusUnauthorized:
-		return "InvalidAuthorization"
+		return "SignatureDoesNotMatch"
 	case status == http.StatusForbidden:
 		return "AccessDenied"
 	case status == http.StatusNotFound:

@@ -122,3 +122,19 @@ func TestFaultInHTTP200(t *testing.T) {
 		t.Fatalf("fault not consumed: %d %+v", status, env.ResponseMetadata.Error)
 	}
 }
+
+// TestFaultDefaultsToGatewayCodes: a fault given only a status answers in the
+// gateway's envelope with the documented code for that status.
+func TestFaultDefaultsToGatewayCodes(t *testing.T) {
+	s := New(Options{})
+	srv := s.Start()
+	defer s.Close()
+	q := url.Values{"Action": {"DescribeScalingGroups"}, "Version": {"2020-01-01"}}
+	for status, wantCode := range map[int]string{429: "AccountFlowLimitExceeded", 503: "InternalError", 403: "AccessDenied", 401: "SignatureDoesNotMatch"} {
+		s.AddFault(cloudprovidertest.Fault{Status: status})
+		got, env := get(t, srv, q, testAuth)
+		if got != status || env.ResponseMetadata.Error == nil || env.ResponseMetadata.Error.Code != wantCode || env.ResponseMetadata.RequestID == "" {
+			t.Errorf("fault %d answered %d %+v, want the envelope with %s and a request id", status, got, env.ResponseMetadata, wantCode)
+		}
+	}
+}

@@ -187,10 +187,10 @@ func (s *Server) Token() string {
 }
 
 // SetToken rotates the accepted API key.
-func (s *Server) SetToken(t string) {
+func (s *Server) SetToken(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.token = t
+	s.token = token
 }
 
 // AddCluster seeds a cluster.
@@ -242,17 +242,17 @@ func (s *Server) SetPoolLabels(clusterID, poolID string, labels map[string]strin
 }
 
 // AddPlans seeds cloud-compute plans.
-func (s *Server) AddPlans(p ...Plan) {
+func (s *Server) AddPlans(plans ...Plan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.plans = append(s.plans, p...)
+	s.plans = append(s.plans, plans...)
 }
 
 // AddMetalPlans seeds bare-metal plans.
-func (s *Server) AddMetalPlans(p ...MetalPlan) {
+func (s *Server) AddMetalPlans(plans ...MetalPlan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.metal = append(s.metal, p...)
+	s.metal = append(s.metal, plans...)
 }
 
 // Pool returns the pool as the API would list it now.

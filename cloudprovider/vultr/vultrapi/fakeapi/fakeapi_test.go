@@ -241,9 +241,13 @@ func TestFaults(t *testing.T) {
 	s, _ := newFake(t, fakeapi.Options{})
 	s.AddFault(cloudprovidertest.Fault{Method: "GET", PathContains: "/plans", Status: 429, RetryAfter: "3", Times: 2})
 	for i := 0; i < 2; i++ {
-		resp, _ := do(t, s, "GET", "/v2/plans", "Bearer "+tok, "")
+		resp, body := do(t, s, "GET", "/v2/plans", "Bearer "+tok, "")
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" {
 			t.Fatalf("try %d: %d %q", i, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		// Vultr's error shape: {"error": message, "status": code}.
+		if !bytes.Contains(body, []byte(`"error":"Too Many Requests"`)) || !bytes.Contains(body, []byte(`"status":429`)) {
+			t.Fatalf("try %d: fault body %s is not Vultr's error shape", i, body)
 		}
 	}
 	if resp, _ := do(t, s, "GET", "/v2/plans", "Bearer "+tok, ""); resp.StatusCode != 200 {

@@ -165,12 +165,12 @@ func (s *Server) routePool(r *http.Request, p *pool, rest []string, body []byte,
 		}
 		return http.StatusAccepted, map[string]any{"node_pool": answer}
 	case len(rest) == 1 && rest[0] == "nodes" && r.Method == http.MethodGet:
-		pj := s.poolJSON(p, now)
-		lo, hi, meta, ok := s.page(r, len(pj.Nodes))
+		listed := s.poolJSON(p, now)
+		lo, hi, meta, ok := s.page(r, len(listed.Nodes))
 		if !ok {
 			return http.StatusBadRequest, "Invalid cursor."
 		}
-		return http.StatusOK, map[string]any{"worker_nodes": pj.Nodes[lo:hi], "meta": meta}
+		return http.StatusOK, map[string]any{"worker_nodes": listed.Nodes[lo:hi], "meta": meta}
 	case len(rest) == 2 && rest[0] == "nodes" && r.Method == http.MethodDelete:
 		s.advance(p, now)
 		for _, n := range p.nodes {

@@ -129,23 +129,23 @@ func (s *Server) removeNode(p *pool, n *node, now time.Time) {
 
 // resize applies a new node_quantity: growth schedules nodes with the
 // provisioning lag; shrinking removes random live nodes, as VKE does.
-func (s *Server) resize(p *pool, q int, now time.Time) {
+func (s *Server) resize(p *pool, quantity int, now time.Time) {
 	var live []*node
 	for _, n := range p.nodes {
 		if !n.closed {
 			live = append(live, n)
 		}
 	}
-	for i := len(live); i < q; i++ {
+	for i := len(live); i < quantity; i++ {
 		p.nodes = append(p.nodes, s.newNode(p, now.Add(s.opts.AppearAfter), now.Add(s.opts.ActiveAfter)))
 	}
-	if excess := len(live) - q; excess > 0 {
+	if excess := len(live) - quantity; excess > 0 {
 		s.rnd.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
 		for _, n := range live[:excess] {
 			s.removeNode(p, n, now)
 		}
 	}
-	p.quantity = q
+	p.quantity = quantity
 }
 
 // LaunchInstance adds an active node to a pool behind the client's back: it
