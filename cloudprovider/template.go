@@ -3,6 +3,7 @@ package cloudprovider
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -79,7 +80,13 @@ func BuildTemplateNode(spec TemplateSpec) *corev1.Node {
 		arch = "amd64"
 	}
 	labels := map[string]string{}
-	maps.Copy(labels, spec.CloudLabels)
+	for k, v := range spec.CloudLabels {
+		// AWS-spelling settings keys in a pool's labels are settings, not
+		// node labels (several slashes: not even valid label keys).
+		if !strings.HasPrefix(k, SettingsKeyPrefix) {
+			labels[k] = v
+		}
+	}
 	maps.Copy(labels, spec.Hints.Labels)
 	maps.Copy(labels, spec.ProviderLabels)
 	labels[corev1.LabelOSStable] = osName

@@ -74,6 +74,11 @@ func TestBuildTemplateNodeHints(t *testing.T) {
 	if !strings.Contains(got, "label/team=ml") || !strings.HasSuffix(got, "(from scaling-group tags)") {
 		t.Errorf("annotation %q", got)
 	}
+	withKey := BuildTemplateNode(TemplateSpec{GroupID: "g3", CPUs: 1, MemoryBytes: 1,
+		CloudLabels: map[string]string{OptionKey(OptionScaleDownUnneededTime): "5m", "team": "ml"}})
+	if _, leaked := withKey.Labels[OptionKey(OptionScaleDownUnneededTime)]; leaked || withKey.Labels["team"] != "ml" {
+		t.Errorf("cloud labels in the template %v: settings keys must be left out, others kept", withKey.Labels)
+	}
 	if plain := BuildTemplateNode(TemplateSpec{GroupID: "g2", CPUs: 1, MemoryBytes: 1}); len(plain.Annotations) != 0 {
 		t.Errorf("a template without hints has annotations %v", plain.Annotations)
 	}

@@ -87,6 +87,7 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		fake.Close()
 		return nil, err
 	}
+	p.sheet = opts.PriceSheet
 	return &cloudprovider.Simulation{
 		Provider: p,
 		URL:      endpoint,
