@@ -226,6 +226,8 @@ func TestDocsFlagsReference(t *testing.T) {
 	server := newFlagSet(&cfg, io.Discard)
 	var inspectFlags inspect.Flags
 	insp := inspect.NewFlagSet(&inspectFlags, io.Discard)
+	var probeFlags inspect.Flags
+	probe := inspect.NewProbeFlagSet(&probeFlags, io.Discard)
 	klogNames := klogFlagNames()
 
 	const path = "docs/flags.md"
@@ -233,6 +235,7 @@ func TestDocsFlagsReference(t *testing.T) {
 	want := replaceGenerated(t, doc, "server flags", flagTable(server, func(f *flag.Flag) bool { return !klogNames[f.Name] }))
 	want = replaceGenerated(t, want, "logging flags", flagTable(server, func(f *flag.Flag) bool { return klogNames[f.Name] }))
 	want = replaceGenerated(t, want, "inspect flags", flagTable(insp, func(*flag.Flag) bool { return true }))
+	want = replaceGenerated(t, want, "probe flags", flagTable(probe, func(*flag.Flag) bool { return true }))
 	if want != doc {
 		if *updateDocs {
 			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
@@ -251,6 +254,7 @@ func TestDocsFlagsReference(t *testing.T) {
 	}{
 		{"server", []string{"--help"}, server},
 		{"inspect", []string{"inspect", "--help"}, insp},
+		{"probe", []string{"probe", "--help"}, probe},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+" --help", func(t *testing.T) {

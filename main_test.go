@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,6 +37,12 @@ func init() {
 			return cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud()), nil
 		},
 		Simulate: func(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+			// Like the real simulators, --nodes must name a simulated group.
+			for _, spec := range opts.NodeGroupSpecs {
+				if !strings.HasSuffix(spec, ":pool-a") {
+					return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "--nodes %s: no such simulated group", spec)
+				}
+			}
 			p := cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud(
 				cloudprovidertest.CloudGroup{ID: "pool-a", Min: 1, Max: 5, Running: 2}))
 			return &cloudprovider.Simulation{Provider: p, URL: "memory://", Description: "one in-memory pool", Close: func() {}}, nil
@@ -65,12 +72,14 @@ func TestRefusesBadInput(t *testing.T) {
 		{"plaintext on all interfaces", []string{"--cloud-provider", testProvider, "--address", "0.0.0.0:8086"}, "--insecure"},
 		{"bare socket path", []string{"--cloud-provider", testProvider, "--address", "/run/x.sock"}, "--address"},
 		{"stray argument", []string{"--cloud-provider", testProvider, "serve"}, "unexpected arguments"},
+		{"unknown flag", []string{"--cloud-provider", testProvider, "--frobnicate"}, "-frobnicate"},
+		{"bad flag value", []string{"--shutdown-timeout", "soon"}, "shutdown-timeout"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runArgs(t, tc.args...)
-			if code == 0 {
-				t.Fatal("exit code 0, want non-zero")
+			if code != 2 {
+				t.Fatalf("exit code %d, want 2", code)
 			}
 			if lines := strings.Count(strings.TrimSpace(stderr), "\n"); lines != 0 || !strings.HasPrefix(stderr, "error: ") {
 				t.Fatalf("stderr is not one error line: %q", stderr)
@@ -91,6 +100,79 @@ func TestCheckConfig(t *testing.T) {
 	}
 	if code, _, stderr := runArgs(t, "--cloud-provider", testProvider, "--address", "0.0.0.0:1", "--insecure", "--simulate", "--check-config"); code != 0 {
 		t.Fatalf("--insecure allows a non-loopback plaintext address: code %d %q", code, stderr)
+	}
+}
+
+// TestBadCloudConfigExitsTwo: a configuration the provider refuses exits 2
+// with the same one line whether found by --check-config or when serving,
+// and names the provider once.
+func TestBadCloudConfigExitsTwo(t *testing.T) {
+	base := []string{"--cloud-provider", testProvider, "--address", "127.0.0.1:0", "--metrics-address", ""}
+	_, _, checkErr := runArgs(t, append(base, "--check-config")...)
+	for _, mode := range [][]string{{"--check-config"}, nil} {
+		code, _, stderr := runArgs(t, append(base, mode...)...)
+		if code != 2 {
+			t.Errorf("%v: exit code %d, want 2 (%q)", mode, code, stderr)
+		}
+		if stderr != checkErr || stderr != "error: "+testProvider+": --cloud-config is required: invalid argument\n" {
+			t.Errorf("%v: stderr %q (check-config said %q)", mode, stderr, checkErr)
+		}
+	}
+}
+
+func TestProviderErrorNamesTheProviderOnce(t *testing.T) {
+	cases := map[string]string{
+		"vultr: read cloud config: no such file":  "vultr: read cloud config: no such file",
+		"Vultr cloud config: cluster_id required": "Vultr cloud config: cluster_id required",
+		"missing EXOSCALE_API_KEY":                "vultr: missing EXOSCALE_API_KEY",
+	}
+	for in, want := range cases {
+		if got := providerError("vultr", errors.New(in)).Error(); got != want {
+			t.Errorf("providerError(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCheckConfigSimulate: --check-config --simulate starts the simulated
+// cloud and reads it, so a --nodes spec it cannot serve is refused.
+func TestCheckConfigSimulate(t *testing.T) {
+	code, out, stderr := runArgs(t, "--cloud-provider", testProvider, "--simulate", "--check-config")
+	if code != 0 || out != "configuration OK for simulated "+testProvider+": 1 node group\n" {
+		t.Fatalf("check-config --simulate: code %d out %q stderr %q", code, out, stderr)
+	}
+	code, _, stderr = runArgs(t, "--cloud-provider", testProvider, "--simulate", "--check-config", "--nodes", "1:3:nope")
+	if code != 2 || !strings.Contains(stderr, "1:3:nope") {
+		t.Fatalf("check-config --simulate with an unknown group: code %d stderr %q", code, stderr)
+	}
+}
+
+func TestMetricsAddressDefaultsToLoopback(t *testing.T) {
+	var cfg config
+	newFlagSet(&cfg, io.Discard)
+	host, _, err := net.SplitHostPort(cfg.metricsAddress)
+	if err != nil || !net.ParseIP(host).IsLoopback() {
+		t.Fatalf("--metrics-address defaults to %q, want a loopback address", cfg.metricsAddress)
+	}
+}
+
+// TestDemoEndsWithoutPointingAtTheStoppedServer: make demo stops its server
+// on exit, so its closing words must not suggest an inspect against it.
+func TestDemoEndsWithoutPointingAtTheStoppedServer(t *testing.T) {
+	b, err := os.ReadFile("hack/demo.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	last := strings.LastIndex(script, `inspect --delete "$victim"`)
+	if last < 0 {
+		t.Fatal("hack/demo.sh no longer deletes a node; update this test")
+	}
+	tail := script[last:]
+	if strings.Contains(tail, "inspect --address") {
+		t.Fatalf("hack/demo.sh ends by suggesting an inspect against the server it stops:\n%s", tail)
+	}
+	if !strings.Contains(tail, "--simulate") {
+		t.Fatalf("hack/demo.sh should end by saying how to start a server to explore:\n%s", tail)
 	}
 }
 
@@ -280,69 +362,6 @@ func TestSimulateBannerAndInspect(t *testing.T) {
 				if in.ProviderID == victim && in.State != "deleting" {
 					t.Fatalf("deleted instance %s is %s", victim, in.State)
 				}
-			}
-		})
-	}
-}
-
-func TestSelfCommand(t *testing.T) {
-	cases := map[string]string{
-		"/tmp/go-build123/b001/exe/cluster-autoscaler-provider": "go run .",
-		"./bin/cluster-autoscaler-provider":                     "./bin/cluster-autoscaler-provider",
-		"cluster-autoscaler-provider":                           "cluster-autoscaler-provider",
-	}
-	for in, want := range cases {
-		t.Run(in, func(t *testing.T) {
-			if got := selfCommand(in); got != want {
-				t.Fatalf("selfCommand(%q) = %q, want %q", in, got, want)
-			}
-		})
-	}
-}
-
-func TestBannerSuggestsWorkingCommands(t *testing.T) {
-	cloud := cloudprovidertest.NewInMemoryCloud(
-		cloudprovidertest.CloudGroup{ID: "full", Min: 1, Max: 2, Running: 2},
-		cloudprovidertest.CloudGroup{ID: "roomy", Min: 0, Max: 9, Running: 1},
-		cloudprovidertest.CloudGroup{ID: "some", Min: 0, Max: 3, Running: 0},
-	)
-	p := cloudprovidertest.NewInMemoryProvider(cloud)
-	if err := p.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name     string
-		cfg      config
-		address  string
-		tls      bool
-		want     []string
-		unwanted []string
-	}{
-		{"default address", config{provider: "vultr"}, "127.0.0.1:8086", false,
-			[]string{"Simulated vultr is ready", "  go run . inspect\n", "  go run . inspect --scale-up roomy=1\n", "\"address: 127.0.0.1:8086\""}, []string{"--address"}},
-		{"other address", config{provider: "exoscale"}, "unix:///run/cap.sock", false,
-			[]string{"  go run . inspect --address unix:///run/cap.sock --scale-up roomy=1\n"}, []string{"--tls"}},
-		{"TLS", config{provider: "exoscale"}, "127.0.0.1:8086", true,
-			[]string{"inspect --tls-ca-file <CA of the server certificate> --scale-up roomy=1\n"}, []string{"--tls-cert-file"}},
-		{"mTLS", config{provider: "exoscale", tlsClientCA: "ca.pem"}, "127.0.0.1:8086", true,
-			[]string{"--tls-ca-file <CA of the server certificate> --tls-cert-file <client cert> --tls-key-file <client key> --scale-up roomy=1\n"}, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var b strings.Builder
-			printBanner(context.Background(), &b, "go run .", &tc.cfg, p, tc.address, tc.tls)
-			for _, w := range tc.want {
-				if !strings.Contains(b.String(), w) {
-					t.Errorf("banner lacks %q", w)
-				}
-			}
-			for _, u := range tc.unwanted {
-				if strings.Contains(b.String(), u) {
-					t.Errorf("banner has %q", u)
-				}
-			}
-			if t.Failed() {
-				t.Log(b.String())
 			}
 		})
 	}

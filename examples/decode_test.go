@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,6 +56,56 @@ type issuer struct {
 	} `json:"spec"`
 }
 
+// Prometheus-operator types are not in k8s.io/api either; these mirror the
+// monitoring.coreos.com/v1 fields the examples and charts use.
+type serviceMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector          metav1.LabelSelector `json:"selector"`
+		NamespaceSelector *struct {
+			MatchNames []string `json:"matchNames,omitempty"`
+		} `json:"namespaceSelector,omitempty"`
+		Endpoints []metricsEndpoint `json:"endpoints"`
+	} `json:"spec"`
+}
+
+type podMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector          metav1.LabelSelector `json:"selector"`
+		NamespaceSelector *struct {
+			MatchNames []string `json:"matchNames,omitempty"`
+		} `json:"namespaceSelector,omitempty"`
+		PodMetricsEndpoints []metricsEndpoint `json:"podMetricsEndpoints"`
+	} `json:"spec"`
+}
+
+type metricsEndpoint struct {
+	Port     string `json:"port"`
+	Path     string `json:"path,omitempty"`
+	Interval string `json:"interval,omitempty"`
+}
+
+type prometheusRule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Groups []struct {
+			Name     string `json:"name"`
+			Interval string `json:"interval,omitempty"`
+			Rules    []struct {
+				Alert       string            `json:"alert"`
+				Expr        string            `json:"expr"`
+				For         string            `json:"for,omitempty"`
+				Labels      map[string]string `json:"labels,omitempty"`
+				Annotations map[string]string `json:"annotations,omitempty"`
+			} `json:"rules"`
+		} `json:"groups"`
+	} `json:"spec"`
+}
+
 // objects is one example's decoded manifests, by kind.
 type objects struct {
 	deployments     []*appsv1.Deployment
@@ -69,6 +120,10 @@ type objects struct {
 	netpols         []*networkingv1.NetworkPolicy
 	certificates    []*certificate
 	issuers         map[string]*issuer
+	pdbs            []*policyv1.PodDisruptionBudget
+	serviceMonitors []*serviceMonitor
+	podMonitors     []*podMonitor
+	prometheusRules []*prometheusRule
 }
 
 func newObjects() *objects {
@@ -84,7 +139,7 @@ func newObjects() *objects {
 
 var strictSerializer = func() *kjson.Serializer {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, networkingv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, networkingv1.AddToScheme, policyv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -151,6 +206,12 @@ func decodeInto(o *objects, data []byte) error {
 			}
 			continue
 		}
+		if tm.APIVersion == "monitoring.coreos.com/v1" {
+			if err := decodeMonitoring(o, tm.Kind, d); err != nil {
+				return fmt.Errorf("document %d (%s): %w", i, tm.Kind, err)
+			}
+			continue
+		}
 		obj, gvk, err := strictSerializer.Decode(d, nil, nil)
 		if err != nil {
 			return fmt.Errorf("document %d (%s %s): %w", i, tm.APIVersion, tm.Kind, err)
@@ -176,9 +237,38 @@ func decodeInto(o *objects, data []byte) error {
 			o.rbs = append(o.rbs, v)
 		case *networkingv1.NetworkPolicy:
 			o.netpols = append(o.netpols, v)
+		case *policyv1.PodDisruptionBudget:
+			o.pdbs = append(o.pdbs, v)
 		default:
 			return fmt.Errorf("document %d: kind %s is not expected in an example", i, gvk)
 		}
+	}
+	return nil
+}
+
+// decodeMonitoring decodes one Prometheus-operator object strictly.
+func decodeMonitoring(o *objects, kind string, d []byte) error {
+	switch kind {
+	case "ServiceMonitor":
+		var m serviceMonitor
+		if err := yaml.UnmarshalStrict(d, &m); err != nil {
+			return err
+		}
+		o.serviceMonitors = append(o.serviceMonitors, &m)
+	case "PodMonitor":
+		var m podMonitor
+		if err := yaml.UnmarshalStrict(d, &m); err != nil {
+			return err
+		}
+		o.podMonitors = append(o.podMonitors, &m)
+	case "PrometheusRule":
+		var r prometheusRule
+		if err := yaml.UnmarshalStrict(d, &r); err != nil {
+			return err
+		}
+		o.prometheusRules = append(o.prometheusRules, &r)
+	default:
+		return fmt.Errorf("unexpected monitoring.coreos.com kind %q", kind)
 	}
 	return nil
 }

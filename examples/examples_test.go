@@ -55,8 +55,15 @@ func TestEveryManifestDecodesStrictly(t *testing.T) {
 	used := map[string]bool{}
 	patches := map[string]bool{}
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
+		}
+		if d.IsDir() {
+			if p == "helm" {
+				// Helm values, not manifests: helm_test.go decodes them.
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if ext := filepath.Ext(p); ext == ".yaml" || ext == ".yml" {
 			files = append(files, p)
@@ -175,7 +182,10 @@ func TestKustomizeBuildAndCrossReferences(t *testing.T) {
 			if got := flagValue(provC.Args, "--cloud-provider"); got != ex.provider {
 				t.Errorf("provider --cloud-provider=%q, want %q", got, ex.provider)
 			}
-			checkExecProbe(t, provC)
+			checkExecProbe(t, provC, provC.ReadinessProbe, "readiness")
+			checkPDBs(t, o)
+			checkMetricsServices(t, o, ca, caC, prov, provC, true)
+			checkServiceTargets(t, o)
 			if ca.Spec.Template.Spec.ServiceAccountName == "" || o.serviceAccounts[ca.Spec.Template.Spec.ServiceAccountName] == nil {
 				t.Errorf("CA's ServiceAccount %q is not in the example", ca.Spec.Template.Spec.ServiceAccountName)
 			}
@@ -185,6 +195,7 @@ func TestKustomizeBuildAndCrossReferences(t *testing.T) {
 				if prov != ca {
 					t.Fatal("sidecar example: provider and CA are not in the same pod")
 				}
+				checkNativeSidecar(t, ca.Spec.Template.Spec, provC)
 				if got := flagValue(provC.Args, "--address"); got != cfg.Address {
 					t.Errorf("CA cloud-config address %q != sidecar --address %q", cfg.Address, got)
 				}
@@ -292,7 +303,7 @@ func checkPod(t *testing.T, o *objects, secrets map[string]*corev1.Secret, d *ap
 			t.Errorf("Deployment %s volume %s: unexpected volume type", d.Name, v.Name)
 		}
 	}
-	for _, c := range spec.Containers {
+	for _, c := range podContainers(spec) {
 		where := fmt.Sprintf("Deployment %s container %s", d.Name, c.Name)
 		sc := c.SecurityContext
 		if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
@@ -353,24 +364,115 @@ func checkPod(t *testing.T, o *objects, secrets map[string]*corev1.Secret, d *ap
 	}
 }
 
-// checkExecProbe: an exec readiness probe must run our binary's "probe"
-// subcommand against the address the provider serves on.
-func checkExecProbe(t *testing.T, c corev1.Container) {
+// checkExecProbe: an exec probe must run our binary's "probe" subcommand
+// against the address the provider serves on.
+func checkExecProbe(t *testing.T, c corev1.Container, p *corev1.Probe, kind string) {
 	t.Helper()
-	p := c.ReadinessProbe
 	if p == nil || p.Exec == nil {
 		return
 	}
 	cmd := p.Exec.Command
 	if len(cmd) < 2 || cmd[0] != "/cluster-autoscaler-provider" || cmd[1] != "probe" {
-		t.Errorf("%s readiness probe %v: want /cluster-autoscaler-provider probe ...", c.Name, cmd)
+		t.Errorf("%s %s probe %v: want /cluster-autoscaler-provider probe ...", c.Name, kind, cmd)
 		return
 	}
 	if got, want := flagValue(cmd, "--address"), flagValue(c.Args, "--address"); got != want {
-		t.Errorf("%s readiness probe asks %q, the provider serves on %q", c.Name, got, want)
+		t.Errorf("%s %s probe asks %q, the provider serves on %q", c.Name, kind, got, want)
 	}
 	if p.TimeoutSeconds < 6 {
-		t.Errorf("%s readiness probe timeout %ds is shorter than the probe's own 5s deadline", c.Name, p.TimeoutSeconds)
+		t.Errorf("%s %s probe timeout %ds is shorter than the probe's own 5s deadline", c.Name, kind, p.TimeoutSeconds)
+	}
+}
+
+// checkNativeSidecar: the provider beside CA is a native sidecar whose
+// startupProbe asks the gRPC health service, so the kubelet starts CA only
+// once the provider serves.
+func checkNativeSidecar(t *testing.T, spec corev1.PodSpec, provC corev1.Container) {
+	t.Helper()
+	if !isNativeSidecar(spec, provC.Name) {
+		t.Errorf("the provider must be an init container with restartPolicy: Always (a native sidecar)")
+	}
+	if provC.StartupProbe == nil || provC.StartupProbe.Exec == nil {
+		t.Fatalf("the provider sidecar needs an exec startupProbe running probe")
+	}
+	checkExecProbe(t, provC, provC.StartupProbe, "startup")
+	if budget := provC.StartupProbe.PeriodSeconds * provC.StartupProbe.FailureThreshold; budget < 60 {
+		t.Errorf("startupProbe gives the first cloud snapshot only %ds; the server itself waits up to 30s and then retries", budget)
+	}
+}
+
+// checkPDBs: every Deployment's pods are covered by a PodDisruptionBudget
+// (CA keeps nodes running kube-system pods without one), and every budget
+// selects some pods of the example.
+func checkPDBs(t *testing.T, o *objects) {
+	t.Helper()
+	for _, d := range o.deployments {
+		covered := false
+		for _, pdb := range o.pdbs {
+			sel, err := metav1Selector(pdb.Spec.Selector)
+			if err == nil && !sel.Empty() && sel.Matches(labels.Set(d.Spec.Template.Labels)) && pdb.Namespace == d.Namespace {
+				covered = true
+				if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() < 1 {
+					t.Errorf("PodDisruptionBudget %s must allow one %s pod to go (it is a single replica)", pdb.Name, d.Name)
+				}
+			}
+		}
+		if !covered {
+			t.Errorf("Deployment %s: no PodDisruptionBudget selects its pods", d.Name)
+		}
+	}
+	for _, pdb := range o.pdbs {
+		sel, _ := metav1Selector(pdb.Spec.Selector)
+		matched := false
+		for _, d := range o.deployments {
+			matched = matched || (sel != nil && sel.Matches(labels.Set(d.Spec.Template.Labels)))
+		}
+		if !matched {
+			t.Errorf("PodDisruptionBudget %s selects no pod of the example", pdb.Name)
+		}
+	}
+}
+
+// servicePortTo returns the Service and port number that reach container
+// port want on the pods of d, if any.
+func servicePortTo(o *objects, d *appsv1.Deployment, c corev1.Container, want int32) (*corev1.Service, int32) {
+	for _, s := range o.services {
+		if len(s.Spec.Selector) == 0 || !labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+			continue
+		}
+		for _, sp := range s.Spec.Ports {
+			target := sp.TargetPort.IntVal
+			if sp.TargetPort.StrVal != "" {
+				target = containerPort(c, sp.TargetPort.StrVal)
+			}
+			if target == want {
+				return s, sp.Port
+			}
+		}
+	}
+	return nil, 0
+}
+
+// checkMetricsServices: a Service reaches CA's metrics port (8085) and one
+// reaches the provider's --metrics-address port, which must not be loopback
+// (nothing outside the pod could scrape it). The official chart has no
+// Service for the sidecar (providerService false): its PodMonitor scrapes
+// the pod directly.
+func checkMetricsServices(t *testing.T, o *objects, ca *appsv1.Deployment, caC corev1.Container, prov *appsv1.Deployment, provC corev1.Container, providerService bool) {
+	t.Helper()
+	if s, _ := servicePortTo(o, ca, caC, 8085); s == nil {
+		t.Errorf("no Service reaches CA's metrics port 8085")
+	}
+	host, port, err := net.SplitHostPort(flagValue(provC.Args, "--metrics-address"))
+	if err != nil {
+		t.Fatalf("provider --metrics-address: %v", err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		t.Errorf("provider --metrics-address %s:%s is loopback: Prometheus cannot scrape it", host, port)
+	}
+	n, _ := strconv.Atoi(port)
+	if s, _ := servicePortTo(o, prov, provC, int32(n)); s == nil && providerService {
+		t.Errorf("no Service reaches the provider's metrics port %s", port)
 	}
 }
 
@@ -575,6 +677,39 @@ func TestDeployDocNamesThePinnedCA(t *testing.T) {
 		}
 		if tag := pinnedCAImage[strings.LastIndex(pinnedCAImage, ":")+1:]; !strings.Contains(string(readme), tag) {
 			t.Errorf("%s/README.md does not name CA %s", p, tag)
+		}
+	}
+}
+
+// checkServiceTargets: every Service selects pods of the example, and each
+// of its ports reaches a port some container of those pods declares.
+func checkServiceTargets(t *testing.T, o *objects) {
+	t.Helper()
+	for _, s := range o.services {
+		var pods []*appsv1.Deployment
+		for _, d := range o.deployments {
+			if len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+				pods = append(pods, d)
+			}
+		}
+		if len(pods) == 0 {
+			t.Errorf("Service %s selects no pod of the example", s.Name)
+			continue
+		}
+		for _, sp := range s.Spec.Ports {
+			found := false
+			for _, d := range pods {
+				for _, c := range podContainers(d.Spec.Template.Spec) {
+					for _, cp := range c.Ports {
+						if (sp.TargetPort.StrVal != "" && cp.Name == sp.TargetPort.StrVal) || (sp.TargetPort.StrVal == "" && cp.ContainerPort == sp.TargetPort.IntVal) {
+							found = true
+						}
+					}
+				}
+			}
+			if !found {
+				t.Errorf("Service %s port %d targets %s, which no selected container declares", s.Name, sp.Port, sp.TargetPort.String())
+			}
 		}
 	}
 }

@@ -42,6 +42,22 @@ func volume(d *appsv1.Deployment, name string) *corev1.Volume {
 	return nil
 }
 
+// podContainers lists a pod's init containers (native sidecars among them)
+// and its containers.
+func podContainers(spec corev1.PodSpec) []corev1.Container {
+	return append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
+}
+
+// isNativeSidecar: an init container that keeps running beside the others.
+func isNativeSidecar(spec corev1.PodSpec, name string) bool {
+	for _, c := range spec.InitContainers {
+		if c.Name == name {
+			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
+}
+
 // findContainer returns the one container in the example matching match.
 func findContainer(t *testing.T, o *objects, match func(corev1.Container) bool) (*appsv1.Deployment, corev1.Container) {
 	t.Helper()
@@ -51,7 +67,7 @@ func findContainer(t *testing.T, o *objects, match func(corev1.Container) bool) 
 		n     int
 	)
 	for _, d := range o.deployments {
-		for _, c := range d.Spec.Template.Spec.Containers {
+		for _, c := range podContainers(d.Spec.Template.Spec) {
 			if match(c) {
 				dep, found = d, c
 				n++
@@ -79,3 +95,5 @@ func toSubjects(in []rbacv1.Subject) []rbacSubject {
 	}
 	return out
 }
+
+func labelsOf(d *appsv1.Deployment) labels.Set { return labels.Set(d.Spec.Template.Labels) }

@@ -53,4 +53,5 @@ echo "== deletion: inspect --delete $victim (NodeGroupForNode, then NodeGroupDel
 inspect --delete "$victim"
 
 echo
-echo "== done. The server log is in $LOG; the full view: $BIN inspect --address <address>"
+echo "== done; the demo server has stopped (its log: $LOG)."
+echo "To explore on your own: $BIN --cloud-provider=$PROVIDER --simulate, then $BIN inspect in another terminal."

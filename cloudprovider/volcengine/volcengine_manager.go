@@ -96,7 +96,11 @@ func (g *groupState) debug() string {
 	if g.discoveredBy != "" {
 		how = "discovered by " + g.discoveredBy
 	}
-	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %d instances, %s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, len(g.instances), how)
+	instances := fmt.Sprintf("%d instances", len(g.instances))
+	if len(g.instances) == 1 {
+		instances = "1 instance"
+	}
+	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, instances, how)
 	if s := g.settings.Summary(); s != "" {
 		d += "; settings " + s
 	}

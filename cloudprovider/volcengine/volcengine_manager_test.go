@@ -3,6 +3,7 @@ package volcengine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -121,5 +122,14 @@ func TestInstancesViewSorted(t *testing.T) {
 	}
 	if g.liveCount() != 1 {
 		t.Fatalf("liveCount = %d", g.liveCount())
+	}
+}
+
+func TestGroupDebugCountsInstancesInEnglish(t *testing.T) {
+	for n, want := range map[int]string{0: ", 0 instances,", 1: ", 1 instance,", 2: ", 2 instances,"} {
+		g := groupState{instances: make([]instanceState, n)}
+		if got := g.debug(); !strings.Contains(got, want) {
+			t.Errorf("debug() with %d instances = %q, want %q in it", n, got, want)
+		}
 	}
 }

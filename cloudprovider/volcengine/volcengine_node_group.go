@@ -267,12 +267,26 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 func (n *nodeGroup) dropPlaceholders(ctx context.Context, g *groupState, target int, placeholders []string) error {
 	want := max(target-len(placeholders), g.min)
 	if want < target {
+		// The desired number is absolute: read the group fresh first, so a
+		// slot the service filled since the snapshot is not given up and
+		// the service does not remove an instance of its own choosing.
+		if err := n.m.reload(ctx, n.id); err != nil {
+			return err
+		}
+		fresh, err := n.state()
+		if err != nil {
+			return err
+		}
+		target = fresh.target
+		want = min(max(target-len(placeholders), g.min, fresh.liveCount()), target)
+	}
+	if want < target {
 		if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
 			return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err)
 		}
 	}
 	drop := map[string]bool{}
-	for _, id := range placeholders[:target-want] {
+	for _, id := range placeholders[:min(max(target-want, 0), len(placeholders))] {
 		drop[id] = true
 	}
 	n.m.update(n.id, func(c *groupState) {

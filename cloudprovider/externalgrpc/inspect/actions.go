@@ -15,14 +15,16 @@ type ScaleUp struct {
 	Delta int
 }
 
-// ParseScaleUp parses "<group id>=<delta>" (delta defaults to 1 when only the
-// group is given). The group id is split at the last "=", since ids may
-// themselves contain one.
+// ParseScaleUp parses "<group id>=<delta>". The delta is required: a scale-up
+// changes the cloud, so a value missing its "=n" is refused rather than
+// guessed. The group id is split at the last "=", since ids may themselves
+// contain one.
 func ParseScaleUp(s string) (ScaleUp, error) {
-	group, delta := s, "1"
-	if i := strings.LastIndex(s, "="); i >= 0 {
-		group, delta = s[:i], s[i+1:]
+	i := strings.LastIndex(s, "=")
+	if i < 0 {
+		return ScaleUp{}, fmt.Errorf("--scale-up %q: want <group id>=<positive number>, e.g. %s=1", s, s)
 	}
+	group, delta := s[:i], s[i+1:]
 	n, err := strconv.Atoi(delta)
 	if err != nil || n <= 0 {
 		return ScaleUp{}, fmt.Errorf("--scale-up %q: want <group id>=<positive number>", s)

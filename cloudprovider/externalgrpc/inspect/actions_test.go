@@ -13,7 +13,7 @@ func TestParseScaleUp(t *testing.T) {
 		wantErr bool
 	}{
 		{"workers=2", ScaleUp{"workers", 2}, false},
-		{"workers", ScaleUp{"workers", 1}, false},
+		{"workers", ScaleUp{}, true},
 		{"a=b=3", ScaleUp{"a=b", 3}, false},
 		{"workers=0", ScaleUp{}, true},
 		{"workers=-1", ScaleUp{}, true},
@@ -67,7 +67,7 @@ func TestScaleUpAndDelete(t *testing.T) {
 		wantRefused   string
 	}{
 		{"scale up", []string{"--scale-up", "workers=2"}, 0, []string{"increase workers"}, [2]int{5, 0}, ""},
-		{"scale up two groups", []string{"--scale-up", "workers", "--scale-up", "gpu=2"}, 0, []string{"increase workers", "increase gpu"}, [2]int{4, 2}, ""},
+		{"scale up two groups", []string{"--scale-up", "workers=1", "--scale-up", "gpu=2"}, 0, []string{"increase workers", "increase gpu"}, [2]int{4, 2}, ""},
 		{"beyond max is refused", []string{"--scale-up", "gpu=3"}, 1, nil, [2]int{3, 0}, "FailedPrecondition"},
 		{"unknown group is refused", []string{"--scale-up", "nope=1"}, 1, nil, [2]int{3, 0}, "NotFound"},
 		{"delete finds the group", []string{"--delete", "fake://w-1", "--delete", "fake://w-3"}, 0, []string{"delete fake://w-1", "delete fake://w-3"}, [2]int{1, 0}, ""},

@@ -64,12 +64,18 @@ func addConnectionFlags(fs *flag.FlagSet, f *Flags) {
 }
 
 // parse parses args into fs; ok is false when the caller should return code.
+// Mistakes get one error line: the flag package would follow it with the
+// whole usage, which buries it; --help still prints the usage.
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
 			return 0, false
 		}
-		return 2, false
+		return reportError(stderr, 2, fmt.Errorf("%w (see --help)", err)), false
 	}
 	if fs.NArg() > 0 {
 		return reportError(stderr, 2, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))), false
@@ -117,7 +123,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f Flags
 	fs := NewFlagSet(&f, stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: cluster-autoscaler-provider inspect [flags]\n\nConnects to a provider server like the Cluster Autoscaler does and prints what CA would see.\nRead-only unless --scale-up or --delete is given.\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: cluster-autoscaler-provider inspect [flags]\n\nConnects to a provider server like the Cluster Autoscaler does and prints what CA would see.\nRead-only unless --scale-up or --delete is given.\n\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parse(fs, args, stderr); !ok {

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"context"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -47,5 +49,32 @@ func TestMainHelp(t *testing.T) {
 	code, _, stderr := inspectRun(t, "--help")
 	if code != 0 || !strings.Contains(stderr, "Read-only unless --scale-up or --delete") || !strings.Contains(stderr, "-cloud-config") {
 		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
+
+// TestMistakesGetOneErrorLine: a bad flag or value is one "error:" line and
+// exit 2, for inspect and probe alike, and nothing reaches the server.
+func TestMistakesGetOneErrorLine(t *testing.T) {
+	cases := []struct {
+		name string
+		main func(context.Context, []string, io.Writer, io.Writer) int
+		args []string
+		want string
+	}{
+		{"inspect unknown flag", Main, []string{"--frobnicate"}, "-frobnicate"},
+		{"probe unknown flag", ProbeMain, []string{"--frobnicate"}, "-frobnicate"},
+		{"scale-up without a delta", Main, []string{"--scale-up", "workers"}, "workers=1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			code := tc.main(context.Background(), tc.args, &out, &errb)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr %q", code, errb.String())
+			}
+			if s := errb.String(); strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, "error: ") || !strings.Contains(s, tc.want) {
+				t.Fatalf("stderr is not one error line naming %q: %q", tc.want, s)
+			}
+		})
 	}
 }

@@ -14,6 +14,15 @@ import (
 // ProbeCommand is the name of the health-probe subcommand.
 const ProbeCommand = "probe"
 
+// NewProbeFlagSet declares the probe's flags (how to reach the server, as for
+// inspect) into f; docs/flags.md is generated from it.
+func NewProbeFlagSet(f *Flags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(ProbeCommand, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addConnectionFlags(fs, f)
+	return fs
+}
+
 // ProbeMain asks the server's gRPC health service whether the CloudProvider
 // service is SERVING, over the same address and TLS settings CA uses. It is
 // meant as a Kubernetes exec probe: the kubelet's own gRPC probe dials the pod
@@ -22,9 +31,7 @@ const ProbeCommand = "probe"
 // 1 when not (or unreachable), 2 on bad flags.
 func ProbeMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f Flags
-	fs := flag.NewFlagSet(ProbeCommand, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addConnectionFlags(fs, &f)
+	fs := NewProbeFlagSet(&f, stderr)
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}

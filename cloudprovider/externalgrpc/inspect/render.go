@@ -85,11 +85,7 @@ func writeReport(w io.Writer, r *Report) error {
 		return err
 	}
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "\n%s", g.ID)
-		if g.Debug != "" {
-			fmt.Fprintf(w, "  (%s)", g.Debug)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "\n%s\n", groupHeading(g))
 		for _, e := range g.Errors {
 			fmt.Fprintf(w, "  ERROR %s\n", e)
 		}
@@ -282,4 +278,16 @@ func (t *trimmedTable) Flush() error {
 	}
 	t.buf.Reset()
 	return nil
+}
+
+// groupHeading names a group once. Providers' Debug strings (what CA logs)
+// usually contain the id already, so then the Debug text is the heading.
+func groupHeading(g Group) string {
+	switch {
+	case g.Debug == "":
+		return g.ID
+	case strings.Contains(g.Debug, g.ID):
+		return g.Debug
+	}
+	return g.ID + "  (" + g.Debug + ")"
 }

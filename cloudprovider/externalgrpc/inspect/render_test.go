@@ -81,3 +81,22 @@ func TestRefreshFailureStillShowsSnapshot(t *testing.T) {
 		t.Fatalf("exit %d json %s", code, out)
 	}
 }
+
+func TestGroupHeadingNamesTheIDOnce(t *testing.T) {
+	cases := []struct {
+		g    Group
+		want string
+	}{
+		{Group{ID: "pool-1", Debug: "vultr node pool pool-1 (label \"general\")"}, "vultr node pool pool-1 (label \"general\")"},
+		{Group{ID: "scg-1", Debug: "general pool, 2 instances"}, "scg-1  (general pool, 2 instances)"},
+		{Group{ID: "scg-1"}, "scg-1"},
+	}
+	for _, tc := range cases {
+		if got := groupHeading(tc.g); got != tc.want {
+			t.Errorf("groupHeading(%+v) = %q, want %q", tc.g, got, tc.want)
+		}
+		if n := strings.Count(groupHeading(tc.g), tc.g.ID); n != 1 {
+			t.Errorf("heading %q names %s %d times", groupHeading(tc.g), tc.g.ID, n)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+)
+
+// serve wires the provider (real or simulated) to the gRPC server and the
+// metrics endpoint, serves until ctx ends or SIGTERM/SIGINT arrives, then
+// drains. Errors in the configuration come back as configError (exit 2).
+func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, addr externalgrpc.Address, stdout io.Writer) error {
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(registry)
+
+	provider, groupNames, closeSim, err := startProvider(ctx, cfg, reg, m, stdout)
+	if err != nil {
+		return err
+	}
+	defer closeSim()
+
+	tlsCfg, err := externalgrpc.ServerTLSConfig(cfg.tlsCert, cfg.tlsKey, cfg.tlsClientCA)
+	if err != nil {
+		return configError{err}
+	}
+	lis, err := addr.Listen()
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.address, err)
+	}
+	srv := externalgrpc.NewServer(provider, externalgrpc.Options{Metrics: m})
+	grpcOpts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(externalgrpc.UnaryInterceptor(m))}
+	if tlsCfg != nil {
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	gs := grpc.NewServer(grpcOpts...)
+	protos.RegisterCloudProviderServer(gs, srv)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+
+	httpSrv, err := startMetricsServer(cfg.metricsAddress, registry, srv, stdout)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	configErr := make(chan error, 1)
+	if err := takeFirstSnapshot(ctx, srv, hs, configErr); err != nil {
+		lis.Close()
+		return err
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- gs.Serve(lis) }()
+	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
+	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
+	if cfg.simulate {
+		printBanner(ctx, stdout, selfCommand(os.Args[0]), cfg, provider, groupNames, displayAddress(addr, lis), tlsCfg != nil)
+	}
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("gRPC server: %w", err)
+	case err := <-configErr:
+		gs.Stop()
+		return err
+	case <-ctx.Done():
+	}
+	shutdown(gs, hs, httpSrv, provider, cfg.shutdownTimeout)
+	return nil
+}
+
+// startProvider builds the provider, or starts the simulated cloud and the
+// provider bound to it. The returned names are the simulated groups' names by
+// id (nil for a real cloud); the returned func stops the simulation (a no-op
+// for a real cloud).
+func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registration, m *metrics.Metrics, stdout io.Writer) (cloudprovider.CloudProvider, map[string]string, func(), error) {
+	opts := cfg.buildOptions(m)
+	if !cfg.simulate {
+		p, err := reg.Build(ctx, opts)
+		if err != nil {
+			// Builders never contact the cloud: whatever fails here is the
+			// configuration, as --check-config would have said.
+			return nil, nil, nil, configError{providerError(cfg.provider, err)}
+		}
+		return p, nil, func() {}, nil
+	}
+	sim, err := reg.Simulate(ctx, opts)
+	if err != nil {
+		return nil, nil, nil, configError{fmt.Errorf("start simulation: %w", providerError(cfg.provider, err))}
+	}
+	klog.InfoS("Simulated cloud started", "provider", cfg.provider, "url", sim.URL, "description", sim.Description)
+	fmt.Fprintf(stdout, "Simulating %s: %s\nFake cloud API: %s\n", cfg.provider, sim.Description, sim.URL)
+	return sim.Provider, sim.GroupNames, sim.Close, nil
+}
