@@ -315,18 +315,32 @@ func (n *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 
 // TemplateNodeInfo builds the template from inputs cached at Refresh.
 func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
-	if _, err := n.state(); err != nil {
+	g, err := n.state()
+	if err != nil {
 		return nil, err
 	}
 	info, err := n.m.template(n.id)
 	if err != nil {
 		return nil, err
 	}
-	return buildTemplateNode(n.id, n.m.region, info), nil
+	return buildTemplateNode(n.id, n.m.region, info, g.settings), nil
 }
 
-// GetOptions returns ErrNotImplemented: returning options would zero the two
-// settings the protocol cannot carry, and we have no per-group overrides.
-func (n *nodeGroup) GetOptions(context.Context, cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	return nil, cloudprovider.ErrNotImplemented
+// GetOptions returns the overrides in the group's tags on top of defaults,
+// or ErrNotImplemented without any: returning options would zero the
+// settings the protocol cannot carry.
+func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
+	g, err := n.state()
+	if err != nil {
+		return nil, err
+	}
+	return g.settings.GetOptions(defaults)
+}
+
+// Settings implements cloudprovider.SettingsReporter.
+func (n *nodeGroup) Settings() cloudprovider.GroupSettings {
+	if g, ok := n.m.group(n.id); ok {
+		return g.settings
+	}
+	return cloudprovider.GroupSettings{Source: settingsSource}
 }
