@@ -74,6 +74,7 @@ func TestRefusesBadInput(t *testing.T) {
 		{"stray argument", []string{"--cloud-provider", testProvider, "serve"}, "unexpected arguments"},
 		{"unknown flag", []string{"--cloud-provider", testProvider, "--frobnicate"}, "-frobnicate"},
 		{"bad flag value", []string{"--shutdown-timeout", "soon"}, "shutdown-timeout"},
+		{"negative --unknown-outcome-window", []string{"--cloud-provider", testProvider, "--unknown-outcome-window", "-1s"}, "--unknown-outcome-window"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
