@@ -144,3 +144,15 @@ func TestHandlerOverrun(t *testing.T) {
 		t.Fatalf("late handler: %q", got)
 	}
 }
+
+func TestSlowAppliedLandsInsideTheUnknownOutcomeWindow(t *testing.T) {
+	for _, rpcTimeout := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second} {
+		slow, window := slowTimings(rpcTimeout)
+		if slow <= rpcTimeout {
+			t.Fatalf("rpc timeout %s: slow fault %s answers before the caller gives up; nothing lands late", rpcTimeout, slow)
+		}
+		if window < slow {
+			t.Fatalf("rpc timeout %s: window %s shorter than the slow fault's %s: a late resize can land after a newer one", rpcTimeout, window, slow)
+		}
+	}
+}
