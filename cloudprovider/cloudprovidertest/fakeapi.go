@@ -207,6 +207,11 @@ func (a *FakeAPI) Close() {
 // after their client gave up, so a test can look at what they did.
 func (a *FakeAPI) WaitFinished(n int) { a.recorder.waitFinished(n) }
 
+// WaitIdle blocks until every request received so far (since the last
+// ResetRequests) has been served, held ones included: a request a Delay
+// holds after its client gave up may still change the cloud until then.
+func (a *FakeAPI) WaitIdle() { a.recorder.waitFinished(a.recorder.Count()) }
+
 // SetFaultPolicy makes policy pick a fault for every request no queued fault
 // hits (nil turns it off). The soak uses it to inject faults at random.
 func (a *FakeAPI) SetFaultPolicy(policy func(FaultRequest) (Fault, bool)) {
