@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/klog/v2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
@@ -65,21 +67,31 @@ func setServing(hs *health.Server, st healthpb.HealthCheckResponse_ServingStatus
 // takeFirstSnapshot refreshes once before serving, because CA asks
 // NodeGroups, NodeGroupForNode and GPULabel before its first Refresh. If the
 // cloud is down, the server serves anyway (not ready) and keeps trying in
-// the background until ctx ends.
-func takeFirstSnapshot(ctx context.Context, srv *externalgrpc.Server, hs *health.Server) {
+// the background until ctx ends. A configuration error found by the first
+// listing (a --nodes spec matching no group) is returned at once; one found
+// by a background retry arrives on the returned channel.
+func takeFirstSnapshot(ctx context.Context, srv *externalgrpc.Server, hs *health.Server) (<-chan error, error) {
+	configErr := make(chan error, 1)
 	startCtx, cancel := context.WithTimeout(ctx, startupRefreshTimeout)
 	err := srv.RefreshOnce(startCtx)
 	cancel()
 	if err == nil {
 		setServing(hs, healthpb.HealthCheckResponse_SERVING)
-		return
+		return configErr, nil
+	}
+	if errors.Is(err, cloudprovider.ErrConfig) {
+		return configErr, configError{err}
 	}
 	klog.ErrorS(err, "Initial refresh failed; serving not-ready and retrying")
 	setServing(hs, healthpb.HealthCheckResponse_NOT_SERVING)
 	go func() {
-		srv.RefreshUntilReady(ctx, nil)
+		if err := srv.RefreshUntilReady(ctx, nil); err != nil {
+			configErr <- configError{err}
+			return
+		}
 		if srv.Ready() {
 			setServing(hs, healthpb.HealthCheckResponse_SERVING)
 		}
 	}()
+	return configErr, nil
 }

@@ -148,6 +148,7 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		NodeGroupAutoDiscoverySpecs: c.autoDiscovery,
 		UserAgent:                   "cluster-autoscaler-provider/" + version,
 		InstrumentTransport:         m.InstrumentTransport(c.provider),
+		ReportUnmatchedSpecs:        m.SetUnmatchedSpecs,
 	}
 }
 

@@ -62,7 +62,11 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	takeFirstSnapshot(ctx, srv, hs)
+	configErr, err := takeFirstSnapshot(ctx, srv, hs)
+	if err != nil {
+		lis.Close()
+		return err
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
@@ -75,6 +79,9 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("gRPC server: %w", err)
+	case err := <-configErr:
+		gs.Stop()
+		return err
 	case <-ctx.Done():
 	}
 	shutdown(gs, hs, httpSrv, provider, cfg.shutdownTimeout)

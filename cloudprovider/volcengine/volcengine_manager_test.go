@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -55,11 +56,11 @@ func TestRefreshRacingMutationKeepsMutation(t *testing.T) {
 func TestFailedRefreshKeepsSnapshot(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault fakeapi.Fault
+		fault cloudprovidertest.Fault
 	}{
-		{name: "group listing fails", fault: fakeapi.Fault{Action: fakeapi.ActionDescribeScalingGroups, Status: 500, Code: "InternalError", Times: 10}},
-		{name: "one instance listing fails", fault: fakeapi.Fault{Action: fakeapi.ActionDescribeScalingInstances, Status: 403, Code: "AccessDenied", Times: 1}},
-		{name: "throttled", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 10}},
+		{name: "group listing fails", fault: cloudprovidertest.Fault{Operation: fakeapi.ActionDescribeScalingGroups, Status: 500, Code: "InternalError", Times: 10}},
+		{name: "one instance listing fails", fault: cloudprovidertest.Fault{Operation: fakeapi.ActionDescribeScalingInstances, Status: 403, Code: "AccessDenied", Times: 1}},
+		{name: "throttled", fault: cloudprovidertest.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 10}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,27 +122,6 @@ func TestInstancesViewSorted(t *testing.T) {
 	}
 	if g.liveCount() != 1 {
 		t.Fatalf("liveCount = %d", g.liveCount())
-	}
-}
-
-func TestGroupLockHonoursDeadline(t *testing.T) {
-	e := newEnv(t)
-	unlock, err := e.p.m.lockGroup(testCtx(t), mainGroupID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	calls := e.fake.RequestCount()
-	if err := e.group(t, mainGroupID).IncreaseSize(ctx, 1); !errors.Is(err, context.Canceled) {
-		t.Fatalf("IncreaseSize behind a held lock: %v, want the context error", err)
-	}
-	if e.fake.RequestCount() != calls {
-		t.Fatal("a call that never got the lock reached the cloud")
-	}
-	unlock()
-	if err := e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1); err != nil {
-		t.Fatalf("after unlock: %v", err)
 	}
 }
 
