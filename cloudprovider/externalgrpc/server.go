@@ -403,6 +403,7 @@ func (s *Server) mutate(ctx context.Context, id string, bad error, change func(c
 
 // NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
 func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
+	ctx = cloudprovider.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() <= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta())
@@ -416,6 +417,7 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 
 // NodeGroupDeleteNodes implements the NodeGroupDeleteNodes RPC.
 func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
+	ctx = cloudprovider.WithMutationPriority(ctx)
 	nodes, bad := deleteRequestNodes(req)
 	if err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.DeleteNodes(ctx, nodes) }); err != nil {
 		return nil, err
@@ -447,6 +449,7 @@ func deleteRequestNodes(req *protos.NodeGroupDeleteNodesRequest) ([]*corev1.Node
 
 // NodeGroupDecreaseTargetSize implements the NodeGroupDecreaseTargetSize RPC.
 func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
+	ctx = cloudprovider.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() >= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta())

@@ -21,8 +21,15 @@ func init() {
 		Build:       Build,
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
+		RateLimit:   DefaultRateLimit,
 	})
 }
+
+// DefaultRateLimit is the client-side budget for the Auto Scaling and ECS
+// OpenAPI. Volcengine publishes no per-account number (throttling answers
+// *FlowLimitExceeded, see ../shared/docs/providers/volcengine.md §6.3), so
+// this is a conservative 10 requests per second, bursts of 10.
+var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
 
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
 type cloudProvider struct {

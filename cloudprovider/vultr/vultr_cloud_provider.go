@@ -26,8 +26,13 @@ func init() {
 		Build:       Build,
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
+		RateLimit:   DefaultRateLimit,
 	})
 }
+
+// DefaultRateLimit is Vultr's documented API limit: 30 requests per second
+// per source IP (https://www.vultr.com/api/, "Rate limit").
+var DefaultRateLimit = cloudprovider.RateLimit{Rate: 30, Burst: 30}
 
 // CloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
 type CloudProvider struct {
