@@ -2,6 +2,7 @@ package cloudprovider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -208,4 +209,23 @@ func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return nil, err
 	}
 	return t.base.RoundTrip(req)
+}
+
+// NoResponseClass classifies an error that came back without an HTTP
+// response: ErrRateLimited when the client-side budget refused the call
+// (it never left the process, so its outcome is known: not applied), else
+// ErrUnavailable. It also looks through SDK errors that keep their cause
+// behind OrigErr instead of Unwrap (the Volcengine SDK's).
+func NoResponseClass(err error) error {
+	for depth := 0; err != nil && depth < 8; depth++ {
+		if errors.Is(err, ErrRateLimited) {
+			return ErrRateLimited
+		}
+		var sdkErr interface{ OrigErr() error }
+		if !errors.As(err, &sdkErr) {
+			break
+		}
+		err = sdkErr.OrigErr()
+	}
+	return ErrUnavailable
 }

@@ -3,6 +3,7 @@ package cloudprovider_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -221,5 +222,39 @@ func TestParseRateLimit(t *testing.T) {
 	}
 	if s := (cloudprovider.RateLimit{Rate: 10}).String(); s != "10/s burst 10" {
 		t.Errorf("String() = %q", s)
+	}
+}
+
+// origErr keeps its cause behind OrigErr only, as the Volcengine SDK's errors do.
+type origErr struct{ cause error }
+
+func (e origErr) Error() string   { return "RequestError: send request failed" }
+func (e origErr) OrigErr() error  { return e.cause }
+func (e origErr) Code() string    { return "RequestError" }
+func (e origErr) Message() string { return e.Error() }
+
+func TestNoResponseClass(t *testing.T) {
+	refused := fmt.Errorf("Get \"https://api\": %w", fmt.Errorf("budget: %w", cloudprovider.ErrRateLimited))
+	for name, tc := range map[string]struct {
+		err  error
+		want error
+	}{
+		"refused locally":            {refused, cloudprovider.ErrRateLimited},
+		"refused, behind an SDK":     {origErr{refused}, cloudprovider.ErrRateLimited},
+		"connection reset":           {errors.New("connection reset by peer"), cloudprovider.ErrUnavailable},
+		"connection reset, SDK-kept": {origErr{errors.New("reset")}, cloudprovider.ErrUnavailable},
+	} {
+		if got := cloudprovider.NoResponseClass(tc.err); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+	// A call refused locally never left: its outcome is known.
+	local := &cloudprovider.APIError{Cloud: "c", Operation: "op", Class: cloudprovider.NoResponseClass(refused), Cause: refused}
+	if cloudprovider.OutcomeUnknown(local) {
+		t.Error("a locally refused call counts as outcome unknown")
+	}
+	lost := &cloudprovider.APIError{Cloud: "c", Operation: "op", Class: cloudprovider.ErrUnavailable}
+	if !cloudprovider.OutcomeUnknown(lost) {
+		t.Error("a call without an answer counts as known")
 	}
 }
