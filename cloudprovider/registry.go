@@ -22,6 +22,9 @@ type BuildOptions struct {
 	// InstrumentTransport, when set, wraps the provider's transport so cloud
 	// calls are counted and timed; operation maps a request to a bounded label.
 	InstrumentTransport func(base http.RoundTripper, operation OperationFunc) http.RoundTripper
+	// MaxStaleness bounds how old the data the server serves may be
+	// (--max-staleness; zero: DefaultMaxStaleness).
+	MaxStaleness time.Duration
 	// RateLimit is the client-side budget for calls to the cloud (zero: none).
 	// main fills it from --cloud-api-rate-limit or Registration.RateLimit.
 	RateLimit RateLimit

@@ -140,8 +140,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.snap = snap
 	m.groups = next
 	m.instancePool = index
-	m.lookups = map[string]lookup{}
-	m.generation++
+	m.unknownNodes.Refreshed()
 	m.lastRefresh = now
 	m.refreshed = true
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "nodeGroups", len(next), "pools", len(pools), "poolMembers", len(members))

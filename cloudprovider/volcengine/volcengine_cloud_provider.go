@@ -113,6 +113,7 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 	}
 	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now)}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
+	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil
@@ -134,7 +135,7 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // NodeGroupForNode resolves by providerID only. Nodes of other clouds, or
 // without a providerID, are "not autoscaled" (nil, nil), never an error: CA
 // treats an error here as a failure, not as "unmanaged".
-func (p *cloudProvider) NodeGroupForNode(_ context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil || !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
 		return nil, nil
 	}
@@ -144,7 +145,16 @@ func (p *cloudProvider) NodeGroupForNode(_ context.Context, node *corev1.Node) (
 	}
 	g, ok := p.m.groupForInstance(id)
 	if !ok {
-		return nil, nil
+		// An instance the snapshot does not know, launched since the last
+		// refresh. Auto Scaling cannot be asked which group holds one
+		// instance without naming the group, so one refresh answers for
+		// every unknown node, at most once per refresh.
+		if _, err := p.m.unknownNodes.Do(ctx, "scaling groups", p.m.Refresh); err != nil {
+			return nil, fmt.Errorf("look up node %s: %w", node.Spec.ProviderID, err)
+		}
+		if g, ok = p.m.groupForInstance(id); !ok {
+			return nil, nil
+		}
 	}
 	return newNodeGroup(p.m, g), nil
 }
@@ -167,7 +177,13 @@ func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct
 func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Refresh(ctx context.Context) error { return p.m.Refresh(ctx) }
+func (p *cloudProvider) Refresh(ctx context.Context) error {
+	if err := p.m.Refresh(ctx); err != nil {
+		return err
+	}
+	p.m.unknownNodes.Refreshed()
+	return nil
+}
 
 // logTransport logs each API call at V(5): action, status, latency. Never
 // headers (they carry the signature) or bodies.

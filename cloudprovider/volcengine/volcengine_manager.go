@@ -109,9 +109,18 @@ type manager struct {
 	selectors []tagSelector
 	now       func() time.Time
 
+	// unknownNodes allows one refresh per CA refresh for nodes missing from
+	// the snapshot.
+	unknownNodes cloudprovider.UnknownNodeLookup
+
 	// refreshMu serialises Refresh calls.
 	refreshMu sync.Mutex
-	specWatch cloudprovider.SpecWatch
+	// listings is each group's last instance listing; only Refresh (under
+	// refreshMu) reads and writes it.
+	listings map[string]groupListing
+	// maxStaleness is how old a reused listing may get (--max-staleness).
+	maxStaleness time.Duration
+	specWatch    cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
 	groups     map[string]*groupState
@@ -136,18 +145,20 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		now = time.Now
 	}
 	return &manager{
-		api:        api,
-		region:     region,
-		static:     static,
-		selectors:  selectors,
-		now:        now,
-		specWatch:  cloudprovider.SpecWatch{Provider: ProviderName},
-		groups:     map[string]*groupState{},
-		byInstance: map[string]string{},
-		seq:        map[string]uint64{},
-		removed:    map[string]time.Time{},
-		templates:  map[string]*templateEntry{},
-		guards:     map[string]*cloudprovider.MutationGuard{},
+		api:          api,
+		region:       region,
+		static:       static,
+		selectors:    selectors,
+		now:          now,
+		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
+		groups:       map[string]*groupState{},
+		byInstance:   map[string]string{},
+		seq:          map[string]uint64{},
+		removed:      map[string]time.Time{},
+		templates:    map[string]*templateEntry{},
+		guards:       map[string]*cloudprovider.MutationGuard{},
+		listings:     map[string]groupListing{},
+		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
 }
 
@@ -317,7 +328,7 @@ func (m *manager) Refresh(ctx context.Context) error {
 		return fmt.Errorf("refresh: %w", err)
 	}
 
-	instances, err := m.listInstances(ctx, picked)
+	instances, err := m.listInstances(ctx, picked, startSeq, start)
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
@@ -383,13 +394,22 @@ func (m *manager) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// listInstances lists every picked group's instances, a few groups at a time.
-func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][]volcapi.ScalingInstance, error) {
+// listInstances returns every picked group's instances: the previous
+// listing where it is still good (groupListing.stillGood), otherwise a fresh
+// one, a few groups at a time. A refresh that finds nothing changed thus
+// costs the one DescribeScalingGroups call.
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, startSeq map[string]uint64, now time.Time) ([][]volcapi.ScalingInstance, error) {
 	out := make([][]volcapi.ScalingInstance, len(picked))
 	errs := make([]error, len(picked))
+	fresh := make([]bool, len(picked))
 	sem := make(chan struct{}, refreshParallelism)
 	var wg sync.WaitGroup
 	for i, p := range picked {
+		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, startSeq[p.cloud.ID], now, m.maxStaleness) {
+			out[i] = l.instances
+			continue
+		}
+		fresh[i] = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -404,6 +424,16 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][
 			return nil, fmt.Errorf("list instances of scaling group %s: %w", picked[i].cloud.ID, err)
 		}
 	}
+	listings := make(map[string]groupListing, len(picked))
+	for i, p := range picked {
+		l := m.listings[p.cloud.ID]
+		if fresh[i] {
+			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
+				seq: startSeq[p.cloud.ID], at: now, instances: out[i]}
+		}
+		listings[p.cloud.ID] = l
+	}
+	m.listings = listings
 	return out, nil
 }
 

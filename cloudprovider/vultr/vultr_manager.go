@@ -29,6 +29,10 @@ type manager struct {
 	// its local target instead of the older listed one.
 	mutations atomic.Uint64
 
+	// unknownNodes allows one pool listing per refresh for nodes missing
+	// from the snapshot.
+	unknownNodes cloudprovider.UnknownNodeLookup
+
 	// refreshMu serialises Refresh; reads never wait for it.
 	refreshMu sync.Mutex
 
@@ -288,6 +292,20 @@ func (m *manager) groupForNodeID(nodeID string) *nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.byNodeID[nodeID]
+}
+
+// groupForNodeIDs is the group of the first id (node label, providerID)
+// the index knows; empty ids are skipped.
+func (m *manager) groupForNodeIDs(ids ...string) *nodeGroup {
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if g := m.groupForNodeID(id); g != nil {
+			return g
+		}
+	}
+	return nil
 }
 
 // nodeIDFromProviderID returns the instance id of a vultr:// providerID, or
