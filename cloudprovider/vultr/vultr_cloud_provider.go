@@ -111,7 +111,7 @@ func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	if g := p.m.groupForNodeIDs(labelID, providerID); g != nil {
 		return g, nil
 	}
-	if providerID == "" {
+	if providerID == "" || p.m.inOtherPool(providerID) {
 		return nil, nil
 	}
 	// A Vultr node the snapshot does not know, launched since the last

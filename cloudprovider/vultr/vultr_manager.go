@@ -36,11 +36,14 @@ type manager struct {
 	// refreshMu serialises Refresh; reads never wait for it.
 	refreshMu sync.Mutex
 
-	mu        sync.RWMutex
-	groups    map[string]*nodeGroup
-	order     []string
-	byNodeID  map[string]*nodeGroup
-	refreshed bool
+	mu       sync.RWMutex
+	groups   map[string]*nodeGroup
+	order    []string
+	byNodeID map[string]*nodeGroup
+	// otherPoolNodes are the nodes of listed pools that are not node groups
+	// (not named by --nodes): known, so they cost no lookup.
+	otherPoolNodes map[string]bool
+	refreshed      bool
 	// reported remembers pool problems already logged, so a bad pool is
 	// reported once and again only when its problem changes.
 	reported map[string]string
@@ -135,6 +138,14 @@ func (m *manager) Refresh(ctx context.Context) error {
 		}
 	}
 	sort.Strings(order)
+	otherPoolNodes := map[string]bool{}
+	for _, p := range pools {
+		if groups[p.ID] == nil {
+			for _, n := range p.Nodes {
+				otherPoolNodes[n.ID] = true
+			}
+		}
+	}
 	for id, g := range old {
 		if groups[id] == nil {
 			g.markRemoved()
@@ -142,7 +153,7 @@ func (m *manager) Refresh(ctx context.Context) error {
 	}
 
 	m.mu.Lock()
-	m.groups, m.order, m.byNodeID, m.refreshed = groups, order, byNodeID, true
+	m.groups, m.order, m.byNodeID, m.otherPoolNodes, m.refreshed = groups, order, byNodeID, otherPoolNodes, true
 	m.reportProblems(problems)
 	m.mu.Unlock()
 	klog.V(4).InfoS("Refreshed node pools", "provider", ProviderName, "cluster", m.clusterID,
@@ -306,6 +317,14 @@ func (m *manager) groupForNodeIDs(ids ...string) *nodeGroup {
 		}
 	}
 	return nil
+}
+
+// inOtherPool reports whether the node belongs to a listed pool that is not
+// a node group.
+func (m *manager) inOtherPool(nodeID string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.otherPoolNodes[nodeID]
 }
 
 // nodeIDFromProviderID returns the instance id of a vultr:// providerID, or
