@@ -144,6 +144,9 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 		return nil, nil
 	}
 	g, ok := p.m.groupForInstance(id)
+	if !ok && p.m.isNotOurs(id) {
+		return nil, nil
+	}
 	if !ok {
 		// An instance the snapshot does not know, launched since the last
 		// refresh. Auto Scaling cannot be asked which group holds one
@@ -153,6 +156,7 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 			return nil, fmt.Errorf("look up node %s: %w", node.Spec.ProviderID, err)
 		}
 		if g, ok = p.m.groupForInstance(id); !ok {
+			p.m.markNotOurs(id)
 			return nil, nil
 		}
 	}

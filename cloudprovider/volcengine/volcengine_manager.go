@@ -120,7 +120,11 @@ type manager struct {
 	listings map[string]groupListing
 	// maxStaleness is how old a reused listing may get (--max-staleness).
 	maxStaleness time.Duration
-	specWatch    cloudprovider.SpecWatch
+	// notOurs are instances a lookup found in no managed group (a control
+	// plane, an unmanaged group): asking again costs nothing until some
+	// group's membership changes (a fresh listing clears it). Guarded by mu.
+	notOurs   map[string]bool
+	specWatch cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
 	groups     map[string]*groupState
@@ -158,6 +162,7 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		templates:    map[string]*templateEntry{},
 		guards:       map[string]*cloudprovider.MutationGuard{},
 		listings:     map[string]groupListing{},
+		notOurs:      map[string]bool{},
 		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
 }
@@ -191,6 +196,21 @@ func (m *manager) groupList() []*groupState {
 		out = append(out, m.groups[id])
 	}
 	return out
+}
+
+// isNotOurs reports whether a lookup already found id in no managed group
+// since the last change of membership.
+func (m *manager) isNotOurs(id string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.notOurs[id]
+}
+
+// markNotOurs remembers that a lookup found id in no managed group.
+func (m *manager) markNotOurs(id string) {
+	m.mu.Lock()
+	m.notOurs[id] = true
+	m.mu.Unlock()
 }
 
 // groupForInstance maps an ECS instance id to its group.
@@ -434,6 +454,11 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, star
 		listings[p.cloud.ID] = l
 	}
 	m.listings = listings
+	if slices.Contains(fresh, true) {
+		m.mu.Lock()
+		clear(m.notOurs)
+		m.mu.Unlock()
+	}
 	return out, nil
 }
 
