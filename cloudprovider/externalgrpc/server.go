@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,7 +35,15 @@ type Options struct {
 	RefreshMargin time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxStaleness is the oldest data the provider serves (--max-staleness);
+	// NodeGroups answers carry it in the MaxStalenessHeader header, so
+	// inspect can show it. Zero sends nothing.
+	MaxStaleness time.Duration
 }
+
+// MaxStalenessHeader is the response header of NodeGroups that carries the
+// server's --max-staleness, as a Go duration.
+const MaxStalenessHeader = "x-cap-max-staleness"
 
 // Server adapts a cloudprovider.CloudProvider to the externalgrpc service.
 type Server struct {
@@ -227,6 +237,10 @@ func checkNode(n *protos.ExternalGrpcNode) error {
 
 // NodeGroups implements the NodeGroups RPC from the provider's snapshot.
 func (s *Server) NodeGroups(ctx context.Context, _ *protos.NodeGroupsRequest) (*protos.NodeGroupsResponse, error) {
+	if s.opts.MaxStaleness > 0 {
+		// Outside a gRPC call (tests calling the method) there is no header to set.
+		_ = grpc.SetHeader(ctx, metadata.Pairs(MaxStalenessHeader, s.opts.MaxStaleness.String()))
+	}
 	groups, err := s.provider.NodeGroups(ctx)
 	if err != nil {
 		return nil, toStatus(err, false)
