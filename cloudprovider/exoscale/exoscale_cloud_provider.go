@@ -45,6 +45,7 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 	if err != nil {
 		return nil, err
 	}
+	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
 	return p, nil

@@ -44,6 +44,10 @@ type manager struct {
 	now    func() time.Time
 
 	refreshMu sync.Mutex
+	// reads and maxStaleness (--max-staleness) let an unchanged refresh
+	// skip the cluster and instance lists; refreshMu guards reads.
+	reads        refreshReads
+	maxStaleness time.Duration
 
 	mu           sync.RWMutex
 	snap         *snapshot
@@ -85,6 +89,7 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
 		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
+		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
 }
 

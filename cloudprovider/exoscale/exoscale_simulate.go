@@ -78,6 +78,7 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		fake.Close()
 		return nil, err
 	}
+	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	return &cloudprovider.Simulation{
 		Provider: p,
 		URL:      endpoint,
