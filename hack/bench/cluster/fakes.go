@@ -96,6 +96,10 @@ func startVultr(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		n, err := fake.LaunchInstance(vultrCluster, groupID)
+		return vultr.ProviderIDPrefix + n.ID, err
+	}
 	return nil
 }
 
@@ -156,6 +160,10 @@ func startVolcengine(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		id, err := fake.LaunchInstance(groupID)
+		return volcengine.ProviderIDPrefix + id, err
+	}
 	return nil
 }
 
@@ -210,5 +218,9 @@ func startExoscale(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		id, err := fake.LaunchInstance(groupID)
+		return exoscale.ProviderIDPrefix + id, err
+	}
 	return nil
 }
