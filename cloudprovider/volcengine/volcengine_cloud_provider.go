@@ -152,8 +152,11 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 		// refresh. Auto Scaling cannot be asked which group holds one
 		// instance without naming the group, so one refresh answers for
 		// every unknown node, at most once per refresh.
-		if _, err := p.m.unknownNodes.Do(ctx, "scaling groups", p.m.Refresh); err != nil {
-			return nil, fmt.Errorf("look up node %s: %w", node.Spec.ProviderID, err)
+		if _, err := p.m.unknownNodes.Do(ctx, "scaling groups", p.m.lookupRefresh); err != nil {
+			// The node stays unknown until the next refresh, as without the
+			// lookup; an error here would fail CA's whole loop.
+			klog.V(2).InfoS("Cannot look up a node missing from the snapshot", "provider", ProviderName, "node", node.Spec.ProviderID, "err", err)
+			return nil, nil
 		}
 		if g, ok = p.m.groupForInstance(id); !ok {
 			p.m.markNotOurs(id)

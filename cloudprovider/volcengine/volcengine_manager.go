@@ -324,6 +324,22 @@ func (m *manager) markRemoved(ids []string) {
 func (m *manager) Refresh(ctx context.Context) error {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// lookupRefresh is the lookup for instances missing from the snapshot: a
+// refresh, unless one is running already. That one will bring the instance,
+// and waiting for it could outlast the caller's deadline (found by hack/soak).
+func (m *manager) lookupRefresh(ctx context.Context) error {
+	if !m.refreshMu.TryLock() {
+		return nil
+	}
+	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh; callers hold refreshMu.
+func (m *manager) refreshLocked(ctx context.Context) error {
 	start := m.now()
 
 	m.mu.RLock()

@@ -117,8 +117,11 @@ func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	// A Vultr node the snapshot does not know, launched since the last
 	// refresh: one listing of the pools answers for every such node, so it
 	// runs at most once per refresh whatever the number of unknown nodes.
-	if _, err := p.m.unknownNodes.Do(ctx, "node pools", p.m.Refresh); err != nil {
-		return nil, fmt.Errorf("look up node %s: %w", providerID, err)
+	if _, err := p.m.unknownNodes.Do(ctx, "node pools", p.m.lookupRefresh); err != nil {
+		// The node stays unknown until the next refresh, as without the
+		// lookup; an error here would fail CA's whole loop.
+		klog.V(2).InfoS("Cannot look up a node missing from the snapshot", "provider", ProviderName, "node", providerID, "err", err)
+		return nil, nil
 	}
 	if g := p.m.groupForNodeIDs(labelID, providerID); g != nil {
 		return g, nil

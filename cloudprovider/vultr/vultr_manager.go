@@ -86,6 +86,22 @@ func newManager(client vultrClient, clusterID string, specs []cloudprovider.Node
 func (m *manager) Refresh(ctx context.Context) error {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// lookupRefresh is the lookup for nodes missing from the snapshot: a
+// refresh, unless one is running already. That one will bring the node, and
+// waiting for it could outlast the caller's deadline (found by hack/soak).
+func (m *manager) lookupRefresh(ctx context.Context) error {
+	if !m.refreshMu.TryLock() {
+		return nil
+	}
+	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh; callers hold refreshMu.
+func (m *manager) refreshLocked(ctx context.Context) error {
 
 	startSeq := m.mutations.Load()
 	pools, err := m.client.ListNodePools(ctx, m.clusterID)
