@@ -11,7 +11,8 @@ import (
 type groupListing struct {
 	desired, total int
 	lifecycle      string
-	// seq is the group's mutation counter when the listing started.
+	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
+	// listing started: a mutation whose answer was lost counts too.
 	seq       uint64
 	at        time.Time
 	instances []volcapi.ScalingInstance

@@ -87,3 +87,24 @@ func TestOwnMutationListsTheGroup(t *testing.T) {
 		t.Fatalf("%d listings after our own IncreaseSize, want 1", listings)
 	}
 }
+
+// TestMutationWithLostAnswerListsTheGroup: a mutation the provider cannot
+// confirm (its answer was lost, so the snapshot did not change) may still
+// have changed the group's members at an unchanged total; the next refresh
+// lists the group. Found by hack/soak.
+func TestMutationWithLostAnswerListsTheGroup(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Settle()
+	e.refreshCalls(t)
+	unlock, err := e.p.m.guard(mainGroupID).Lock(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if _, listings := e.refreshCalls(t); listings != 1 {
+		t.Fatalf("%d listings after a mutation attempt, want 1", listings)
+	}
+	if _, listings := e.refreshCalls(t); listings != 0 {
+		t.Fatalf("%d listings once listed again, want 0", listings)
+	}
+}

@@ -364,7 +364,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 		return fmt.Errorf("refresh: %w", err)
 	}
 
-	instances, err := m.listInstances(ctx, picked, startSeq, start)
+	instances, err := m.listInstances(ctx, picked, start)
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
@@ -434,14 +434,18 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 // listing where it is still good (groupListing.stillGood), otherwise a fresh
 // one, a few groups at a time. A refresh that finds nothing changed thus
 // costs the one DescribeScalingGroups call.
-func (m *manager) listInstances(ctx context.Context, picked []managedGroup, startSeq map[string]uint64, now time.Time) ([][]volcapi.ScalingInstance, error) {
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now time.Time) ([][]volcapi.ScalingInstance, error) {
 	out := make([][]volcapi.ScalingInstance, len(picked))
 	errs := make([]error, len(picked))
 	fresh := make([]bool, len(picked))
+	attempts := make([]uint64, len(picked))
+	for i, p := range picked {
+		attempts[i] = m.guard(p.cloud.ID).Attempts()
+	}
 	sem := make(chan struct{}, refreshParallelism)
 	var wg sync.WaitGroup
 	for i, p := range picked {
-		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, startSeq[p.cloud.ID], now, m.maxStaleness) {
+		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, attempts[i], now, m.maxStaleness) {
 			out[i] = l.instances
 			continue
 		}
@@ -465,7 +469,7 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, star
 		l := m.listings[p.cloud.ID]
 		if fresh[i] {
 			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
-				seq: startSeq[p.cloud.ID], at: now, instances: out[i]}
+				seq: attempts[i], at: now, instances: out[i]}
 		}
 		listings[p.cloud.ID] = l
 	}
