@@ -132,20 +132,20 @@ func ints(s string) ([]int, error) {
 
 // result is one provider × N × G measurement.
 type result struct {
-	provider  string
-	nodes     int
-	groups    int
-	calls     []int
-	byOp      map[string]float64
-	loopWall  []time.Duration
-	latency   map[string][]time.Duration
-	handler   []time.Duration
-	under100  float64
+	provider string
+	nodes    int
+	groups   int
+	calls    []int
+	byOp     map[string]float64
+	loopWall []time.Duration
+	latency  map[string][]time.Duration
+	handler  []time.Duration
+	under100 float64
 	// afterScaleUp is the cloud calls of the loop right after an
 	// IncreaseSize(1) of one group (-1 when the scale-up was refused).
 	afterScaleUp int
-	heapBytes float64
-	rssBytes  float64
+	heapBytes    float64
+	rssBytes     float64
 }
 
 // workload is the prepared requests of one loop.
