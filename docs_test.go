@@ -488,6 +488,8 @@ func TestDocsMetricsReference(t *testing.T) {
 	m.ObserveRPC("NodeGroups", "OK", time.Millisecond)
 	m.RefreshFailed()
 	m.SetGroupSize(metrics.GroupSize{ID: "g", Min: 1, Max: 2, Target: 1})
+	m.SetUnmatchedSpecs(0)
+	m.TemplateUnavailable("g")
 	rt := m.InstrumentTransport("vultr")(fakeTransport{}, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://fake/v2/x", nil)
 	if _, err := rt.RoundTrip(req); err != nil {

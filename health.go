@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/klog/v2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
@@ -66,20 +68,29 @@ func setServing(hs *health.Server, st healthpb.HealthCheckResponse_ServingStatus
 // NodeGroups, NodeGroupForNode and GPULabel before its first Refresh. If the
 // cloud is down, the server serves anyway (not ready) and keeps trying in
 // the background until ctx ends.
-func takeFirstSnapshot(ctx context.Context, srv *externalgrpc.Server, hs *health.Server) {
+func takeFirstSnapshot(ctx context.Context, srv *externalgrpc.Server, hs *health.Server, fatal chan<- error) error {
 	startCtx, cancel := context.WithTimeout(ctx, startupRefreshTimeout)
 	err := srv.RefreshOnce(startCtx)
 	cancel()
 	if err == nil {
 		setServing(hs, healthpb.HealthCheckResponse_SERVING)
-		return
+		return nil
+	}
+	// A configuration error (say, a --nodes name the cloud does not have)
+	// will not heal by retrying: exit 2 at once.
+	if errors.Is(err, cloudprovider.ErrConfig) {
+		return err
 	}
 	klog.ErrorS(err, "Initial refresh failed; serving not-ready and retrying")
 	setServing(hs, healthpb.HealthCheckResponse_NOT_SERVING)
 	go func() {
-		srv.RefreshUntilReady(ctx, nil)
+		if err := srv.RefreshUntilReady(ctx, nil); err != nil {
+			fatal <- err
+			return
+		}
 		if srv.Ready() {
 			setServing(hs, healthpb.HealthCheckResponse_SERVING)
 		}
 	}()
+	return nil
 }

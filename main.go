@@ -148,6 +148,7 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		NodeGroupAutoDiscoverySpecs: c.autoDiscovery,
 		UserAgent:                   "cluster-autoscaler-provider/" + version,
 		InstrumentTransport:         m.InstrumentTransport(c.provider),
+		ReportUnmatchedSpecs:        m.SetUnmatchedSpecs,
 	}
 }
 
@@ -161,7 +162,7 @@ func (e configError) Unwrap() error { return e.err }
 // exitCode is 2 for configuration errors and 1 for failures at run time.
 func exitCode(err error) int {
 	var ce configError
-	if errors.As(err, &ce) {
+	if errors.As(err, &ce) || errors.Is(err, cloudprovider.ErrConfig) {
 		return 2
 	}
 	return 1

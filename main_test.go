@@ -366,3 +366,19 @@ func TestSimulateBannerAndInspect(t *testing.T) {
 		})
 	}
 }
+
+// TestUnmatchedNodesSpecExits2: a --nodes name the first listing does not
+// find is a configuration error, reported at once with exit code 2.
+func TestUnmatchedNodesSpecExits2(t *testing.T) {
+	if _, ok := cloudprovider.Lookup("vultr"); !ok {
+		t.Skip("vultr is not compiled in")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb strings.Builder
+	code := run(ctx, []string{"--cloud-provider", "vultr", "--simulate", "--nodes", "1:2:no-such-pool",
+		"--address", "127.0.0.1:0", "--metrics-address", ""}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "1:2:no-such-pool") {
+		t.Fatalf("exit %d, stderr %q; want 2 naming the spec", code, errb.String())
+	}
+}

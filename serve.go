@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,9 +63,15 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	takeFirstSnapshot(ctx, srv, hs)
+	serveErr := make(chan error, 2)
+	if err := takeFirstSnapshot(ctx, srv, hs, serveErr); err != nil {
+		lis.Close()
+		if httpSrv != nil {
+			_ = httpSrv.Close()
+		}
+		return err
+	}
 
-	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
 	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
@@ -74,6 +81,10 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	select {
 	case err := <-serveErr:
+		if errors.Is(err, cloudprovider.ErrConfig) {
+			gs.Stop()
+			return err
+		}
 		return fmt.Errorf("gRPC server: %w", err)
 	case <-ctx.Done():
 	}

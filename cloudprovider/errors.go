@@ -3,11 +3,11 @@ package cloudprovider
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
-// Sentinel errors. Providers wrap them with %w; the gRPC server classifies with
-// errors.Is, in one place, into status codes.
+// Sentinel errors, one per class. Providers wrap them with %w; the gRPC server
+// classifies with errors.Is, in one place (externalgrpc's toStatus), into
+// status codes. A cloud answer carries exactly one of them (APIError.Class).
 var (
 	// ErrNotImplemented means the provider does not support the call (for the
 	// four optional RPCs CA then falls back to its defaults).
@@ -17,7 +17,8 @@ var (
 	// ErrInvalidArgument means a malformed request (bad delta, foreign node).
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrFailedPrecondition means a well-formed request that the group's state
-	// forbids (beyond max, below min, below registered nodes).
+	// forbids (beyond max, below min, below registered nodes), or that the
+	// cloud refused in its current state (HTTP 400, 409, 422).
 	ErrFailedPrecondition = errors.New("failed precondition")
 	// ErrNotFound means the cloud does not know a resource.
 	ErrNotFound = errors.New("not found")
@@ -27,24 +28,16 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrPermissionDenied means the credentials lack a permission.
 	ErrPermissionDenied = errors.New("permission denied")
-	// ErrQuotaExceeded means a quota or capacity limit stopped the request.
+	// ErrQuotaExceeded means a quota or capacity limit (stock-out) stopped the request.
 	ErrQuotaExceeded = errors.New("quota exceeded")
-	// ErrUnavailable means the cloud API is down or answered with a server error.
+	// ErrUnavailable means the cloud API is down, answered with a server error,
+	// or did not answer at all.
 	ErrUnavailable = errors.New("cloud unavailable")
+	// ErrMalformedResponse means a success answer could not be understood
+	// (wrong content type, bad JSON, missing envelope key). The request may
+	// have been applied.
+	ErrMalformedResponse = errors.New("malformed cloud response")
 )
-
-// RetryAfterError carries a server-requested back-off (HTTP Retry-After).
-type RetryAfterError struct {
-	Err        error
-	RetryAfter time.Duration
-}
-
-func (e *RetryAfterError) Error() string {
-	return fmt.Sprintf("%v (retry after %s)", e.Err, e.RetryAfter)
-}
-
-// Unwrap returns the wrapped error.
-func (e *RetryAfterError) Unwrap() error { return e.Err }
 
 // Errorf wraps sentinel with a formatted message so errors.Is(err, sentinel) holds.
 func Errorf(sentinel error, format string, args ...any) error {

@@ -1,9 +1,15 @@
 package cloudprovider
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+
+	"k8s.io/klog/v2"
 )
 
 // NodeGroupSpec is one parsed --nodes value.
@@ -23,25 +29,25 @@ func ParseNodeGroupSpec(value string) (NodeGroupSpec, error) {
 	if len(parts) != 3 {
 		return NodeGroupSpec{}, fmt.Errorf("--nodes %q: want min:max:name", value)
 	}
-	min, err := strconv.Atoi(parts[0])
-	if err != nil || min < 0 {
+	minSize, err := strconv.Atoi(parts[0])
+	if err != nil || minSize < 0 {
 		return NodeGroupSpec{}, fmt.Errorf("--nodes %q: min %q is not a non-negative integer", value, parts[0])
 	}
-	max, err := strconv.Atoi(parts[1])
-	if err != nil || max < 0 {
+	maxSize, err := strconv.Atoi(parts[1])
+	if err != nil || maxSize < 0 {
 		return NodeGroupSpec{}, fmt.Errorf("--nodes %q: max %q is not a non-negative integer", value, parts[1])
 	}
-	if max < min {
-		return NodeGroupSpec{}, fmt.Errorf("--nodes %q: max %d is below min %d", value, max, min)
+	if maxSize < minSize {
+		return NodeGroupSpec{}, fmt.Errorf("--nodes %q: max %d is below min %d", value, maxSize, minSize)
 	}
-	if max == 0 {
+	if maxSize == 0 {
 		return NodeGroupSpec{}, fmt.Errorf("--nodes %q: max must be at least 1", value)
 	}
 	name := strings.TrimSpace(parts[2])
 	if name == "" {
 		return NodeGroupSpec{}, fmt.Errorf("--nodes %q: name is empty", value)
 	}
-	return NodeGroupSpec{MinSize: min, MaxSize: max, Name: name}, nil
+	return NodeGroupSpec{MinSize: minSize, MaxSize: maxSize, Name: name}, nil
 }
 
 // ParseNodeGroupSpecs parses every value and reports all bad ones together.
@@ -66,4 +72,121 @@ func ParseNodeGroupSpecs(values []string) ([]NodeGroupSpec, error) {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return specs, nil
+}
+
+// SpecCandidate is a cloud group a --nodes spec may name.
+type SpecCandidate struct {
+	// ID is the group's id; a spec naming it always matches.
+	ID string
+	// Names are the other names a spec may use for the group (a pool label,
+	// an instance-pool or nodepool name, a nodepool id).
+	Names []string
+	// Preferred breaks a name tie: among several groups sharing a name, the
+	// one preferred candidate wins (Exoscale: the nodepool inside the
+	// configured SKS cluster).
+	Preferred bool
+}
+
+// SpecResolution is where every --nodes spec landed after one listing.
+type SpecResolution struct {
+	// ByGroup maps a group id to the spec that names it.
+	ByGroup map[string]NodeGroupSpec
+	// Unmatched are specs that name no group.
+	Unmatched []NodeGroupSpec
+	// Ambiguous maps a spec that names several groups (by name, none by id)
+	// to their ids.
+	Ambiguous map[string][]string
+}
+
+// Problems renders the unmatched and ambiguous specs, sorted, for an error
+// or a log line; empty when every spec matched one group.
+func (r SpecResolution) Problems() []string {
+	var out []string
+	for _, s := range r.Unmatched {
+		out = append(out, fmt.Sprintf("--nodes %s matches no node group", s))
+	}
+	for name, ids := range r.Ambiguous {
+		out = append(out, fmt.Sprintf("--nodes name %q matches several node groups (%s); use an id", name, strings.Join(ids, ", ")))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveSpecs is the one resolution of --nodes specs every provider uses: a
+// spec matches the group whose id it names; otherwise the one group one of
+// whose names it is; otherwise, among several, the one preferred group.
+// Anything else is unmatched or ambiguous, never a silent pick.
+func ResolveSpecs(specs []NodeGroupSpec, candidates []SpecCandidate) SpecResolution {
+	res := SpecResolution{ByGroup: map[string]NodeGroupSpec{}, Ambiguous: map[string][]string{}}
+	for _, spec := range specs {
+		var byID string
+		var byName, preferred []string
+		for _, c := range candidates {
+			if c.ID == spec.Name {
+				byID = c.ID
+				break
+			}
+			if slices.Contains(c.Names, spec.Name) {
+				byName = append(byName, c.ID)
+				if c.Preferred {
+					preferred = append(preferred, c.ID)
+				}
+			}
+		}
+		sort.Strings(byName)
+		switch {
+		case byID != "":
+			res.ByGroup[byID] = spec
+		case len(byName) == 1:
+			res.ByGroup[byName[0]] = spec
+		case len(byName) > 1 && len(preferred) == 1:
+			res.ByGroup[preferred[0]] = spec
+		case len(byName) > 1:
+			res.Ambiguous[spec.Name] = byName
+		default:
+			res.Unmatched = append(res.Unmatched, spec)
+		}
+	}
+	return res
+}
+
+// ErrConfig marks a configuration error found only once the cloud was
+// listed; main exits 2 on it, naming the offending setting.
+var ErrConfig = errors.New("configuration error")
+
+// SpecWatch reports --nodes specs that name no group. The first successful
+// listing's problems are a configuration error (Check returns an error
+// wrapping ErrConfig: the operator mistyped a name and main exits 2 naming
+// it); later ones, a group that disappeared, are logged at error level on
+// every Refresh and counted in a metric, while the other groups keep being
+// served.
+type SpecWatch struct {
+	// Provider names the provider in logs.
+	Provider string
+	// Report receives the number of problem specs after every listing
+	// (BuildOptions.ReportUnmatchedSpecs); nil reports nothing.
+	Report func(n int)
+
+	mu     sync.Mutex
+	listed bool
+}
+
+// Check takes one successful listing's resolution.
+func (w *SpecWatch) Check(res SpecResolution) error {
+	problems := res.Problems()
+	w.mu.Lock()
+	first := !w.listed
+	w.listed = true
+	w.mu.Unlock()
+	if w.Report != nil {
+		w.Report(len(problems))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	if first {
+		return fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
+	}
+	klog.ErrorS(nil, "Node group specs match no node group any more", "provider", w.Provider, "problems", problems)
+	return nil
 }

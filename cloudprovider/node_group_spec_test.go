@@ -1,6 +1,7 @@
 package cloudprovider
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -54,5 +55,55 @@ func TestParseNodeGroupSpecsReportsAll(t *testing.T) {
 	specs, err := ParseNodeGroupSpecs([]string{"1:2:a", "0:4:b"})
 	if err != nil || len(specs) != 2 || specs[1].Name != "b" {
 		t.Fatalf("got %v, %v", specs, err)
+	}
+}
+
+func TestResolveSpecs(t *testing.T) {
+	spec := func(name string) NodeGroupSpec { return NodeGroupSpec{MinSize: 1, MaxSize: 3, Name: name} }
+	candidates := []SpecCandidate{
+		{ID: "p-1", Names: []string{"workers"}},
+		{ID: "p-2", Names: []string{"workers"}, Preferred: true},
+		{ID: "p-3", Names: []string{"batch"}},
+		{ID: "p-4", Names: []string{"batch"}},
+		{ID: "p-5", Names: []string{"gpu", "p-3"}},
+	}
+	res := ResolveSpecs([]NodeGroupSpec{spec("workers"), spec("batch"), spec("p-3"), spec("gpu"), spec("nope")}, candidates)
+	want := map[string]string{"p-2": "workers", "p-3": "p-3", "p-5": "gpu"}
+	if len(res.ByGroup) != len(want) {
+		t.Fatalf("ByGroup = %v, want %v", res.ByGroup, want)
+	}
+	for id, name := range want {
+		if res.ByGroup[id].Name != name {
+			t.Errorf("group %s got spec %q, want %q", id, res.ByGroup[id].Name, name)
+		}
+	}
+	if len(res.Unmatched) != 1 || res.Unmatched[0].Name != "nope" {
+		t.Errorf("Unmatched = %v", res.Unmatched)
+	}
+	if ids := res.Ambiguous["batch"]; len(ids) != 2 {
+		t.Errorf("Ambiguous = %v", res.Ambiguous)
+	}
+	problems := strings.Join(res.Problems(), "\n")
+	if !strings.Contains(problems, "--nodes 1:3:nope matches no node group") || !strings.Contains(problems, `"batch" matches several`) {
+		t.Errorf("Problems = %s", problems)
+	}
+}
+
+func TestSpecWatchFirstListingIsAConfigError(t *testing.T) {
+	var reported []int
+	w := &SpecWatch{Provider: "test", Report: func(n int) { reported = append(reported, n) }}
+	bad := SpecResolution{Unmatched: []NodeGroupSpec{{MinSize: 1, MaxSize: 2, Name: "typo"}}}
+	err := w.Check(bad)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "1:2:typo") {
+		t.Fatalf("first listing: %v, want ErrConfig naming the spec", err)
+	}
+	if err := w.Check(bad); err != nil {
+		t.Fatalf("later listing: %v, want nil (logged, counted)", err)
+	}
+	if err := w.Check(SpecResolution{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(reported) != 3 || reported[0] != 1 || reported[1] != 1 || reported[2] != 0 {
+		t.Fatalf("reported %v, want [1 1 0]", reported)
 	}
 }

@@ -21,6 +21,9 @@ type BuildOptions struct {
 	// InstrumentTransport, when set, wraps the provider's transport so cloud
 	// calls are counted and timed; operation maps a request to a bounded label.
 	InstrumentTransport func(base http.RoundTripper, operation OperationFunc) http.RoundTripper
+	// ReportUnmatchedSpecs, when set, receives after every listing how many
+	// --nodes specs name no node group (see SpecWatch).
+	ReportUnmatchedSpecs func(n int)
 }
 
 // OperationFunc maps a cloud request to a low-cardinality operation name such

@@ -27,10 +27,11 @@ var (
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		// go test puts the toolchain that runs it first on PATH.
+		// go test puts its own toolchain first on PATH.
 		goCmd, err := exec.LookPath("go")
 		if err != nil {
-			goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+			binErr = err
+			return
 		}
 		binDir, binErr = os.MkdirTemp("", "cap-examples-")
 		if binErr != nil {

@@ -43,15 +43,20 @@ func Run(t *testing.T, h Harness) {
 		{"GetOptionsDefaultsOrFullSet", checkOptions},
 		{"FailedRefreshKeepsSnapshot", checkFailedRefresh},
 		{"ReadsServedFromSnapshot", checkReadsFromSnapshot},
+		{"HarnessHooksReachTheCloud", checkHarnessHooks},
+		{"ReadsNeverWaitBehindMutation", checkReadsNeverWaitBehindMutation},
+		{"LostAnswerNotUndoneByNextResize", checkLostAnswerNotUndone},
+		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
+		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			env := h.NewEnv(t)
-			k := &kit{t: t, env: env}
-			k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
-			c.fn(t, k)
+			c.fn(t, newKit(t, h))
 		})
 	}
+	// These build their own environments.
+	t.Run("MutationFaultMatrix", func(t *testing.T) { checkMutationFaultMatrix(t, h) })
+	t.Run("EnrichmentFailureKeepsTemplates", func(t *testing.T) { checkEnrichmentFailureKeepsTemplates(t, h) })
 }
 
 type kit struct {
@@ -126,14 +131,14 @@ func (k *kit) mainGroup() cloudprovider.NodeGroup {
 	k.t.Helper()
 	for _, g := range k.groups() {
 		ctx := k.ctx()
-		t, min, max := k.target(g), g.MinSize(ctx), g.MaxSize(ctx)
+		t, minSize, maxSize := k.target(g), g.MinSize(ctx), g.MaxSize(ctx)
 		running := 0
 		for _, in := range k.nodes(g) {
 			if in.Status == nil || in.Status.State == cloudprovider.InstanceRunning {
 				running++
 			}
 		}
-		if min >= 1 && running >= min+1 && t+2 <= max {
+		if minSize >= 1 && running >= minSize+1 && t+2 <= maxSize {
 			return g
 		}
 	}
@@ -403,7 +408,7 @@ func checkDeleteLowersTarget(t *testing.T, k *kit) {
 // while registered nodes stay protected.
 func checkMinRule(t *testing.T, k *kit) {
 	g := k.mainGroup()
-	id, min := g.Id(k.ctx()), g.MinSize(k.ctx())
+	id, minSize := g.Id(k.ctx()), g.MinSize(k.ctx())
 	var registered []string
 	for _, in := range k.nodes(g) {
 		registered = append(registered, in.Id)
@@ -424,7 +429,7 @@ func checkMinRule(t *testing.T, k *kit) {
 			t.Fatalf("target changed from %d to %d after a refused delete", target, got)
 		}
 	}
-	for k.target(g) > min {
+	for k.target(g) > minSize {
 		deleteRegistered()
 	}
 	refuseRegistered("(all registered)")
@@ -451,14 +456,14 @@ func checkMinRule(t *testing.T, k *kit) {
 	}
 	k.must(g.DeleteNodes(k.ctx(), []*corev1.Node{fakeNode(fresh, "unregistered")}),
 		"DeleteNodes of a never-registered instance at min")
-	if got := k.target(g); got != min-1 {
-		t.Fatalf("TargetSize after removing the unregistered instance = %d, want %d", got, min-1)
+	if got := k.target(g); got != minSize-1 {
+		t.Fatalf("TargetSize after removing the unregistered instance = %d, want %d", got, minSize-1)
 	}
 }
 
 func checkConcurrentIncrease(t *testing.T, k *kit) {
 	g := k.mainGroup()
-	id, before, max := g.Id(k.ctx()), k.target(g), g.MaxSize(k.ctx())
+	id, before, maxSize := g.Id(k.ctx()), k.target(g), g.MaxSize(k.ctx())
 	const callers = 64
 	var ok atomic.Int32
 	var wg sync.WaitGroup
@@ -485,14 +490,14 @@ func checkConcurrentIncrease(t *testing.T, k *kit) {
 	}
 	accepted := int(ok.Load())
 	want := callers
-	if max-before < want {
-		want = max - before
+	if maxSize-before < want {
+		want = maxSize - before
 	}
 	if accepted != want {
-		t.Fatalf("%d of %d concurrent IncreaseSize(1) accepted with room for %d", accepted, callers, max-before)
+		t.Fatalf("%d of %d concurrent IncreaseSize(1) accepted with room for %d", accepted, callers, maxSize-before)
 	}
-	if got := k.target(g); got != before+accepted || got > max {
-		t.Fatalf("TargetSize = %d after %d accepted increases from %d (max %d)", got, accepted, before, max)
+	if got := k.target(g); got != before+accepted || got > maxSize {
+		t.Fatalf("TargetSize = %d after %d accepted increases from %d (max %d)", got, accepted, before, maxSize)
 	}
 	k.refresh()
 	if got := k.target(k.group(id)); got != before+accepted {

@@ -1,5 +1,7 @@
 // Package cloudprovidertest is the conformance kit every provider runs against
-// its fake cloud, plus an in-memory provider used to test the kit and the server.
+// its fake cloud, the fake-cloud kit those fakes are built on (FakeAPI: fault
+// queue, request recorder, loopback server; ManualClock), and an in-memory
+// provider used to test the kit and the server.
 //
 // The kit checks the rules of the externalgrpc contract that do not depend on a
 // particular cloud: resize bounds enforced before any cloud call, ownership
@@ -9,11 +11,14 @@
 package cloudprovidertest
 
 import (
+	"fmt"
+	"net/http"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
 // Env is one provider bound to a freshly seeded fake cloud.
@@ -36,10 +41,94 @@ type Env struct {
 	// error; n = 0 clears any failures still pending. Optional; enables the
 	// failed-Refresh checks.
 	FailNextCalls func(n int)
+
+	// InjectMutationFault queues f for the requests the provider sends to
+	// carry out one kind of mutation; the harness fills f's selector (Method,
+	// PathContains, Operation) for its cloud, the check sets the answer
+	// (Status, RetryAfter, Hang, Malformed, AfterApply, Reset) and Times.
+	// Reads are never hit. Where two kinds send the same request (a resize,
+	// for IncreaseSize and DecreaseTargetSize) the fault hits whichever comes
+	// first. Optional; enables the mutation-fault checks.
+	InjectMutationFault func(kind Mutation, f Fault)
+	// AddUnseenInstance makes the fake cloud launch one running instance in
+	// the group without the provider hearing of it (no Refresh): when the
+	// cloud's target is above its instance count the instance fills one
+	// unfulfilled request, otherwise the cloud's target rises by one, as when
+	// another actor scales the group. It returns the instance's providerID.
+	// Optional; enables the fresh-read-before-shrink check.
+	AddUnseenInstance func(groupID string) string
+	// FailEnrichmentLookups makes every lookup that only enriches a template
+	// (Volcengine DescribeSubnets and DescribeImages) fail with the cloud's
+	// permission error from now on. Nil when the provider makes no such lookup.
+	FailEnrichmentLookups func()
+	// ClearFaults drops every fault still queued. Optional; enables the
+	// lost-answer check.
+	ClearFaults func()
+	// RefuseForQuota makes the fake cloud refuse scale-ups for lack of quota
+	// or capacity, answering as the cloud documents. Nil when the cloud
+	// documents no such answer (Vultr).
+	RefuseForQuota func()
+}
+
+// Mutation names the kind of mutation a fault is injected into.
+type Mutation string
+
+// The three mutations CA asks of a node group.
+const (
+	MutationIncreaseSize       Mutation = "IncreaseSize"
+	MutationDecreaseTargetSize Mutation = "DecreaseTargetSize"
+	MutationDeleteNodes        Mutation = "DeleteNodes"
+)
+
+// Mutations lists every Mutation, for checks that cover all three.
+var Mutations = []Mutation{MutationIncreaseSize, MutationDecreaseTargetSize, MutationDeleteNodes}
+
+// The mutation faults every provider must survive, as InjectMutationFault
+// answers. Checks copy one and set Times.
+var (
+	FaultRateLimited  = Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}
+	FaultServerError  = Fault{Status: http.StatusServiceUnavailable}
+	FaultHang         = Fault{Hang: true}
+	FaultMalformed    = Fault{Malformed: true}
+	FaultAnswerLost   = Fault{AfterApply: true, Status: http.StatusBadGateway}
+	FaultAppliedReset = Fault{AfterApply: true, Reset: true}
+)
+
+// MutationFaults names the faults above, for table-driven checks.
+var MutationFaults = map[string]Fault{
+	"429 with Retry-After":       FaultRateLimited,
+	"503":                        FaultServerError,
+	"hang past the deadline":     FaultHang,
+	"malformed answer":           FaultMalformed,
+	"applied, answer lost (502)": FaultAnswerLost,
+	"applied, connection reset":  FaultAppliedReset,
 }
 
 // Harness builds environments for the kit.
 type Harness struct {
 	// NewEnv returns a fresh Env; the kit calls it once per check.
 	NewEnv func(t *testing.T) *Env
+	// Serve serves p through the real externalgrpc server and returns a
+	// client, as CA talks to it (grpctest.Serve; the kit cannot import the
+	// server, whose tests import the kit). Optional; enables the checks of
+	// the codes CA receives.
+	Serve func(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient
+}
+
+// MutationSelectors names, per Mutation, the requests a cloud's provider
+// sends to carry it out; only the selector fields (Method, PathContains,
+// Operation) of each Fault are used.
+type MutationSelectors map[Mutation]Fault
+
+// Injector returns an Env.InjectMutationFault that gives f the selector of its
+// kind and queues it with add (a fake's AddFault).
+func (m MutationSelectors) Injector(add func(Fault)) func(Mutation, Fault) {
+	return func(kind Mutation, f Fault) {
+		selector, ok := m[kind]
+		if !ok {
+			panic(fmt.Sprintf("cloudprovidertest: no selector for mutation %s", kind))
+		}
+		f.Method, f.PathContains, f.Operation = selector.Method, selector.PathContains, selector.Operation
+		add(f)
+	}
 }

@@ -38,6 +38,7 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 	if err != nil {
 		return nil, err
 	}
+	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
 	return p, nil
 }
@@ -62,7 +63,7 @@ func newProvider(cfg Config, deps providerDeps) (*provider, error) {
 		retry = *deps.retry
 	}
 	client, err := exoapi.New(exoapi.Options{
-		APIKey: cfg.APIKey, APISecret: cfg.APISecret, Endpoint: cfg.APIEndpoint(),
+		APIKey: cfg.apiKey(), APISecret: cfg.apiSecret(), Endpoint: cfg.APIEndpoint(),
 		HTTPClient: deps.httpClient, Retry: &retry,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -18,6 +19,9 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
 const (
@@ -124,16 +128,47 @@ func node(providerID string) *corev1.Node {
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newTestEnv(t, defaultEnvOptions())
 		return &cloudprovidertest.Env{
 			Provider:      e.provider,
-			CloudCalls:    e.fake.Calls,
+			CloudCalls:    e.fake.RequestCount,
 			Node:          func(in cloudprovider.Instance) *corev1.Node { return node(in.Id) },
 			Settle:        e.fake.Settle,
-			FailNextCalls: e.fake.FailNextCalls,
+			FailNextCalls: e.fake.FailNext,
+			InjectMutationFault: cloudprovidertest.MutationSelectors{
+				cloudprovidertest.MutationIncreaseSize:       {Method: http.MethodPut, PathContains: ":scale"},
+				cloudprovidertest.MutationDecreaseTargetSize: {Method: http.MethodPut, PathContains: ":scale"},
+				cloudprovidertest.MutationDeleteNodes:        {Method: http.MethodPut, PathContains: ":evict"},
+			}.Injector(e.fake.AddFault),
+			AddUnseenInstance: func(groupID string) string {
+				// Group ids are instance pool ids, for nodepools too.
+				id, err := e.fake.LaunchInstance(groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ProviderIDPrefix + id
+			},
+			// Instance types are the template itself, not an enrichment.
+			FailEnrichmentLookups: nil,
+			ClearFaults:           e.fake.ClearFaults,
+			RefuseForQuota: func() {
+				// Exoscale refuses a scale past the organisation's instance
+				// quota with a bare 400; the provider learns why from the
+				// quota it reads at Refresh.
+				e.fake.SetQuotaLimit(1)
+				e.clock.Advance(quotaTTL)
+				if err := e.provider.Refresh(ctx5s(t)); err != nil {
+					t.Fatal(err)
+				}
+			},
 		}
 	}})
+}
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
 }
 
 func TestDiscovery(t *testing.T) {
@@ -190,9 +225,9 @@ func TestRefreshCallBudget(t *testing.T) {
 			e := newTestEnv(t, o)
 			e.refresh(t) // warm-up: quota and instance types
 			for i := 0; i < 3; i++ {
-				e.fake.ResetLog()
+				e.fake.ResetRequests()
 				e.refresh(t)
-				calls := e.fake.CallsByOperation()
+				calls := e.fake.OperationCounts()
 				want := map[string]int{"GET /v2/sks-cluster": 1, "GET /v2/instance-pool": 1, "GET /v2/instance": 1}
 				if fmt.Sprint(calls) != fmt.Sprint(want) {
 					t.Fatalf("steady-state Refresh made %v, want %v", calls, want)
@@ -213,14 +248,14 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 	e.refresh(t)
 	ctx := ctx5s(t)
 	members, _ := e.group(t, e.workersPool).Nodes(ctx)
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	for _, in := range members {
 		g, err := e.provider.NodeGroupForNode(ctx, node(in.Id))
 		if err != nil || g == nil || g.Id(ctx) != e.workersPool {
 			t.Fatalf("NodeGroupForNode(%s) = %v, %v", in.Id, g, err)
 		}
 	}
-	if n := e.fake.Calls(); n != 0 {
+	if n := e.fake.RequestCount(); n != 0 {
 		t.Fatalf("NodeGroupForNode for %d known nodes made %d cloud calls, want 0", len(members), n)
 	}
 
@@ -232,12 +267,12 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		}
 		e.refresh(t)
 	}
-	if n := e.fake.CallsByOperation()["GET /v2/instance/{id}"]; n != 1 {
+	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 1 {
 		t.Fatalf("unmanaged instance looked up %d times, want 1", n)
 	}
 
 	// An unknown instance costs at most one GET per refresh.
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	ghost := node(ProviderIDPrefix + "00000000-dead-4000-8000-000000000000")
 	for round := 0; round < 2; round++ {
 		for i := 0; i < 5; i++ {
@@ -247,7 +282,7 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		}
 		e.refresh(t)
 	}
-	if n := e.fake.CallsByOperation()["GET /v2/instance/{id}"]; n != 2 {
+	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 2 {
 		t.Fatalf("unknown instance looked up %d times over 2 refreshes, want 2", n)
 	}
 }
@@ -307,7 +342,7 @@ func TestGPUAndTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TemplateNodeInfo: %v", err)
 	}
-	if q := n.Status.Capacity[ResourceGPU]; q.Value() != 1 {
+	if q := n.Status.Capacity[cloudprovider.ResourceGPU]; q.Value() != 1 {
 		t.Fatalf("template GPU capacity = %v", q.String())
 	}
 	if n.Labels[LabelGPUType] != "gpua5000" || n.Labels["role"] != "gpu" || len(n.Spec.Taints) != 1 {
@@ -360,7 +395,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	ctx := ctx5s(t)
 	g := e.group(t, e.workersPool)
 	_ = g.IncreaseSize(ctx, 1)
-	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 401, Message: "bad credentials"})
+	e.fake.AddFault(cloudprovidertest.Fault{Status: 401, Message: "bad credentials"})
 	err := g.IncreaseSize(ctx, 1)
 	klog.Flush()
 	outputs := []string{
@@ -370,8 +405,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		fmt.Sprintf("%v", e.provider.m.client), fmt.Sprintf("%+v", e.provider.m.client), fmt.Sprintf("%#v", e.provider.m.client),
 		fmt.Sprintf("%+v", e.provider.m), fmt.Sprintf("%#v", e.provider.m), fmt.Sprintf("%#v", e.provider),
 		fmt.Sprintf("%+v", g), fmt.Sprintf("%#v", g), fmt.Sprintf("%+v", []*nodeGroup{g}),
-		fmt.Sprintf("%+v", exoapi.Options{APIKey: testKey, APISecret: testSecret}),
-		fmt.Sprintf("%#v", exoapi.Options{APIKey: testKey, APISecret: testSecret}),
+		fmt.Sprintf("%+v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
+		fmt.Sprintf("%#v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
 	}
 	for i, out := range outputs {
 		if strings.Contains(out, testSecret) || strings.Contains(out, testKey) {
@@ -409,13 +444,13 @@ func TestBuildAndRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	if n := fake.Calls(); n != 0 {
+	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("Build made %d cloud calls, want 0", n)
 	}
 	if err := p.Refresh(ctx5s(t)); err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
-	if p.Name() != ProviderName || fake.Calls() != 4 {
-		t.Fatalf("first Refresh made %d calls, want 4 (3 lists + quota)", fake.Calls())
+	if p.Name() != ProviderName || fake.RequestCount() != 4 {
+		t.Fatalf("first Refresh made %d calls, want 4 (3 lists + quota)", fake.RequestCount())
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,8 +22,13 @@ var (
 type Config struct {
 	// APIKey and APISecret are the IAM key pair (EXOSCALE_API_KEY/_SECRET, or
 	// files named by EXOSCALE_API_KEY_FILE/_SECRET_FILE).
-	APIKey    string
-	APISecret string
+	APIKey    cloudprovider.Secret
+	APISecret cloudprovider.Secret
+	// APIKeyFile and APISecretFile, when set, are where the key pair comes
+	// from: re-read whenever the files change, so a rotated Secret needs no
+	// restart. APIKey and APISecret then hold the values read at load.
+	APIKeyFile    string
+	APISecretFile string
 	// Zone is the Exoscale zone, e.g. "ch-gva-2" (EXOSCALE_ZONE).
 	Zone string
 	// Environment is the API environment (EXOSCALE_API_ENVIRONMENT, default "api").
@@ -46,8 +50,8 @@ type Config struct {
 // problem at once.
 func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Config, error) {
 	cfg := Config{
-		APIKey:           strings.TrimSpace(getenv(EnvAPIKey)),
-		APISecret:        strings.TrimSpace(getenv(EnvAPISecret)),
+		APIKey:           cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPIKey))),
+		APISecret:        cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPISecret))),
 		Zone:             strings.TrimSpace(getenv(EnvZone)),
 		Environment:      strings.TrimSpace(getenv(EnvAPIEnvironment)),
 		Endpoint:         strings.TrimSpace(getenv(EnvAPIEndpoint)),
@@ -60,20 +64,22 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 	}
 	var errs []error
 	for _, f := range []struct {
-		dst      *string
-		name, fn string
-	}{{&cfg.APIKey, EnvAPIKey, EnvAPIKeyFile}, {&cfg.APISecret, EnvAPISecret, EnvAPISecretFile}} {
+		value *cloudprovider.Secret
+		file  *string
+		fn    string
+	}{{&cfg.APIKey, &cfg.APIKeyFile, EnvAPIKeyFile}, {&cfg.APISecret, &cfg.APISecretFile, EnvAPISecretFile}} {
 		path := strings.TrimSpace(getenv(f.fn))
-		if *f.dst != "" || path == "" {
+		if *f.value != "" || path == "" {
 			continue
 		}
-		data, err := os.ReadFile(path)
+		// The path is not secret; the content never appears in errors.
+		cred, err := cloudprovider.FileCredential(f.fn+"=", path)
 		if err != nil {
-			// The path is not secret; the content never appears in errors.
-			errs = append(errs, fmt.Errorf("%s=%q: %w", f.fn, path, errors.Unwrap(err)))
+			errs = append(errs, err)
 			continue
 		}
-		*f.dst = strings.TrimSpace(string(data))
+		*f.value, _ = cred.Value()
+		*f.file = path
 	}
 	if v := getenv(EnvUnlimitedMaxSize); v != "" {
 		n, err := strconv.Atoi(v)
@@ -107,7 +113,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 func (c Config) Validate() error {
 	var errs []error
 	var missing []string
-	for _, v := range []struct{ name, value string }{{EnvAPIKey, c.APIKey}, {EnvAPISecret, c.APISecret}, {EnvZone, c.Zone}} {
+	for _, v := range []struct{ name, value string }{{EnvAPIKey, c.APIKey.Reveal()}, {EnvAPISecret, c.APISecret.Reveal()}, {EnvZone, c.Zone}} {
 		if v.value == "" {
 			missing = append(missing, v.name)
 		}
@@ -149,15 +155,16 @@ func (c Config) String() string {
 		specs[i] = s.String()
 	}
 	return fmt.Sprintf("exoscale.Config{zone: %q, endpoint: %q, sksCluster: %q, nodes: [%s], apiKey: %s, apiSecret: %s}",
-		c.Zone, c.APIEndpoint(), c.SKSCluster, strings.Join(specs, " "), redact(c.APIKey), redact(c.APISecret))
+		c.Zone, c.APIEndpoint(), c.SKSCluster, strings.Join(specs, " "), c.apiKey(), c.apiSecret())
 }
 
 // GoString keeps %#v from printing credentials.
 func (c Config) GoString() string { return c.String() }
 
-func redact(s string) string {
-	if s == "" {
-		return "<unset>"
-	}
-	return "<redacted>"
+func (c Config) apiKey() *cloudprovider.Credential {
+	return cloudprovider.CredentialFrom(c.APIKey, EnvAPIKeyFile+"=", c.APIKeyFile)
+}
+
+func (c Config) apiSecret() *cloudprovider.Credential {
+	return cloudprovider.CredentialFrom(c.APISecret, EnvAPISecretFile+"=", c.APISecretFile)
 }

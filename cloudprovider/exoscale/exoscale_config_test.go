@@ -114,7 +114,7 @@ func TestConfigRedaction(t *testing.T) {
 		if strings.Contains(out, testSecret) || strings.Contains(out, testKey) {
 			t.Fatalf("%s leaks a credential: %s", f, out)
 		}
-		if !strings.Contains(out, "<redacted>") || !strings.Contains(out, "ch-gva-2") {
+		if !strings.Contains(out, "[redacted]") || !strings.Contains(out, "ch-gva-2") {
 			t.Fatalf("%s: %s", f, out)
 		}
 	}

@@ -58,21 +58,11 @@ const (
 	defaultMinSize = 1
 )
 
-// Node label keys and resources used for templates.
+// Node label keys used for templates (well-known ones are corev1's).
 const (
-	LabelOS           = "kubernetes.io/os"
-	LabelArch         = "kubernetes.io/arch"
-	LabelHostname     = "kubernetes.io/hostname"
-	LabelInstanceType = "node.kubernetes.io/instance-type"
-	LabelRegion       = "topology.kubernetes.io/region"
-	LabelZone         = "topology.kubernetes.io/zone"
 	// LabelGPUType marks GPU nodes; its value is the instance-type family. Real
 	// nodes carry it only if the nodepool's labels set it (see docs).
 	LabelGPUType = "autoscaler.ca-providers.io/exoscale-gpu-type"
-	// ResourceGPU is the extended resource the NVIDIA device plugin exposes.
-	ResourceGPU = "nvidia.com/gpu"
-	// templateMaxPods is kubelet's default pod limit.
-	templateMaxPods = 110
 )
 
 // Instance error codes reported to CA (used as metric labels there).

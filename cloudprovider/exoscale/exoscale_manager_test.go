@@ -3,11 +3,13 @@ package exoscale
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 )
@@ -22,7 +24,7 @@ func TestRefreshErrorsKeepSnapshot(t *testing.T) {
 			if err := g.IncreaseSize(ctx, 2); err != nil {
 				t.Fatal(err)
 			}
-			e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 403, Operation: op})
+			e.fake.AddFault(cloudprovidertest.Fault{Status: 403, Operation: op})
 			err := e.provider.Refresh(ctx)
 			if !errors.Is(err, cloudprovider.ErrPermissionDenied) {
 				t.Fatalf("Refresh error %v, want ErrPermissionDenied", err)
@@ -62,8 +64,13 @@ func TestSpecMatching(t *testing.T) {
 		{MinSize: 1, MaxSize: 5, Name: "workers"},        // ambiguous without a cluster scope
 		{MinSize: 2, MaxSize: 6, Name: e.systemPool},     // by pool id
 		{MinSize: 1, MaxSize: 7, Name: otherWorkers},     // by pool id, second cluster
-		{MinSize: 1, MaxSize: 8, Name: "does-not-exist"}, // ignored with a warning
+		{MinSize: 1, MaxSize: 8, Name: "does-not-exist"}, // a configuration error at the first listing
 	}
+	err := e.provider.Refresh(ctx5s(t))
+	if !errors.Is(err, cloudprovider.ErrConfig) || !strings.Contains(err.Error(), "1:8:does-not-exist") || !strings.Contains(err.Error(), `"workers" matches several`) {
+		t.Fatalf("first Refresh = %v, want ErrConfig naming both specs", err)
+	}
+	// Later listings log the problem and serve the groups that matched.
 	e.refresh(t)
 	ctx := ctx5s(t)
 	gs, _ := e.provider.NodeGroups(ctx)
@@ -90,10 +97,10 @@ func TestMinZeroNeedsTemplate(t *testing.T) {
 	// Both instance type lookups fail (each type is tried once per refresh):
 	// no template, so min is raised to 1.
 	for i := 0; i < 2; i++ {
-		e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 404, Operation: "GET /v2/instance-type/{id}"})
+		e.fake.AddFault(cloudprovidertest.Fault{Status: 404, Operation: "GET /v2/instance-type/{id}"})
 	}
 	e.refresh(t)
-	if n := e.fake.CallsByOperation()["GET /v2/instance-type/{id}"]; n != 2 {
+	if n := e.fake.OperationCounts()["GET /v2/instance-type/{id}"]; n != 2 {
 		t.Fatalf("%d instance-type lookups for 2 distinct types, want 2", n)
 	}
 	ctx := ctx5s(t)
@@ -113,14 +120,14 @@ func TestRefreshInterval(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())
 	e.provider.m.cfg.RefreshInterval = 10 * time.Second
 	e.refresh(t)
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	e.refresh(t)
-	if n := e.fake.Calls(); n != 0 {
+	if n := e.fake.RequestCount(); n != 0 {
 		t.Fatalf("Refresh within the interval made %d calls", n)
 	}
 	e.clock.Advance(10 * time.Second)
 	e.refresh(t)
-	if n := e.fake.Calls(); n != 3 {
+	if n := e.fake.RequestCount(); n != 3 {
 		t.Fatalf("Refresh after the interval made %d calls, want 3", n)
 	}
 }
@@ -135,16 +142,16 @@ func TestPendingOperations(t *testing.T) {
 	if err := g.IncreaseSize(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	e.refresh(t)
-	if n := e.fake.CallsByOperation()["GET /v2/operation/{id}"]; n != 1 {
+	if n := e.fake.OperationCounts()["GET /v2/operation/{id}"]; n != 1 {
 		t.Fatalf("pending operation checked %d times, want 1", n)
 	}
 	e.clock.Advance(31 * time.Second)
 	e.refresh(t)
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	e.refresh(t)
-	if n := e.fake.Calls(); n != 3 {
+	if n := e.fake.RequestCount(); n != 3 {
 		t.Fatalf("after the operation finished, Refresh made %d calls, want 3", n)
 	}
 	if n, _ := g.TargetSize(ctx); n != 5 {
@@ -154,7 +161,7 @@ func TestPendingOperations(t *testing.T) {
 	if err := g.IncreaseSize(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 404, Operation: "GET /v2/operation/{id}"})
+	e.fake.AddFault(cloudprovidertest.Fault{Status: 404, Operation: "GET /v2/operation/{id}"})
 	e.refresh(t)
 	if len(g.pending) != 0 {
 		t.Fatalf("%d operations still pending after a 404", len(g.pending))
@@ -224,14 +231,14 @@ func TestConcurrentUse(t *testing.T) {
 // retried only after its TTL and groups fall back to the documented cap.
 func TestQuotaForbidden(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())
-	e.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: 403, Operation: "GET /v2/quota/instance"})
+	e.fake.AddFault(cloudprovidertest.Fault{Status: 403, Operation: "GET /v2/quota/instance"})
 	e.refresh(t)
 	if m := e.group(t, e.systemPool).MaxSize(ctx5s(t)); m != defaultUnlimitedMaxSize {
 		t.Fatalf("max without quota = %d, want %d", m, defaultUnlimitedMaxSize)
 	}
-	e.fake.ResetLog()
+	e.fake.ResetRequests()
 	e.refresh(t)
-	if n := e.fake.Calls(); n != 3 {
+	if n := e.fake.RequestCount(); n != 3 {
 		t.Fatalf("Refresh after a failed quota read made %d calls, want 3", n)
 	}
 	e.clock.Advance(quotaTTL)

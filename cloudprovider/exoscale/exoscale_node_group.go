@@ -71,10 +71,10 @@ type nodeGroup struct {
 	m  *manager
 	id string
 
-	// mutating serialises IncreaseSize, DecreaseTargetSize and DeleteNodes
-	// (read-compute-mutate) including their cloud call; it is a channel so
-	// that waiting for it respects the caller's deadline.
-	mutating chan struct{}
+	// guard serialises IncreaseSize, DecreaseTargetSize and DeleteNodes
+	// (read-compute-mutate) including their cloud call under the shared
+	// mutation discipline; waiting for it respects the caller's deadline.
+	guard *cloudprovider.MutationGuard
 	// mu guards everything below. It is released during cloud calls, so that
 	// reads (TargetSize, Nodes, NodeGroups) never wait behind a slow scale or
 	// eviction: CA aborts its loop when TargetSize fails (found by hack/soak).
@@ -94,20 +94,8 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, mutating: make(chan struct{}, 1)}
+	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, guard: cloudprovider.NewMutationGuard(id)}
 }
-
-// lockMutation takes the group's mutation lock, or gives up when ctx ends.
-func (g *nodeGroup) lockMutation(ctx context.Context) error {
-	select {
-	case g.mutating <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("node group %s: waiting for another change of the group: %w", g.id, ctx.Err())
-	}
-}
-
-func (g *nodeGroup) unlockMutation() { <-g.mutating }
 
 func (g *nodeGroup) state() groupState {
 	g.mu.Lock()
@@ -237,27 +225,56 @@ func (g *nodeGroup) TargetSize(context.Context) (int, error) {
 	return g.targetLocked(), nil
 }
 
-// scaleLocked sends an absolute size to the nodepool or pool. Callers hold
-// the mutation lock and mu; mu is released during the call.
-func (g *nodeGroup) scaleLocked(ctx context.Context, size int) (exoapi.Operation, error) {
-	st := g.st
-	g.mu.Unlock()
-	defer g.mu.Lock()
+// scale sends an absolute size to the nodepool or pool. Callers hold the
+// mutation lock but not mu, so reads never wait behind the call.
+func (g *nodeGroup) scale(ctx context.Context, size int) (exoapi.Operation, error) {
+	st := g.state()
 	if st.sks {
 		return g.m.client.ScaleSKSNodepool(ctx, st.clusterID, st.nodepoolID, size)
 	}
 	return g.m.client.ScaleInstancePool(ctx, g.id, size)
 }
 
-// evictLocked is scaleLocked for an eviction.
-func (g *nodeGroup) evictLocked(ctx context.Context, ids []string) (exoapi.Operation, error) {
-	st := g.st
-	g.mu.Unlock()
-	defer g.mu.Lock()
+// evict is scale for an eviction.
+func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, error) {
+	st := g.state()
 	if st.sks {
 		return g.m.client.EvictSKSNodepoolMembers(ctx, st.clusterID, st.nodepoolID, ids)
 	}
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
+}
+
+// readPool re-reads the instance pool before a mutation (after an
+// unconfirmed change, and before a shrink by absolute size): its size is
+// the cloud's target, and members it lists that the snapshot lacks are
+// counted as starting. Callers hold the mutation lock but not mu.
+func (g *nodeGroup) readPool(ctx context.Context) error {
+	p, err := g.m.client.GetInstancePool(ctx, g.id)
+	if err != nil {
+		return fmt.Errorf("read instance pool %s: %w", g.id, err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.st.cloudSize = p.Size
+	if len(g.pending) > 0 {
+		g.expected = p.Size
+	}
+	if len(p.InstanceIDs) == 0 {
+		// The pool answer may leave members out; the snapshot's stand.
+		return nil
+	}
+	known := make(map[string]bool, len(g.st.members))
+	for _, in := range g.st.members {
+		known[in.ID] = true
+	}
+	members := append([]exoapi.Instance(nil), g.st.members...)
+	for _, id := range p.InstanceIDs {
+		if !known[id] {
+			members = append(members, exoapi.Instance{ID: id, State: "starting", ManagerType: exoapi.ManagerTypeInstancePool, ManagerID: g.id})
+		}
+	}
+	g.st.members = members
+	return nil
 }
 
 // failedImmediately turns an operation that was final and failed on
@@ -270,72 +287,94 @@ func failedImmediately(op exoapi.Operation) error {
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup: it submits an absolute
-// scale and returns; the new members are tracked through Nodes and Refresh.
+// scale under the shared mutation discipline and returns; the new members
+// are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	if err := g.lockMutation(ctx); err != nil {
-		return err
-	}
-	defer g.unlockMutation()
-	quota := g.m.quotaSnapshot()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	target := g.targetLocked()
-	if err := cloudprovider.CheckIncrease(g.id, delta, target, g.st.max); err != nil {
-		return err
-	}
-	from := g.cloudTargetLocked()
-	to := from + delta
-	quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
-	op, err := g.scaleLocked(ctx, to)
-	if err == nil {
-		err = failedImmediately(op)
-	}
-	if err != nil {
-		if quotaHit && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-			err = fmt.Errorf("%w (instance quota %d/%d): %w", cloudprovider.ErrQuotaExceeded, quota.Usage, quota.Limit, err)
-		}
-		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
-	}
-	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
-	g.expected = to
-	klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
-	return nil
+	var from int
+	return g.guard.Do(ctx, cloudprovider.Mutation{
+		Check: func() error {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			from = g.cloudTargetLocked()
+			return cloudprovider.CheckIncrease(g.id, delta, g.targetLocked(), g.st.max)
+		},
+		Read: g.readPool,
+		Call: func(ctx context.Context) error {
+			to := from + delta
+			quota := g.m.quotaSnapshot()
+			quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
+			op, err := g.scale(ctx, to)
+			if err == nil {
+				err = failedImmediately(op)
+			}
+			if err != nil {
+				if quotaHit && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+					// Exoscale refuses a scale past the quota with a bare 400; the
+					// quota read at Refresh says why, so CA sees ResourceExhausted
+					// (one class, not two: FailedPrecondition would win).
+					err = cloudprovider.Reclassify(err, cloudprovider.ErrQuotaExceeded)
+					return fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
+				}
+				return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
+			}
+			g.mu.Lock()
+			g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
+			g.expected = to
+			g.mu.Unlock()
+			klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
+			return nil
+		},
+	})
 }
 
 // DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not yet
 // created can be cancelled: failed slots are dropped locally, requested but
 // unlisted members by a smaller absolute size (Exoscale removes the newest
-// members first). Anything more is an error, never upstream's silent no-op.
+// members first), after a fresh read of the pool so that a member launched
+// since the snapshot is counted. Anything more is an error, never
+// upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	if err := g.lockMutation(ctx); err != nil {
-		return err
-	}
-	defer g.unlockMutation()
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	target := g.targetLocked()
-	if err := cloudprovider.CheckDecrease(g.id, delta, target, g.liveLocked()); err != nil {
-		return err
-	}
-	k := -delta
-	dropFailed := min(k, len(g.failed))
-	k -= dropFailed
-	if k > 0 {
-		from := g.cloudTargetLocked()
-		op, err := g.scaleLocked(ctx, from-k)
-		if err == nil {
-			err = failedImmediately(op)
-		}
-		if err != nil {
-			return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, from, from-k, err)
-		}
-		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: from - k, submitted: g.m.now()})
-		g.expected = from - k
-	}
-	// A Refresh during the cloud call may have settled failed slots.
-	g.failed = g.failed[min(dropFailed, len(g.failed)):]
-	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", target, "to", target+delta, "droppedFailed", dropFailed)
-	return nil
+	shrinks := -delta > len(g.failed)
+	g.mu.Unlock()
+	var target, dropFailed, scaleDown, from int
+	return g.guard.Do(ctx, cloudprovider.Mutation{
+		Check: func() error {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			target = g.targetLocked()
+			if err := cloudprovider.CheckDecrease(g.id, delta, target, g.liveLocked()); err != nil {
+				return err
+			}
+			dropFailed = min(-delta, len(g.failed))
+			scaleDown = -delta - dropFailed
+			from = g.cloudTargetLocked()
+			return nil
+		},
+		Shrinks: shrinks,
+		Read:    g.readPool,
+		Call: func(ctx context.Context) error {
+			if scaleDown > 0 {
+				op, err := g.scale(ctx, from-scaleDown)
+				if err == nil {
+					err = failedImmediately(op)
+				}
+				if err != nil {
+					return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, from, from-scaleDown, err)
+				}
+				g.mu.Lock()
+				g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: from - scaleDown, submitted: g.m.now()})
+				g.expected = from - scaleDown
+				g.mu.Unlock()
+			}
+			g.mu.Lock()
+			// A Refresh during the cloud call may have settled failed slots.
+			g.failed = g.failed[min(dropFailed, len(g.failed)):]
+			g.mu.Unlock()
+			klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", target, "to", target+delta, "droppedFailed", dropFailed)
+			return nil
+		},
+	})
 }
 
 // deleteRequest is a DeleteNodes call sorted by what each node is.
@@ -412,10 +451,18 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		}
 	}
-	if err := g.lockMutation(ctx); err != nil {
+	unlock, err := g.guard.Lock(ctx)
+	if err != nil {
 		return err
 	}
-	defer g.unlockMutation()
+	defer unlock()
+	if g.guard.NeedsRead() {
+		// The size may have moved under an unconfirmed change.
+		if err := g.readPool(ctx); err != nil {
+			return err
+		}
+		g.guard.Confirmed()
+	}
 	owners := g.m.ownerOf(ids)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -433,12 +480,15 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	}
 	if len(req.evict) > 0 {
 		from := g.cloudTargetLocked()
-		op, err := g.evictLocked(ctx, req.evict)
+		// Reads never wait behind the cloud call.
+		g.mu.Unlock()
+		op, err := g.evict(ctx, req.evict)
+		g.mu.Lock()
 		if err == nil {
 			err = failedImmediately(op)
 		}
 		if err != nil {
-			return fmt.Errorf("evict %d members from node group %s: %w", len(req.evict), g.id, err)
+			return g.guard.Record(fmt.Errorf("evict %d members from node group %s: %w", len(req.evict), g.id, err))
 		}
 		now := g.m.now()
 		for _, id := range req.evict {

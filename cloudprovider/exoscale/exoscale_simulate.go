@@ -27,20 +27,24 @@ var simDefaultSpecs = []string{"1:10:workers", "0:3:gpu", "1:4:batch"}
 
 // SeedDemo fills a fake with the demo cluster: SKS cluster "demo" with
 // nodepools "workers" (2 x standard.medium) and "gpu" (0 x gpua5000.small,
-// tainted), and a plain instance pool "batch" (1 x standard.large).
-func SeedDemo(f *fakeapi.Server) {
+// tainted), and a plain instance pool "batch" (1 x standard.large). It returns
+// the instance pool id (the node group id) of each by name; the fake numbers
+// its ids in order, so they are the same on every start.
+func SeedDemo(f *fakeapi.Server) map[string]string {
 	medium := f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30})
 	large := f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "large", CPUs: 4, MemoryBytes: 8 << 30})
 	gpu := f.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
 	cluster := f.AddSKSCluster("demo")
-	f.AddNodepool(cluster, fakeapi.PoolSeed{Name: "workers", Size: 2, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{"role": "worker"}})
-	f.AddNodepool(cluster, fakeapi.PoolSeed{
+	ids := map[string]string{}
+	_, ids["workers"] = f.AddNodepool(cluster, fakeapi.PoolSeed{Name: "workers", Size: 2, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{"role": "worker"}})
+	_, ids["gpu"] = f.AddNodepool(cluster, fakeapi.PoolSeed{
 		Name: "gpu", Size: 0, InstanceTypeID: gpu, DiskSizeGiB: 100,
 		Labels: map[string]string{"role": "gpu", LabelGPUType: "gpua5000"},
 		Taints: []exoapi.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}},
 	})
-	f.AddInstancePool(fakeapi.PoolSeed{Name: "batch", Size: 1, InstanceTypeID: large, DiskSizeGiB: 50})
+	ids["batch"] = f.AddInstancePool(fakeapi.PoolSeed{Name: "batch", Size: 1, InstanceTypeID: large, DiskSizeGiB: 50})
 	f.AddInstance("demo-control-plane", medium)
+	return ids
 }
 
 // Simulate starts the fake Exoscale API on a loopback port with real-time
@@ -55,7 +59,7 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		Zone: simZone, APIKey: apiKey, APISecret: apiSecret,
 		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
 	})
-	SeedDemo(fake)
+	groupIDs := SeedDemo(fake)
 	endpoint := fake.Start()
 	if len(opts.NodeGroupSpecs) == 0 {
 		opts.NodeGroupSpecs = simDefaultSpecs
@@ -77,8 +81,9 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 	return &cloudprovider.Simulation{
 		Provider: p,
 		URL:      endpoint,
-		Description: "Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers 2x standard.medium, gpu 0x gpua5000.small) " +
-			"and instance pool batch (1x standard.large); members boot in 6s, evictions finish in 3s",
+		Description: fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
+			"and instance pool batch %s (1x standard.large); members boot in 6s, evictions finish in 3s",
+			groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"]),
 		Close: fake.Close,
 	}, nil
 }

@@ -1,6 +1,7 @@
 package exoscale
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,41 @@ func TestScaleUpAndEvictionThroughGRPC(t *testing.T) {
 				t.Fatalf("code %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSimulateBannerNamesGroupsWithStableIDs: commands pasted from the banner
+// name group ids, so a restart must bring the same ids back, and the banner
+// shows each group's name next to its id.
+func TestSimulateBannerNamesGroupsWithStableIDs(t *testing.T) {
+	start := func() (ids []string, description string) {
+		sim, err := Simulate(ctx5s(t), cloudprovider.BuildOptions{})
+		if err != nil {
+			t.Fatalf("Simulate: %v", err)
+		}
+		defer sim.Close()
+		ctx := ctx5s(t)
+		if err := sim.Provider.Refresh(ctx); err != nil {
+			t.Fatalf("Refresh: %v", err)
+		}
+		groups, _ := sim.Provider.NodeGroups(ctx)
+		for _, g := range groups {
+			ids = append(ids, g.Id(ctx))
+			if !strings.Contains(sim.Description, g.Id(ctx)) {
+				t.Errorf("banner %q lacks group id %s", sim.Description, g.Id(ctx))
+			}
+		}
+		slices.Sort(ids)
+		return ids, sim.Description
+	}
+	first, description := start()
+	second, _ := start()
+	if !slices.Equal(first, second) || len(first) != 3 {
+		t.Fatalf("group ids %v then %v, want the same three", first, second)
+	}
+	for _, name := range []string{"workers ", "gpu ", "batch "} {
+		if !strings.Contains(description, name) {
+			t.Errorf("banner %q lacks group name %q", description, name)
+		}
 	}
 }

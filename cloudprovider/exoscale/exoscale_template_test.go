@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 )
 
@@ -39,14 +40,14 @@ func TestBuildTemplate(t *testing.T) {
 			if q := n.Status.Capacity[corev1.ResourceEphemeralStorage]; q.String() != tc.storage {
 				t.Errorf("ephemeral storage %s, want %s", q.String(), tc.storage)
 			}
-			q := n.Status.Capacity[ResourceGPU]
+			q := n.Status.Capacity[cloudprovider.ResourceGPU]
 			if q.Value() != tc.gpu {
 				t.Errorf("gpus %d, want %d", q.Value(), tc.gpu)
 			}
 			if (n.Labels[LabelGPUType] != "") != (tc.gpu > 0) {
 				t.Errorf("gpu label %q with %d gpus", n.Labels[LabelGPUType], tc.gpu)
 			}
-			if n.Labels[LabelInstanceType] != tc.typ.Name() || n.Labels[LabelZone] != "at-vie-1" || n.Labels[LabelRegion] != "at-vie-1" || n.Labels[LabelOS] != "linux" {
+			if n.Labels[corev1.LabelInstanceTypeStable] != tc.typ.Name() || n.Labels[corev1.LabelTopologyZone] != "at-vie-1" || n.Labels[corev1.LabelTopologyRegion] != "at-vie-1" || n.Labels[corev1.LabelOSStable] != "linux" {
 				t.Errorf("labels %v", n.Labels)
 			}
 			for k, v := range tc.st.labels {

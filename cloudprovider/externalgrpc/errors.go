@@ -25,6 +25,9 @@ var classification = []struct {
 	{cloudprovider.ErrPermissionDenied, codes.PermissionDenied},
 	{cloudprovider.ErrNotFound, codes.NotFound},
 	{cloudprovider.ErrUnavailable, codes.Unavailable},
+	// A garbled answer is a transport failure as far as CA is concerned: the
+	// request may have been applied, and retrying later may succeed.
+	{cloudprovider.ErrMalformedResponse, codes.Unavailable},
 }
 
 // toStatus is the one place provider errors become gRPC status codes.

@@ -2,6 +2,7 @@ package externalgrpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,26 @@ type Server struct {
 	// seenLegacy and seenCurrent record whether a CA of that protocol
 	// generation has been logged (once each).
 	seenLegacy, seenCurrent atomic.Bool
+
+	// templateReasons remembers why each group has no template, so the
+	// reason is logged when it changes, not on every CA loop.
+	templateMu      sync.Mutex
+	templateReasons map[string]string
+}
+
+// templateUnavailable counts a group without a template and logs why.
+func (s *Server) templateUnavailable(groupID string, err error) {
+	s.opts.Metrics.TemplateUnavailable(groupID)
+	s.templateMu.Lock()
+	defer s.templateMu.Unlock()
+	if s.templateReasons == nil {
+		s.templateReasons = map[string]string{}
+	}
+	if s.templateReasons[groupID] == err.Error() {
+		return
+	}
+	s.templateReasons[groupID] = err.Error()
+	klog.ErrorS(err, "No template for node group; it cannot scale up from zero", "nodeGroup", groupID)
 }
 
 type refreshRun struct {
@@ -119,23 +140,30 @@ func (s *Server) RefreshOnce(ctx context.Context) error {
 
 // RefreshUntilReady refreshes at start-up, retrying with backoff until the
 // first success or until ctx ends, so reads are served before CA's first
-// Refresh (CA asks NodeGroups, NodeGroupForNode and GPULabel before it).
-func (s *Server) RefreshUntilReady(ctx context.Context, sleep func(context.Context, time.Duration) error) {
+// Refresh (CA asks NodeGroups, NodeGroupForNode and GPULabel before it). A
+// configuration error (cloudprovider.ErrConfig) stops the retries and is
+// returned, so main can exit 2.
+func (s *Server) RefreshUntilReady(ctx context.Context, sleep func(context.Context, time.Duration) error) error {
 	if sleep == nil {
 		sleep = cloudprovider.SleepContext
 	}
 	backoff := time.Second
 	for !s.Ready() {
-		if err := s.RefreshOnce(ctx); err == nil || ctx.Err() != nil {
-			return
+		err := s.RefreshOnce(ctx)
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, cloudprovider.ErrConfig) {
+			return err
 		}
 		if sleep(ctx, backoff) != nil {
-			return
+			return nil
 		}
 		if backoff < 30*time.Second {
 			backoff *= 2
 		}
 	}
+	return nil
 }
 
 func (s *Server) recordSizes(ctx context.Context) {
@@ -478,7 +506,13 @@ func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.Node
 	}
 	node, err := g.TemplateNodeInfo(ctx)
 	if err != nil {
-		return nil, toStatus(err, true)
+		if errors.Is(err, cloudprovider.ErrNodeGroupNotFound) || ctx.Err() != nil {
+			return nil, toStatus(err, true)
+		}
+		// A template that cannot be built costs only this group its scale
+		// from zero: Unimplemented is what CA reads as "no template".
+		s.templateUnavailable(req.GetId(), err)
+		return nil, status.Error(codes.Unimplemented, err.Error())
 	}
 	if node == nil {
 		return nil, status.Errorf(codes.Unimplemented, "node group %s has no template", req.GetId())

@@ -20,9 +20,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
 // startServer serves p on a loopback listener and returns a client from our proto.
@@ -273,7 +276,9 @@ func TestToStatus(t *testing.T) {
 		{cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "d"), false, codes.InvalidArgument},
 		{cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition, "m"), false, codes.FailedPrecondition},
 		{fmt.Errorf("resize: %w", cloudprovider.ErrRateLimited), false, codes.ResourceExhausted},
-		{&cloudprovider.RetryAfterError{Err: cloudprovider.ErrRateLimited, RetryAfter: time.Second}, false, codes.ResourceExhausted},
+		{&cloudprovider.APIError{Status: 429, Class: cloudprovider.StatusClass(429), RetryAfter: time.Second}, false, codes.ResourceExhausted},
+		{cloudprovider.Reclassify(&cloudprovider.APIError{Status: 400, Class: cloudprovider.StatusClass(400)}, cloudprovider.ErrQuotaExceeded), false, codes.ResourceExhausted},
+		{&cloudprovider.APIError{Status: 200, Class: cloudprovider.ErrMalformedResponse}, false, codes.Unavailable},
 		{fmt.Errorf("x: %w", cloudprovider.ErrUnauthenticated), false, codes.Unauthenticated},
 		{fmt.Errorf("x: %w", cloudprovider.ErrPermissionDenied), false, codes.PermissionDenied},
 		{fmt.Errorf("x: %w", cloudprovider.ErrUnavailable), false, codes.Unavailable},
@@ -316,8 +321,8 @@ func (s *scriptedProvider) Refresh(ctx context.Context) error {
 
 func (s *scriptedProvider) GPULabel(ctx context.Context) (string, error) {
 	if s.panicGPU {
-		var m map[string]string
-		m["boom"] = "x" // nil map write: a real panic
+		name := s.Name()
+		_ = name[len(name)] // index out of range: a runtime panic, as a provider bug would raise
 	}
 	return s.InMemoryProvider.GPULabel(ctx)
 }
@@ -447,4 +452,57 @@ func TestParseAddress(t *testing.T) {
 			t.Errorf("ParseAddress(%q) = %+v local=%v", tc.in, a, a.Local())
 		}
 	}
+}
+
+// brokenTemplates wraps a provider so every group's template fails as a
+// cloud lookup would.
+type brokenTemplates struct{ cloudprovider.CloudProvider }
+
+type brokenTemplateGroup struct{ cloudprovider.NodeGroup }
+
+func (brokenTemplateGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
+	return nil, cloudprovider.Errorf(cloudprovider.ErrPermissionDenied, "describe instance types")
+}
+
+func (b brokenTemplates) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
+	gs, err := b.CloudProvider.NodeGroups(ctx)
+	for i := range gs {
+		gs[i] = brokenTemplateGroup{gs[i]}
+	}
+	return gs, err
+}
+
+// TestTemplateFailureIsUnimplementedAndCounted: a template that cannot be
+// built costs only that group its scale from zero (Unimplemented, which CA
+// reads as "no template"), and is counted.
+func TestTemplateFailureIsUnimplementedAndCounted(t *testing.T) {
+	p := cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud(cloudprovidertest.CloudGroup{ID: "pool-a", Min: 1, Max: 3, Running: 1}))
+	reg := prometheus.NewRegistry()
+	srv := NewServer(brokenTemplates{p}, Options{Metrics: metrics.New(reg)})
+	if err := srv.RefreshOnce(rpcCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		_, err := srv.NodeGroupTemplateNodeInfo(rpcCtx(t), &protos.NodeGroupTemplateNodeInfoRequest{Id: "pool-a"})
+		wantCode(t, err, codes.Unimplemented, "template that cannot be built")
+	}
+	if n := counterValue(t, reg, "cluster_autoscaler_provider_template_unavailable_total"); n != 2 {
+		t.Fatalf("template_unavailable_total = %v, want 2", n)
+	}
+}
+
+// counterValue returns the value of the single series of a counter family.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("metric %s not registered", name)
+	return 0
 }

@@ -32,6 +32,8 @@ type Metrics struct {
 	cloudDuration *prometheus.HistogramVec
 	refreshErrors prometheus.Counter
 	nodeGroupSize *prometheus.GaugeVec
+	unmatched     prometheus.Gauge
+	noTemplate    *prometheus.CounterVec
 	caProtocol    map[ProtocolGeneration]prometheus.Counter
 
 	mu         sync.Mutex
@@ -67,6 +69,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "node_group_size",
 			Help: "Node group sizes: kind is min, max or target.",
 		}, []string{"node_group", "kind"}),
+		unmatched: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "unmatched_node_group_specs",
+			Help: "--nodes specs that matched no node group (or several) at the last listing.",
+		}),
+		noTemplate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "template_unavailable_total",
+			Help: "TemplateNodeInfo answers without a template (Unimplemented), by node group.",
+		}, []string{"node_group"}),
 		operations: map[string]bool{},
 	}
 	caProtocol := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -79,7 +89,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, caProtocol)
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.unmatched, m.noTemplate, caProtocol)
 	return m
 }
 
@@ -123,6 +133,23 @@ func (m *Metrics) RefreshFailed() {
 		return
 	}
 	m.refreshErrors.Inc()
+}
+
+// SetUnmatchedSpecs records how many --nodes specs matched no node group at
+// the last listing (cloudprovider.BuildOptions.ReportUnmatchedSpecs).
+func (m *Metrics) SetUnmatchedSpecs(n int) {
+	if m == nil {
+		return
+	}
+	m.unmatched.Set(float64(n))
+}
+
+// TemplateUnavailable counts a TemplateNodeInfo answered without a template.
+func (m *Metrics) TemplateUnavailable(groupID string) {
+	if m == nil {
+		return
+	}
+	m.noTemplate.WithLabelValues(groupID).Inc()
 }
 
 // GroupSize is one group's bounds and target.

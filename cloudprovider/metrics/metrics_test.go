@@ -70,8 +70,17 @@ func TestGroupSizesReplaceSeries(t *testing.T) {
 	}
 }
 
+func TestUnmatchedSpecs(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	m.SetUnmatchedSpecs(2)
+	if got := testutil.ToFloat64(m.unmatched); got != 2 {
+		t.Fatalf("unmatched %v, want 2", got)
+	}
+}
+
 func TestNilMetricsRecordNothing(t *testing.T) {
 	var m *Metrics
+	m.SetUnmatchedSpecs(1)
 	m.ObserveRPC("NodeGroups", "OK", time.Millisecond)
 	m.RefreshFailed()
 	m.SetGroupSizes([]GroupSize{{ID: "a"}})

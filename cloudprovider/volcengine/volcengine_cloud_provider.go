@@ -92,10 +92,11 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 		RetryServerErrors: volcapi.RetrySafe,
 		Sleep:             o.retrySleep,
 	})
+	accessKey, secretKey := o.cfg.Credentials()
 	client, err := volcapi.New(volcapi.Config{
 		Region:     o.cfg.Region,
-		AccessKey:  o.cfg.AccessKey,
-		SecretKey:  o.cfg.SecretKey,
+		AccessKey:  accessKey,
+		SecretKey:  secretKey,
 		Endpoint:   o.cfg.Endpoint,
 		DisableSSL: o.cfg.Scheme == "http",
 		HTTPClient: hc,
@@ -104,6 +105,7 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
 	}
 	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now)}
+	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil

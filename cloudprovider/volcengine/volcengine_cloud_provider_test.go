@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,9 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -42,6 +47,13 @@ type envConfig struct {
 	discovery []string
 	fakeOpts  fakeapi.Options
 	seed      func(f *fakeapi.Server)
+	// firstRefreshErr, when set, is what the initial Refresh must wrap.
+	firstRefreshErr error
+}
+
+// withFirstRefreshError expects the initial Refresh to fail with err.
+func withFirstRefreshError(err error) envOption {
+	return func(c *envConfig) { c.firstRefreshErr = err }
 }
 
 func withStatic(specs ...string) envOption { return func(c *envConfig) { c.static = specs } }
@@ -78,14 +90,14 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 		o(&cfg)
 	}
 	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
-	cfg.fakeOpts.Clock = clock
+	cfg.fakeOpts.Now = clock.Now
 	// Lag is driven by the fake clock (tests advance it or call Settle).
 	cfg.fakeOpts.ProvisionDelay = time.Minute
 	cfg.fakeOpts.RemoveDelay = time.Minute
 	fake := fakeapi.New(cfg.fakeOpts)
 	cfg.seed(fake)
-	srv := fake.Start()
-	t.Cleanup(srv.Close)
+	url := fake.Start()
+	t.Cleanup(fake.Close)
 	static, err := cloudprovider.ParseNodeGroupSpecs(cfg.static)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +107,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	o := options{
-		cfg:        Config{Region: "cn-beijing", AccessKey: testAccessKey, SecretKey: testSecretKey, Endpoint: srv.URL, Scheme: "http"},
+		cfg:        Config{Region: "cn-beijing", AccessKey: testAccessKey, SecretKey: testSecretKey, Endpoint: url, Scheme: "http"},
 		static:     static,
 		selectors:  selectors,
 		retrySleep: func(context.Context, time.Duration) error { return nil },
@@ -108,10 +120,17 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("build made %d cloud calls, want 0", n)
 	}
-	if err := p.Refresh(testCtx(t)); err != nil {
+	if err := p.Refresh(testCtx(t)); cfg.firstRefreshErr != nil {
+		if !errors.Is(err, cfg.firstRefreshErr) {
+			t.Fatalf("initial Refresh = %v, want %v", err, cfg.firstRefreshErr)
+		}
+		if err := p.Refresh(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{fake: fake, clock: clock, p: p, url: srv.URL}
+	return &testEnv{fake: fake, clock: clock, p: p, url: url}
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -144,19 +163,50 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newEnv(t)
 		return &cloudprovidertest.Env{
-			Provider:   e.p,
-			CloudCalls: e.fake.RequestCount,
-			Node:       func(inst cloudprovider.Instance) *corev1.Node { return nodeFor(inst.Id) },
-			Settle:     e.fake.Settle,
-			FailNextCalls: func(n int) {
-				e.fake.ClearFaults()
-				e.fake.FailNext(n)
+			Provider:      e.p,
+			CloudCalls:    e.fake.RequestCount,
+			Node:          func(inst cloudprovider.Instance) *corev1.Node { return nodeFor(inst.Id) },
+			Settle:        e.fake.Settle,
+			FailNextCalls: e.fake.FailNext,
+			InjectMutationFault: cloudprovidertest.MutationSelectors{
+				cloudprovidertest.MutationIncreaseSize:       {Operation: fakeapi.ActionModifyScalingGroup},
+				cloudprovidertest.MutationDecreaseTargetSize: {Operation: fakeapi.ActionModifyScalingGroup},
+				cloudprovidertest.MutationDeleteNodes:        {Operation: fakeapi.ActionRemoveInstances},
+			}.Injector(e.fake.AddFault),
+			AddUnseenInstance: func(groupID string) string {
+				id, err := e.fake.LaunchInstance(groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ProviderIDPrefix + id
+			},
+			FailEnrichmentLookups: func() {
+				// Keys without vpc:DescribeSubnets or ecs:DescribeImages (upstream
+				// never needed them) get AccessDenied on every call.
+				for _, action := range []string{fakeapi.ActionDescribeSubnets, fakeapi.ActionDescribeImages} {
+					e.fake.AddFault(cloudprovidertest.Fault{Operation: action, Status: http.StatusForbidden, Code: "AccessDenied", Times: math.MaxInt32})
+				}
+				// As for a provider started with such a key: the next Refresh
+				// looks every template up again.
+				e.p.m.mu.Lock()
+				e.p.m.templates = map[string]*templateEntry{}
+				e.p.m.mu.Unlock()
+			},
+			ClearFaults: e.fake.ClearFaults,
+			RefuseForQuota: func() {
+				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
+					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
 			},
 		}
 	}})
+}
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
 }
 
 func TestSteadyStateRefreshCallCount(t *testing.T) {
@@ -209,10 +259,10 @@ func TestTemplateRefetchedAfterTTL(t *testing.T) {
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionDescribeScalingConfigurations); n != 1 {
+	if n := e.fake.CountOperation(fakeapi.ActionDescribeScalingConfigurations); n != 1 {
 		t.Fatalf("%d DescribeScalingConfigurations after the TTL, want 1 (batched for all groups)", n)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionDescribeInstanceTypes); n != 1 {
+	if n := e.fake.CountOperation(fakeapi.ActionDescribeInstanceTypes); n != 1 {
 		t.Fatalf("%d DescribeInstanceTypes after the TTL, want 1", n)
 	}
 	// 1 + G, plus one batched call each for configurations, instance types,
@@ -291,7 +341,8 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "min and max come from the group, not the spec", opts: []envOption{withStatic("0:99:" + mainGroupID)}, want: map[string][2]int{mainGroupID: {1, 10}}},
-		{name: "missing static group is skipped", opts: []envOption{withStatic("1:3:scg-gone", "0:5:"+otherGroupID)}, want: map[string][2]int{otherGroupID: {0, 5}}},
+		{name: "missing static group fails the first listing, then is skipped", opts: []envOption{withStatic("1:3:scg-gone", "0:5:"+otherGroupID),
+			withFirstRefreshError(cloudprovider.ErrConfig)}, want: map[string][2]int{otherGroupID: {0, 5}}},
 		{name: "discovery by key only", opts: []envOption{withDiscovery("asg:tag=pool")}, want: map[string][2]int{mainGroupID: {1, 10}, otherGroupID: {0, 5}}},
 		{name: "discovery by key and value", opts: []envOption{withDiscovery("asg:tag=pool=gpu")}, want: map[string][2]int{otherGroupID: {0, 5}}},
 		{name: "discovery ANDs tags", opts: []envOption{withDiscovery("asg:tag=pool=gpu,ca=off")}, want: map[string][2]int{}},
@@ -316,7 +367,7 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 }
 
 func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
-	e := newEnv(t, withStatic("1:3:scg-gone"))
+	e := newEnv(t, withStatic("1:3:scg-gone"), withFirstRefreshError(cloudprovider.ErrConfig))
 	e.fake.SetUnrelatedForUnknownIDs(true)
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
@@ -369,7 +420,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 
 	e := newEnv(t)
 	var errs []error
-	e.fake.AddFault(fakeapi.Fault{Status: 401, Code: "SignatureDoesNotMatch", Message: "bad signature"})
+	e.fake.AddFault(cloudprovidertest.Fault{Status: 401, Code: "SignatureDoesNotMatch", Message: "bad signature"})
 	errs = append(errs, e.p.Refresh(testCtx(t)))
 	e.fake.FailNext(10)
 	errs = append(errs, e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1))

@@ -8,6 +8,8 @@ import (
 
 	"gopkg.in/gcfg.v1"
 	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // fileConfig is the INI layout of --cloud-config:
@@ -39,8 +41,13 @@ type fileConfig struct {
 // (REGION_ID, ACCESS_KEY, SECRET_KEY, ENDPOINT), else from the default.
 type Config struct {
 	Region    string
-	AccessKey string
-	SecretKey string
+	AccessKey cloudprovider.Secret
+	SecretKey cloudprovider.Secret
+	// AccessKeyFile and SecretKeyFile, when set, are where the keys come
+	// from: re-read whenever the files change, so a rotated Secret needs no
+	// restart. AccessKey and SecretKey then hold the values read at load.
+	AccessKeyFile string
+	SecretKeyFile string
 	// Endpoint is a host (default open.volcengineapi.com) or a URL with scheme.
 	Endpoint string
 	// Scheme is "https" (default) or "http"; "http" is for fakes and --simulate.
@@ -49,19 +56,18 @@ type Config struct {
 
 // String redacts the keys: configs get printed and logged, keys must not be.
 func (c Config) String() string {
+	accessKey, secretKey := c.Credentials()
 	return fmt.Sprintf("volcengine.Config{Region:%q Endpoint:%q Scheme:%q AccessKey:%s SecretKey:%s}",
-		c.Region, c.Endpoint, c.Scheme, redacted(c.AccessKey), redacted(c.SecretKey))
+		c.Region, c.Endpoint, c.Scheme, accessKey, secretKey)
+}
+
+// Credentials returns the key sources the client signs with.
+func (c Config) Credentials() (accessKey, secretKey *cloudprovider.Credential) {
+	return cloudprovider.CredentialFrom(c.AccessKey, "access-key-file", c.AccessKeyFile), cloudprovider.CredentialFrom(c.SecretKey, "secret-key-file", c.SecretKeyFile)
 }
 
 // GoString redacts like String, for %#v.
 func (c Config) GoString() string { return c.String() }
-
-func redacted(s string) string {
-	if s == "" {
-		return "<unset>"
-	}
-	return "<redacted>"
-}
 
 // LoadConfig reads path (may be "") and fills gaps from getenv (os.Getenv when nil).
 func LoadConfig(path string, getenv func(string) string) (Config, error) {
@@ -84,28 +90,31 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	g := fc.Global
 	cfg := Config{
 		Region:    firstNonEmpty(g.RegionID, getenv(envRegion)),
-		AccessKey: g.AccessKey,
-		SecretKey: g.SecretKey,
+		AccessKey: cloudprovider.Secret(g.AccessKey),
+		SecretKey: cloudprovider.Secret(g.SecretKey),
 		Endpoint:  firstNonEmpty(g.Endpoint, getenv(envEndpoint), DefaultEndpoint),
 		Scheme:    strings.ToLower(firstNonEmpty(g.Scheme, "https")),
 	}
 	var errs []error
-	if cfg.AccessKey == "" && g.AccessKeyFile != "" {
-		v, err := readSecretFile(g.AccessKeyFile)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("access-key-file: %w", err))
+	for _, f := range []struct {
+		value *cloudprovider.Secret
+		file  *string
+		name  string
+		path  string
+	}{{&cfg.AccessKey, &cfg.AccessKeyFile, "access-key-file", g.AccessKeyFile}, {&cfg.SecretKey, &cfg.SecretKeyFile, "secret-key-file", g.SecretKeyFile}} {
+		if *f.value != "" || f.path == "" {
+			continue
 		}
-		cfg.AccessKey = v
-	}
-	if cfg.SecretKey == "" && g.SecretKeyFile != "" {
-		v, err := readSecretFile(g.SecretKeyFile)
+		cred, err := cloudprovider.FileCredential(f.name, f.path)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("secret-key-file: %w", err))
+			errs = append(errs, err)
+			continue
 		}
-		cfg.SecretKey = v
+		*f.value, _ = cred.Value()
+		*f.file = f.path
 	}
-	cfg.AccessKey = firstNonEmpty(cfg.AccessKey, getenv(envAccessKey))
-	cfg.SecretKey = firstNonEmpty(cfg.SecretKey, getenv(envSecretKey))
+	cfg.AccessKey = cloudprovider.Secret(firstNonEmpty(cfg.AccessKey.Reveal(), getenv(envAccessKey)))
+	cfg.SecretKey = cloudprovider.Secret(firstNonEmpty(cfg.SecretKey.Reveal(), getenv(envSecretKey)))
 	if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
 		return Config{}, err
 	}
@@ -131,22 +140,6 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("scheme %q: want https or http", c.Scheme))
 	}
 	return errors.Join(errs...)
-}
-
-func readSecretFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return "", fmt.Errorf("read %s: %w", path, pe.Err)
-		}
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	v := strings.TrimSpace(string(b))
-	if v == "" {
-		return "", fmt.Errorf("%s is empty", path)
-	}
-	return v, nil
 }
 
 func firstNonEmpty(vs ...string) string {

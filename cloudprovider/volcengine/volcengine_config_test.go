@@ -51,7 +51,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "key files",
 			file: fmt.Sprintf("[Global]\nregion-id = r\naccess-key-file = %s\nsecret-key-file = %s\nscheme = HTTP\n", akFile, skFile),
-			want: Config{Region: "r", AccessKey: "AK-from-file", SecretKey: "SK-from-file", Endpoint: DefaultEndpoint, Scheme: "http"},
+			want: Config{Region: "r", AccessKey: "AK-from-file", SecretKey: "SK-from-file", AccessKeyFile: akFile, SecretKeyFile: skFile, Endpoint: DefaultEndpoint, Scheme: "http"},
 		},
 		{
 			name:    "every missing field named at once",
@@ -119,7 +119,7 @@ func TestConfigStringRedacts(t *testing.T) {
 		if strings.Contains(out, testAccessKey) || strings.Contains(out, testSecretKey) {
 			t.Errorf("%s leaks a key: %s", format, out)
 		}
-		if !strings.Contains(out, "<redacted>") || !strings.Contains(out, "cn-beijing") {
+		if !strings.Contains(out, "[redacted]") || !strings.Contains(out, "cn-beijing") {
 			t.Errorf("%s = %s", format, out)
 		}
 	}

@@ -29,15 +29,8 @@ const (
 	envEndpoint  = "ENDPOINT"
 )
 
-// Node labels set on template nodes.
+// Node labels set on template nodes (well-known ones are corev1's).
 const (
-	labelInstanceType = "node.kubernetes.io/instance-type"
-	labelRegion       = "topology.kubernetes.io/region"
-	labelZone         = "topology.kubernetes.io/zone"
-	labelOS           = "kubernetes.io/os"
-	labelArch         = "kubernetes.io/arch"
-	labelHostname     = "kubernetes.io/hostname"
-
 	// LabelScalingGroup names the scaling group on template nodes, so that
 	// CA's similar-group balancing and humans can tell groups apart.
 	LabelScalingGroup = "volcengine.com/scaling-group-id"
@@ -45,8 +38,6 @@ const (
 	// GPU model with spaces replaced ("NVIDIA-A10"). Real nodes carry it only if
 	// the cluster labels them so (see docs/providers/volcengine.md).
 	GPULabel = "volcengine.com/gpu-model"
-	// ResourceGPU is the extended resource GPU nodes advertise.
-	ResourceGPU = "nvidia.com/gpu"
 )
 
 // Auto-discovery spec syntax: asg:tag=<key>[=<value>][,<key>[=<value>]...].
@@ -57,8 +48,6 @@ const (
 
 // Tuning.
 const (
-	// maxPodsPerNode is the pod capacity of template nodes (kubelet default).
-	maxPodsPerNode = 110
 	// refreshParallelism bounds concurrent DescribeScalingInstances calls.
 	refreshParallelism = 8
 	// templateTTL is how long fetched template inputs (configuration, instance

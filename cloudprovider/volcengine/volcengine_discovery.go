@@ -84,24 +84,22 @@ func parseDiscoverySpec(raw string) (tagSelector, error) {
 	return sel, nil
 }
 
-// selectGroups picks the managed groups out of a DescribeScalingGroups answer:
-// static groups by exact id (the API may answer with unrelated groups), then
-// groups matching any selector. Static specs win over discovery for the same
-// group. It returns the static ids that were not found.
-func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSpec, selectors []tagSelector) (picked []managedGroup, missing []string) {
-	byID := map[string]volcapi.ScalingGroup{}
+// selectGroups picks the groups CA manages: those --nodes names (by id,
+// through cloudprovider.ResolveSpecs), then those an auto-discovery selector
+// matches. The resolution says which specs matched nothing.
+func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, cloudprovider.SpecResolution) {
+	candidates := make([]cloudprovider.SpecCandidate, 0, len(all))
 	for _, g := range all {
-		byID[g.ID] = g
+		candidates = append(candidates, cloudprovider.SpecCandidate{ID: g.ID})
 	}
+	resolved := cloudprovider.ResolveSpecs(static, candidates)
+	var picked []managedGroup
 	taken := map[string]bool{}
-	for _, spec := range static {
-		g, ok := byID[spec.Name]
-		if !ok {
-			missing = append(missing, spec.Name)
-			continue
+	for _, g := range all {
+		if spec, ok := resolved.ByGroup[g.ID]; ok && !taken[g.ID] {
+			taken[g.ID] = true
+			picked = append(picked, managedGroup{cloud: g, spec: &spec})
 		}
-		taken[g.ID] = true
-		picked = append(picked, managedGroup{cloud: g, spec: &spec})
 	}
 	for _, g := range all {
 		if taken[g.ID] {
@@ -115,7 +113,7 @@ func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSp
 			}
 		}
 	}
-	return picked, missing
+	return picked, resolved
 }
 
 // managedGroup is a scaling group CA manages, with how it was chosen.
@@ -127,13 +125,13 @@ type managedGroup struct {
 
 // bounds returns min and max: the group's own, the spec's only when the group
 // does not report them.
-func (m managedGroup) bounds() (min, max int) {
-	min, max = m.cloud.Min, m.cloud.Max
+func (m managedGroup) bounds() (minSize, maxSize int) {
+	minSize, maxSize = m.cloud.Min, m.cloud.Max
 	if !m.cloud.HasMin && m.spec != nil {
-		min = m.spec.MinSize
+		minSize = m.spec.MinSize
 	}
 	if !m.cloud.HasMax && m.spec != nil {
-		max = m.spec.MaxSize
+		maxSize = m.spec.MaxSize
 	}
-	return min, max
+	return minSize, maxSize
 }

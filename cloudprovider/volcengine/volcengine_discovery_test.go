@@ -84,15 +84,19 @@ func TestSelectGroups(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			picked, missing := selectGroups(all, specs, tc.selectors)
+			picked, resolved := selectGroups(all, specs, tc.selectors)
+			var missing []string
+			for _, s := range resolved.Unmatched {
+				missing = append(missing, s.Name)
+			}
 			var got []string
 			for _, p := range picked {
-				min, max := p.bounds()
+				minSize, maxSize := p.bounds()
 				how := p.discoveredBy
 				if how == "" {
 					how = "static"
 				}
-				got = append(got, fmt.Sprintf("%s %d:%d %s", p.cloud.ID, min, max, how))
+				got = append(got, fmt.Sprintf("%s %d:%d %s", p.cloud.ID, minSize, maxSize, how))
 			}
 			if s := fmt.Sprint(got); s != tc.want {
 				t.Fatalf("picked %s, want %s", s, tc.want)

@@ -2,11 +2,9 @@ package volcengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,11 +65,6 @@ type groupState struct {
 	target       int
 	instances    []instanceState
 	discoveredBy string
-	// uncertain is set when a mutation failed in a way that may still have
-	// been applied (lost answer, timeout, 5xx). The desired number is then
-	// re-read before the next mutation: setting an absolute number computed
-	// from a stale target could undo the applied change and remove instances.
-	uncertain bool
 }
 
 func (g *groupState) hasDesired() bool { return g.cloud.Desired != volcapi.NoDesiredNumber }
@@ -117,8 +110,8 @@ type manager struct {
 	now       func() time.Time
 
 	// refreshMu serialises Refresh calls.
-	refreshMu   sync.Mutex
-	lastMissing string
+	refreshMu sync.Mutex
+	specWatch cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
 	groups     map[string]*groupState
@@ -132,8 +125,10 @@ type manager struct {
 	removed   map[string]time.Time
 	templates map[string]*templateEntry
 
-	locksMu sync.Mutex
-	locks   map[string]chan struct{}
+	guardsMu sync.Mutex
+	// guards hold each group's mutation discipline (lock, outcome-unknown
+	// mark); they outlive snapshots.
+	guards map[string]*cloudprovider.MutationGuard
 }
 
 func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
@@ -146,32 +141,26 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		static:     static,
 		selectors:  selectors,
 		now:        now,
+		specWatch:  cloudprovider.SpecWatch{Provider: ProviderName},
 		groups:     map[string]*groupState{},
 		byInstance: map[string]string{},
 		seq:        map[string]uint64{},
 		removed:    map[string]time.Time{},
 		templates:  map[string]*templateEntry{},
-		locks:      map[string]chan struct{}{},
+		guards:     map[string]*cloudprovider.MutationGuard{},
 	}
 }
 
-// lockGroup takes the per-group lock that serialises read-compute-mutate. It
-// gives up when ctx ends, so a queue of callers behind a slow cloud call
-// fails within CA's deadline instead of answering after it.
-func (m *manager) lockGroup(ctx context.Context, id string) (unlock func(), err error) {
-	m.locksMu.Lock()
-	l, ok := m.locks[id]
+// guard returns the mutation guard of group id.
+func (m *manager) guard(id string) *cloudprovider.MutationGuard {
+	m.guardsMu.Lock()
+	defer m.guardsMu.Unlock()
+	g, ok := m.guards[id]
 	if !ok {
-		l = make(chan struct{}, 1)
-		m.locks[id] = l
+		g = cloudprovider.NewMutationGuard(id)
+		m.guards[id] = g
 	}
-	m.locksMu.Unlock()
-	select {
-	case l <- struct{}{}:
-		return func() { <-l }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("node group %s: waiting for another change to finish: %w", id, ctx.Err())
-	}
+	return g
 }
 
 // group returns the snapshot of one group.
@@ -219,52 +208,72 @@ func (m *manager) update(id string, fn func(g *groupState)) {
 	m.seq[id]++
 }
 
-// outcomeUnknown reports whether a failed mutation may have been applied:
-// only an API answer below 500 (a 4xx, a throttle, an error code in a 200
-// body) proves the request was refused.
-func outcomeUnknown(err error) bool {
-	var ae *volcapi.APIError
-	return !errors.As(err, &ae) || ae.Status >= 500
-}
-
-// markUncertain flags a group whose last mutation may have been applied.
-func (m *manager) markUncertain(id string) {
-	m.update(id, func(g *groupState) { g.uncertain = true })
-}
-
-// reload re-reads one group's bounds and desired number after an uncertain
-// mutation. Called with the group lock held.
-func (m *manager) reload(ctx context.Context, id string) (*groupState, error) {
+// reload re-reads one group (bounds, desired number and instances) before a
+// mutation: after an unconfirmed change, and before every shrink, because
+// an instance launched since the snapshot would otherwise let the service
+// remove one of its own choosing. Called with the group's mutation lock held.
+func (m *manager) reload(ctx context.Context, id string) error {
 	gs, err := m.api.ListScalingGroups(ctx, []string{id})
 	if err != nil {
-		return nil, fmt.Errorf("re-read scaling group %s after an unconfirmed change: %w", id, err)
+		return fmt.Errorf("re-read scaling group %s: %w", id, err)
 	}
-	for _, cg := range gs {
-		if cg.ID != id {
-			continue
+	var cg *volcapi.ScalingGroup
+	for i := range gs {
+		if gs[i].ID == id {
+			cg = &gs[i]
 		}
-		m.update(id, func(g *groupState) {
-			spec := managedGroup{cloud: cg}
-			for _, s := range m.static {
-				if s.Name == id {
-					spec.spec = &s
-				}
-			}
-			g.min, g.max = spec.bounds()
-			g.cloud.Min, g.cloud.Max, g.cloud.HasMin, g.cloud.HasMax = cg.Min, cg.Max, cg.HasMin, cg.HasMax
-			g.cloud.Desired = cg.Desired
-			if g.hasDesired() {
-				g.target = cg.Desired
-			}
-			g.uncertain = false
-		})
-		g, ok := m.group(id)
-		if !ok {
-			break
-		}
-		return g, nil
 	}
-	return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s no longer exists", id)
+	if cg == nil {
+		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s no longer exists", id)
+	}
+	listed, err := m.api.ListScalingInstances(ctx, id)
+	if err != nil {
+		return fmt.Errorf("re-read instances of scaling group %s: %w", id, err)
+	}
+	now := m.now()
+	m.mu.Lock()
+	removed := make(map[string]bool, len(m.removed))
+	for iid, at := range m.removed {
+		removed[iid] = now.Sub(at) < deletingGrace
+	}
+	for _, si := range listed {
+		if _, known := m.byInstance[si.ID]; !known {
+			m.byInstance[si.ID] = id
+		}
+	}
+	m.mu.Unlock()
+	m.update(id, func(g *groupState) {
+		spec := managedGroup{cloud: *cg}
+		for _, s := range m.static {
+			if s.Name == id {
+				spec.spec = &s
+			}
+		}
+		g.min, g.max = spec.bounds()
+		g.cloud.Min, g.cloud.Max, g.cloud.HasMin, g.cloud.HasMax = cg.Min, cg.Max, cg.HasMin, cg.HasMax
+		g.cloud.Desired = cg.Desired
+		old := make(map[string]instanceState, len(g.instances))
+		var placeholders []instanceState
+		for _, in := range g.instances {
+			old[in.id] = in
+			if in.placeholder {
+				placeholders = append(placeholders, in)
+			}
+		}
+		fresh := make([]instanceState, 0, len(listed)+len(placeholders))
+		for _, si := range listed {
+			in := instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: old[si.ID].failure}
+			in.removing = removed[si.ID] && isLive(si.Status)
+			fresh = append(fresh, in)
+		}
+		g.instances = append(fresh, placeholders...)
+		if g.hasDesired() {
+			g.target = cg.Desired
+		} else {
+			g.target = g.liveCount()
+		}
+	})
+	return nil
 }
 
 // markRemoved records accepted removals.
@@ -303,12 +312,9 @@ func (m *manager) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh: list scaling groups: %w", err)
 	}
-	picked, missing := selectGroups(all, m.static, m.selectors)
-	if key := strings.Join(missing, ","); key != m.lastMissing {
-		m.lastMissing = key
-		if key != "" {
-			klog.InfoS("Configured scaling groups not found; they are not managed until they exist", "provider", ProviderName, "scalingGroups", missing)
-		}
+	picked, resolved := selectGroups(all, m.static, m.selectors)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return fmt.Errorf("refresh: %w", err)
 	}
 
 	instances, err := m.listInstances(ctx, picked)
@@ -321,8 +327,8 @@ func (m *manager) Refresh(ctx context.Context) error {
 	next := make(map[string]*groupState, len(picked))
 	order := make([]string, 0, len(picked))
 	for i, p := range picked {
-		min, max := p.bounds()
-		gs := &groupState{cloud: p.cloud, min: min, max: max, discoveredBy: p.discoveredBy}
+		minSize, maxSize := p.bounds()
+		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy}
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
 		}
@@ -359,7 +365,6 @@ func (m *manager) Refresh(ctx context.Context) error {
 			// than what the API told us.
 			gs.target = old.target
 			gs.cloud.Desired = old.cloud.Desired
-			gs.uncertain = old.uncertain
 		}
 	}
 	for id, at := range m.removed {

@@ -31,25 +31,6 @@ func newNodeGroup(m *manager, g *groupState) *nodeGroup {
 	return &nodeGroup{m: m, id: g.cloud.ID, min: g.min, max: g.max}
 }
 
-// lockedState returns the group's snapshot for a mutation, re-reading it
-// first when the previous mutation's outcome is unknown. The group lock must
-// be held.
-func (n *nodeGroup) lockedState(ctx context.Context) (*groupState, error) {
-	g, err := n.state()
-	if err != nil || !g.uncertain {
-		return g, err
-	}
-	return n.m.reload(ctx, n.id)
-}
-
-// failed records an unknown outcome and passes err on.
-func (n *nodeGroup) failed(err error) error {
-	if outcomeUnknown(err) {
-		n.m.markUncertain(n.id)
-	}
-	return err
-}
-
 func (n *nodeGroup) state() (*groupState, error) {
 	g, ok := n.m.group(n.id)
 	if !ok {
@@ -119,17 +100,11 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	})
 }
 
-// setDesired moves the desired number by delta under the group lock. check
-// runs against the snapshot first; a malformed request (malformed) is refused
-// from the snapshot without any cloud call, otherwise check runs again on
-// state re-read after an unconfirmed mutation, just before the single
-// ModifyScalingGroup call.
+// setDesired moves the desired number by delta under the group's mutation
+// discipline (cloudprovider.MutationGuard). A malformed request is refused
+// from the snapshot without any cloud call. ModifyScalingGroup sets an
+// absolute number, so a decrease re-reads the group first.
 func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(*groupState) error) error {
-	unlock, err := n.m.lockGroup(ctx, n.id)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	g, err := n.state()
 	if err != nil {
 		return err
@@ -137,25 +112,34 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 	if malformed {
 		return check(g)
 	}
-	if g, err = n.lockedState(ctx); err != nil {
-		return err
-	}
-	if err := check(g); err != nil {
-		return err
-	}
-	if !g.hasDesired() {
-		return errNoDesired(n.id)
-	}
-	want := g.target + delta
-	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-		return n.failed(fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, g.target, want, err))
-	}
-	n.m.update(n.id, func(c *groupState) {
-		c.target = want
-		c.cloud.Desired = want
+	return n.m.guard(n.id).Do(ctx, cloudprovider.Mutation{
+		Check: func() error {
+			if g, err = n.state(); err != nil {
+				return err
+			}
+			if err := check(g); err != nil {
+				return err
+			}
+			if !g.hasDesired() {
+				return errNoDesired(n.id)
+			}
+			return nil
+		},
+		Shrinks: delta < 0,
+		Read:    func(ctx context.Context) error { return n.m.reload(ctx, n.id) },
+		Call: func(ctx context.Context) error {
+			want := g.target + delta
+			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				return fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, g.target, want, err)
+			}
+			n.m.update(n.id, func(c *groupState) {
+				c.target = want
+				c.cloud.Desired = want
+			})
+			klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", g.target, "to", want)
+			return nil
+		},
 	})
-	klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", g.target, "to", want)
-	return nil
 }
 
 // DeleteNodes removes exactly these instances with RemoveInstances (20 per
@@ -163,7 +147,8 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 // this group; registered nodes never take the group below min, while
 // instances that never registered can always go.
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	unlock, err := n.m.lockGroup(ctx, n.id)
+	guard := n.m.guard(n.id)
+	unlock, err := guard.Lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -212,8 +197,15 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	if len(toDelete) == 0 {
 		return nil
 	}
-	if g, err = n.lockedState(ctx); err != nil {
-		return err
+	if guard.NeedsRead() {
+		// The desired number may have moved under an unconfirmed change.
+		if err := n.m.reload(ctx, n.id); err != nil {
+			return err
+		}
+		guard.Confirmed()
+		if g, err = n.state(); err != nil {
+			return err
+		}
 	}
 	if err := cloudprovider.CheckDeleteMin(n.id, g.target, g.min, toDelete); err != nil {
 		return err
@@ -234,7 +226,7 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 		}
 		if err != nil {
-			failure = n.failed(fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err))
+			failure = guard.Record(fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err))
 			break
 		}
 		removed = append(removed, batch...)
@@ -266,7 +258,7 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	if failure != nil || len(placeholders) == 0 {
 		return failure
 	}
-	return n.dropPlaceholders(ctx, g, target, placeholders)
+	return guard.Record(n.dropPlaceholders(ctx, g, target, placeholders))
 }
 
 // dropPlaceholders gives up unfilled slots: placeholders have no instance, so
@@ -276,7 +268,7 @@ func (n *nodeGroup) dropPlaceholders(ctx context.Context, g *groupState, target 
 	want := max(target-len(placeholders), g.min)
 	if want < target {
 		if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-			return n.failed(fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err))
+			return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err)
 		}
 	}
 	drop := map[string]bool{}

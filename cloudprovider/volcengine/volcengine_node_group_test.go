@@ -1,17 +1,16 @@
 package volcengine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -30,89 +29,6 @@ func providerIDs(insts []fakeapi.Instance) []string {
 		out = append(out, ProviderIDPrefix+in.ID)
 	}
 	return out
-}
-
-// TestMutationFaults injects each API failure into each mutating call and
-// checks that the call fails with the right class, the target stays inside
-// [min, max] and unchanged, and no instance other than those asked for goes.
-func TestMutationFaults(t *testing.T) {
-	faults := []struct {
-		name  string
-		fault fakeapi.Fault
-		kind  error
-	}{
-		{name: "429", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 100}, kind: cloudprovider.ErrRateLimited},
-		{name: "500", fault: fakeapi.Fault{Status: 500, Code: "InternalError", Times: 100}, kind: cloudprovider.ErrUnavailable},
-		{name: "error in 200 body", fault: fakeapi.Fault{Status: 200, Code: "OperationDenied.ScalingActivityInProgress", Times: 100}, kind: cloudprovider.ErrFailedPrecondition},
-		{name: "malformed JSON", fault: fakeapi.Fault{Status: 200, Malformed: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
-		{name: "timeout", fault: fakeapi.Fault{Stall: true, Times: 100}, kind: context.DeadlineExceeded},
-		{name: "applied but answer lost", fault: fakeapi.Fault{Status: 502, Code: "BadGateway", Applied: true, Times: 100}, kind: cloudprovider.ErrUnavailable},
-	}
-	ops := []struct {
-		name   string
-		action string
-		run    func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error
-	}{
-		{name: "IncreaseSize", action: fakeapi.ActionModifyScalingGroup, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
-			return g.IncreaseSize(ctx, 2)
-		}},
-		{name: "DecreaseTargetSize", action: fakeapi.ActionModifyScalingGroup, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
-			return g.DecreaseTargetSize(ctx, -1)
-		}},
-		{name: "DeleteNodes", action: fakeapi.ActionRemoveInstances, run: func(ctx context.Context, e *testEnv, g cloudprovider.NodeGroup) error {
-			return g.DeleteNodes(ctx, []*corev1.Node{nodeFor(ProviderIDPrefix + e.fake.Instances(mainGroupID)[0].ID)})
-		}},
-	}
-	for _, op := range ops {
-		for _, f := range faults {
-			t.Run(op.name+"/"+f.name, func(t *testing.T) {
-				e := newEnv(t)
-				// Give DecreaseTargetSize an unfulfilled request to cancel.
-				e.fake.SetGroupBounds(mainGroupID, 1, 10, 4)
-				if err := e.p.Refresh(testCtx(t)); err != nil {
-					t.Fatal(err)
-				}
-				g := e.group(t, mainGroupID)
-				before := target(t, g)
-				instBefore := len(e.fake.Instances(mainGroupID))
-				fault := f.fault
-				fault.Action = op.action
-				e.fake.AddFault(fault)
-				ctx := testCtx(t)
-				if f.fault.Stall {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
-					defer cancel()
-				}
-				err := op.run(ctx, e, g)
-				if !errors.Is(err, f.kind) {
-					t.Fatalf("error = %v, want %v", err, f.kind)
-				}
-				e.fake.ClearFaults()
-				if got := target(t, g); got != before {
-					t.Fatalf("target %d after a failed %s, want %d", got, op.name, before)
-				}
-				cg, _ := e.fake.Group(mainGroupID)
-				if cg.Desired < cg.Min || cg.Desired > cg.Max {
-					t.Fatalf("cloud desired %d outside [%d, %d]", cg.Desired, cg.Min, cg.Max)
-				}
-				if err := e.p.Refresh(testCtx(t)); err != nil {
-					t.Fatal(err)
-				}
-				if got := target(t, g); got != cg.Desired {
-					t.Fatalf("target %d after Refresh, cloud has %d", got, cg.Desired)
-				}
-				if f.fault.Stall || f.fault.Applied {
-					// The request may have been applied before the client gave
-					// up; only the bounds matter then.
-					return
-				}
-				if got := len(e.fake.Instances(mainGroupID)); op.name == "DeleteNodes" && got != instBefore {
-					t.Fatalf("%d instances after a failed delete, want %d", got, instBefore)
-				}
-			})
-		}
-	}
 }
 
 func TestConcurrentIncreaseSize(t *testing.T) {
@@ -139,7 +55,7 @@ func TestConcurrentIncreaseSize(t *testing.T) {
 	if int(accepted.Load()) != max-before {
 		t.Fatalf("%d accepted, want %d", accepted.Load(), max-before)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionModifyScalingGroup); n != max-before {
+	if n := e.fake.CountOperation(fakeapi.ActionModifyScalingGroup); n != max-before {
 		t.Fatalf("%d ModifyScalingGroup calls, want %d (refused calls must not reach the cloud)", n, max-before)
 	}
 	cg, _ := e.fake.Group(mainGroupID)
@@ -215,7 +131,7 @@ func TestDeleteNodesBatchesOf20(t *testing.T) {
 	}
 	var sizes []int
 	for _, r := range e.fake.Requests() {
-		if r.Action == fakeapi.ActionRemoveInstances {
+		if r.Operation == fakeapi.ActionRemoveInstances {
 			n := 0
 			for i := 1; r.Query.Get(fmt.Sprintf("InstanceIds.%d", i)) != ""; i++ {
 				n++
@@ -262,7 +178,7 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 		nodes = append(nodes, nodeFor(pid))
 	}
 	// The first batch goes through, the second fails.
-	e.fake.AddFault(fakeapi.Fault{Action: fakeapi.ActionRemoveInstances, Status: 500, Code: "InternalError", Skip: 1})
+	e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionRemoveInstances, Status: 500, Code: "InternalError", Skip: 1})
 	err := g.DeleteNodes(testCtx(t), nodes)
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("error = %v", err)
@@ -275,11 +191,11 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 	}
 	first := nodes[:20]
 	// Resending the already removed nodes (as CA does) is a no-op.
-	before := e.fake.CountAction(fakeapi.ActionRemoveInstances)
+	before := e.fake.CountOperation(fakeapi.ActionRemoveInstances)
 	if err := g.DeleteNodes(testCtx(t), first); err != nil {
 		t.Fatal(err)
 	}
-	if e.fake.CountAction(fakeapi.ActionRemoveInstances) != before {
+	if e.fake.CountOperation(fakeapi.ActionRemoveInstances) != before {
 		t.Fatal("re-deleting removing instances called the cloud")
 	}
 	if got := target(t, g); got != 10 {
@@ -341,7 +257,7 @@ func TestUnregisteredBelowMinFallsBackWhenAPIRefuses(t *testing.T) {
 	}
 	var decreases []string
 	for _, r := range e.fake.Requests() {
-		if r.Action == fakeapi.ActionRemoveInstances {
+		if r.Operation == fakeapi.ActionRemoveInstances {
 			decreases = append(decreases, r.Query.Get("DecreaseDesiredCapacity")+"/"+r.Query.Get("ForceDelete"))
 		}
 	}
@@ -464,7 +380,7 @@ func TestGetOptionsAndTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if node.Labels[labelInstanceType] != "ecs.g3i.xlarge" || node.Labels[labelZone] != "cn-beijing-a" {
+	if node.Labels[corev1.LabelInstanceTypeStable] != "ecs.g3i.xlarge" || node.Labels[corev1.LabelTopologyZone] != "cn-beijing-a" {
 		t.Fatalf("labels = %v", node.Labels)
 	}
 }
@@ -484,7 +400,7 @@ func TestStockOutWithoutInstances(t *testing.T) {
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionDescribeScalingActivities); n != 1 {
+	if n := e.fake.CountOperation(fakeapi.ActionDescribeScalingActivities); n != 1 {
 		t.Fatalf("%d DescribeScalingActivities, want 1 (only the short group)", n)
 	}
 	nodes, _ := g.Nodes(testCtx(t))
@@ -511,7 +427,7 @@ func TestStockOutWithoutInstances(t *testing.T) {
 	if got := target(t, g); got != before {
 		t.Fatalf("target %d after deleting the placeholders, want %d", got, before)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionRemoveInstances); n != 0 {
+	if n := e.fake.CountOperation(fakeapi.ActionRemoveInstances); n != 0 {
 		t.Fatalf("%d RemoveInstances for placeholders, want 0", n)
 	}
 	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before {
@@ -567,59 +483,14 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	before := target(t, g)
-	e.fake.AddFault(fakeapi.Fault{Action: fakeapi.ActionModifyScalingGroup, Status: 502, Code: "BadGateway", Applied: true})
+	e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: 502, Code: "BadGateway", AfterApply: true})
 	if err := g.IncreaseSize(testCtx(t), 1); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.fake.CountAction(fakeapi.ActionModifyScalingGroup); n != 2 {
+	if n := e.fake.CountOperation(fakeapi.ActionModifyScalingGroup); n != 2 {
 		t.Fatalf("%d ModifyScalingGroup calls, want 2", n)
 	}
 	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before+1 || target(t, g) != before+1 {
 		t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), before+1)
-	}
-}
-
-// TestUnconfirmedChangeIsReReadBeforeTheNext: after IncreaseSize(2) whose
-// answer was lost (but applied), an IncreaseSize(1) must build on the cloud's
-// number, not on the stale target; otherwise it would lower the desired
-// number and make the service remove an instance.
-func TestUnconfirmedChangeIsReReadBeforeTheNext(t *testing.T) {
-	tests := []struct {
-		name     string
-		fault    fakeapi.Fault
-		reread   bool
-		wantLast int
-	}{
-		{name: "lost answer", fault: fakeapi.Fault{Status: 502, Code: "BadGateway", Applied: true, Times: 10}, reread: true, wantLast: 3 + 2 + 1},
-		{name: "refused by the API", fault: fakeapi.Fault{Status: 400, Code: "OperationDenied.Busy", Times: 1}, reread: false, wantLast: 3 + 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			g := e.group(t, mainGroupID)
-			f := tc.fault
-			f.Action = fakeapi.ActionModifyScalingGroup
-			e.fake.AddFault(f)
-			if err := g.IncreaseSize(testCtx(t), 2); err == nil {
-				t.Fatal("IncreaseSize succeeded through the fault")
-			}
-			e.fake.ClearFaults()
-			e.fake.ResetRequests()
-			if err := g.IncreaseSize(testCtx(t), 1); err != nil {
-				t.Fatal(err)
-			}
-			if got := e.fake.CountAction(fakeapi.ActionDescribeScalingGroups); (got == 1) != tc.reread {
-				t.Fatalf("%d re-reads, want re-read=%v", got, tc.reread)
-			}
-			cg, _ := e.fake.Group(mainGroupID)
-			if cg.Desired != tc.wantLast || target(t, g) != tc.wantLast {
-				t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), tc.wantLast)
-			}
-			// Bad arguments still make no call, uncertain or not.
-			calls := e.fake.RequestCount()
-			if err := g.IncreaseSize(testCtx(t), 0); !errors.Is(err, cloudprovider.ErrInvalidArgument) || e.fake.RequestCount() != calls {
-				t.Fatalf("IncreaseSize(0): %v, %d calls", err, e.fake.RequestCount()-calls)
-			}
-		})
 	}
 }

@@ -3,8 +3,6 @@ package volcengine
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -52,24 +50,13 @@ func seedDemo(f *fakeapi.Server) {
 // honoured; without them both demo groups are discovered by tag.
 func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
 	fake := fakeapi.New(fakeapi.Options{
-		Clock:          fakeapi.RealClock{},
 		ProvisionDelay: simProvisionDelay,
 		RemoveDelay:    simRemoveDelay,
 		Region:         simRegion,
 	})
 	seedDemo(fake)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("%s simulation: listen: %w", ProviderName, err)
-	}
-	srv := &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	url := "http://" + ln.Addr().String()
-	closeFn := func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(cctx)
-	}
+	url := fake.Start()
+	closeFn := fake.Close
 
 	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {
 		opts.NodeGroupAutoDiscoverySpecs = []string{"asg:tag=k8s.io/cluster-autoscaler/enabled=true"}
@@ -89,8 +76,8 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 			Region: simRegion,
 			// Keys from the environment let a test follow known credentials
 			// through the whole binary; the fake accepts any.
-			AccessKey: firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated"),
-			SecretKey: firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret"),
+			AccessKey: cloudprovider.Secret(firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated")),
+			SecretKey: cloudprovider.Secret(firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret")),
 			Endpoint:  url,
 			Scheme:    "http",
 		},

@@ -48,7 +48,7 @@ func TestSimulate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := node.Status.Capacity[ResourceGPU]; q.Value() != 1 {
+	if q := node.Status.Capacity[cloudprovider.ResourceGPU]; q.Value() != 1 {
 		t.Fatalf("GPU template capacity = %v", node.Status.Capacity)
 	}
 	if err := gpu.IncreaseSize(ctx, 1); err != nil {

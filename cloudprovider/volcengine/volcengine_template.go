@@ -9,8 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -161,21 +159,25 @@ func (m *manager) fetchTemplates(ctx context.Context, groups []managedGroup, now
 	for _, t := range types {
 		byType[t.ID] = t
 	}
-	subnets, err := m.api.ListSubnets(ctx, uniq(subnetIDs))
-	if err != nil {
-		return entries, err
-	}
+	// Subnet zones and image architectures only enrich a template: keys
+	// without vpc:DescribeSubnets or ecs:DescribeImages (upstream never
+	// needed them) get the configuration's zone and linux/amd64 instead of
+	// no template at all.
 	subnetZone := map[string]string{}
-	for _, s := range subnets {
-		subnetZone[s.ID] = s.ZoneID
-	}
-	images, err := m.api.ListImages(ctx, uniq(imageIDs))
-	if err != nil {
-		return entries, err
+	if subnets, err := m.api.ListSubnets(ctx, uniq(subnetIDs)); err != nil {
+		klog.InfoS("Cannot read subnet zones; templates use the scaling configuration's zone", "provider", ProviderName, "err", err)
+	} else {
+		for _, s := range subnets {
+			subnetZone[s.ID] = s.ZoneID
+		}
 	}
 	byImage := map[string]volcapi.Image{}
-	for _, im := range images {
-		byImage[im.ID] = im
+	if images, err := m.api.ListImages(ctx, uniq(imageIDs)); err != nil {
+		klog.InfoS("Cannot read image architectures; templates assume linux/amd64", "provider", ProviderName, "err", err)
+	} else {
+		for _, im := range images {
+			byImage[im.ID] = im
+		}
 	}
 
 	for _, p := range groups {
@@ -282,45 +284,15 @@ func gpuLabelValue(model string) string {
 
 // buildTemplateNode renders what a fresh node of the group looks like.
 func buildTemplateNode(groupID, region string, info *templateInfo) *corev1.Node {
-	name := groupID + "-template"
 	it := info.instanceType
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(it.CPUs), resource.DecimalSI),
-		corev1.ResourceMemory: *resource.NewQuantity(int64(it.MemoryMiB)*1024*1024, resource.BinarySI),
-		corev1.ResourcePods:   *resource.NewQuantity(maxPodsPerNode, resource.DecimalSI),
-	}
-	labels := map[string]string{
-		labelInstanceType: it.ID,
-		labelRegion:       region,
-		labelOS:           info.os,
-		labelArch:         info.arch,
-		labelHostname:     name,
-		LabelScalingGroup: groupID,
-	}
-	if info.zone != "" {
-		labels[labelZone] = info.zone
+	spec := cloudprovider.TemplateSpec{
+		GroupID: groupID, InstanceType: it.ID, OS: info.os, Arch: info.arch, Region: region, Zone: info.zone,
+		CPUs: int64(it.CPUs), MemoryBytes: int64(it.MemoryMiB) * 1024 * 1024,
+		ProviderLabels: map[string]string{LabelScalingGroup: groupID},
 	}
 	if it.GPUCount > 0 {
-		capacity[ResourceGPU] = *resource.NewQuantity(int64(it.GPUCount), resource.DecimalSI)
-		labels[GPULabel] = gpuLabelValue(it.GPUModel)
+		spec.GPUs = int64(it.GPUCount)
+		spec.ProviderLabels[GPULabel] = gpuLabelValue(it.GPUModel)
 	}
-	now := metav1.Now()
-	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason string) corev1.NodeCondition {
-		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, LastHeartbeatTime: now, LastTransitionTime: now}
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec:       corev1.NodeSpec{},
-		Status: corev1.NodeStatus{
-			Capacity:    capacity,
-			Allocatable: capacity.DeepCopy(),
-			Conditions: []corev1.NodeCondition{
-				cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady"),
-				cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory"),
-				cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure"),
-				cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID"),
-				cond(corev1.NodeNetworkUnavailable, corev1.ConditionFalse, "RouteCreated"),
-			},
-		},
-	}
+	return cloudprovider.BuildTemplateNode(spec)
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -23,8 +24,8 @@ func TestTemplateNodeInfo(t *testing.T) {
 			name:  "general purpose",
 			group: mainGroupID,
 			wantLabels: map[string]string{
-				labelInstanceType: "ecs.g3i.xlarge", labelRegion: "cn-beijing", labelZone: "cn-beijing-a",
-				labelOS: "linux", labelArch: "amd64", LabelScalingGroup: mainGroupID,
+				corev1.LabelInstanceTypeStable: "ecs.g3i.xlarge", corev1.LabelTopologyRegion: "cn-beijing", corev1.LabelTopologyZone: "cn-beijing-a",
+				corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64", LabelScalingGroup: mainGroupID,
 			},
 			wantCPU: 4, wantMemMiB: 16384,
 		},
@@ -32,7 +33,7 @@ func TestTemplateNodeInfo(t *testing.T) {
 			name:  "gpu on arm image",
 			group: otherGroupID,
 			wantLabels: map[string]string{
-				labelInstanceType: "ecs.gni2.3xlarge", labelZone: "cn-beijing-b", labelArch: "arm64", GPULabel: "NVIDIA-A10",
+				corev1.LabelInstanceTypeStable: "ecs.gni2.3xlarge", corev1.LabelTopologyZone: "cn-beijing-b", corev1.LabelArchStable: "arm64", GPULabel: "NVIDIA-A10",
 			},
 			wantCPU: 12, wantMemMiB: 47104, wantGPU: 1,
 		},
@@ -51,8 +52,8 @@ func TestTemplateNodeInfo(t *testing.T) {
 			}
 			for _, rl := range []corev1.ResourceList{node.Status.Capacity, node.Status.Allocatable} {
 				cpu, mem, pods := rl[corev1.ResourceCPU], rl[corev1.ResourceMemory], rl[corev1.ResourcePods]
-				gpu := rl[ResourceGPU]
-				if cpu.Value() != tc.wantCPU || mem.Value() != tc.wantMemMiB*1024*1024 || pods.Value() != maxPodsPerNode || gpu.Value() != tc.wantGPU {
+				gpu := rl[cloudprovider.ResourceGPU]
+				if cpu.Value() != tc.wantCPU || mem.Value() != tc.wantMemMiB*1024*1024 || pods.Value() != cloudprovider.DefaultMaxPods || gpu.Value() != tc.wantGPU {
 					t.Errorf("resources = %v", rl)
 				}
 			}
@@ -98,7 +99,7 @@ func TestTemplateSources(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || node.Labels[labelInstanceType] != tc.wantType {
+			if err != nil || node.Labels[corev1.LabelInstanceTypeStable] != tc.wantType {
 				t.Fatalf("TemplateNodeInfo = %v, %v", node, err)
 			}
 		})
@@ -109,7 +110,7 @@ func TestTemplateFetchFailureKeepsRefreshAndRetries(t *testing.T) {
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		// Fail the template fetch made by the first snapshot.
-		f.AddFault(fakeapi.Fault{Action: fakeapi.ActionDescribeInstanceTypes, Status: 500, Code: "InternalError", Times: 100})
+		f.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionDescribeInstanceTypes, Status: 500, Code: "InternalError", Times: 100})
 	}))
 	g := e.group(t, mainGroupID)
 	if _, err := g.TemplateNodeInfo(testCtx(t)); !errors.Is(err, cloudprovider.ErrUnavailable) {

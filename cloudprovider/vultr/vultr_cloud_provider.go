@@ -77,6 +77,7 @@ func newProvider(ctx context.Context, cfg *Config, specs []cloudprovider.NodeGro
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
 	p := &CloudProvider{m: newManager(client, cfg.ClusterID, specs, now)}
+	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
 	return p, nil
 }

@@ -13,6 +13,9 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
@@ -44,11 +47,12 @@ func withoutMetalPool() envOption                 { return func(e *testEnv) { e.
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
 	e := &testEnv{t: t, clock: cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
-	e.fakeOpts = fakeapi.Options{Clock: e.clock, ActiveAfter: 90 * time.Second, CloseLinger: 30 * time.Second, Seed: 42}
+	e.fakeOpts = fakeapi.Options{Now: e.clock.Now, ActiveAfter: 90 * time.Second, CloseLinger: 30 * time.Second, Seed: 42}
 	for _, o := range opts {
 		o(e)
 	}
 	e.fake = fakeapi.New(e.fakeOpts)
+	e.fake.Start()
 	t.Cleanup(e.fake.Close)
 	e.fake.AddPlans(fakeapi.StandardPlans()...)
 	e.fake.AddMetalPlans(fakeapi.StandardMetalPlans()...)
@@ -72,7 +76,7 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{ClusterID: testClusterID, Token: Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
 	retry := cloudprovider.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
 		e.sleeps = append(e.sleeps, d)
 		return ctx.Err()
@@ -135,7 +139,7 @@ func unregisteredNode(id string) *corev1.Node {
 	}
 }
 
-func countRequests(reqs []fakeapi.Request, method, pathPart string) int {
+func countRequests(reqs []cloudprovidertest.RecordedRequest, method, pathPart string) int {
 	n := 0
 	for _, r := range reqs {
 		if r.Method == method && strings.Contains(r.Path, pathPart) {
@@ -146,7 +150,7 @@ func countRequests(reqs []fakeapi.Request, method, pathPart string) int {
 }
 
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newTestEnv(t)
 		return &cloudprovidertest.Env{
 			Provider:   e.p,
@@ -160,8 +164,30 @@ func TestConformance(t *testing.T) {
 			},
 			Settle:        e.fake.Settle,
 			FailNextCalls: e.fake.FailNext,
+			InjectMutationFault: cloudprovidertest.MutationSelectors{
+				cloudprovidertest.MutationIncreaseSize:       {Method: http.MethodPatch, PathContains: "/node-pools/"},
+				cloudprovidertest.MutationDecreaseTargetSize: {Method: http.MethodPatch, PathContains: "/node-pools/"},
+				cloudprovidertest.MutationDeleteNodes:        {Method: http.MethodDelete, PathContains: "/nodes/"},
+			}.Injector(e.fake.AddFault),
+			AddUnseenInstance: func(groupID string) string {
+				n, err := e.fake.LaunchInstance(testClusterID, groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ProviderIDPrefix + n.ID
+			},
+			// Plans are the template itself, not an enrichment: no such lookup.
+			FailEnrichmentLookups: nil,
+			ClearFaults:           e.fake.ClearFaults,
+			// Vultr documents no quota or capacity answer to a resize.
+			RefuseForQuota: nil,
 		}
 	}})
+}
+
+// serveForKit serves a provider through the real gRPC server for the kit.
+func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
+	return grpctest.Serve(t, p, externalgrpc.Options{})
 }
 
 func TestBuildReadsConfigAndRegisters(t *testing.T) {
@@ -170,6 +196,7 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 		t.Fatalf("provider %q not fully registered: %+v", ProviderName, ok)
 	}
 	fake := fakeapi.New(fakeapi.Options{Token: "secret-build-token"})
+	fake.Start()
 	defer fake.Close()
 	fake.AddCluster(fakeapi.ClusterSpec{ID: "c1", Region: "ewr"})
 	fake.AddPlans(fakeapi.StandardPlans()...)
@@ -292,8 +319,6 @@ func TestNodeGroupSelection(t *testing.T) {
 			want: map[string][2]int{"a-main": {2, 8}, "b-gpu": {1, 4}, "c-static": {1, 5}, "d-metal": {1, 2}}},
 		{name: "--nodes overrides a flagged pool", specs: []string{"3:6:main"},
 			want: map[string][2]int{"a-main": {3, 6}, "b-gpu": {1, 4}, "d-metal": {1, 2}}},
-		{name: "--nodes unknown name ignored", specs: []string{"1:2:nope"},
-			want: map[string][2]int{"a-main": {2, 8}, "b-gpu": {1, 4}, "d-metal": {1, 2}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,6 +337,34 @@ func TestNodeGroupSelection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnmatchedSpecIsAConfigError: a --nodes name that matches no pool at
+// the first listing is a configuration error main exits 2 on (it used to be
+// ignored silently).
+func TestUnmatchedSpecIsAConfigError(t *testing.T) {
+	e := newTestEnv(t)
+	specs, err := cloudprovider.ParseNodeGroupSpecs([]string{"1:2:nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reported []int
+	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	p, err := newProvider(context.Background(), cfg, specs, cloudprovider.BuildOptions{ReportUnmatchedSpecs: func(n int) { reported = append(reported, n) }},
+		cloudprovider.RetryOptions{}, e.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Refresh(e.ctx())
+	if !errors.Is(err, cloudprovider.ErrConfig) || !strings.Contains(err.Error(), "1:2:nope") {
+		t.Fatalf("first Refresh = %v, want ErrConfig naming the spec", err)
+	}
+	if err := p.Refresh(e.ctx()); err != nil {
+		t.Fatalf("later Refresh = %v, want nil (an error log and the metric)", err)
+	}
+	if len(reported) != 2 || reported[1] != 1 {
+		t.Fatalf("reported %v, want [1 1]", reported)
 	}
 }
 

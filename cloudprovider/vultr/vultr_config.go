@@ -8,33 +8,12 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
-	"time"
 
 	"golang.org/x/oauth2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
-
-// Secret is a string that never prints: String, GoString and JSON encoding
-// all redact it, so a Config can be logged or wrapped into errors safely.
-type Secret string
-
-const redacted = "[redacted]"
-
-// String implements fmt.Stringer.
-func (s Secret) String() string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
-
-// GoString implements fmt.GoStringer (used by %#v).
-func (s Secret) GoString() string { return fmt.Sprintf("%q", s.String()) }
-
-// MarshalJSON redacts the value.
-func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
 // Config is the --cloud-config JSON file. The upstream fields cluster_id and
 // token keep their meaning; token_file, the VULTR_API_KEY environment variable
@@ -46,7 +25,7 @@ type Config struct {
 	// ClusterID is the VKE cluster UUID. Required.
 	ClusterID string `json:"cluster_id"`
 	// Token is the Vultr API key given literally.
-	Token Secret `json:"token"`
+	Token cloudprovider.Secret `json:"token"`
 	// TokenFile is a path holding the API key (e.g. a mounted Secret). It is
 	// re-read whenever the file changes, so a rotated Secret needs no restart.
 	TokenFile string `json:"token_file"`
@@ -54,7 +33,7 @@ type Config struct {
 	APIURL string `json:"api_url"`
 
 	// envToken is VULTR_API_KEY as read at load time.
-	envToken Secret
+	envToken cloudprovider.Secret
 }
 
 // String implements fmt.Stringer without revealing the token.
@@ -104,7 +83,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("vultr cloud config: invalid JSON: %w", err)
 	}
 	c.ClusterID = strings.TrimSpace(c.ClusterID)
-	c.Token = Secret(strings.TrimSpace(string(c.Token)))
+	c.Token = cloudprovider.Secret(strings.TrimSpace(c.Token.Reveal()))
 	c.TokenFile = strings.TrimSpace(c.TokenFile)
 	c.APIURL = strings.TrimSpace(c.APIURL)
 	return &c, nil
@@ -125,7 +104,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	if getenv != nil {
-		c.envToken = Secret(strings.TrimSpace(getenv(EnvAPIKey)))
+		c.envToken = cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPIKey)))
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -143,7 +122,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("no API key: set token or token_file in the cloud config, or %s", EnvAPIKey))
 	}
 	if c.Token == "" && c.TokenFile != "" {
-		if _, err := readTokenFile(c.TokenFile); err != nil {
+		if _, err := cloudprovider.FileCredential("token_file", c.TokenFile); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -176,57 +155,33 @@ func (p problems) Unwrap() []error { return p }
 func (c *Config) TokenSource() oauth2.TokenSource {
 	switch {
 	case c.Token != "":
-		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: string(c.Token), TokenType: "Bearer"})
+		return &credentialTokenSource{cred: cloudprovider.FixedCredential(c.Token)}
 	case c.TokenFile != "":
-		return &fileTokenSource{path: c.TokenFile}
+		cred, err := cloudprovider.FileCredential("token_file", c.TokenFile)
+		if err != nil {
+			return &credentialTokenSource{err: err}
+		}
+		return &credentialTokenSource{cred: cred}
 	default:
-		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: string(c.envToken), TokenType: "Bearer"})
+		return &credentialTokenSource{cred: cloudprovider.FixedCredential(c.envToken)}
 	}
 }
 
-func readTokenFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		// The error names the path only; the content is never quoted.
-		return "", fmt.Errorf("token_file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("token_file %s is empty", path)
-	}
-	return tok, nil
-}
-
-// fileTokenSource re-reads the token file when its modification time or size
-// changes. Kubernetes updates a mounted Secret by swapping a symlink, which
-// os.Stat follows, so a rotation is seen on the next request.
-type fileTokenSource struct {
-	path string
-
-	mu      sync.Mutex
-	modTime time.Time
-	size    int64
-	token   string
+// credentialTokenSource hands oauth2 the current key of a credential, which
+// follows a rotated token_file.
+type credentialTokenSource struct {
+	cred *cloudprovider.Credential
+	err  error
 }
 
 // Token implements oauth2.TokenSource.
-func (f *fileTokenSource) Token() (*oauth2.Token, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	st, err := os.Stat(f.path)
+func (s *credentialTokenSource) Token() (*oauth2.Token, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	v, err := s.cred.Value()
 	if err != nil {
-		if f.token != "" {
-			// Mid-swap during a Secret update; keep the last good key.
-			return &oauth2.Token{AccessToken: f.token, TokenType: "Bearer"}, nil
-		}
-		return nil, fmt.Errorf("token_file: %w", err)
+		return nil, err
 	}
-	if f.token == "" || !st.ModTime().Equal(f.modTime) || st.Size() != f.size {
-		tok, err := readTokenFile(f.path)
-		if err != nil {
-			return nil, err
-		}
-		f.token, f.modTime, f.size = tok, st.ModTime(), st.Size()
-	}
-	return &oauth2.Token{AccessToken: f.token, TokenType: "Bearer"}, nil
+	return &oauth2.Token{AccessToken: v.Reveal(), TokenType: "Bearer"}, nil
 }

@@ -136,7 +136,7 @@ func TestFileTokenSourceRotation(t *testing.T) {
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	write("first", base)
-	ts := &fileTokenSource{path: path}
+	ts := (&Config{TokenFile: path}).TokenSource()
 	steps := []struct {
 		name   string
 		action func()
@@ -157,7 +157,7 @@ func TestFileTokenSourceRotation(t *testing.T) {
 			}
 		})
 	}
-	fresh := &fileTokenSource{path: filepath.Join(t.TempDir(), "absent")}
+	fresh := (&Config{TokenFile: filepath.Join(t.TempDir(), "absent")}).TokenSource()
 	if _, err := fresh.Token(); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file error = %v", err)
 	}

@@ -21,16 +21,7 @@ const (
 	// the plan's gpu_type. VKE does not set it on real nodes; add it as a pool
 	// label so CA can tell a GPU node whose driver is not ready yet.
 	LabelGPUType = "vke.vultr.com/gpu-type"
-	// LabelInstanceType is the well-known instance-type label; the CCM puts the plan id there.
-	LabelInstanceType = "node.kubernetes.io/instance-type"
-	// LabelOS, LabelArch and LabelRegion are the well-known topology labels.
-	LabelOS     = "kubernetes.io/os"
-	LabelArch   = "kubernetes.io/arch"
-	LabelRegion = "topology.kubernetes.io/region"
 )
-
-// ResourceGPU is the extended resource the NVIDIA device plugin advertises.
-const ResourceGPU = "nvidia.com/gpu"
 
 // EnvAPIKey is the environment variable read when the cloud config has no token.
 const EnvAPIKey = "VULTR_API_KEY"
@@ -38,8 +29,6 @@ const EnvAPIKey = "VULTR_API_KEY"
 const (
 	// vkeMinNodes is VKE's floor: a pool cannot have fewer nodes.
 	vkeMinNodes = 1
-	// maxPodsPerNode is the kubelet default VKE keeps.
-	maxPodsPerNode = 110
 	// hoursPerMonth is Vultr's monthly billing cap in hours (monthly_cost / 730 = hourly).
 	hoursPerMonth = 730
 	// planCacheTTL is how long the plan list is trusted.

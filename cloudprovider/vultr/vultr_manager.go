@@ -21,6 +21,7 @@ type manager struct {
 	client    vultrClient
 	clusterID string
 	specs     []cloudprovider.NodeGroupSpec
+	specWatch cloudprovider.SpecWatch
 	now       func() time.Time
 
 	// mutations counts successful cloud mutations. Refresh notes the value
@@ -66,7 +67,8 @@ func newManager(client vultrClient, clusterID string, specs []cloudprovider.Node
 	}
 	return &manager{
 		client: client, clusterID: clusterID, specs: specs, now: now,
-		groups: map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
+		specWatch: cloudprovider.SpecWatch{Provider: ProviderName},
+		groups:    map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
 		reported: map[string]string{}, plans: map[string]planInfo{},
 	}
 }
@@ -83,6 +85,14 @@ func (m *manager) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh node pools of VKE cluster %s: %w", m.clusterID, err)
 	}
+	candidates := make([]cloudprovider.SpecCandidate, 0, len(pools))
+	for _, p := range pools {
+		candidates = append(candidates, cloudprovider.SpecCandidate{ID: p.ID, Names: []string{p.Label}})
+	}
+	resolved := cloudprovider.ResolveSpecs(m.specs, candidates)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return fmt.Errorf("VKE cluster %s: %w", m.clusterID, err)
+	}
 	m.ensureInfo(ctx, pools)
 
 	type selected struct {
@@ -92,12 +102,12 @@ func (m *manager) Refresh(ctx context.Context) error {
 	var sel []selected
 	problems := map[string]string{}
 	for _, p := range pools {
-		min, max, ok, problem := m.bounds(p, pools)
+		minSize, maxSize, ok, problem := bounds(p, resolved)
 		if problem != "" {
 			problems[p.ID] = problem
 		}
 		if ok {
-			sel = append(sel, selected{p, min, max})
+			sel = append(sel, selected{p, minSize, maxSize})
 		}
 	}
 
@@ -151,46 +161,23 @@ func (m *manager) reportProblems(problems map[string]string) {
 // pools (by id, or by label when unique) with the flag's min/max, and wins
 // for flagged pools too because the operator asked explicitly. Min is clamped
 // to VKE's floor of one node.
-func (m *manager) bounds(p vultrapi.NodePool, all []vultrapi.NodePool) (min, max int, ok bool, problem string) {
-	spec, found := m.specFor(p, all)
+func bounds(p vultrapi.NodePool, resolved cloudprovider.SpecResolution) (minSize, maxSize int, ok bool, problem string) {
+	spec, found := resolved.ByGroup[p.ID]
 	switch {
 	case found:
-		min, max = spec.MinSize, spec.MaxSize
+		minSize, maxSize = spec.MinSize, spec.MaxSize
 	case p.AutoScaler:
-		min, max = p.MinNodes, p.MaxNodes
+		minSize, maxSize = p.MinNodes, p.MaxNodes
 	default:
 		return 0, 0, false, ""
 	}
-	if min < vkeMinNodes {
-		min = vkeMinNodes
+	if minSize < vkeMinNodes {
+		minSize = vkeMinNodes
 	}
-	if min > max {
-		return 0, 0, false, fmt.Sprintf("min %d (VKE floor %d) is above max %d", min, vkeMinNodes, max)
+	if minSize > maxSize {
+		return 0, 0, false, fmt.Sprintf("min %d (VKE floor %d) is above max %d", minSize, vkeMinNodes, maxSize)
 	}
-	return min, max, true, ""
-}
-
-func (m *manager) specFor(p vultrapi.NodePool, all []vultrapi.NodePool) (cloudprovider.NodeGroupSpec, bool) {
-	for _, s := range m.specs {
-		if s.Name == p.ID {
-			return s, true
-		}
-	}
-	for _, s := range m.specs {
-		if s.Name != p.Label {
-			continue
-		}
-		n := 0
-		for _, q := range all {
-			if q.Label == p.Label {
-				n++
-			}
-		}
-		if n == 1 {
-			return s, true
-		}
-	}
-	return cloudprovider.NodeGroupSpec{}, false
+	return minSize, maxSize, true, ""
 }
 
 // ensureInfo loads the cluster region and the plans when they are missing or

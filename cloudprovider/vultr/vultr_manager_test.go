@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -68,13 +69,13 @@ func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
 func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault fakeapi.Fault
+		fault cloudprovidertest.Fault
 		want  error
 	}{
-		{name: "5xx", fault: fakeapi.Fault{Status: 500, Times: 10}, want: cloudprovider.ErrUnavailable},
-		{name: "rate limited", fault: fakeapi.Fault{Status: 429, RetryAfter: "60"}, want: cloudprovider.ErrRateLimited},
-		{name: "unauthorized", fault: fakeapi.Fault{Status: 401}, want: cloudprovider.ErrUnauthenticated},
-		{name: "malformed", fault: fakeapi.Fault{Status: 200, Body: strp("{")}, want: vultrapi.ErrMalformedResponse},
+		{name: "5xx", fault: cloudprovidertest.Fault{Status: 500, Times: 10}, want: cloudprovider.ErrUnavailable},
+		{name: "rate limited", fault: cloudprovidertest.Fault{Status: 429, RetryAfter: "60"}, want: cloudprovider.ErrRateLimited},
+		{name: "unauthorized", fault: cloudprovidertest.Fault{Status: 401}, want: cloudprovider.ErrUnauthenticated},
+		{name: "malformed", fault: cloudprovidertest.Fault{Status: 200, Body: strp("{")}, want: cloudprovider.ErrMalformedResponse},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
 			if err := g.IncreaseSize(e.ctx(), 1); err != nil {
 				t.Fatal(err)
 			}
-			e.fake.Inject(tc.fault)
+			e.fake.AddFault(tc.fault)
 			err := e.p.Refresh(e.ctx())
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Refresh error %v, want %v", err, tc.want)
@@ -168,7 +169,7 @@ func TestRegionRetriedAfterFailure(t *testing.T) {
 	// Fail the call right after the node-pool list: the cluster (region) read.
 	hc := &hookClient{vultrClient: m.client}
 	m.client = hc
-	hc.afterList = func() { e.fake.Inject(fakeapi.Fault{Method: "GET", Status: 403}) }
+	hc.afterList = func() { e.fake.AddFault(cloudprovidertest.Fault{Method: "GET", Status: 403}) }
 	if err := m.Refresh(e.ctx()); err != nil {
 		t.Fatal(err)
 	}

@@ -17,16 +17,17 @@ import (
 
 // nodeGroup is one VKE node pool. Its state lives in the manager's snapshot.
 //
-// Two locks: mutating serialises every read-compute-mutate sequence (and
-// Refresh's update of the group), so concurrent IncreaseSize calls each PATCH
-// an absolute quantity computed from the previous one and can never jointly
-// pass max; it is a channel so waiting for it respects the caller's deadline.
-// mu guards the fields below and is held only for memory access, never across
-// a cloud call, so reads such as TargetSize never wait for a slow PATCH.
+// Two locks: guard serialises every read-compute-mutate sequence (and
+// Refresh's update of the group) under the shared mutation discipline, so
+// concurrent IncreaseSize calls each PATCH an absolute quantity computed
+// from the previous one and can never jointly pass max; waiting for it
+// respects the caller's deadline. mu guards the fields below and is held only
+// for memory access, never across a cloud call, so reads such as TargetSize
+// never wait for a slow PATCH.
 type nodeGroup struct {
-	m        *manager
-	id       string
-	mutating chan struct{}
+	m     *manager
+	id    string
+	guard *cloudprovider.MutationGuard
 
 	mu       sync.Mutex
 	pool     vultrapi.NodePool // last listed state (label, plan, labels, taints)
@@ -38,47 +39,30 @@ type nodeGroup struct {
 	deleting map[string]time.Time
 	// lastMutation is the manager's mutation counter after our last change.
 	lastMutation uint64
-	// unconfirmed is set while a PATCH of ours may have been applied without
-	// our knowing (error, timeout, lost or odd answer). node_quantity is
-	// absolute and VKE removes random nodes when it drops, so the next
-	// resize must start from Vultr's number, not from a target that may be
-	// stale-low.
-	unconfirmed bool
-	removed     bool
+	removed      bool
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, mutating: make(chan struct{}, 1), deleting: map[string]time.Time{}}
+	return &nodeGroup{m: m, id: id, guard: cloudprovider.NewMutationGuard(id), deleting: map[string]time.Time{}}
 }
-
-// lockMutation takes the group's mutation lock, or gives up when ctx ends.
-func (g *nodeGroup) lockMutation(ctx context.Context) error {
-	select {
-	case g.mutating <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("node group %s: waiting for another change of the pool: %w", g.id, ctx.Err())
-	}
-}
-
-func (g *nodeGroup) unlockMutation() { <-g.mutating }
 
 // update folds a listed pool into the group. When the group was mutated after
 // the list was requested, the listed quantity may predate the mutation, so the
 // local target stands until the next list. It waits for a running mutation so
 // a mutation's accounting never interleaves with a list; if ctx ends first,
 // the group keeps its previous state.
-func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, min, max int, startSeq uint64) {
-	if err := g.lockMutation(ctx); err != nil {
+func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, minSize, maxSize int, startSeq uint64) {
+	unlock, err := g.guard.Lock(ctx)
+	if err != nil {
 		klog.ErrorS(err, "Keeping the previous snapshot of a busy node pool", "provider", ProviderName, "nodeGroup", g.id)
 		return
 	}
-	defer g.unlockMutation()
+	defer unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pool, g.min, g.max, g.removed = p, min, max, false
+	g.pool, g.min, g.max, g.removed = p, minSize, maxSize, false
 	if g.lastMutation <= startSeq {
 		g.target = p.NodeQuantity
 	}
@@ -160,77 +144,45 @@ func (g *nodeGroup) TargetSize(context.Context) (int, error) {
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute
-// quantity; the nodes are created by VKE in the background.
+// quantity under the shared mutation discipline; the nodes are created by
+// VKE in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	if err := g.lockMutation(ctx); err != nil {
-		return err
-	}
-	defer g.unlockMutation()
-	g.mu.Lock()
-	err := g.checkExists()
-	if err == nil {
-		err = cloudprovider.CheckIncrease(g.id, delta, g.target, g.max)
-	}
-	from, unconfirmed := g.target, g.unconfirmed
-	g.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if unconfirmed {
-		if from, err = g.refreshQuantity(ctx); err != nil {
-			return fmt.Errorf("increase node pool %s: re-read after an unconfirmed change: %w", g.id, err)
-		}
-		if err := cloudprovider.CheckIncrease(g.id, delta, from, g.max); err != nil {
-			return err
-		}
-	}
-	want := from + delta
-	if err := g.setQuantity(ctx, want); err != nil {
-		return fmt.Errorf("increase node pool %s from %d to %d: %w", g.id, from, want, err)
-	}
-	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
-	return nil
+	var from int
+	return g.guard.Do(ctx, cloudprovider.Mutation{
+		Check: func() error {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			from = g.target
+			if err := g.checkExists(); err != nil {
+				return err
+			}
+			return cloudprovider.CheckIncrease(g.id, delta, g.target, g.max)
+		},
+		Read: g.readPool,
+		Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", from, from+delta) },
+	})
 }
 
 // DecreaseTargetSize implements cloudprovider.NodeGroup. VKE removes random
 // nodes when a pool shrinks, so the target may only drop to the number of
-// nodes that exist; that number is re-read from Vultr right before the PATCH
-// because nodes may have appeared since the last Refresh.
+// nodes that exist; the shared discipline re-reads the pool right before the
+// PATCH because nodes may have appeared since the last Refresh.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	if err := g.lockMutation(ctx); err != nil {
-		return err
-	}
-	defer g.unlockMutation()
-	g.mu.Lock()
-	err := g.checkExists()
-	if err == nil {
-		err = g.checkDecrease(delta, g.nodes)
-	}
-	g.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	fresh, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.id)
-	if err != nil {
-		return fmt.Errorf("decrease node pool %s: read current nodes: %w", g.id, err)
-	}
-	g.mu.Lock()
-	g.setNodes(fresh.Nodes)
-	if g.unconfirmed && fresh.NodeQuantity > g.target {
-		g.target = fresh.NodeQuantity
-	}
-	err = g.checkDecrease(delta, fresh.Nodes)
-	from := g.target
-	g.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	want := from + delta
-	if err := g.setQuantity(ctx, want); err != nil {
-		return fmt.Errorf("decrease node pool %s from %d to %d: %w", g.id, from, want, err)
-	}
-	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
-	return nil
+	var from int
+	return g.guard.Do(ctx, cloudprovider.Mutation{
+		Check: func() error {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			from = g.target
+			if err := g.checkExists(); err != nil {
+				return err
+			}
+			return g.checkDecrease(delta, g.nodes)
+		},
+		Shrinks: delta < 0,
+		Read:    g.readPool,
+		Call:    func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", from, from+delta) },
+	})
 }
 
 // checkDecrease applies the decrease rules against nodes; callers hold g.mu.
@@ -245,47 +197,41 @@ func (g *nodeGroup) checkDecrease(delta int, nodes []vultrapi.Node) error {
 	return nil
 }
 
-// setQuantity PATCHes node_quantity and records it when Vultr confirms it;
-// callers hold the mutation lock but not g.mu.
-func (g *nodeGroup) setQuantity(ctx context.Context, want int) error {
+// setQuantity PATCHes node_quantity and applies Vultr's answer to the
+// snapshot; callers hold the mutation lock but not g.mu.
+func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int) error {
 	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, g.id, want)
 	if err != nil {
-		g.mu.Lock()
-		g.unconfirmed = true
-		g.mu.Unlock()
-		return err
+		return fmt.Errorf("%s node pool %s from %d to %d: %w", verb, g.id, from, want, err)
 	}
 	if np.NodeQuantity != want {
-		g.mu.Lock()
-		g.unconfirmed = true
-		g.mu.Unlock()
-		// Whatever happened, Vultr's own number is better than ours; the next
-		// Refresh will take it. Keep the old target meanwhile, as upstream does.
-		return fmt.Errorf("vultr reports node_quantity %d after setting %d", np.NodeQuantity, want)
+		// Whatever happened, Vultr's own number is better than ours: the
+		// error is not a refusal, so the next mutation re-reads first.
+		// Keep the old target meanwhile, as upstream does.
+		return fmt.Errorf("%s node pool %s from %d to %d: vultr reports node_quantity %d after setting %d", verb, g.id, from, want, np.NodeQuantity, want)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.target = want
-	g.unconfirmed = false
 	g.setNodes(np.Nodes)
 	g.lastMutation = g.m.mutations.Add(1)
+	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
 	return nil
 }
 
-// refreshQuantity re-reads the pool and returns the larger of our target and
-// Vultr's node_quantity, adopting it; callers hold the mutation lock only.
-func (g *nodeGroup) refreshQuantity(ctx context.Context) (int, error) {
+// readPool re-reads the pool and adopts Vultr's node_quantity and nodes;
+// callers hold the mutation lock only.
+func (g *nodeGroup) readPool(ctx context.Context) error {
 	fresh, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.id)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.setNodes(fresh.Nodes)
-	if fresh.NodeQuantity > g.target {
-		g.target = fresh.NodeQuantity
-	}
-	return g.target, nil
+	g.target = fresh.NodeQuantity
+	g.lastMutation = g.m.mutations.Add(1)
+	return nil
 }
 
 // DeleteNodes implements cloudprovider.NodeGroup. Every node is resolved and
@@ -301,10 +247,18 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		ids = append(ids, id)
 	}
 
-	if err := g.lockMutation(ctx); err != nil {
+	unlock, err := g.guard.Lock(ctx)
+	if err != nil {
 		return err
 	}
-	defer g.unlockMutation()
+	defer unlock()
+	if g.guard.NeedsRead() {
+		// The target may have moved under an unconfirmed PATCH.
+		if err := g.readPool(ctx); err != nil {
+			return fmt.Errorf("node pool %s: re-read before deleting nodes: %w", g.id, err)
+		}
+		g.guard.Confirmed()
+	}
 	todo, err := g.planDeletion(ids, nodes)
 	if err != nil || len(todo) == 0 {
 		return err
@@ -320,8 +274,8 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 				g.deleting[id] = g.m.now()
 				g.mu.Unlock()
 			}
-			return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w",
-				id, g.id, list(done), err)
+			return g.guard.Record(fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w",
+				id, g.id, idList(done), err))
 		}
 		g.mu.Lock()
 		g.target--
@@ -377,7 +331,8 @@ func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, 
 	return todo, nil
 }
 
-func list(ids []string) string {
+// idList renders instance ids for an error message.
+func idList(ids []string) string {
 	if len(ids) == 0 {
 		return "none"
 	}

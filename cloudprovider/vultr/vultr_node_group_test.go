@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -25,7 +26,8 @@ func TestIncreaseSize(t *testing.T) {
 	tests := []struct {
 		name       string
 		delta      int
-		fault      *fakeapi.Fault
+		fault      *cloudprovidertest.Fault
+		misreport  int // node_quantity the PATCH answer reports, 0 = the real one
 		wantErr    error
 		wantErrHas string
 		wantTarget int
@@ -36,19 +38,22 @@ func TestIncreaseSize(t *testing.T) {
 		{name: "past max", delta: 6, wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3},
 		{name: "zero", delta: 0, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "negative", delta: -1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
-		{name: "response without node_pool", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
-			wantErr: vultrapi.ErrMalformedResponse, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
-		{name: "quantity mismatch", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", ReportQuantity: 9},
+		{name: "response without node_pool", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
+			wantErr: cloudprovider.ErrMalformedResponse, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+		{name: "quantity mismatch", delta: 1, misreport: 9,
 			wantErrHas: "reports node_quantity 9 after setting 4", wantTarget: 3, wantPatch: `{"node_quantity":4}`},
-		{name: "cloud refuses", delta: 1, fault: &fakeapi.Fault{Method: "PATCH", Status: 400},
-			wantErr: vultrapi.ErrBadRequest, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+		{name: "cloud refuses", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 400},
+			wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			if tc.fault != nil {
-				e.fake.Inject(*tc.fault)
+				e.fake.AddFault(*tc.fault)
+			}
+			if tc.misreport != 0 {
+				e.fake.MisreportNextQuantity(tc.misreport)
 			}
 			e.fake.ResetRequests()
 			err := g.IncreaseSize(e.ctx(), tc.delta)
@@ -207,7 +212,7 @@ func TestDeleteNodes(t *testing.T) {
 	tests := []struct {
 		name        string
 		nodes       nodeFn
-		fault       func(e *testEnv) *fakeapi.Fault
+		fault       func(e *testEnv) *cloudprovidertest.Fault
 		wantErr     error
 		wantErrHas  string
 		wantTarget  int
@@ -222,7 +227,9 @@ func TestDeleteNodes(t *testing.T) {
 		{name: "no id at all", nodes: nodes(bare), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "same node twice", nodes: nodes(main(0), main(0)), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "cloud says gone", nodes: nodes(main(0)),
-			fault:   func(e *testEnv) *fakeapi.Fault { return &fakeapi.Fault{Method: "DELETE", Status: 404} },
+			fault: func(e *testEnv) *cloudprovidertest.Fault {
+				return &cloudprovidertest.Fault{Method: "DELETE", Status: 404}
+			},
 			wantErr: cloudprovider.ErrNotFound, wantTarget: 3, wantDeletes: 1},
 	}
 	for _, tc := range tests {
@@ -230,7 +237,7 @@ func TestDeleteNodes(t *testing.T) {
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			if tc.fault != nil {
-				e.fake.Inject(*tc.fault(e))
+				e.fake.AddFault(*tc.fault(e))
 			}
 			before := e.pool("a-main")
 			e.fake.ResetRequests()
@@ -260,7 +267,7 @@ func TestDeleteNodesStopsAtFirstFailure(t *testing.T) {
 	if err := g.IncreaseSize(e.ctx(), 2); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.Inject(fakeapi.Fault{Method: "DELETE", PathContains: n[1].ID, Status: 500, Times: 10})
+	e.fake.AddFault(cloudprovidertest.Fault{Method: "DELETE", PathContains: n[1].ID, Status: 500, Times: 10})
 	err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[0]), realNode(e.main, n[1]), realNode(e.main, n[2])})
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("error %v, want ErrUnavailable", err)
@@ -316,100 +323,6 @@ func TestDeleteNodesAtMin(t *testing.T) {
 	}
 	if got, _ := g.TargetSize(e.ctx()); got != 1 || e.fake.RequestCount() != calls {
 		t.Fatalf("re-sent delete: target %d, %d calls", got, e.fake.RequestCount()-calls)
-	}
-}
-
-// TestMutationFaults injects 429, 5xx, timeouts and malformed answers into
-// each mutating call and checks the invariants: the size never leaves
-// [min, max] in the cloud or locally, and no node is deleted that was not asked.
-func TestMutationFaults(t *testing.T) {
-	faults := map[string]fakeapi.Fault{
-		"429 beyond deadline":  {Status: 429, RetryAfter: "60"},
-		"429 then ok":          {Status: 429, RetryAfter: "1"},
-		"500 persistent":       {Status: 500, Times: 10},
-		"503 once":             {Status: 503},
-		"503 after apply":      {Status: 503, AfterApply: true, Times: 10},
-		"timeout":              {Hang: true},
-		"malformed JSON":       {Status: 202, Body: strp(`{"node_pool": {`), AfterApply: true},
-		"malformed, not apply": {Status: 200, Body: strp(`not json`), ContentType: "text/plain"},
-	}
-	ops := []struct {
-		name   string
-		method string
-		run    func(e *testEnv, g *nodeGroup, ctx context.Context) error
-		asked  func(e *testEnv) map[string]bool
-		// random is how many nodes VKE may pick itself: shrinking a pool
-		// removes random nodes, in-flight ones included.
-		random int
-	}{
-		{name: "IncreaseSize", method: "PATCH", run: func(e *testEnv, g *nodeGroup, ctx context.Context) error { return g.IncreaseSize(ctx, 5) }},
-		{name: "DecreaseTargetSize", method: "PATCH", run: func(e *testEnv, g *nodeGroup, ctx context.Context) error {
-			return g.DecreaseTargetSize(ctx, -1)
-		}, random: 1},
-		{name: "DeleteNodes", method: "DELETE", run: func(e *testEnv, g *nodeGroup, ctx context.Context) error {
-			return g.DeleteNodes(ctx, []*corev1.Node{realNode(e.main, e.main.Nodes[0])})
-		}, asked: func(e *testEnv) map[string]bool { return map[string]bool{e.main.Nodes[0].ID: true} }},
-	}
-	for _, op := range ops {
-		for fname, f := range faults {
-			t.Run(op.name+"/"+fname, func(t *testing.T) {
-				e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
-				g := e.group("a-main")
-				if op.name == "DecreaseTargetSize" {
-					// Leave an unfulfilled request to cancel.
-					if err := g.IncreaseSize(e.ctx(), 1); err != nil {
-						t.Fatal(err)
-					}
-				}
-				before := e.pool("a-main")
-				f.Method = op.method
-				e.fake.Inject(f)
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				if f.Hang {
-					ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
-				}
-				err := op.run(e, g, ctx)
-				cancel()
-				if err != nil && strings.Contains(err.Error(), e.fake.Token()) {
-					t.Fatalf("error leaks the token: %v", err)
-				}
-				check := func(when string) {
-					t.Helper()
-					min, max := g.MinSize(e.ctx()), g.MaxSize(e.ctx())
-					target, _ := g.TargetSize(e.ctx())
-					p := e.pool("a-main")
-					if target < min || target > max || p.Quantity < min || p.Quantity > max {
-						t.Fatalf("%s: target %d, cloud quantity %d outside [%d, %d] (err %v)", when, target, p.Quantity, min, max, err)
-					}
-					asked := map[string]bool{}
-					if op.asked != nil {
-						asked = op.asked(e)
-					}
-					left := map[string]bool{}
-					for _, n := range p.Nodes {
-						if n.Status != "closed" {
-							left[n.ID] = true
-						}
-					}
-					unasked := 0
-					for _, n := range before.Nodes {
-						if !left[n.ID] && !asked[n.ID] {
-							unasked++
-						}
-					}
-					if unasked > op.random {
-						t.Fatalf("%s: %d nodes were deleted without being asked (err %v)", when, unasked, err)
-					}
-				}
-				check("right after the call")
-				e.fake.ClearFaults()
-				e.refresh()
-				check("after Refresh")
-				e.clock.Advance(time.Hour)
-				e.refresh()
-				check("after the cloud settled")
-			})
-		}
 	}
 }
 
@@ -508,111 +421,5 @@ func TestGetOptionsDefaults(t *testing.T) {
 	}
 	if d := e.group("a-main").Debug(e.ctx()); !strings.Contains(d, "a-main") || !strings.Contains(d, "min:2 max:8") {
 		t.Fatalf("Debug %q", d)
-	}
-}
-
-// blockingClient holds SetNodePoolQuantity until released, to observe the
-// group while a PATCH is in flight.
-type blockingClient struct {
-	vultrClient
-	entered chan struct{}
-	release chan struct{}
-}
-
-func (b *blockingClient) SetNodePoolQuantity(ctx context.Context, c, p string, q int) (*vultrapi.NodePool, error) {
-	b.entered <- struct{}{}
-	<-b.release
-	return b.vultrClient.SetNodePoolQuantity(ctx, c, p, q)
-}
-
-func TestReadsDoNotWaitForMutations(t *testing.T) {
-	e := newTestEnv(t)
-	g := e.group("a-main")
-	bc := &blockingClient{vultrClient: e.p.m.client, entered: make(chan struct{}), release: make(chan struct{})}
-	e.p.m.client = bc
-	done := make(chan error, 1)
-	go func() { done <- g.IncreaseSize(context.Background(), 1) }()
-	<-bc.entered
-
-	reads := make(chan int, 1)
-	go func() {
-		n, _ := g.TargetSize(context.Background())
-		_, _ = g.Nodes(context.Background())
-		_, _ = e.p.NodeGroupForNode(context.Background(), realNode(e.main, e.main.Nodes[0]))
-		reads <- n
-	}()
-	select {
-	case n := <-reads:
-		if n != 3 {
-			t.Fatalf("TargetSize during the PATCH = %d, want the old 3", n)
-		}
-	case err := <-done:
-		t.Fatalf("IncreaseSize finished before release: %v", err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("reads blocked behind an in-flight PATCH")
-	}
-
-	// A second mutation waits for the lock only as long as its context allows.
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := g.IncreaseSize(ctx, 1); !errors.Is(err, context.Canceled) {
-		t.Fatalf("queued IncreaseSize with a dead context: %v", err)
-	}
-	close(bc.release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := g.TargetSize(e.ctx()); n != 4 {
-		t.Fatalf("target %d after release, want 4", n)
-	}
-}
-
-// An increase whose answer was lost may have been applied; the next resize
-// must start from Vultr's node_quantity, or its absolute PATCH would shrink
-// the pool and VKE would remove random (running) nodes. Found by hack/soak.
-func TestResizeAfterUnconfirmedIncrease(t *testing.T) {
-	tests := []struct {
-		name      string
-		fault     fakeapi.Fault
-		next      func(ctx context.Context, g *nodeGroup) error
-		wantQuant int
-	}{
-		{name: "503 after apply, then increase", fault: fakeapi.Fault{Method: "PATCH", Status: 503, AfterApply: true, Times: 10},
-			next: func(ctx context.Context, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, wantQuant: 6},
-		{name: "malformed answer, then increase", fault: fakeapi.Fault{Method: "PATCH", Status: 202, Body: strp(`{"node_pool": {`), AfterApply: true},
-			next: func(ctx context.Context, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, wantQuant: 6},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
-			g := e.group("a-main")
-			before := e.pool("a-main")
-			e.fake.Inject(tc.fault)
-			if err := g.IncreaseSize(e.ctx(), 2); err == nil {
-				t.Fatal("increase with a lost answer succeeded")
-			}
-			e.fake.ClearFaults()
-			if got := e.pool("a-main").Quantity; got != before.Quantity+2 {
-				t.Fatalf("cloud quantity %d after the lost answer, want %d", got, before.Quantity+2)
-			}
-			if err := tc.next(e.ctx(), g); err != nil {
-				t.Fatalf("next resize: %v", err)
-			}
-			after := e.pool("a-main")
-			if after.Quantity != tc.wantQuant {
-				t.Fatalf("cloud quantity %d, want %d", after.Quantity, tc.wantQuant)
-			}
-			live := map[string]bool{}
-			for _, n := range after.Nodes {
-				if n.Status != "closed" {
-					live[n.ID] = true
-				}
-			}
-			for _, n := range before.Nodes {
-				if !live[n.ID] {
-					t.Fatalf("node %s was removed; nobody asked", n.ID)
-				}
-			}
-		})
 	}
 }

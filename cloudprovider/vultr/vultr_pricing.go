@@ -23,7 +23,7 @@ func (p pricing) NodePrice(ctx context.Context, node *corev1.Node, start, end ti
 	if node == nil {
 		return 0, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "nil node")
 	}
-	planID := node.Labels[LabelInstanceType]
+	planID := node.Labels[corev1.LabelInstanceTypeStable]
 	if planID == "" {
 		if id := nodeIDFromProviderID(node.Spec.ProviderID); id != "" {
 			if g := p.m.groupForNodeID(id); g != nil {
@@ -34,7 +34,7 @@ func (p pricing) NodePrice(ctx context.Context, node *corev1.Node, start, end ti
 		}
 	}
 	if planID == "" {
-		return 0, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s has no %s label and no known pool", node.Name, LabelInstanceType)
+		return 0, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s has no %s label and no known pool", node.Name, corev1.LabelInstanceTypeStable)
 	}
 	plan, ok := p.m.plan(planID)
 	if !ok {

@@ -27,14 +27,14 @@ func TestNodePrice(t *testing.T) {
 		want    float64
 		wantErr error
 	}{
-		{name: "template by instance type", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelInstanceType: "vc2-2c-4gb"}}},
+		{name: "template by instance type", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{corev1.LabelInstanceTypeStable: "vc2-2c-4gb"}}},
 			hours: 730, want: 20},
-		{name: "gpu plan for 2h", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelInstanceType: "vcg-a16-6c-64g-16vram"}}},
+		{name: "gpu plan for 2h", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{corev1.LabelInstanceTypeStable: "vcg-a16-6c-64g-16vram"}}},
 			hours: 2, want: 501.22 / 730 * 2},
 		{name: "by providerID", node: unregisteredNode(e.main.Nodes[0].ID), hours: 73, want: 2},
-		{name: "metal plan", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelInstanceType: "vbm-8c-132gb"}}},
+		{name: "metal plan", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{corev1.LabelInstanceTypeStable: "vbm-8c-132gb"}}},
 			hours: 730, want: 350},
-		{name: "unknown plan", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelInstanceType: "nope"}}},
+		{name: "unknown plan", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{corev1.LabelInstanceTypeStable: "nope"}}},
 			hours: 1, wantErr: cloudprovider.ErrNotFound},
 		{name: "nothing to go by", node: &corev1.Node{}, hours: 1, wantErr: cloudprovider.ErrInvalidArgument},
 	}

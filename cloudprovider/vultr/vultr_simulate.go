@@ -2,6 +2,7 @@ package vultr
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"strings"
@@ -35,33 +36,43 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		// through the whole binary; without one the fake's dummy is used.
 		Token: strings.TrimSpace(os.Getenv(EnvAPIKey)),
 	})
-	if err := seedDemo(fake); err != nil {
-		fake.Close()
+	pools, err := seedDemo(fake)
+	if err != nil {
 		return nil, err
 	}
+	url := fake.Start()
 	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		fake.Close()
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
-	cfg := &Config{ClusterID: simClusterID, Token: Secret(fake.Token()), APIURL: fake.URL()}
+	cfg := &Config{ClusterID: simClusterID, Token: cloudprovider.Secret(fake.Token()), APIURL: url}
 	p, err := newProvider(ctx, cfg, specs, opts, cloudprovider.RetryOptions{}, nil)
 	if err != nil {
 		fake.Close()
 		return nil, err
 	}
-	klog.V(2).InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", fake.URL(), "cluster", simClusterID)
+	klog.V(2).InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", url, "cluster", simClusterID)
 	return &cloudprovider.Simulation{
 		Provider: p,
-		URL:      fake.URL(),
-		Description: fmt.Sprintf("fake Vultr API: VKE cluster %s in ewr with pools general (vc2-2c-4gb, auto_scaler 1..5), "+
-			"gpu (NVIDIA A16, auto_scaler 1..3) and static (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
-			"new nodes are pending after %s and active after %s", simClusterID, simAppearAfter, simActiveAfter),
+		URL:      url,
+		Description: fmt.Sprintf("fake Vultr API: VKE cluster %s in ewr with pools general %s (vc2-2c-4gb, auto_scaler 1..5), "+
+			"gpu %s (NVIDIA A16, auto_scaler 1..3) and static %s (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
+			"new nodes are pending after %s and active after %s",
+			simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter),
 		Close: fake.Close,
 	}, nil
 }
 
-func seedDemo(fake *fakeapi.Server) error {
+// simPoolID derives a pool's id from its label, so the ids (and commands
+// pasted from the banner) stay the same across restarts of --simulate.
+func simPoolID(label string) string {
+	sum := sha256.Sum256([]byte(simClusterID + "/" + label))
+	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+}
+
+// seedDemo seeds the demo cluster and returns its pools' ids by label.
+func seedDemo(fake *fakeapi.Server) (map[string]string, error) {
 	fake.AddPlans(fakeapi.StandardPlans()...)
 	fake.AddMetalPlans(fakeapi.StandardMetalPlans()...)
 	fake.AddCluster(fakeapi.ClusterSpec{ID: simClusterID, Label: "demo", Region: "ewr", Version: "v1.33.0+1"})
@@ -73,10 +84,13 @@ func seedDemo(fake *fakeapi.Server) error {
 			Taints: []fakeapi.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}}},
 		{Label: "static", Plan: "vhf-4c-16gb", Quantity: 2, Min: 2, Max: 2, AutoScaler: false},
 	}
+	ids := map[string]string{}
 	for _, p := range pools {
+		p.ID = simPoolID(p.Label)
 		if _, err := fake.AddPool(simClusterID, p); err != nil {
-			return err
+			return nil, err
 		}
+		ids[p.Label] = p.ID
 	}
-	return nil
+	return ids, nil
 }

@@ -164,3 +164,40 @@ func TestScaleUpThroughGRPC(t *testing.T) {
 		t.Fatalf("GPULabel: %v, %v", label, err)
 	}
 }
+
+// TestSimulateKeepsPoolIDsAcrossRestarts: commands pasted from the banner
+// name pool ids, so a restart must bring the same ids back, and the banner
+// must show each pool's name next to its id.
+func TestSimulateKeepsPoolIDsAcrossRestarts(t *testing.T) {
+	start := func() (ids []string, description string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		sim, err := Simulate(ctx, cloudprovider.BuildOptions{NodeGroupSpecs: []string{"1:4:static"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sim.Close()
+		if err := sim.Provider.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		groups, err := sim.Provider.NodeGroups(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			ids = append(ids, g.Id(ctx))
+		}
+		sort.Strings(ids)
+		return ids, sim.Description
+	}
+	first, description := start()
+	second, _ := start()
+	if strings.Join(first, ",") != strings.Join(second, ",") {
+		t.Fatalf("pool ids changed across restarts: %v then %v", first, second)
+	}
+	for _, label := range []string{"general", "gpu", "static"} {
+		if want := label + " " + simPoolID(label); !strings.Contains(description, want) {
+			t.Errorf("banner %q does not show %q", description, want)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func FuzzPoolTemplate(f *testing.F) {
 		if len(back.Spec.Taints) != len(pool.Taints) {
 			t.Fatalf("template has %d taints, pool %d", len(back.Spec.Taints), len(pool.Taints))
 		}
-		if back.Labels[LabelOS] != "linux" || back.Labels[LabelInstanceType] != plan || back.Labels[LabelNodePool] != pool.Label {
+		if back.Labels[corev1.LabelOSStable] != "linux" || back.Labels[corev1.LabelInstanceTypeStable] != plan || back.Labels[LabelNodePool] != pool.Label {
 			t.Fatalf("pool labels override the template's own: %v", back.Labels)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 func TestTemplateNodeInfo(t *testing.T) {
@@ -19,12 +21,12 @@ func TestTemplateNodeInfo(t *testing.T) {
 		noLabel []string
 	}{
 		{group: "a-main", cpu: "2", memory: "4Gi", labels: map[string]string{
-			LabelInstanceType: "vc2-2c-4gb", LabelNodePool: "main", LabelRegion: "ams", LabelOS: "linux", LabelArch: "amd64", "tier": "web"},
+			corev1.LabelInstanceTypeStable: "vc2-2c-4gb", LabelNodePool: "main", corev1.LabelTopologyRegion: "ams", corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64", "tier": "web"},
 			noLabel: []string{LabelGPUType, LabelBareMetal}},
 		{group: "b-gpu", cpu: "6", memory: "64Gi", gpu: "1", taints: 1, labels: map[string]string{
-			LabelInstanceType: "vcg-a16-6c-64g-16vram", LabelGPUType: "NVIDIA_A16", LabelNodePool: "gpu"}},
+			corev1.LabelInstanceTypeStable: "vcg-a16-6c-64g-16vram", LabelGPUType: "NVIDIA_A16", LabelNodePool: "gpu"}},
 		{group: "d-metal", cpu: "16", memory: "128Gi", labels: map[string]string{
-			LabelInstanceType: "vbm-8c-132gb", LabelBareMetal: "true"}, noLabel: []string{LabelGPUType}},
+			corev1.LabelInstanceTypeStable: "vbm-8c-132gb", LabelBareMetal: "true"}, noLabel: []string{LabelGPUType}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.group, func(t *testing.T) {
@@ -43,7 +45,7 @@ func TestTemplateNodeInfo(t *testing.T) {
 					}
 				}
 			}
-			q, hasGPU := node.Status.Capacity[ResourceGPU]
+			q, hasGPU := node.Status.Capacity[cloudprovider.ResourceGPU]
 			if (tc.gpu != "") != hasGPU || (hasGPU && q.Cmp(resource.MustParse(tc.gpu)) != 0) {
 				t.Fatalf("gpu capacity %v (present %v), want %q", q, hasGPU, tc.gpu)
 			}
@@ -76,7 +78,7 @@ func TestTemplateNodeInfo(t *testing.T) {
 				t.Fatalf("Marshal: %v", err)
 			}
 			var back corev1.Node
-			if err := back.Unmarshal(b); err != nil || back.Labels[LabelInstanceType] != node.Labels[LabelInstanceType] {
+			if err := back.Unmarshal(b); err != nil || back.Labels[corev1.LabelInstanceTypeStable] != node.Labels[corev1.LabelInstanceTypeStable] {
 				t.Fatalf("Unmarshal: %v", err)
 			}
 		})

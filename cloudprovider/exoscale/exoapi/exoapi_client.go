@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	v3 "github.com/exoscale/egoscale/v3"
 	"github.com/exoscale/egoscale/v3/credentials"
+	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
@@ -20,9 +22,10 @@ const userAgentComponent = "cluster-autoscaler-provider-exoscale"
 
 // Options configure a Client.
 type Options struct {
-	// APIKey and APISecret are the IAM key pair. Never logged.
-	APIKey    string
-	APISecret string
+	// APIKey and APISecret are the IAM key pair, re-read when their files
+	// change. Never logged.
+	APIKey    *cloudprovider.Credential
+	APISecret *cloudprovider.Credential
 	// Endpoint is the zone API base URL including "/v2".
 	Endpoint string
 	// HTTPClient is the base client (cloudprovider.NewHTTPClient). Required:
@@ -42,14 +45,20 @@ func (o Options) GoString() string { return o.String() }
 
 // Client is the thin Exoscale client.
 type Client struct {
-	api      *v3.Client
 	endpoint string
+	// apiKey and apiSecret are checked before every call: egoscale copies
+	// the key pair into its client once, so a rotated file means a new one.
+	apiKey, apiSecret *cloudprovider.Credential
+	build             func(key, secret cloudprovider.Secret) (*v3.Client, error)
+
+	mu  sync.Mutex
+	api *v3.Client
 }
 
 // New builds a Client; it makes no network call.
 func New(opts Options) (*Client, error) {
 	var errs []error
-	if opts.APIKey == "" || opts.APISecret == "" {
+	if !opts.APIKey.IsSet() || !opts.APISecret.IsSet() {
 		errs = append(errs, errors.New("exoscale API key and secret are required"))
 	}
 	if opts.HTTPClient == nil {
@@ -81,17 +90,52 @@ func New(opts Options) (*Client, error) {
 		base = cloudprovider.NewRetryTransport(base, ro)
 	}
 	hc.Transport = &recordingTransport{base: base}
-	api, err := v3.NewClient(
-		credentials.NewStaticCredentials(opts.APIKey, opts.APISecret),
-		v3.ClientOptWithEndpoint(v3.Endpoint(opts.Endpoint)),
-		v3.ClientOptWithHTTPClient(&hc),
-		v3.ClientOptWithUserAgent(userAgentComponent),
-	)
-	if err != nil {
+	build := func(key, secret cloudprovider.Secret) (*v3.Client, error) {
+		return v3.NewClient(
+			credentials.NewStaticCredentials(key.Reveal(), secret.Reveal()),
+			v3.ClientOptWithEndpoint(v3.Endpoint(opts.Endpoint)),
+			v3.ClientOptWithHTTPClient(&hc),
+			v3.ClientOptWithUserAgent(userAgentComponent),
+		)
+	}
+	c := &Client{endpoint: opts.Endpoint, apiKey: opts.APIKey, apiSecret: opts.APISecret, build: build}
+	if err := c.rebuild(); err != nil {
 		// The SDK's message names no secret; keep only its class.
 		return nil, fmt.Errorf("create exoscale client: %w", err)
 	}
-	return &Client{api: api, endpoint: opts.Endpoint}, nil
+	return c, nil
+}
+
+// rebuild makes a new SDK client from the current key pair; callers hold mu
+// or own c exclusively.
+func (c *Client) rebuild() error {
+	key, err := c.apiKey.Value()
+	if err != nil {
+		return err
+	}
+	secret, err := c.apiSecret.Value()
+	if err != nil {
+		return err
+	}
+	api, err := c.build(key, secret)
+	if err != nil {
+		return err
+	}
+	c.api = api
+	return nil
+}
+
+// sdk returns the SDK client, rebuilt when a key file changed. A failed
+// rebuild keeps the previous client: its key may still work.
+func (c *Client) sdk() *v3.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.apiKey.Changed() || c.apiSecret.Changed() {
+		if err := c.rebuild(); err != nil {
+			klog.ErrorS(err, "Cannot use the rotated Exoscale key pair; keeping the previous one", "provider", "exoscale")
+		}
+	}
+	return c.api
 }
 
 // retrySafe allows retrying server errors on reads and absolute scales, but not
@@ -126,7 +170,7 @@ func (c *Client) GoString() string { return c.String() }
 // ListSKSClusters returns every SKS cluster of the zone with its nodepools.
 func (c *Client) ListSKSClusters(ctx context.Context) ([]Cluster, error) {
 	resp, err := call(ctx, "ListSKSClusters", func(ctx context.Context) (*v3.ListSKSClustersResponse, error) {
-		return c.api.ListSKSClusters(ctx)
+		return c.sdk().ListSKSClusters(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -168,7 +212,7 @@ func fromNodepool(clusterID string, np v3.SKSNodepool) Nodepool {
 // ListInstancePools returns every instance pool of the zone.
 func (c *Client) ListInstancePools(ctx context.Context) ([]InstancePool, error) {
 	resp, err := call(ctx, "ListInstancePools", func(ctx context.Context) (*v3.ListInstancePoolsResponse, error) {
-		return c.api.ListInstancePools(ctx)
+		return c.sdk().ListInstancePools(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -198,14 +242,14 @@ func fromPool(p v3.InstancePool) InstancePool {
 // GetInstancePool returns one instance pool.
 func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, error) {
 	p, err := call(ctx, "GetInstancePool", func(ctx context.Context) (*v3.InstancePool, error) {
-		return c.api.GetInstancePool(ctx, v3.UUID(id))
+		return c.sdk().GetInstancePool(ctx, v3.UUID(id))
 	})
 	if err != nil {
 		return InstancePool{}, err
 	}
 	if p.ID == "" {
 		// The API has answered unknown ids with an empty 200 before (egoscale#772).
-		return InstancePool{}, &APIError{Op: "GetInstancePool", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+		return InstancePool{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
 	}
 	return fromPool(*p), nil
 }
@@ -214,7 +258,7 @@ func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, 
 // its state and manager, in one call.
 func (c *Client) ListPoolMembers(ctx context.Context) ([]Instance, error) {
 	resp, err := call(ctx, "ListInstances", func(ctx context.Context) (*v3.ListInstancesResponse, error) {
-		return c.api.ListInstances(ctx, v3.ListInstancesWithManagerType(v3.ListInstancesManagerTypeInstancePool))
+		return c.sdk().ListInstances(ctx, v3.ListInstancesWithManagerType(v3.ListInstancesManagerTypeInstancePool))
 	})
 	if err != nil {
 		return nil, err
@@ -229,13 +273,13 @@ func (c *Client) ListPoolMembers(ctx context.Context) ([]Instance, error) {
 // GetInstance returns one instance; an empty answer counts as not found.
 func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
 	in, err := call(ctx, "GetInstance", func(ctx context.Context) (*v3.Instance, error) {
-		return c.api.GetInstance(ctx, v3.UUID(id))
+		return c.sdk().GetInstance(ctx, v3.UUID(id))
 	})
 	if err != nil {
 		return Instance{}, err
 	}
 	if in.ID == "" {
-		return Instance{}, &APIError{Op: "GetInstance", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+		return Instance{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
 	}
 	return newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType), nil
 }
@@ -257,7 +301,7 @@ func newInstance(id v3.UUID, name string, state v3.InstanceState, created time.T
 // GetQuota returns the organisation quota of entity (e.g. "instance").
 func (c *Client) GetQuota(ctx context.Context, entity string) (Quota, error) {
 	q, err := call(ctx, "GetQuota", func(ctx context.Context) (*v3.Quota, error) {
-		return c.api.GetQuota(ctx, entity)
+		return c.sdk().GetQuota(ctx, entity)
 	})
 	if err != nil {
 		return Quota{}, err
@@ -268,13 +312,13 @@ func (c *Client) GetQuota(ctx context.Context, entity string) (Quota, error) {
 // GetInstanceType returns one instance type.
 func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, error) {
 	t, err := call(ctx, "GetInstanceType", func(ctx context.Context) (*v3.InstanceType, error) {
-		return c.api.GetInstanceType(ctx, v3.UUID(id))
+		return c.sdk().GetInstanceType(ctx, v3.UUID(id))
 	})
 	if err != nil {
 		return InstanceType{}, err
 	}
 	if t.ID == "" {
-		return InstanceType{}, &APIError{Op: "GetInstanceType", StatusCode: http.StatusOK, Message: "empty object", kind: cloudprovider.ErrNotFound}
+		return InstanceType{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
 	}
 	return InstanceType{ID: string(t.ID), Family: string(t.Family), Size: string(t.Size), CPUs: int(t.Cpus), MemoryBytes: t.Memory, GPUs: int(t.Gpus)}, nil
 }
@@ -283,7 +327,7 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 // operation without waiting for it.
 func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int) (Operation, error) {
 	return op(call(ctx, "ScaleInstancePool", func(ctx context.Context) (*v3.Operation, error) {
-		return c.api.ScaleInstancePool(ctx, v3.UUID(poolID), v3.ScaleInstancePoolRequest{Size: int64(size)})
+		return c.sdk().ScaleInstancePool(ctx, v3.UUID(poolID), v3.ScaleInstancePoolRequest{Size: int64(size)})
 	}))
 }
 
@@ -291,28 +335,28 @@ func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int)
 // as many, and returns the operation without waiting for it.
 func (c *Client) EvictInstancePoolMembers(ctx context.Context, poolID string, instanceIDs []string) (Operation, error) {
 	return op(call(ctx, "EvictInstancePoolMembers", func(ctx context.Context) (*v3.Operation, error) {
-		return c.api.EvictInstancePoolMembers(ctx, v3.UUID(poolID), v3.EvictInstancePoolMembersRequest{Instances: uuids(instanceIDs)})
+		return c.sdk().EvictInstancePoolMembers(ctx, v3.UUID(poolID), v3.EvictInstancePoolMembersRequest{Instances: uuids(instanceIDs)})
 	}))
 }
 
 // ScaleSKSNodepool sets a nodepool's size (absolute).
 func (c *Client) ScaleSKSNodepool(ctx context.Context, clusterID, nodepoolID string, size int) (Operation, error) {
 	return op(call(ctx, "ScaleSKSNodepool", func(ctx context.Context) (*v3.Operation, error) {
-		return c.api.ScaleSKSNodepool(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.ScaleSKSNodepoolRequest{Size: int64(size)})
+		return c.sdk().ScaleSKSNodepool(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.ScaleSKSNodepoolRequest{Size: int64(size)})
 	}))
 }
 
 // EvictSKSNodepoolMembers removes members from a nodepool.
 func (c *Client) EvictSKSNodepoolMembers(ctx context.Context, clusterID, nodepoolID string, instanceIDs []string) (Operation, error) {
 	return op(call(ctx, "EvictSKSNodepoolMembers", func(ctx context.Context) (*v3.Operation, error) {
-		return c.api.EvictSKSNodepoolMembers(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.EvictSKSNodepoolMembersRequest{Instances: uuids(instanceIDs)})
+		return c.sdk().EvictSKSNodepoolMembers(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.EvictSKSNodepoolMembersRequest{Instances: uuids(instanceIDs)})
 	}))
 }
 
 // GetOperation returns an operation's current state (one GET, no polling).
 func (c *Client) GetOperation(ctx context.Context, id string) (Operation, error) {
 	return op(call(ctx, "GetOperation", func(ctx context.Context) (*v3.Operation, error) {
-		return c.api.GetOperation(ctx, v3.UUID(id))
+		return c.sdk().GetOperation(ctx, v3.UUID(id))
 	}))
 }
 

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 )
@@ -25,7 +28,7 @@ func instantSleep(ctx context.Context, _ time.Duration) error { return ctx.Err()
 func newClient(t *testing.T, endpoint, sec string, retry bool) *exoapi.Client {
 	t.Helper()
 	opts := exoapi.Options{
-		APIKey: key, APISecret: sec, Endpoint: endpoint,
+		APIKey: cloudprovider.FixedCredential(key), APISecret: cloudprovider.FixedCredential(cloudprovider.Secret(sec)), Endpoint: endpoint,
 		HTTPClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "ca-provider-test/1.2"}, exoapi.OperationName),
 	}
 	if retry {
@@ -116,7 +119,7 @@ func TestListCallsDecode(t *testing.T) {
 		}
 	}
 	reqs := s.fake.Requests()
-	if q := reqs[len(reqs)-1].Query; q != "manager-type=instance-pool" {
+	if q := reqs[len(reqs)-1].Query.Encode(); q != "manager-type=instance-pool" {
 		t.Fatalf("list members query %q", q)
 	}
 	in, err := s.client.GetInstance(ctx(t), s.unmanaged)
@@ -196,7 +199,7 @@ func TestErrorClassification(t *testing.T) {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			s := seed(t, fakeapi.Options{}, 1)
 			for i := 0; i < 4; i++ {
-				s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultStatus, Status: tc.status, Message: "server says no", RetryAfter: 3600})
+				s.fake.AddFault(cloudprovidertest.Fault{Status: tc.status, Message: "server says no", RetryAfter: "3600"})
 			}
 			_, err := s.client.ListInstancePools(ctx(t))
 			if !errors.Is(err, tc.want) {
@@ -205,8 +208,8 @@ func TestErrorClassification(t *testing.T) {
 			if got := exoapi.StatusCode(err); got != tc.status {
 				t.Fatalf("StatusCode = %d, want %d", got, tc.status)
 			}
-			var apiErr *exoapi.APIError
-			if !errors.As(err, &apiErr) || apiErr.Message != "server says no" || apiErr.Op != "ListInstancePools" {
+			var apiErr *cloudprovider.APIError
+			if !errors.As(err, &apiErr) || apiErr.Message != "server says no" || apiErr.Operation != "ListInstancePools" {
 				t.Fatalf("APIError %+v", apiErr)
 			}
 		})
@@ -215,11 +218,11 @@ func TestErrorClassification(t *testing.T) {
 
 func TestMalformedAndTimeout(t *testing.T) {
 	s := seed(t, fakeapi.Options{}, 1)
-	s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultMalformed})
-	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrUnavailable) || exoapi.StatusCode(err) != 200 {
+	s.fake.AddFault(cloudprovidertest.Fault{Malformed: true})
+	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrMalformedResponse) || exoapi.StatusCode(err) != 200 {
 		t.Fatalf("malformed body: %v", err)
 	}
-	s.fake.InjectFault(fakeapi.Fault{Kind: fakeapi.FaultHang})
+	s.fake.AddFault(cloudprovidertest.Fault{Hang: true})
 	c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := s.client.ListSKSClusters(c); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, cloudprovider.ErrUnavailable) {
@@ -251,7 +254,7 @@ func TestSignatureAndUserAgent(t *testing.T) {
 		t.Fatalf("signed request with body rejected: %v", err)
 	}
 	reqs := s.fake.Requests()
-	ua := reqs[len(reqs)-1].UserAgent
+	ua := reqs[len(reqs)-1].Header.Get("User-Agent")
 	if !strings.HasPrefix(ua, "ca-provider-test/1.2 cluster-autoscaler-provider-exoscale egoscale/") {
 		t.Fatalf("User-Agent %q", ua)
 	}
@@ -274,5 +277,53 @@ func TestNewValidates(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("error %q does not mention %q", err, want)
 		}
+	}
+}
+
+// TestRotatedKeyFileIsUsed: egoscale copies the key pair into its client,
+// so the client is rebuilt when a key file changes; the next request is
+// signed with the new key (the fake, which knows only the old pair, then
+// refuses it).
+func TestRotatedKeyFileIsUsed(t *testing.T) {
+	s := seed(t, fakeapi.Options{}, 1)
+	dir := t.TempDir()
+	keyPath, secretPath := filepath.Join(dir, "key"), filepath.Join(dir, "secret")
+	write := func(path, value string, mod time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(value), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	write(keyPath, key, base)
+	write(secretPath, secret, base)
+	apiKey, err := cloudprovider.FileCredential("EXOSCALE_API_KEY_FILE=", keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiSecret, err := cloudprovider.FileCredential("EXOSCALE_API_SECRET_FILE=", secretPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := exoapi.New(exoapi.Options{APIKey: apiKey, APISecret: apiSecret, Endpoint: s.endpoint,
+		HTTPClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "t"}, exoapi.OperationName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListInstancePools(ctx(t)); err != nil {
+		t.Fatalf("before rotation: %v", err)
+	}
+	const rotatedKey = "EXOrotatedkey000000000000"
+	write(keyPath, rotatedKey, base.Add(time.Minute))
+	write(secretPath, "rotated-secret", base.Add(time.Minute))
+	if _, err := c.ListInstancePools(ctx(t)); !errors.Is(err, cloudprovider.ErrUnauthenticated) {
+		t.Fatalf("after rotation to a pair the fake does not know: %v, want ErrUnauthenticated", err)
+	}
+	reqs := s.fake.Requests()
+	if auth := reqs[len(reqs)-1].Header.Get("Authorization"); !strings.Contains(auth, rotatedKey) {
+		t.Fatalf("after rotation the request is signed with %q", auth)
 	}
 }

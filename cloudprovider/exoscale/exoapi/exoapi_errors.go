@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -22,60 +21,8 @@ const maxErrorBody = 4 << 10
 // maxMessageLen bounds the server message carried in an error.
 const maxMessageLen = 256
 
-// APIError is a failed Exoscale call. It unwraps to the contract sentinel
-// matching the HTTP status (ErrNotFound, ErrRateLimited, ...) and to the SDK's
-// error, so callers test it with errors.Is and never look at its text.
-type APIError struct {
-	// Op is the SDK method, e.g. "ScaleInstancePool".
-	Op string
-	// StatusCode is the HTTP status, 0 when no response arrived.
-	StatusCode int
-	// Message is the server's "message" field (or raw body), truncated.
-	Message string
-	// RetryAfter is the server-requested back-off on 429/503, if any.
-	RetryAfter time.Duration
-	kind       error
-	cause      error
-}
-
-// Error implements error.
-func (e *APIError) Error() string {
-	switch {
-	case e.StatusCode == 0:
-		return fmt.Sprintf("exoscale %s: %v: %v", e.Op, e.kind, e.cause)
-	case e.Message != "":
-		return fmt.Sprintf("exoscale %s: HTTP %d: %s: %v", e.Op, e.StatusCode, e.Message, e.kind)
-	default:
-		return fmt.Sprintf("exoscale %s: HTTP %d: %v", e.Op, e.StatusCode, e.kind)
-	}
-}
-
-// Unwrap exposes both the contract sentinel and the underlying SDK error.
-func (e *APIError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{e.kind}
-	}
-	return []error{e.kind, e.cause}
-}
-
-// sentinelForStatus maps an HTTP status to the contract's error class.
-func sentinelForStatus(status int) error {
-	switch {
-	case status == http.StatusNotFound:
-		return cloudprovider.ErrNotFound
-	case status == http.StatusUnauthorized:
-		return cloudprovider.ErrUnauthenticated
-	case status == http.StatusForbidden:
-		return cloudprovider.ErrPermissionDenied
-	case status == http.StatusTooManyRequests:
-		return cloudprovider.ErrRateLimited
-	case status >= 500:
-		return cloudprovider.ErrUnavailable
-	default:
-		// 400, 409, 422...: the cloud refused this request in its current state.
-		return cloudprovider.ErrFailedPrecondition
-	}
-}
+// cloudName names Exoscale in cloudprovider.APIError.
+const cloudName = "exoscale"
 
 // response is what the recording transport saw for one call.
 type response struct {
@@ -160,28 +107,19 @@ func call[T any](ctx context.Context, op string, fn func(ctx context.Context) (T
 	var zero T
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	apiErr := &APIError{Op: op, StatusCode: rec.status, Message: rec.message, RetryAfter: rec.retryAfter, cause: err}
-	switch {
-	case rec.status >= 400:
-		apiErr.kind = sentinelForStatus(rec.status)
-	case rec.status != 0:
-		// A 2xx whose body the SDK could not decode.
-		apiErr.kind = cloudprovider.ErrUnavailable
+	apiErr := &cloudprovider.APIError{Cloud: cloudName, Operation: op, Status: rec.status, Message: rec.message,
+		RetryAfter: rec.retryAfter, Class: cloudprovider.StatusClass(rec.status), Cause: err}
+	if rec.status >= 200 && rec.status < 300 {
 		apiErr.Message = "malformed response body"
-	default:
-		apiErr.kind = cloudprovider.ErrUnavailable
-	}
-	if apiErr.RetryAfter > 0 {
-		return zero, &cloudprovider.RetryAfterError{Err: apiErr, RetryAfter: apiErr.RetryAfter}
 	}
 	return zero, apiErr
 }
 
 // StatusCode returns the HTTP status of a failed call, or 0.
 func StatusCode(err error) int {
-	var apiErr *APIError
+	var apiErr *cloudprovider.APIError
 	if errors.As(err, &apiErr) {
-		return apiErr.StatusCode
+		return apiErr.Status
 	}
 	return 0
 }

@@ -26,16 +26,16 @@ func TestErrorMessage(t *testing.T) {
 	}
 }
 
-func TestAPIErrorUnwrap(t *testing.T) {
+func TestStatusCodeOfAPIError(t *testing.T) {
 	cause := errors.New("sdk: Not Found: gone")
-	e := &APIError{Op: "GetInstance", StatusCode: http.StatusNotFound, Message: "gone", kind: sentinelForStatus(404), cause: cause}
+	e := &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusNotFound, Message: "gone", Class: cloudprovider.StatusClass(404), Cause: cause}
 	if !errors.Is(e, cloudprovider.ErrNotFound) || !errors.Is(e, cause) {
 		t.Fatalf("APIError does not unwrap to both sentinel and cause: %v", e)
 	}
 	if errors.Is(e, cloudprovider.ErrUnavailable) {
 		t.Fatal("404 classified as unavailable")
 	}
-	if StatusCode(errors.New("plain")) != 0 {
+	if StatusCode(e) != http.StatusNotFound || StatusCode(errors.New("plain")) != 0 {
 		t.Fatal("StatusCode of a non-API error must be 0")
 	}
 }

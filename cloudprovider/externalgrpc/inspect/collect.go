@@ -111,7 +111,7 @@ func (c client) refresh(ctx context.Context) error {
 	cctx, cancel := c.call(ctx)
 	defer cancel()
 	if _, err := c.api.Refresh(cctx, &protos.RefreshRequest{}); err != nil {
-		return fmt.Errorf("Refresh: %w", err)
+		return fmt.Errorf("refresh the server: %w", err)
 	}
 	return nil
 }

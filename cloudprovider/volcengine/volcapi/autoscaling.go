@@ -106,7 +106,7 @@ func (r RelatedInstance) InstanceFailed() bool {
 func (c *Client) ListScalingGroups(ctx context.Context, ids []string) ([]ScalingGroup, error) {
 	var out []ScalingGroup
 	for page := 1; page <= maxPages; page++ {
-		in := &autoscaling.DescribeScalingGroupsInput{PageNumber: ip(page), PageSize: ip(PageSize)}
+		in := &autoscaling.DescribeScalingGroupsInput{PageNumber: int32Ptr(page), PageSize: int32Ptr(PageSize)}
 		if len(ids) > 0 {
 			in.ScalingGroupIds = strs(ids)
 		}
@@ -177,8 +177,8 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 	for page := 1; page <= maxPages; page++ {
 		resp, err := c.as.DescribeScalingInstancesWithContext(ctx, &autoscaling.DescribeScalingInstancesInput{
 			ScalingGroupId: sp(groupID),
-			PageNumber:     ip(page),
-			PageSize:       ip(PageSize),
+			PageNumber:     int32Ptr(page),
+			PageSize:       int32Ptr(PageSize),
 		})
 		if err != nil {
 			return nil, c.fail(ctx, ActionDescribeScalingInstances, err)
@@ -215,7 +215,7 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 func (c *Client) SetDesiredInstances(ctx context.Context, groupID string, desired int) error {
 	_, err := c.as.ModifyScalingGroupWithContext(ctx, &autoscaling.ModifyScalingGroupInput{
 		ScalingGroupId:       sp(groupID),
-		DesireInstanceNumber: ip(desired),
+		DesireInstanceNumber: int32Ptr(desired),
 	})
 	if err != nil {
 		return c.fail(ctx, ActionModifyScalingGroup, err)
@@ -256,8 +256,8 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 	for page := 1; page <= maxPages; page++ {
 		resp, err := c.as.DescribeScalingConfigurationsWithContext(ctx, &autoscaling.DescribeScalingConfigurationsInput{
 			ScalingConfigurationIds: strs(ids),
-			PageNumber:              ip(page),
-			PageSize:                ip(PageSize),
+			PageNumber:              int32Ptr(page),
+			PageSize:                int32Ptr(PageSize),
 		})
 		if err != nil {
 			return nil, c.fail(ctx, ActionDescribeScalingConfigurations, err)
@@ -291,8 +291,8 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 func (c *Client) RecentActivities(ctx context.Context, groupID string) ([]Activity, error) {
 	resp, err := c.as.DescribeScalingActivitiesWithContext(ctx, &autoscaling.DescribeScalingActivitiesInput{
 		ScalingGroupId: sp(groupID),
-		PageNumber:     ip(1),
-		PageSize:       ip(PageSize),
+		PageNumber:     int32Ptr(1),
+		PageSize:       int32Ptr(PageSize),
 	})
 	if err != nil {
 		return nil, c.fail(ctx, ActionDescribeScalingActivities, err)

@@ -40,7 +40,7 @@ func TestListScalingGroupsPaging(t *testing.T) {
 			if len(got) != tc.want {
 				t.Fatalf("got %d groups, want %d", len(got), tc.want)
 			}
-			if n := env.fake.CountAction(ActionDescribeScalingGroups); n != tc.wantCalls {
+			if n := env.fake.CountOperation(ActionDescribeScalingGroups); n != tc.wantCalls {
 				t.Fatalf("%d DescribeScalingGroups calls, want %d", n, tc.wantCalls)
 			}
 			if got[0].Tags["k"] != "v" || got[0].Desired != NoDesiredNumber || !got[0].HasMin || got[0].Max != 10 {
@@ -77,7 +77,7 @@ func TestListScalingInstancesPaging(t *testing.T) {
 					t.Fatalf("bad instance %+v", inst)
 				}
 			}
-			if n := env.fake.CountAction(ActionDescribeScalingInstances); n != tc.wantCalls {
+			if n := env.fake.CountOperation(ActionDescribeScalingInstances); n != tc.wantCalls {
 				t.Fatalf("%d calls, want %d", n, tc.wantCalls)
 			}
 		})
@@ -95,7 +95,7 @@ func TestRemoveInstancesNotRetriedOnServerError(t *testing.T) {
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("error = %v, want unavailable", err)
 	}
-	if n := env.fake.CountAction(ActionRemoveInstances); n != 1 {
+	if n := env.fake.CountOperation(ActionRemoveInstances); n != 1 {
 		t.Fatalf("RemoveInstances sent %d times, want 1 (not idempotent)", n)
 	}
 	if g, _ := env.fake.Group("scg-a"); g.Desired != 2 {

@@ -17,14 +17,18 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/volcengine"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // Config holds what the client needs. HTTPClient is required: the SDK would
 // otherwise adopt (and mutate) http.DefaultClient.
 type Config struct {
-	Region    string
-	AccessKey string
-	SecretKey string
+	Region string
+	// AccessKey and SecretKey are read at every signature renewal, so keys
+	// from rotated files are picked up.
+	AccessKey *cloudprovider.Credential
+	SecretKey *cloudprovider.Credential
 	// Endpoint is a host ("open.volcengineapi.com") or a URL with scheme.
 	Endpoint string
 	// DisableSSL makes a scheme-less Endpoint use http://.
@@ -35,25 +39,45 @@ type Config struct {
 // String redacts the keys so a Config can be logged or printed safely.
 func (c Config) String() string {
 	return fmt.Sprintf("volcapi.Config{Region:%q Endpoint:%q DisableSSL:%t AccessKey:%s SecretKey:%s}",
-		c.Region, c.Endpoint, c.DisableSSL, redact(c.AccessKey), redact(c.SecretKey))
+		c.Region, c.Endpoint, c.DisableSSL, c.AccessKey, c.SecretKey)
 }
 
 // GoString redacts like String, for %#v.
 func (c Config) GoString() string { return c.String() }
 
-func redact(s string) string {
-	if s == "" {
-		return "<empty>"
-	}
-	return "<redacted>"
-}
-
 // Client calls the Volcengine OpenAPI. It is safe for concurrent use.
 type Client struct {
-	as      *autoscaling.AUTOSCALING
-	ecs     *ecs.ECS
-	vpc     *vpc.VPC
-	secrets []string
+	as   *autoscaling.AUTOSCALING
+	ecs  *ecs.ECS
+	vpc  *vpc.VPC
+	keys rotatingCredentials
+}
+
+// rotatingCredentials hands the SDK the current keys; the SDK re-reads them
+// once a key file changed.
+type rotatingCredentials struct{ accessKey, secretKey *cloudprovider.Credential }
+
+// Retrieve implements credentials.Provider.
+func (r rotatingCredentials) Retrieve() (credentials.Value, error) {
+	ak, err := r.accessKey.Value()
+	if err != nil {
+		return credentials.Value{}, err
+	}
+	sk, err := r.secretKey.Value()
+	if err != nil {
+		return credentials.Value{}, err
+	}
+	return credentials.Value{AccessKeyID: ak.Reveal(), SecretAccessKey: sk.Reveal(), ProviderName: "cluster-autoscaler-provider"}, nil
+}
+
+// IsExpired implements credentials.Provider.
+func (r rotatingCredentials) IsExpired() bool { return r.accessKey.Changed() || r.secretKey.Changed() }
+
+// current returns the keys now in use, to scrub them from server messages.
+func (r rotatingCredentials) current() []cloudprovider.Secret {
+	ak, _ := r.accessKey.Value()
+	sk, _ := r.secretKey.Value()
+	return []cloudprovider.Secret{ak, sk}
 }
 
 // New builds a client. It contacts nothing.
@@ -62,10 +86,10 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Region == "" {
 		missing = append(missing, "region")
 	}
-	if cfg.AccessKey == "" {
+	if !cfg.AccessKey.IsSet() {
 		missing = append(missing, "access key")
 	}
-	if cfg.SecretKey == "" {
+	if !cfg.SecretKey.IsSet() {
 		missing = append(missing, "secret key")
 	}
 	if cfg.Endpoint == "" {
@@ -82,9 +106,10 @@ func New(cfg Config) (*Client, error) {
 		// NO_PROXY; a wrapping RoundTripper is left alone.
 		return nil, errors.New("volcapi: the http client's transport must be a wrapping RoundTripper, not a bare *http.Transport")
 	}
+	keys := rotatingCredentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey}
 	vcfg := volcengine.NewConfig().
 		WithRegion(cfg.Region).
-		WithCredentials(credentials.NewStaticCredentials(cfg.AccessKey, cfg.SecretKey, "")).
+		WithCredentials(credentials.NewCredentials(keys)).
 		WithEndpoint(cfg.Endpoint).
 		WithDisableSSL(cfg.DisableSSL).
 		WithHTTPClient(cfg.HTTPClient).
@@ -95,7 +120,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("volcapi: create SDK session: %w", err)
 	}
-	return &Client{as: autoscaling.New(sess), ecs: ecs.New(sess), vpc: vpc.New(sess), secrets: []string{cfg.AccessKey, cfg.SecretKey}}, nil
+	return &Client{as: autoscaling.New(sess), ecs: ecs.New(sess), vpc: vpc.New(sess), keys: keys}, nil
 }
 
 // Operation maps a request to a bounded metrics label: every Volcengine call is
@@ -132,7 +157,7 @@ func i32(p *int32) int {
 
 func sp(s string) *string { return &s }
 
-func ip(n int) *int32 {
+func int32Ptr(n int) *int32 {
 	v := int32(n)
 	return &v
 }
@@ -153,13 +178,9 @@ func (c *Client) fail(ctx context.Context, action string, err error) error {
 		return fmt.Errorf("volcengine %s: %w", action, cerr)
 	}
 	err = classify(action, err)
-	var ae *APIError
+	var ae *cloudprovider.APIError
 	if errors.As(err, &ae) {
-		for _, secret := range c.secrets {
-			if len(secret) >= 4 {
-				ae.Message = strings.ReplaceAll(ae.Message, secret, "<redacted>")
-			}
-		}
+		ae.Message = cloudprovider.ScrubSecrets(ae.Message, c.keys.current()...)
 	}
 	return err
 }

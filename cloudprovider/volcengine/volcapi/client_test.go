@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +31,9 @@ type testEnv struct {
 // stack (NewHTTPClient + RetryTransport) whose sleeps are recorded, not slept.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Clock: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0))})}
-	srv := env.fake.Start()
-	t.Cleanup(srv.Close)
+	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})}
+	url := env.fake.Start()
+	t.Cleanup(env.fake.Close)
 	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)
 	hc.Transport = cloudprovider.NewRetryTransport(hc.Transport, cloudprovider.RetryOptions{
 		MaxAttempts:       3,
@@ -41,7 +43,7 @@ func newTestEnv(t *testing.T) *testEnv {
 			return nil
 		},
 	})
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: testAK, SecretKey: testSK, Endpoint: srv.URL, HTTPClient: hc})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url, HTTPClient: hc})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -64,8 +66,8 @@ func TestNewValidates(t *testing.T) {
 		wantErr string
 	}{
 		{name: "all missing", cfg: Config{}, wantErr: "region, access key, secret key, endpoint, http client"},
-		{name: "bare transport", cfg: Config{Region: "r", AccessKey: "a", SecretKey: "s", Endpoint: "e", HTTPClient: &http.Client{Transport: &http.Transport{}}}, wantErr: "wrapping RoundTripper"},
-		{name: "ok", cfg: Config{Region: "r", AccessKey: "a", SecretKey: "s", Endpoint: "e", HTTPClient: hc}},
+		{name: "bare transport", cfg: Config{Region: "r", AccessKey: cloudprovider.FixedCredential("a"), SecretKey: cloudprovider.FixedCredential("s"), Endpoint: "e", HTTPClient: &http.Client{Transport: &http.Transport{}}}, wantErr: "wrapping RoundTripper"},
+		{name: "ok", cfg: Config{Region: "r", AccessKey: cloudprovider.FixedCredential("a"), SecretKey: cloudprovider.FixedCredential("s"), Endpoint: "e", HTTPClient: hc}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,7 +101,7 @@ func TestNewLeavesDefaultClientAlone(t *testing.T) {
 }
 
 func TestConfigStringRedactsKeys(t *testing.T) {
-	cfg := Config{Region: "cn-beijing", AccessKey: testAK, SecretKey: testSK, Endpoint: "open.volcengineapi.com"}
+	cfg := Config{Region: "cn-beijing", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: "open.volcengineapi.com"}
 	for _, format := range []string{"%v", "%+v", "%s", "%#v"} {
 		out := fmt.Sprintf(format, cfg)
 		if strings.Contains(out, testAK) || strings.Contains(out, testSK) {
@@ -122,5 +124,54 @@ func TestOperation(t *testing.T) {
 	req2, _ := http.NewRequest(http.MethodGet, "http://x/?Action=RemoveInstances", nil)
 	if RetrySafe(req2) {
 		t.Fatal("RemoveInstances retry-safe")
+	}
+}
+
+// TestRotatedKeyFileIsUsed: keys from files are re-read when a file
+// changes (a rotated Kubernetes Secret), without rebuilding the client.
+func TestRotatedKeyFileIsUsed(t *testing.T) {
+	env := newTestEnv(t)
+	dir := t.TempDir()
+	akPath, skPath := filepath.Join(dir, "ak"), filepath.Join(dir, "sk")
+	write := func(path, value string, mod time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(value), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	write(akPath, "AKLTfirstkey", base)
+	write(skPath, testSK, base)
+	ak, err := cloudprovider.FileCredential("access-key-file", akPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := cloudprovider.FileCredential("secret-key-file", skPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)
+	hc.Transport = cloudprovider.NewRetryTransport(hc.Transport, cloudprovider.RetryOptions{})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: ak, SecretKey: sk, Endpoint: env.fake.URL(), HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signedWith := func() string {
+		t.Helper()
+		if _, err := c.ListScalingGroups(ctx5s(t), nil); err != nil {
+			t.Fatal(err)
+		}
+		reqs := env.fake.Requests()
+		return reqs[len(reqs)-1].Header.Get("Authorization")
+	}
+	if got := signedWith(); !strings.Contains(got, "AKLTfirstkey") {
+		t.Fatalf("first request signed with %q", got)
+	}
+	write(akPath, "AKLTsecondkey", base.Add(time.Minute))
+	if got := signedWith(); !strings.Contains(got, "AKLTsecondkey") {
+		t.Fatalf("after rotation the request is signed with %q", got)
 	}
 }

@@ -42,7 +42,7 @@ func (c *Client) ListInstanceTypes(ctx context.Context, ids []string) ([]Instanc
 			if page > maxPages {
 				return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeInstanceTypes, maxPages)
 			}
-			in := &ecs.DescribeInstanceTypesInput{InstanceTypeIds: strs(ids[start:end]), MaxResults: ip(maxInstanceTypeIDs)}
+			in := &ecs.DescribeInstanceTypesInput{InstanceTypeIds: strs(ids[start:end]), MaxResults: int32Ptr(maxInstanceTypeIDs)}
 			if token != "" {
 				in.NextToken = sp(token)
 			}
@@ -91,7 +91,7 @@ func (c *Client) ListImages(ctx context.Context, ids []string) ([]Image, error) 
 	var out []Image
 	var token string
 	for page := 1; page <= maxPages; page++ {
-		in := &ecs.DescribeImagesInput{ImageIds: strs(ids), MaxResults: ip(PageSize)}
+		in := &ecs.DescribeImagesInput{ImageIds: strs(ids), MaxResults: int32Ptr(PageSize)}
 		if token != "" {
 			in.NextToken = sp(token)
 		}

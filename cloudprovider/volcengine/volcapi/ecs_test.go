@@ -24,7 +24,7 @@ func TestListInstanceTypesBatchesAndGPU(t *testing.T) {
 	if len(got) != 14 {
 		t.Fatalf("got %d types, want 14", len(got))
 	}
-	if n := env.fake.CountAction(ActionDescribeInstanceTypes); n != 2 {
+	if n := env.fake.CountOperation(ActionDescribeInstanceTypes); n != 2 {
 		t.Fatalf("%d calls, want 2 (batches of 10)", n)
 	}
 	var gpu InstanceType
@@ -54,11 +54,12 @@ func TestRequestsCarryRegionAndService(t *testing.T) {
 	}
 	want := map[string]string{ActionDescribeScalingGroups: "auto_scaling", ActionDescribeSubnets: "vpc", ActionDescribeInstanceTypes: "ecs"}
 	for _, r := range env.fake.Requests() {
-		if r.Region != "cn-shanghai" {
-			t.Errorf("%s signed for region %q", r.Action, r.Region)
+		service, region := fakeapi.SigningScope(r)
+		if region != "cn-shanghai" {
+			t.Errorf("%s signed for region %q", r.Operation, region)
 		}
-		if r.Service != want[r.Action] {
-			t.Errorf("%s signed for service %q, want %q", r.Action, r.Service, want[r.Action])
+		if service != want[r.Operation] {
+			t.Errorf("%s signed for service %q, want %q", r.Operation, service, want[r.Operation])
 		}
 	}
 }

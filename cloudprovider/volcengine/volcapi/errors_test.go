@@ -9,47 +9,48 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
 func TestErrorTyping(t *testing.T) {
 	tests := []struct {
 		name       string
-		fault      fakeapi.Fault
+		fault      cloudprovidertest.Fault
 		wantKind   error
 		wantCode   string
 		wantStatus int
 		wantCalls  int
 	}{
-		{name: "throttled 429 retried then surfaced", fault: fakeapi.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 5}, wantKind: cloudprovider.ErrRateLimited, wantCode: "AccountFlowLimitExceeded", wantStatus: 429, wantCalls: 3},
-		{name: "throttle code in HTTP 200", fault: fakeapi.Fault{Status: 200, Code: "FlowLimitExceeded", Times: 1}, wantKind: cloudprovider.ErrRateLimited, wantCode: "FlowLimitExceeded", wantStatus: 200, wantCalls: 1},
-		{name: "error code in HTTP 200", fault: fakeapi.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
-		{name: "500 retried then surfaced", fault: fakeapi.Fault{Status: 500, Code: "InternalError", Times: 5}, wantKind: cloudprovider.ErrUnavailable, wantCode: "InternalError", wantStatus: 500, wantCalls: 3},
-		{name: "auth", fault: fakeapi.Fault{Status: 401, Code: "SignatureDoesNotMatch"}, wantKind: cloudprovider.ErrUnauthenticated, wantCode: "SignatureDoesNotMatch", wantStatus: 401, wantCalls: 1},
-		{name: "denied", fault: fakeapi.Fault{Status: 403, Code: "AccessDenied"}, wantKind: cloudprovider.ErrPermissionDenied, wantCode: "AccessDenied", wantStatus: 403, wantCalls: 1},
-		{name: "quota", fault: fakeapi.Fault{Status: 400, Code: "QuotaExceeded.Instance"}, wantKind: cloudprovider.ErrQuotaExceeded, wantCode: "QuotaExceeded.Instance", wantStatus: 400, wantCalls: 1},
-		{name: "not found", fault: fakeapi.Fault{Status: 404, Code: "InvalidScalingGroupId.NotFound"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidScalingGroupId.NotFound", wantStatus: 404, wantCalls: 1},
-		{name: "operation denied", fault: fakeapi.Fault{Status: 400, Code: "OperationDenied.ScalingActivityInProgress"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "OperationDenied.ScalingActivityInProgress", wantStatus: 400, wantCalls: 1},
+		{name: "throttled 429 retried then surfaced", fault: cloudprovidertest.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 5}, wantKind: cloudprovider.ErrRateLimited, wantCode: "AccountFlowLimitExceeded", wantStatus: 429, wantCalls: 3},
+		{name: "throttle code in HTTP 200", fault: cloudprovidertest.Fault{Status: 200, Code: "FlowLimitExceeded", Times: 1}, wantKind: cloudprovider.ErrRateLimited, wantCode: "FlowLimitExceeded", wantStatus: 200, wantCalls: 1},
+		{name: "error code in HTTP 200", fault: cloudprovidertest.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
+		{name: "500 retried then surfaced", fault: cloudprovidertest.Fault{Status: 500, Code: "InternalError", Times: 5}, wantKind: cloudprovider.ErrUnavailable, wantCode: "InternalError", wantStatus: 500, wantCalls: 3},
+		{name: "auth", fault: cloudprovidertest.Fault{Status: 401, Code: "SignatureDoesNotMatch"}, wantKind: cloudprovider.ErrUnauthenticated, wantCode: "SignatureDoesNotMatch", wantStatus: 401, wantCalls: 1},
+		{name: "denied", fault: cloudprovidertest.Fault{Status: 403, Code: "AccessDenied"}, wantKind: cloudprovider.ErrPermissionDenied, wantCode: "AccessDenied", wantStatus: 403, wantCalls: 1},
+		{name: "quota", fault: cloudprovidertest.Fault{Status: 400, Code: "QuotaExceeded.Instance"}, wantKind: cloudprovider.ErrQuotaExceeded, wantCode: "QuotaExceeded.Instance", wantStatus: 400, wantCalls: 1},
+		{name: "not found", fault: cloudprovidertest.Fault{Status: 404, Code: "InvalidScalingGroupId.NotFound"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidScalingGroupId.NotFound", wantStatus: 404, wantCalls: 1},
+		{name: "operation denied", fault: cloudprovidertest.Fault{Status: 400, Code: "OperationDenied.ScalingActivityInProgress"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "OperationDenied.ScalingActivityInProgress", wantStatus: 400, wantCalls: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newTestEnv(t)
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
-			tc.fault.Action = ActionDescribeScalingGroups
+			tc.fault.Operation = ActionDescribeScalingGroups
 			tc.fault.Message = "injected"
 			env.fake.AddFault(tc.fault)
 			_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-			var ae *APIError
+			var ae *cloudprovider.APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error %v (%T) is not an *APIError", err, err)
 			}
-			if ae.Code != tc.wantCode || ae.Status != tc.wantStatus || ae.Action != ActionDescribeScalingGroups || ae.RequestID == "" {
+			if ae.Code != tc.wantCode || ae.Status != tc.wantStatus || ae.Operation != ActionDescribeScalingGroups || ae.RequestID == "" {
 				t.Fatalf("APIError = %+v", ae)
 			}
 			if tc.wantKind != nil && !errors.Is(err, tc.wantKind) {
 				t.Fatalf("errors.Is(%v, %v) = false", err, tc.wantKind)
 			}
-			if n := env.fake.CountAction(ActionDescribeScalingGroups); n != tc.wantCalls {
+			if n := env.fake.CountOperation(ActionDescribeScalingGroups); n != tc.wantCalls {
 				t.Fatalf("%d attempts, want %d", n, tc.wantCalls)
 			}
 		})
@@ -58,16 +59,16 @@ func TestErrorTyping(t *testing.T) {
 
 func TestMalformedBody(t *testing.T) {
 	env := newTestEnv(t)
-	env.fake.AddFault(fakeapi.Fault{Action: ActionDescribeScalingGroups, Status: 200, Malformed: true})
+	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Malformed: true})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-	if !errors.Is(err, ErrMalformedResponse) || !errors.Is(err, cloudprovider.ErrUnavailable) {
-		t.Fatalf("error = %v, want malformed + unavailable", err)
+	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || !cloudprovider.OutcomeUnknown(err) {
+		t.Fatalf("error = %v, want malformed with unknown outcome", err)
 	}
 }
 
 func TestServerMessageScrubbedOfKeys(t *testing.T) {
 	env := newTestEnv(t)
-	env.fake.AddFault(fakeapi.Fault{Action: ActionDescribeScalingGroups, Status: 401, Code: "InvalidAccessKey",
+	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 401, Code: "InvalidAccessKey",
 		Message: "The AccessKey " + testAK + " (secret " + testSK + ") is invalid"})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
 	if !errors.Is(err, cloudprovider.ErrUnauthenticated) {
@@ -79,7 +80,7 @@ func TestServerMessageScrubbedOfKeys(t *testing.T) {
 }
 func TestDeadlineStopsStalledCall(t *testing.T) {
 	env := newTestEnv(t)
-	env.fake.AddFault(fakeapi.Fault{Action: ActionModifyScalingGroup, Stall: true})
+	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionModifyScalingGroup, Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := env.client.SetDesiredInstances(ctx, "scg-a", 1)
@@ -91,7 +92,7 @@ func TestDeadlineStopsStalledCall(t *testing.T) {
 func TestRetryAfterHonoured(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
-	env.fake.AddFault(fakeapi.Fault{Action: ActionDescribeScalingGroups, Status: 429, Code: "AccountFlowLimitExceeded", RetryAfter: "1"})
+	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 429, Code: "AccountFlowLimitExceeded", RetryAfter: "1"})
 	got, err := env.client.ListScalingGroups(ctx5s(t), nil)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("got %v, %v", got, err)

@@ -133,7 +133,7 @@ func (c *Client) GetCluster(ctx context.Context, clusterID string) (*Cluster, er
 		return nil, err
 	}
 	if out.Cluster == nil {
-		return nil, fmt.Errorf("get cluster %s: no vke_cluster in response: %w", clusterID, ErrMalformedResponse)
+		return nil, fmt.Errorf("get cluster %s: no vke_cluster in response: %w", clusterID, cloudprovider.ErrMalformedResponse)
 	}
 	return out.Cluster, nil
 }
@@ -153,7 +153,7 @@ func (c *Client) GetNodePool(ctx context.Context, clusterID, poolID string) (*No
 		return nil, err
 	}
 	if out.Pool == nil {
-		return nil, fmt.Errorf("get node pool %s: no node_pool in response: %w", poolID, ErrMalformedResponse)
+		return nil, fmt.Errorf("get node pool %s: no node_pool in response: %w", poolID, cloudprovider.ErrMalformedResponse)
 	}
 	return out.Pool, nil
 }
@@ -178,7 +178,7 @@ func (c *Client) SetNodePoolQuantity(ctx context.Context, clusterID, poolID stri
 		return nil, err
 	}
 	if out.Pool == nil {
-		return nil, fmt.Errorf("set node pool %s quantity to %d: no node_pool in response: %w", poolID, quantity, ErrMalformedResponse)
+		return nil, fmt.Errorf("set node pool %s quantity to %d: no node_pool in response: %w", poolID, quantity, cloudprovider.ErrMalformedResponse)
 	}
 	return out.Pool, nil
 }
@@ -214,29 +214,29 @@ func listAll[T any](ctx context.Context, c *Client, path, key string) ([]T, erro
 		}
 		items, ok := raw[key]
 		if !ok {
-			return nil, fmt.Errorf("list %s: no %q in response: %w", path, key, ErrMalformedResponse)
+			return nil, fmt.Errorf("list %s: no %q in response: %w", path, key, cloudprovider.ErrMalformedResponse)
 		}
 		var batch []T
 		if err := json.Unmarshal(items, &batch); err != nil {
-			return nil, fmt.Errorf("list %s: decode %q: %v: %w", path, key, err, ErrMalformedResponse)
+			return nil, fmt.Errorf("list %s: decode %q: %v: %w", path, key, err, cloudprovider.ErrMalformedResponse)
 		}
 		all = append(all, batch...)
 		var meta Meta
 		if m, ok := raw["meta"]; ok {
 			if err := json.Unmarshal(m, &meta); err != nil {
-				return nil, fmt.Errorf("list %s: decode meta: %v: %w", path, err, ErrMalformedResponse)
+				return nil, fmt.Errorf("list %s: decode meta: %v: %w", path, err, cloudprovider.ErrMalformedResponse)
 			}
 		}
 		if meta.Links.Next == "" {
 			return all, nil
 		}
 		if seen[meta.Links.Next] {
-			return nil, fmt.Errorf("list %s: cursor repeated after %d pages: %w", path, page+1, ErrMalformedResponse)
+			return nil, fmt.Errorf("list %s: cursor repeated after %d pages: %w", path, page+1, cloudprovider.ErrMalformedResponse)
 		}
 		seen[meta.Links.Next] = true
 		cursor = meta.Links.Next
 	}
-	return nil, fmt.Errorf("list %s: more than %d pages: %w", path, maxPages, ErrMalformedResponse)
+	return nil, fmt.Errorf("list %s: more than %d pages: %w", path, maxPages, cloudprovider.ErrMalformedResponse)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
@@ -265,7 +265,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// url.Error carries the URL only, never headers, so the token stays out.
-		return fmt.Errorf("vultr API %s %s: %w", method, path, err)
+		return &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Class: cloudprovider.ErrUnavailable, Cause: err}
 	}
 	defer resp.Body.Close()
 	klog.V(5).InfoS("Vultr API call", "provider", "vultr", "method", method, "path", path,
@@ -279,16 +279,16 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil
 	}
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != ContentTypeJSON {
-		return fmt.Errorf("%s %s: content type %q, want %s: %w", method, path, resp.Header.Get("Content-Type"), ContentTypeJSON, ErrMalformedResponse)
+		return fmt.Errorf("%s %s: content type %q, want %s: %w", method, path, resp.Header.Get("Content-Type"), ContentTypeJSON, cloudprovider.ErrMalformedResponse)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decode body: %v: %w", method, path, err, ErrMalformedResponse)
+		return fmt.Errorf("%s %s: decode body: %v: %w", method, path, err, cloudprovider.ErrMalformedResponse)
 	}
 	return nil
 }
 
 func apiError(method, path string, resp *http.Response) error {
-	e := &APIError{Method: method, Path: path, StatusCode: resp.StatusCode}
+	e := &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Status: resp.StatusCode, Class: cloudprovider.StatusClass(resp.StatusCode)}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		e.RetryAfter = cloudprovider.RetryAfter(resp.Header, 0)
 	}
@@ -301,9 +301,6 @@ func apiError(method, path string, resp *http.Response) error {
 		if len(e.Message) > 200 {
 			e.Message = e.Message[:200] + "..."
 		}
-	}
-	if e.RetryAfter > 0 {
-		return &cloudprovider.RetryAfterError{Err: e, RetryAfter: e.RetryAfter}
 	}
 	return e
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -44,6 +45,7 @@ func newFixture(t *testing.T, opts fakeapi.Options, poolSizes ...int) *fixture {
 		opts.Token = token
 	}
 	f := &fixture{fake: fakeapi.New(opts)}
+	f.fake.Start()
 	t.Cleanup(f.fake.Close)
 	f.fake.AddCluster(fakeapi.ClusterSpec{ID: clusterID, Region: "fra"})
 	f.fake.AddPlans(fakeapi.StandardPlans()...)
@@ -209,46 +211,46 @@ func TestErrorsAndRetries(t *testing.T) {
 	body := func(s string) *string { return &s }
 	tests := []struct {
 		name      string
-		faults    []fakeapi.Fault
+		faults    []cloudprovidertest.Fault
 		call      string // list, patch, delete
 		token     string // accepted token, "" = the client's
 		wantErr   error
 		wantCalls int
 		wantSleep []time.Duration
 	}{
-		{name: "429 then ok honours Retry-After", faults: []fakeapi.Fault{{Status: 429, RetryAfter: "2"}},
+		{name: "429 then ok honours Retry-After", faults: []cloudprovidertest.Fault{{Status: 429, RetryAfter: "2"}},
 			call: "list", wantCalls: 2, wantSleep: []time.Duration{2 * time.Second}},
-		{name: "429 past the deadline returns at once", faults: []fakeapi.Fault{{Status: 429, RetryAfter: "30"}},
+		{name: "429 past the deadline returns at once", faults: []cloudprovidertest.Fault{{Status: 429, RetryAfter: "30"}},
 			call: "list", wantErr: cloudprovider.ErrRateLimited, wantCalls: 1},
-		{name: "503 twice then ok", faults: []fakeapi.Fault{{Status: 503, Times: 2}},
+		{name: "503 twice then ok", faults: []cloudprovidertest.Fault{{Status: 503, Times: 2}},
 			call: "list", wantCalls: 3, wantSleep: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond}},
-		{name: "500 forever gives up", faults: []fakeapi.Fault{{Status: 500, Times: 10}},
+		{name: "500 forever gives up", faults: []cloudprovidertest.Fault{{Status: 500, Times: 10}},
 			call: "list", wantErr: cloudprovider.ErrUnavailable, wantCalls: 4,
 			wantSleep: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}},
-		{name: "404 not retried", faults: []fakeapi.Fault{{Status: 404}}, call: "list", wantErr: cloudprovider.ErrNotFound,
+		{name: "404 not retried", faults: []cloudprovidertest.Fault{{Status: 404}}, call: "list", wantErr: cloudprovider.ErrNotFound,
 			wantCalls: 1, wantSleep: []time.Duration{}},
-		{name: "PATCH 502 retried", faults: []fakeapi.Fault{{Status: 502}}, call: "patch", wantCalls: 2},
-		{name: "DELETE 500 retried", faults: []fakeapi.Fault{{Status: 500}}, call: "delete", wantCalls: 2},
-		{name: "400 not retried", faults: []fakeapi.Fault{{Status: 400}}, call: "patch", wantErr: vultrapi.ErrBadRequest, wantCalls: 1},
-		{name: "403 not retried", faults: []fakeapi.Fault{{Status: 403}}, call: "list", wantErr: cloudprovider.ErrPermissionDenied, wantCalls: 1},
+		{name: "PATCH 502 retried", faults: []cloudprovidertest.Fault{{Status: 502}}, call: "patch", wantCalls: 2},
+		{name: "DELETE 500 retried", faults: []cloudprovidertest.Fault{{Status: 500}}, call: "delete", wantCalls: 2},
+		{name: "400 not retried", faults: []cloudprovidertest.Fault{{Status: 400}}, call: "patch", wantErr: cloudprovider.ErrFailedPrecondition, wantCalls: 1},
+		{name: "403 not retried", faults: []cloudprovidertest.Fault{{Status: 403}}, call: "list", wantErr: cloudprovider.ErrPermissionDenied, wantCalls: 1},
 		{name: "401 on a wrong token", token: "rotated", call: "list", wantErr: cloudprovider.ErrUnauthenticated, wantCalls: 1},
 		{name: "404 unknown pool", call: "patch-unknown", wantErr: cloudprovider.ErrNotFound, wantCalls: 1},
-		{name: "malformed JSON", faults: []fakeapi.Fault{{Status: 200, Body: body(`{"node_pools": [`)}},
-			call: "list", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
-		{name: "wrong content type", faults: []fakeapi.Fault{{Status: 200, Body: body(`{"node_pools": []}`), ContentType: "text/html"}},
-			call: "list", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
-		{name: "PATCH answer without node_pool", faults: []fakeapi.Fault{{Status: 202, Body: body(`{}`), AfterApply: true}},
-			call: "patch", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
-		{name: "PATCH answer with empty body", faults: []fakeapi.Fault{{Status: 202, Body: body(``), AfterApply: true}},
-			call: "patch", wantErr: vultrapi.ErrMalformedResponse, wantCalls: 1},
-		{name: "non-JSON error body kept", faults: []fakeapi.Fault{{Status: 404, Body: body("<html>gone</html>"), ContentType: "text/html"}},
+		{name: "malformed JSON", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": [`)}},
+			call: "list", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
+		{name: "wrong content type", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": []}`), ContentType: "text/html"}},
+			call: "list", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
+		{name: "PATCH answer without node_pool", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(`{}`), AfterApply: true}},
+			call: "patch", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
+		{name: "PATCH answer with empty body", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(``), AfterApply: true}},
+			call: "patch", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
+		{name: "non-JSON error body kept", faults: []cloudprovidertest.Fault{{Status: 404, Body: body("<html>gone</html>"), ContentType: "text/html"}},
 			call: "list", wantErr: cloudprovider.ErrNotFound, wantCalls: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, fakeapi.Options{}, 2)
 			for _, fl := range tc.faults {
-				f.fake.Inject(fl)
+				f.fake.AddFault(fl)
 			}
 			if tc.token != "" {
 				f.fake.SetToken(tc.token)
@@ -287,15 +289,14 @@ func TestErrorsAndRetries(t *testing.T) {
 
 func TestAPIErrorDetails(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 1)
-	f.fake.Inject(fakeapi.Fault{Status: 429, RetryAfter: "30"})
+	f.fake.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "30"})
 	_, err := f.client.ListNodePools(ctx5s(t), clusterID)
-	var apiErr *vultrapi.APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || apiErr.Message != "Too Many Requests" {
+	var apiErr *cloudprovider.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 429 || apiErr.Message != "Too Many Requests" {
 		t.Fatalf("APIError not recoverable from %v", err)
 	}
-	var ra *cloudprovider.RetryAfterError
-	if !errors.As(err, &ra) || ra.RetryAfter != 30*time.Second {
-		t.Fatalf("RetryAfterError not recoverable from %v", err)
+	if cloudprovider.RetryAfterOf(err) != 30*time.Second {
+		t.Fatalf("Retry-After not recoverable from %v", err)
 	}
 	if !strings.Contains(err.Error(), "GET /v2/kubernetes/clusters/cluster-1/node-pools: HTTP 429") {
 		t.Fatalf("message lacks method, path, status: %v", err)
@@ -304,7 +305,7 @@ func TestAPIErrorDetails(t *testing.T) {
 
 func TestDeadlineHonoured(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 1)
-	f.fake.Inject(fakeapi.Fault{Hang: true})
+	f.fake.AddFault(cloudprovidertest.Fault{Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := f.client.ListNodePools(ctx, clusterID)
@@ -336,6 +337,7 @@ func TestOperation(t *testing.T) {
 // operation label, and the User-Agent is ours.
 func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 	fake := fakeapi.New(fakeapi.Options{Token: token})
+	fake.Start()
 	defer fake.Close()
 	fake.AddCluster(fakeapi.ClusterSpec{ID: clusterID})
 	var mu sync.Mutex
@@ -357,7 +359,7 @@ func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake.Inject(fakeapi.Fault{Status: 503})
+	fake.AddFault(cloudprovidertest.Fault{Status: 503})
 	if _, err := c.ListNodePools(ctx5s(t), clusterID); err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,10 @@
 // a chosen size, and builds the real provider (through the registry, exactly
 // as main does) against it. The benchmark and the soak share it.
 //
-// A fault proxy can sit between the provider and the fake, so faults that the
-// fakes cannot produce on their own (connection resets, answers lost after the
-// request was applied) are injected the same way for every cloud.
+// Chaos can inject faults at random through the fake kit's fault policy
+// (cloudprovidertest.FakeAPI), so resets, slow answers and answers lost after
+// the request was applied hit every cloud the same way, each answered in the
+// cloud's own error shape.
 package cluster
 
 import (
@@ -41,7 +42,7 @@ type Options struct {
 	// Clock drives the fake's provisioning; nil seeds a fake whose new
 	// instances are ready at once.
 	Clock *cloudprovidertest.ManualClock
-	// Faults, when set, puts a fault proxy between provider and fake.
+	// Faults, when set, lets Chaos inject faults into the fake's answers.
 	Faults bool
 	// Unmanaged is how many nodes belong to no group (a control plane, a
 	// pool not flagged for autoscaling); the fake knows them where it can.
@@ -99,7 +100,7 @@ type Group struct {
 type Fake struct {
 	// Provider is the provider name.
 	Provider string
-	// URL is where the provider reaches the cloud (the proxy when faults are on).
+	// URL is where the provider reaches the cloud.
 	URL string
 	// CloudConfig is the --cloud-config file ("" when the provider reads env).
 	CloudConfig string
@@ -111,8 +112,8 @@ type Fake struct {
 	Credentials []string
 	// Unmanaged are the providerIDs of nodes in no group.
 	Unmanaged []string
-	// Proxy injects faults; nil unless Options.Faults.
-	Proxy *Proxy
+	// Chaos injects faults; nil unless Options.Faults.
+	Chaos *Chaos
 
 	opts    Options
 	dir     string
@@ -152,20 +153,15 @@ func Start(opts Options) (*Fake, error) {
 	return f, nil
 }
 
-// upstream puts the fault proxy in front of base when asked and returns the
-// URL the provider should use.
-func (f *Fake) upstream(base string) (string, error) {
-	if !f.opts.Faults {
-		return base, nil
+// serve starts the fake (with Chaos as its fault policy when asked) and
+// returns the URL the provider should use.
+func (f *Fake) serve(api *cloudprovidertest.FakeAPI) string {
+	if f.opts.Faults {
+		f.Chaos = NewChaos(f.opts.Seed)
+		api.SetFaultPolicy(f.Chaos.Pick)
 	}
-	p, err := NewProxy(base, f.opts.Seed)
-	if err != nil {
-		return "", err
-	}
-	f.Proxy = p
-	// The proxy must stop before the fake, so hung requests let go first.
-	f.closeFn = append(f.closeFn, p.Close)
-	return p.URL(), nil
+	f.closeFn = append(f.closeFn, api.Close)
+	return api.Start()
 }
 
 // BuildOptions returns what main would pass to the provider's builder.
@@ -226,7 +222,7 @@ func (f *Fake) State() []Group { return f.state() }
 // Settle finishes every pending provisioning and removal in the fake now.
 func (f *Fake) Settle() { f.settle() }
 
-// Close stops the proxy and the fake and removes the config files.
+// Close stops the fake and removes the config files.
 func (f *Fake) Close() {
 	f.once.Do(func() {
 		for i := len(f.closeFn) - 1; i >= 0; i-- {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale"
@@ -47,11 +46,10 @@ func startVultr(f *Fake) error {
 	o := f.opts
 	fo := vultrfake.Options{Token: vultrToken, MaxPerPage: 500, Seed: o.Seed + 1}
 	if o.Clock != nil {
-		fo.Clock = o.Clock
+		fo.Now = o.Clock.Now
 		fo.AppearAfter, fo.ActiveAfter, fo.CloseLinger = lagAppear, lagReady, lagRemove
 	}
 	fake := vultrfake.New(fo)
-	f.closeFn = append(f.closeFn, fake.Close)
 	fake.AddPlans(vultrfake.StandardPlans()...)
 	fake.AddCluster(vultrfake.ClusterSpec{ID: vultrCluster, Label: "bench", Region: "ewr", Version: "v1.33.0+1"})
 	var poolIDs []string
@@ -74,12 +72,10 @@ func startVultr(f *Fake) error {
 			f.Unmanaged = append(f.Unmanaged, vultr.ProviderIDPrefix+n.ID)
 		}
 	}
-	url, err := f.upstream(fake.URL())
-	if err != nil {
-		return err
-	}
+	url := f.serve(fake.FakeAPI)
 	f.URL = url
 	f.Credentials = []string{vultrToken}
+	var err error
 	f.CloudConfig, err = f.writeFile("vultr.json", fmt.Sprintf(`{"cluster_id": %q, "token": %q, "api_url": %q}`, vultrCluster, vultrToken, url))
 	if err != nil {
 		return err
@@ -105,9 +101,9 @@ func startVultr(f *Fake) error {
 
 func startVolcengine(f *Fake) error {
 	o := f.opts
-	fo := volcfake.Options{Region: volcRegion, Clock: cloudprovidertest.NewManualClock(time.Now())}
+	fo := volcfake.Options{Region: volcRegion, Now: cloudprovidertest.NewManualClock(time.Now()).Now}
 	if o.Clock != nil {
-		fo.Clock = o.Clock
+		fo.Now = o.Clock.Now
 		fo.ProvisionDelay, fo.RemoveDelay = lagReady, lagRemove
 	}
 	fake := volcfake.New(fo)
@@ -133,14 +129,10 @@ func startVolcengine(f *Fake) error {
 	for i := 0; i < o.Unmanaged; i++ {
 		f.Unmanaged = append(f.Unmanaged, fmt.Sprintf("%si-unmanaged%04d", volcengine.ProviderIDPrefix, i))
 	}
-	srv := httptest.NewServer(fake)
-	f.closeFn = append(f.closeFn, srv.Close)
-	url, err := f.upstream(srv.URL)
-	if err != nil {
-		return err
-	}
+	url := f.serve(fake.FakeAPI)
 	f.URL = url
 	f.Credentials = []string{volcAccessKey, volcSecretKey}
+	var err error
 	f.CloudConfig, err = f.writeFile("volcengine.ini", fmt.Sprintf("[Global]\nregion-id = %s\naccess-key = %s\nsecret-key = %s\nendpoint = %s\nscheme = http\n",
 		volcRegion, volcAccessKey, volcSecretKey, url))
 	if err != nil {
@@ -189,13 +181,7 @@ func startExoscale(f *Fake) error {
 		id := fake.AddInstance(fmt.Sprintf("bench-control-plane-%d", i), medium)
 		f.Unmanaged = append(f.Unmanaged, exoscale.ProviderIDPrefix+id)
 	}
-	srv := httptest.NewServer(fake.Handler())
-	f.closeFn = append(f.closeFn, srv.Close)
-	url, err := f.upstream(srv.URL)
-	if err != nil {
-		return err
-	}
-	f.URL = url + exofake.BasePath
+	f.URL = f.serve(fake.FakeAPI)
 	f.Credentials = []string{exoAPIKey, exoAPISecret}
 	f.Env = map[string]string{
 		exoscale.EnvAPIKey: exoAPIKey, exoscale.EnvAPISecret: exoAPISecret, exoscale.EnvZone: exoZone,

@@ -4,19 +4,21 @@
 // speaks the real paths, kebab-case JSON, ":scale"/":evict" action suffixes,
 // {"message"} error bodies and EXO2-HMAC-SHA256 request signatures, so it is
 // driven through the real egoscale v3 SDK. Provisioning follows an injected
-// clock; tests advance it or call Settle, --simulate uses real time.
+// clock; tests advance it or call Settle, --simulate uses real time. Faults,
+// the request log and the loopback server come from cloudprovidertest.FakeAPI.
 package fakeapi
 
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 // BasePath is the API version prefix the fake serves under.
@@ -58,48 +60,9 @@ type Options struct {
 	QuotaLimit int64
 }
 
-// Request is one entry of the request log.
-type Request struct {
-	Method string
-	// Path is the raw path, e.g. "/v2/instance-pool/<id>:scale".
-	Path string
-	// Operation is the templated form, e.g. "PUT /v2/instance-pool/{id}:scale".
-	Operation string
-	Query     string
-	Status    int
-	UserAgent string
-	// Authorized reports whether an Authorization header was present.
-	Authorized bool
-}
-
-// FaultKind selects what an injected fault does.
-type FaultKind int
-
-const (
-	// FaultStatus answers with Status and a JSON {"message"} body.
-	FaultStatus FaultKind = iota
-	// FaultMalformed answers 200 with a body that is not valid JSON.
-	FaultMalformed
-	// FaultHang holds the request until the client gives up (its context ends).
-	FaultHang
-)
-
-// Fault is one injected failure.
-type Fault struct {
-	Kind FaultKind
-	// Operation restricts the fault to one templated operation (see
-	// exoapi.OperationName), e.g. "PUT /v2/instance-pool/{id}:scale"; "" = any.
-	Operation string
-	// Status for FaultStatus (default 500).
-	Status int
-	// RetryAfter, when > 0, is sent as Retry-After (seconds).
-	RetryAfter int
-	// Message is the error body's message.
-	Message string
-}
-
 // Server is the fake API.
 type Server struct {
+	*cloudprovidertest.FakeAPI
 	opts Options
 
 	mu        sync.Mutex
@@ -110,12 +73,7 @@ type Server struct {
 	instances map[string]*instance
 	types     map[string]*exoapi.InstanceType
 	ops       map[string]*operation
-	log       []Request
-	faults    []Fault
-	failCalls int
 	opFaults  []opFault
-
-	http *httptest.Server
 }
 
 type cluster struct {
@@ -156,7 +114,8 @@ type opFault struct {
 	state, reason, message string
 }
 
-// New returns a fake with no resources. Start it with Start, or mount Handler.
+// New returns a fake with no resources. Start serves it on a loopback port
+// and returns its endpoint ("http://127.0.0.1:<port>/v2"); Close stops it.
 func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -167,27 +126,22 @@ func New(opts Options) *Server {
 	if opts.QuotaLimit == 0 {
 		opts.QuotaLimit = 50
 	}
-	return &Server{
+	s := &Server{
 		opts:      opts,
 		pools:     map[string]*pool{},
 		instances: map[string]*instance{},
 		types:     map[string]*exoapi.InstanceType{},
 		ops:       map[string]*operation{},
 	}
-}
-
-// Start serves the fake on a loopback port and returns its endpoint
-// ("http://127.0.0.1:<port>/v2").
-func (s *Server) Start() string {
-	s.http = httptest.NewServer(s.Handler())
-	return s.http.URL + BasePath
-}
-
-// Close stops the server started by Start.
-func (s *Server) Close() {
-	if s.http != nil {
-		s.http.Close()
-	}
+	s.FakeAPI = cloudprovidertest.NewFakeAPI(cloudprovidertest.FakeAPIConfig{
+		Routes:        http.HandlerFunc(s.serve),
+		Operation:     func(r *http.Request, _ []byte) string { return exoapi.OperationName(r) },
+		WriteError:    writeError,
+		MalformedBody: `{"id": "trunc`,
+		BasePath:      BasePath,
+		Now:           opts.Now,
+	})
+	return s
 }
 
 func (s *Server) newID(kind int) string {
@@ -311,25 +265,6 @@ func (s *Server) SetQuotaLimit(limit int64) {
 	s.opts.QuotaLimit = limit
 }
 
-// InjectFault queues a one-shot fault; faults fire in order, each on the
-// first request it matches.
-func (s *Server) InjectFault(f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f.Kind == FaultStatus && f.Status == 0 {
-		f.Status = http.StatusInternalServerError
-	}
-	s.faults = append(s.faults, f)
-}
-
-// FailNextCalls makes the next n requests (any operation) answer 500,
-// replacing any earlier count; 0 stops failing.
-func (s *Server) FailNextCalls(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failCalls = n
-}
-
 // FailNextOperation makes the next accepted scale/evict end in state
 // ("failure" or "timeout") with reason and message, without changing the pool.
 func (s *Server) FailNextOperation(state, reason, message string) {
@@ -396,38 +331,6 @@ func (s *Server) poolStateLocked(p *pool) string {
 		}
 	}
 	return state
-}
-
-// Requests returns a copy of the request log.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.log...)
-}
-
-// Calls returns how many requests the fake has received.
-func (s *Server) Calls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.log)
-}
-
-// CallsByOperation counts the logged requests per templated operation.
-func (s *Server) CallsByOperation() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]int{}
-	for _, r := range s.log {
-		out[r.Operation]++
-	}
-	return out
-}
-
-// ResetLog clears the request log.
-func (s *Server) ResetLog() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = nil
 }
 
 // InstanceView is a snapshot of one instance for assertions.
@@ -503,4 +406,29 @@ func trimBase(path string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimPrefix(path, BasePath), true
+}
+
+// LaunchInstance adds a running member to an instance pool behind the
+// client's back: it fills an unfulfilled request when the pool's size is
+// above its member count, otherwise the size rises by one, as when someone
+// scales the pool in the console.
+func (s *Server) LaunchInstance(poolID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pools[poolID]
+	if p == nil {
+		return "", fmt.Errorf("fakeapi: no instance pool %q", poolID)
+	}
+	now := s.opts.Now()
+	s.advanceLocked(now, false)
+	live := 0
+	for _, id := range p.members {
+		if in := s.instances[id]; in != nil && in.state != InstanceDestroying {
+			live++
+		}
+	}
+	in := s.newInstanceLocked(p, now)
+	in.state = InstanceRunning
+	p.size = max(p.size, live+1)
+	return in.id, nil
 }

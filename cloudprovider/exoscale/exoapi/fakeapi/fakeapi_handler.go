@@ -10,11 +10,12 @@ import (
 	"io"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 // Wire shapes (kebab-case, empty collections omitted like the real serializer).
@@ -100,68 +101,18 @@ type apiError struct {
 	msg    string
 }
 
-// Handler returns the fake's HTTP handler.
-func (s *Server) Handler() http.Handler {
-	return http.HandlerFunc(s.serve)
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
-}
-
+// serve checks the signature and answers from the routes.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	entry := Request{
-		Method: r.Method, Path: r.URL.EscapedPath(), Operation: exoapi.OperationName(r),
-		Query: r.URL.RawQuery, UserAgent: r.UserAgent(), Authorized: r.Header.Get("Authorization") != "",
-	}
-	defer func() {
-		entry.Status = sw.status
-		s.mu.Lock()
-		s.log = append(s.log, entry)
-		s.mu.Unlock()
-	}()
-
-	if f, ok := s.takeFault(entry.Operation); ok {
-		switch f.Kind {
-		case FaultHang:
-			// Held until the client's deadline ends the request.
-			<-r.Context().Done()
-			sw.status = 0
-			return
-		case FaultMalformed:
-			sw.Header().Set("Content-Type", "application/json")
-			sw.WriteHeader(http.StatusOK)
-			_, _ = sw.Write([]byte(`{"id": "trunc`))
-			return
-		default:
-			if f.RetryAfter > 0 {
-				sw.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
-			}
-			msg := f.Message
-			if msg == "" {
-				msg = http.StatusText(f.Status)
-			}
-			writeError(sw, f.Status, msg)
-			return
-		}
-	}
 	if s.opts.APIKey != "" {
 		if err := s.verifySignature(r, body); err != "" {
-			writeError(sw, http.StatusUnauthorized, err)
+			writeError(w, http.StatusUnauthorized, "", err)
 			return
 		}
 	}
 	path, ok := trimBase(r.URL.Path)
 	if !ok {
-		writeError(sw, http.StatusNotFound, "no such endpoint")
+		writeError(w, http.StatusNotFound, "", "no such endpoint")
 		return
 	}
 	s.mu.Lock()
@@ -169,34 +120,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	out, aerr := s.route(r, path, body)
 	s.mu.Unlock()
 	if aerr != nil {
-		writeError(sw, aerr.status, aerr.msg)
+		writeError(w, aerr.status, "", aerr.msg)
 		return
 	}
-	sw.Header().Set("Content-Type", "application/json")
-	sw.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(sw).Encode(out)
+	cloudprovidertest.WriteJSON(w, http.StatusOK, out)
 }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
+// writeError writes Exoscale's error body, {"message": ...}; the API has no
+// separate error code, so code is unused.
+func writeError(w http.ResponseWriter, status int, _ string, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
-}
-
-func (s *Server) takeFault(operation string) (Fault, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failCalls > 0 {
-		s.failCalls--
-		return Fault{Kind: FaultStatus, Status: http.StatusInternalServerError, Message: "injected server error"}, true
-	}
-	for i, f := range s.faults {
-		if f.Operation == "" || f.Operation == operation {
-			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
-			return f, true
-		}
-	}
-	return Fault{}, false
+	_ = json.NewEncoder(w).Encode(map[string]string{"message": message})
 }
 
 // route dispatches one request; s.mu is held.

@@ -6,24 +6,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 )
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // do sends an unsigned request (the fake verifies signatures only when keys are set).
 func do(t *testing.T, base, method, path, body string) (int, map[string]any) {
@@ -48,9 +36,9 @@ func do(t *testing.T, base, method, path, body string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
-func newFake(t *testing.T, opts Options) (*Server, string, *clock, string) {
+func newFake(t *testing.T, opts Options) (*Server, string, *cloudprovidertest.ManualClock, string) {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := cloudprovidertest.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	opts.Now = c.Now
 	s := New(opts)
 	typ := s.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "tiny", CPUs: 1, MemoryBytes: 1 << 30})
@@ -143,7 +131,7 @@ func TestRejections(t *testing.T) {
 
 func TestFaultsAndLog(t *testing.T) {
 	s, base, _, pool := newFake(t, Options{})
-	s.InjectFault(Fault{Kind: FaultStatus, Status: 429, RetryAfter: 7, Operation: "GET /v2/instance-pool/{id}"})
+	s.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "7", Operation: "GET /v2/instance-pool/{id}"})
 	if status, _ := do(t, base, "GET", "/instance-pool", ""); status != 200 {
 		t.Fatalf("non-matching operation hit the fault: %d", status)
 	}
@@ -156,25 +144,33 @@ func TestFaultsAndLog(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "7" {
 		t.Fatalf("fault answered %d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	s.FailNextCalls(2)
-	s.FailNextCalls(0)
+	s.FailNext(2)
+	s.FailNext(0)
 	if status, _ := do(t, base, "GET", "/instance-pool", ""); status != 200 {
-		t.Fatalf("FailNextCalls(0) did not clear: %d", status)
+		t.Fatalf("FailNext(0) did not clear: %d", status)
+	}
+	// Applied, answer lost: the pool takes the new size, the client hears 502.
+	s.AddFault(cloudprovidertest.Fault{Operation: "PUT /v2/instance-pool/{id}:scale", AfterApply: true, Status: http.StatusBadGateway})
+	if status, body := do(t, base, "PUT", "/instance-pool/"+pool+":scale", `{"size":3}`); status != http.StatusBadGateway || body["message"] == "" {
+		t.Fatalf("lost answer: %d %v, want 502 in the API's error shape", status, body)
+	}
+	if p, _ := s.Pool(pool); p.Size != 3 {
+		t.Fatalf("AfterApply fault did not apply the scale: size %d", p.Size)
 	}
 	s.FailNextOperation(exoapi.OperationFailure, "unavailable", "no capacity")
 	_, op := do(t, base, "PUT", "/instance-pool/"+pool+":scale", `{"size":5}`)
 	if op["state"] != "failure" || op["reason"] != "unavailable" {
 		t.Fatalf("forced failure operation %v", op)
 	}
-	if p, _ := s.Pool(pool); p.Size != 2 {
+	if p, _ := s.Pool(pool); p.Size != 3 {
 		t.Fatalf("failed operation changed the pool to %d", p.Size)
 	}
-	calls := s.CallsByOperation()
-	if calls["GET /v2/instance-pool"] != 2 || calls["GET /v2/instance-pool/{id}"] != 1 || calls["PUT /v2/instance-pool/{id}:scale"] != 1 {
+	calls := s.OperationCounts()
+	if calls["GET /v2/instance-pool"] != 2 || calls["GET /v2/instance-pool/{id}"] != 1 || calls["PUT /v2/instance-pool/{id}:scale"] != 2 {
 		t.Fatalf("request log %v", calls)
 	}
-	if s.Calls() != 4 {
-		t.Fatalf("Calls = %d, want 4", s.Calls())
+	if s.RequestCount() != 5 {
+		t.Fatalf("RequestCount = %d, want 5", s.RequestCount())
 	}
 }
 

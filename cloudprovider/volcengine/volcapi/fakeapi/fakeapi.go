@@ -4,7 +4,9 @@
 // string, routed on Action, answered with the ResponseMetadata/Result envelope,
 // errors carried in ResponseMetadata.Error (in 4xx/5xx bodies and, as the real
 // gateway sometimes does, in HTTP 200 bodies), PageNumber/PageSize and
-// NextToken paging, and instance lifecycle progression driven by a Clock.
+// NextToken paging, and instance lifecycle progression driven by an injected clock
+// (Options.Now). Faults, the request log and the loopback server come from
+// cloudprovidertest.FakeAPI.
 //
 // Tests drive it through the real volcengine-go-sdk; --simulate serves it on a
 // loopback port.
@@ -13,11 +15,11 @@ package fakeapi
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 // Instance status values of the Auto Scaling API.
@@ -125,45 +127,11 @@ type CreateFailure struct {
 	NoInstances bool
 }
 
-// Fault is an injected failure. Action "" matches every action. Times is how
-// many matching requests fail (default 1).
-type Fault struct {
-	Action string
-	// Status is the HTTP status; 200 puts the error in a 200 body, like the
-	// real gateway does for some codes.
-	Status  int
-	Code    string
-	Message string
-	// RetryAfter is sent as the Retry-After header when set.
-	RetryAfter string
-	// Malformed answers with a body that is not JSON.
-	Malformed bool
-	// Stall holds the request until the client gives up (its context ends).
-	Stall bool
-	// Applied carries the request out before failing it, like an answer lost
-	// on the way back.
-	Applied bool
-	// Skip lets this many matching requests through before the fault applies.
-	Skip  int
-	Times int
-}
-
-// Request is one entry of the request log.
-type Request struct {
-	Action string
-	// Service is the signing service from the Authorization header.
-	Service string
-	// Region is the region from the Authorization header's credential scope.
-	Region string
-	Query  url.Values
-	Status int
-	Code   string
-}
-
 // Options configures a Server.
 type Options struct {
-	// Clock drives provisioning; RealClock when nil.
-	Clock Clock
+	// Now is the clock driving provisioning (default time.Now); tests pass a
+	// cloudprovidertest.ManualClock's Now.
+	Now func() time.Time
 	// ProvisionDelay is how long a new instance stays Pending (default 0: it is
 	// InService at the next request after creation).
 	ProvisionDelay time.Duration
@@ -180,6 +148,7 @@ type Options struct {
 
 // Server is the fake API. The zero value is not usable; call New.
 type Server struct {
+	*cloudprovidertest.FakeAPI
 	opts Options
 
 	mu             sync.Mutex
@@ -191,8 +160,6 @@ type Server struct {
 	instances      map[string]*Instance
 	activities     []*Activity
 	createFailures map[string]CreateFailure
-	faults         []*Fault
-	requests       []Request
 	seq            int
 	// UnrelatedForUnknownIDs makes DescribeScalingGroups answer a query for
 	// unknown ids with other groups, as the API docs warn it may.
@@ -203,13 +170,13 @@ type Server struct {
 
 // New returns an empty fake.
 func New(opts Options) *Server {
-	if opts.Clock == nil {
-		opts.Clock = RealClock{}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.Region == "" {
 		opts.Region = "cn-beijing"
 	}
-	return &Server{
+	s := &Server{
 		opts:           opts,
 		groups:         map[string]*Group{},
 		configs:        map[string]*Configuration{},
@@ -219,10 +186,16 @@ func New(opts Options) *Server {
 		instances:      map[string]*Instance{},
 		createFailures: map[string]CreateFailure{},
 	}
+	s.FakeAPI = cloudprovidertest.NewFakeAPI(cloudprovidertest.FakeAPIConfig{
+		Routes:        http.HandlerFunc(s.serve),
+		Operation:     actionOf,
+		WriteError:    s.writeError,
+		MalformedBody: `{"ResponseMetadata": {"RequestId": "broken`,
+		ContentType:   contentType,
+		Now:           opts.Now,
+	})
+	return s
 }
-
-// Start serves the fake on a loopback port; close the returned server when done.
-func (s *Server) Start() *httptest.Server { return httptest.NewServer(s) }
 
 // AddGroup stores g (copied). A group with Desired >= 0 is reconciled at once:
 // missing instances are created.
@@ -306,11 +279,11 @@ func (s *Server) SetCreateFailure(groupID string, f *CreateFailure) {
 }
 
 // SetGroupBounds changes a group's min/max/desired directly (as a console user would).
-func (s *Server) SetGroupBounds(groupID string, min, max, desired int) {
+func (s *Server) SetGroupBounds(groupID string, minSize, maxSize, desired int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if g, ok := s.groups[groupID]; ok {
-		g.Min, g.Max, g.Desired = min, max, desired
+		g.Min, g.Max, g.Desired = minSize, maxSize, desired
 	}
 }
 
@@ -339,40 +312,6 @@ func (s *Server) SetTotalCountSkew(skew int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.totalCountSkew = skew
-}
-
-// AddFault queues an injected failure.
-func (s *Server) AddFault(f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f.Times <= 0 {
-		f.Times = 1
-	}
-	ff := f
-	s.faults = append(s.faults, &ff)
-}
-
-// FailNext makes the next n requests fail with HTTP 500 InternalError.
-func (s *Server) FailNext(n int) {
-	if n <= 0 {
-		return
-	}
-	s.AddFault(Fault{Status: http.StatusInternalServerError, Code: "InternalError", Message: "injected server error", Times: n})
-}
-
-// Throttle makes the next n requests fail with the gateway's flow limit (HTTP 429).
-func (s *Server) Throttle(n int) {
-	if n <= 0 {
-		return
-	}
-	s.AddFault(Fault{Status: http.StatusTooManyRequests, Code: "AccountFlowLimitExceeded", Message: "Request was denied due to flow control", Times: n})
-}
-
-// ClearFaults drops every queued fault.
-func (s *Server) ClearFaults() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = nil
 }
 
 // Settle finishes all pending work at once: Pending instances become InService
@@ -410,47 +349,13 @@ func (s *Server) Instances(groupID string) []Instance {
 	return s.instancesOfLocked(groupID)
 }
 
-// Requests returns a copy of the request log.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// RequestCount returns how many requests the fake has received.
-func (s *Server) RequestCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.requests)
-}
-
-// CountAction returns how many logged requests used action.
-func (s *Server) CountAction(action string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, r := range s.requests {
-		if r.Action == action {
-			n++
-		}
-	}
-	return n
-}
-
-// ResetRequests clears the request log.
-func (s *Server) ResetRequests() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = nil
-}
-
 func (s *Server) nextID(prefix string) string {
 	s.seq++
 	return fmt.Sprintf("%s%010d", prefix, s.seq)
 }
 
 func (s *Server) newInstanceLocked(groupID, status string) *Instance {
-	now := s.opts.Clock.Now()
+	now := s.opts.Now()
 	zone := ""
 	if g, ok := s.groups[groupID]; ok {
 		for _, sn := range g.SubnetIDs {
@@ -492,7 +397,7 @@ func isLive(status string) bool {
 
 // advanceLocked moves every instance along its lifecycle up to the clock's now.
 func (s *Server) advanceLocked() {
-	now := s.opts.Clock.Now()
+	now := s.opts.Now()
 	for id, inst := range s.instances {
 		switch inst.Status {
 		case StatusInit, StatusPending, StatusPendingWait:
@@ -527,7 +432,7 @@ func (s *Server) reconcileLocked(g *Group) {
 			live = append(live, inst)
 		}
 	}
-	now := s.opts.Clock.Now()
+	now := s.opts.Now()
 	switch {
 	case len(live) < g.Desired:
 		act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}
@@ -566,4 +471,27 @@ func (s *Server) reconcileLocked(g *Group) {
 			inst.goneAt = now.Add(s.opts.RemoveDelay)
 		}
 	}
+}
+
+// LaunchInstance adds an InService instance to a group behind the client's
+// back: it fills an unfulfilled request when the desired number is above the
+// live instance count, otherwise the desired number rises by one, as when
+// someone scales the group in the console.
+func (s *Server) LaunchInstance(groupID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.groups[groupID]
+	if !ok {
+		return "", fmt.Errorf("fakeapi: no scaling group %q", groupID)
+	}
+	s.advanceLocked()
+	live := 0
+	for _, inst := range s.instances {
+		if inst.GroupID == groupID && isLive(inst.Status) {
+			live++
+		}
+	}
+	inst := s.newInstanceLocked(groupID, StatusInService)
+	g.Desired = max(g.Desired, live+1)
+	return inst.ID, nil
 }

@@ -1,13 +1,14 @@
 package fakeapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 // Action names served by the fake.
@@ -51,33 +52,32 @@ var handlers = map[string]struct {
 	ActionDescribeSubnets:               {"2020-04-01", "vpc", (*Server).describeSubnets},
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+// actionOf returns the request's Action, the fake's operation name.
+func actionOf(r *http.Request, _ []byte) string {
+	return requestValues(r).Get("Action")
+}
+
+// requestValues returns the query, or the form of a form POST.
+func requestValues(r *http.Request) url.Values {
 	if r.Method == http.MethodPost {
 		// The SDK only sends GET, but a form POST is harmless to accept.
 		if err := r.ParseForm(); err == nil {
-			q = r.Form
+			return r.Form
 		}
 	}
+	return r.URL.Query()
+}
+
+// serve answers one request the way the OpenAPI gateway does.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	q := requestValues(r)
 	action := q.Get("Action")
 	version := q.Get("Version")
-	service, region := parseCredential(r.Header.Get("Authorization"))
 
 	s.mu.Lock()
-	entry := Request{Action: action, Service: service, Region: region, Query: cloneValues(q)}
-	fault := s.takeFaultLocked(action)
 	var result any
 	var aerr *apiError
 	switch {
-	case fault != nil && fault.Applied:
-		if h, ok := handlers[action]; ok && version == h.version {
-			s.advanceLocked()
-			_, _ = h.fn(s, q)
-		}
-		aerr = &apiError{status: fault.Status, code: fault.Code, message: fault.Message}
-	case fault != nil:
-		aerr = &apiError{status: fault.Status, code: fault.Code, message: fault.Message}
 	case r.URL.Path != "/":
 		aerr = errf(http.StatusNotFound, "InvalidActionOrVersion", "path %s not found", r.URL.Path)
 	case r.Header.Get("Authorization") == "":
@@ -94,30 +94,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			result, aerr = h.fn(s, q)
 		}
 	}
-	entry.Status = http.StatusOK
-	if aerr != nil {
-		entry.Status = aerr.status
-		entry.Code = aerr.code
-	}
-	s.requests = append(s.requests, entry)
+	requestID := s.nextID("req-")
 	s.mu.Unlock()
 
-	if fault != nil && fault.Stall {
-		// Hold the request until the client gives up.
-		<-r.Context().Done()
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	if fault != nil && fault.RetryAfter != "" {
-		w.Header().Set("Retry-After", fault.RetryAfter)
-	}
-	if fault != nil && fault.Malformed {
-		w.WriteHeader(fault.statusOr(http.StatusOK))
-		_, _ = w.Write([]byte(`{"ResponseMetadata": {"RequestId": "broken`))
-		return
-	}
 	meta := map[string]any{
-		"RequestId": s.requestID(),
+		"RequestId": requestID,
 		"Action":    action,
 		"Version":   version,
 		"Service":   handlers[action].service,
@@ -134,15 +115,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		body["Result"] = result
 	}
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
+	w.Header().Set("Content-Type", contentType)
+	cloudprovidertest.WriteJSON(w, status, body)
 }
 
-func (f *Fault) statusOr(def int) int {
-	if f.Status != 0 {
-		return f.Status
+// contentType is what the gateway answers with.
+const contentType = "application/json; charset=utf-8"
+
+// writeError writes the gateway's error envelope for an injected fault. The
+// real gateway puts some errors (flow limits) in a 200 answer, so status 200
+// with a code is an error too.
+func (s *Server) writeError(w http.ResponseWriter, status int, code, message string) {
+	if code == "" {
+		code = defaultErrorCode(status)
 	}
-	return def
+	meta := map[string]any{
+		"RequestId": s.requestID(),
+		"Region":    s.opts.Region,
+		"Error":     map[string]any{"Code": code, "Message": message},
+	}
+	w.Header().Set("Content-Type", contentType)
+	cloudprovidertest.WriteJSON(w, status, map[string]any{"ResponseMetadata": meta})
+}
+
+// defaultErrorCode picks the gateway's code for a fault given only a status,
+// from the common codes in BytePlus's documentation (shared docs,
+// providers/volcengine.md, "Codes worth simulating").
+func defaultErrorCode(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return "AccountFlowLimitExceeded"
+	case status == http.StatusUnauthorized:
+		return "SignatureDoesNotMatch"
+	case status == http.StatusForbidden:
+		return "AccessDenied"
+	case status == http.StatusNotFound:
+		return "InvalidActionOrVersion"
+	case status >= 500:
+		return "InternalError"
+	default:
+		return "InvalidParameter"
+	}
 }
 
 func (s *Server) requestID() string {
@@ -151,22 +164,10 @@ func (s *Server) requestID() string {
 	return s.nextID("req-")
 }
 
-func (s *Server) takeFaultLocked(action string) *Fault {
-	for i, f := range s.faults {
-		if f.Action != "" && f.Action != action {
-			continue
-		}
-		if f.Skip > 0 {
-			f.Skip--
-			continue
-		}
-		f.Times--
-		if f.Times <= 0 {
-			s.faults = append(s.faults[:i], s.faults[i+1:]...)
-		}
-		return f
-	}
-	return nil
+// SigningScope returns the service and region a recorded request was signed
+// for, from its Authorization header's credential scope.
+func SigningScope(r cloudprovidertest.RecordedRequest) (service, region string) {
+	return parseCredential(r.Header.Get("Authorization"))
 }
 
 // parseCredential pulls service and region out of
@@ -185,14 +186,6 @@ func parseCredential(auth string) (service, region string) {
 		return "", ""
 	}
 	return parts[3], parts[2]
-}
-
-func cloneValues(q url.Values) url.Values {
-	c := url.Values{}
-	for k, v := range q {
-		c[k] = append([]string(nil), v...)
-	}
-	return c
 }
 
 // listParam reads Name.1, Name.2, ... in order.
@@ -585,7 +578,7 @@ func (s *Server) removeInstances(q url.Values) (any, *apiError) {
 	} else if live-len(ids) < g.Min && !force {
 		return nil, errf(http.StatusBadRequest, "OperationDenied.MinInstanceNumber", "removing %d instances would leave fewer than min %d", len(ids), g.Min)
 	}
-	now := s.opts.Clock.Now()
+	now := s.opts.Now()
 	for _, id := range ids {
 		inst := s.instances[id]
 		inst.Status = StatusRemoving

@@ -3,7 +3,6 @@ package fakeapi
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -24,13 +23,13 @@ type envelope struct {
 	Result map[string]any
 }
 
-func get(t *testing.T, srv *httptest.Server, q url.Values, auth string) (int, envelope) {
+func get(t *testing.T, baseURL string, q url.Values, auth string) (int, envelope) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/?"+q.Encode(), nil)
+	req, _ := http.NewRequest(http.MethodGet, baseURL+"/?"+q.Encode(), nil)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := srv.Client().Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +42,12 @@ func get(t *testing.T, srv *httptest.Server, q url.Values, auth string) (int, en
 }
 
 func TestWireFormat(t *testing.T) {
-	s := New(Options{Clock: cloudprovidertest.NewManualClock(time.Unix(0, 0))})
+	s := New(Options{Now: cloudprovidertest.NewManualClock(time.Unix(0, 0)).Now})
 	for _, id := range []string{"scg-1", "scg-2", "scg-3"} {
 		s.AddGroup(Group{ID: id, Min: 0, Max: 3, Desired: 0})
 	}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	srv := s.Start()
+	defer s.Close()
 	tests := []struct {
 		name       string
 		q          url.Values
@@ -98,16 +97,19 @@ func TestWireFormat(t *testing.T) {
 		})
 	}
 	reqs := s.Requests()
-	if len(reqs) != len(tests) || reqs[0].Region != "cn-beijing" || reqs[0].Service != "auto_scaling" {
+	if len(reqs) != len(tests) {
+		t.Fatalf("request log = %+v", reqs)
+	}
+	if service, region := SigningScope(reqs[0]); region != "cn-beijing" || service != "auto_scaling" {
 		t.Fatalf("request log = %+v", reqs)
 	}
 }
 
 func TestFaultInHTTP200(t *testing.T) {
 	s := New(Options{})
-	s.AddFault(Fault{Action: "DescribeScalingGroups", Status: 200, Code: "FlowLimitExceeded", Skip: 1})
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	s.AddFault(cloudprovidertest.Fault{Operation: "DescribeScalingGroups", Status: 200, Code: "FlowLimitExceeded", Skip: 1})
+	srv := s.Start()
+	defer s.Close()
 	q := url.Values{"Action": {"DescribeScalingGroups"}, "Version": {"2020-01-01"}}
 	if status, env := get(t, srv, q, testAuth); status != 200 || env.ResponseMetadata.Error != nil {
 		t.Fatalf("first call (skipped fault) = %d %+v", status, env.ResponseMetadata.Error)
@@ -118,5 +120,21 @@ func TestFaultInHTTP200(t *testing.T) {
 	}
 	if status, env := get(t, srv, q, testAuth); status != 200 || env.ResponseMetadata.Error != nil {
 		t.Fatalf("fault not consumed: %d %+v", status, env.ResponseMetadata.Error)
+	}
+}
+
+// TestFaultDefaultsToGatewayCodes: a fault given only a status answers in the
+// gateway's envelope with the documented code for that status.
+func TestFaultDefaultsToGatewayCodes(t *testing.T) {
+	s := New(Options{})
+	srv := s.Start()
+	defer s.Close()
+	q := url.Values{"Action": {"DescribeScalingGroups"}, "Version": {"2020-01-01"}}
+	for status, wantCode := range map[int]string{429: "AccountFlowLimitExceeded", 503: "InternalError", 403: "AccessDenied", 401: "SignatureDoesNotMatch"} {
+		s.AddFault(cloudprovidertest.Fault{Status: status})
+		got, env := get(t, srv, q, testAuth)
+		if got != status || env.ResponseMetadata.Error == nil || env.ResponseMetadata.Error.Code != wantCode || env.ResponseMetadata.RequestID == "" {
+			t.Errorf("fault %d answered %d %+v, want the envelope with %s and a request id", status, got, env.ResponseMetadata, wantCode)
+		}
 	}
 }

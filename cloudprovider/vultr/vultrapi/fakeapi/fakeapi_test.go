@@ -26,8 +26,9 @@ const (
 func newFake(t *testing.T, opts fakeapi.Options) (*fakeapi.Server, *cloudprovidertest.ManualClock) {
 	t.Helper()
 	clock := cloudprovidertest.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	opts.Token, opts.Clock = tok, clock
+	opts.Token, opts.Now = tok, clock.Now
 	s := fakeapi.New(opts)
+	s.Start()
 	t.Cleanup(s.Close)
 	s.AddCluster(fakeapi.ClusterSpec{ID: cid, Region: "ewr", Label: "k"})
 	s.AddPlans(fakeapi.StandardPlans()...)
@@ -238,11 +239,15 @@ func TestPaginationMeta(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	s, _ := newFake(t, fakeapi.Options{})
-	s.Inject(fakeapi.Fault{Method: "GET", PathContains: "/plans", Status: 429, RetryAfter: "3", Times: 2})
+	s.AddFault(cloudprovidertest.Fault{Method: "GET", PathContains: "/plans", Status: 429, RetryAfter: "3", Times: 2})
 	for i := 0; i < 2; i++ {
-		resp, _ := do(t, s, "GET", "/v2/plans", "Bearer "+tok, "")
+		resp, body := do(t, s, "GET", "/v2/plans", "Bearer "+tok, "")
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" {
 			t.Fatalf("try %d: %d %q", i, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		// Vultr's error shape: {"error": message, "status": code}.
+		if !bytes.Contains(body, []byte(`"error":"Too Many Requests"`)) || !bytes.Contains(body, []byte(`"status":429`)) {
+			t.Fatalf("try %d: fault body %s is not Vultr's error shape", i, body)
 		}
 	}
 	if resp, _ := do(t, s, "GET", "/v2/plans", "Bearer "+tok, ""); resp.StatusCode != 200 {
@@ -258,20 +263,20 @@ func TestFaults(t *testing.T) {
 	if _, err := s.AddPool(cid, fakeapi.PoolSpec{ID: "p", Label: "x", Plan: "vc2-1c-2gb", Quantity: 1, Min: 1, Max: 9}); err != nil {
 		t.Fatal(err)
 	}
-	s.Inject(fakeapi.Fault{Method: "PATCH", Status: 503, AfterApply: true})
+	s.AddFault(cloudprovidertest.Fault{Method: "PATCH", Status: 503, AfterApply: true})
 	if resp, _ := do(t, s, "PATCH", "/v2/kubernetes/clusters/c1/node-pools/p", "Bearer "+tok, `{"node_quantity":3}`); resp.StatusCode != 503 {
 		t.Fatal(resp.Status)
 	}
 	if p, _ := s.Pool(cid, "p"); p.Quantity != 3 {
 		t.Fatalf("AfterApply fault did not apply: quantity %d", p.Quantity)
 	}
-	s.Inject(fakeapi.Fault{Method: "PATCH", ReportQuantity: 7})
+	s.MisreportNextQuantity(7)
 	_, body := do(t, s, "PATCH", "/v2/kubernetes/clusters/c1/node-pools/p", "Bearer "+tok, `{"node_quantity":4}`)
 	if !bytes.Contains(body, []byte(`"node_quantity":7`)) {
-		t.Fatalf("ReportQuantity not reported: %s", body)
+		t.Fatalf("MisreportNextQuantity not reported: %s", body)
 	}
 	if p, _ := s.Pool(cid, "p"); p.Quantity != 4 {
-		t.Fatalf("ReportQuantity changed the real quantity: %d", p.Quantity)
+		t.Fatalf("MisreportNextQuantity changed the real quantity: %d", p.Quantity)
 	}
 }
 

@@ -1,0 +1,341 @@
+package cloudprovidertest
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sort"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+)
+
+// The safety rules every provider shares (cloudprovider.MutationGuard,
+// cloudprovider.OutcomeUnknown, the one APIError class table): each check
+// below fails for a provider that drops one of them.
+
+// hangDeadline stands in for CA's deadline on calls the fake holds forever,
+// so the fault matrix stays fast.
+const hangDeadline = 300 * time.Millisecond
+
+// faultTimes covers every retry a client may make, so a fault fails the call
+// instead of being retried away.
+const faultTimes = 16
+
+// liveIDs returns the ids of a group's instances that are not going away.
+func (k *kit) liveIDs(g cloudprovider.NodeGroup) map[string]bool {
+	k.t.Helper()
+	out := map[string]bool{}
+	for _, in := range k.nodes(g) {
+		if in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting {
+			out[in.Id] = true
+		}
+	}
+	return out
+}
+
+// clearFaults drops faults a check queued and no request consumed.
+func (k *kit) clearFaults() {
+	if k.env.ClearFaults != nil {
+		k.env.ClearFaults()
+	}
+}
+
+// checkReadsNeverWaitBehindMutation holds an IncreaseSize inside its cloud
+// call (the fake never answers) and asks every read CA makes meanwhile: they
+// must answer from the snapshot, not queue behind the mutation's lock. The
+// held call is released only after the reads answered or the deadline of
+// one CA call passed, so a read that waits fails the check.
+func checkReadsNeverWaitBehindMutation(t *testing.T, k *kit) {
+	if k.env.InjectMutationFault == nil {
+		t.Skip("Env.InjectMutationFault not provided")
+	}
+	g := k.mainGroup()
+	id := g.Id(k.ctx())
+	node := k.env.Node(k.nodes(g)[0])
+	k.env.InjectMutationFault(MutationIncreaseSize, FaultHang)
+	calls := k.env.CloudCalls()
+	mutationCtx, release := context.WithCancel(context.Background())
+	defer release()
+	mutated := make(chan error, 1)
+	go func() { mutated <- g.IncreaseSize(mutationCtx, 1) }()
+	// The fake records the request before holding it.
+	deadline := time.Now().Add(CallDeadline)
+	for k.env.CloudCalls() == calls {
+		if time.Now().After(deadline) {
+			t.Fatal("IncreaseSize never reached the cloud")
+		}
+		runtime.Gosched()
+	}
+	reads := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), CallDeadline)
+		defer cancel()
+		gs, err := k.env.Provider.NodeGroups(ctx)
+		if err != nil {
+			reads <- err
+			return
+		}
+		for _, o := range gs {
+			_ = o.MinSize(ctx) + o.MaxSize(ctx)
+			_ = o.Debug(ctx)
+			if _, err := o.TargetSize(ctx); err != nil {
+				reads <- err
+				return
+			}
+			if _, err := o.Nodes(ctx); err != nil {
+				reads <- err
+				return
+			}
+			_, _ = o.TemplateNodeInfo(ctx)
+		}
+		if got, err := k.env.Provider.NodeGroupForNode(ctx, node); err != nil || got == nil || got.Id(ctx) != id {
+			reads <- errors.Join(errors.New("NodeGroupForNode lost the node during a mutation"), err)
+			return
+		}
+		reads <- ctx.Err()
+	}()
+	select {
+	case err := <-reads:
+		if err != nil {
+			t.Fatalf("reads during a held mutation: %v", err)
+		}
+	case <-time.After(CallDeadline):
+		t.Fatal("reads waited behind a mutation held in its cloud call")
+	}
+	release()
+	if err := <-mutated; err == nil {
+		t.Fatal("IncreaseSize succeeded although its cloud call never answered")
+	}
+}
+
+// mutationCase prepares a group for one kind of mutation and runs it.
+type mutationCase struct {
+	// prepare runs before the fault is injected and returns the instances
+	// the mutation may remove.
+	prepare func(k *kit, g cloudprovider.NodeGroup) map[string]bool
+	run     func(ctx context.Context, k *kit, g cloudprovider.NodeGroup, victims map[string]bool) error
+}
+
+var mutationCases = map[Mutation]mutationCase{
+	MutationIncreaseSize: {
+		prepare: func(*kit, cloudprovider.NodeGroup) map[string]bool { return nil },
+		run: func(ctx context.Context, _ *kit, g cloudprovider.NodeGroup, _ map[string]bool) error {
+			return g.IncreaseSize(ctx, 1)
+		},
+	},
+	MutationDecreaseTargetSize: {
+		// Cancel a request the cloud has not fulfilled yet (or refuse to).
+		prepare: func(k *kit, g cloudprovider.NodeGroup) map[string]bool {
+			k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1) before the decrease")
+			return nil
+		},
+		run: func(ctx context.Context, _ *kit, g cloudprovider.NodeGroup, _ map[string]bool) error {
+			return g.DecreaseTargetSize(ctx, -1)
+		},
+	},
+	MutationDeleteNodes: {
+		prepare: func(k *kit, g cloudprovider.NodeGroup) map[string]bool {
+			return map[string]bool{k.nodes(g)[0].Id: true}
+		},
+		run: func(ctx context.Context, k *kit, g cloudprovider.NodeGroup, victims map[string]bool) error {
+			var nodes []*corev1.Node
+			for id := range victims {
+				nodes = append(nodes, k.env.Node(cloudprovider.Instance{Id: id}))
+			}
+			return g.DeleteNodes(ctx, nodes)
+		},
+	},
+}
+
+// checkMutationFaultMatrix runs each mutation against each fault a cloud
+// answers with (throttle, 5xx, hang, garbled answer, applied but answer
+// lost): whatever the call returned, once the cloud settled the group's
+// target and instances stay within min and max, and no instance that was
+// not asked for is gone.
+func checkMutationFaultMatrix(t *testing.T, h Harness) {
+	names := make([]string, 0, len(MutationFaults))
+	for name := range MutationFaults {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, kind := range Mutations {
+		for _, name := range names {
+			t.Run(string(kind)+"/"+name, func(t *testing.T) {
+				k := newKit(t, h)
+				if k.env.InjectMutationFault == nil {
+					t.Skip("Env.InjectMutationFault not provided")
+				}
+				c := mutationCases[kind]
+				g := k.mainGroup()
+				id := g.Id(k.ctx())
+				victims := c.prepare(k, g)
+				before := k.liveIDs(g)
+				fault := MutationFaults[name]
+				fault.Times = faultTimes
+				k.env.InjectMutationFault(kind, fault)
+				ctx, cancel := context.WithTimeout(context.Background(), CallDeadline)
+				if fault.Hang {
+					ctx, cancel = context.WithTimeout(context.Background(), hangDeadline)
+				}
+				targetBefore := k.target(g)
+				err := c.run(ctx, k, g, victims)
+				cancel()
+				k.clearFaults()
+				if err != nil {
+					// No answer was applied, so the target CA reads at once
+					// is the one before the call.
+					if got := k.target(g); got != targetBefore {
+						t.Fatalf("%s under %s failed (%v) but moved the target from %d to %d", kind, name, err, targetBefore, got)
+					}
+				}
+				if err != nil && errors.Is(err, cloudprovider.ErrNotImplemented) {
+					t.Fatalf("%s under %s: %v", kind, name, err)
+				}
+				k.settle()
+				k.refresh()
+				g = k.group(id)
+				target, minSize, maxSize := k.target(g), g.MinSize(k.ctx()), g.MaxSize(k.ctx())
+				if target < minSize || target > maxSize {
+					t.Fatalf("%s under %s (err %v): target %d outside [%d, %d]", kind, name, err, target, minSize, maxSize)
+				}
+				after := k.liveIDs(g)
+				if len(after) > maxSize {
+					t.Fatalf("%s under %s: %d live instances, max %d", kind, name, len(after), maxSize)
+				}
+				for inst := range before {
+					if !after[inst] && !victims[inst] {
+						t.Fatalf("%s under %s (err %v): instance %s was removed without being asked for", kind, name, err, inst)
+					}
+				}
+			})
+		}
+	}
+}
+
+// checkLostAnswerNotUndone: an IncreaseSize the cloud applied but whose
+// answer was lost, then another IncreaseSize before any Refresh. A provider
+// that resizes by absolute size from its stale target would send the size
+// the cloud already has, losing the second increase; the rule
+// (cloudprovider.OutcomeUnknown) re-reads the group first.
+func checkLostAnswerNotUndone(t *testing.T, k *kit) {
+	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
+		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
+	}
+	g := k.mainGroup()
+	id, before := g.Id(k.ctx()), k.target(g)
+	lost := FaultAnswerLost
+	lost.Times = faultTimes
+	k.env.InjectMutationFault(MutationIncreaseSize, lost)
+	first := g.IncreaseSize(k.ctx(), 1)
+	k.clearFaults()
+	if first == nil {
+		t.Fatal("IncreaseSize succeeded although every answer was lost")
+	}
+	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1) after a lost answer")
+	k.settle()
+	k.refresh()
+	if got := k.target(k.group(id)); got != before+2 {
+		t.Fatalf("cloud target %d after an applied-but-lost increase and a second increase from %d, want %d", got, before, before+2)
+	}
+}
+
+// checkDecreaseAfterUnseenInstance: the cloud launches an instance the
+// snapshot does not list yet (it fills the request CA just made). A
+// decrease must not make the cloud remove an instance: the provider reads
+// the group fresh before a shrink and refuses, or cancels only what is
+// really unfulfilled.
+func checkDecreaseAfterUnseenInstance(t *testing.T, k *kit) {
+	if k.env.AddUnseenInstance == nil {
+		t.Skip("Env.AddUnseenInstance not provided")
+	}
+	g := k.mainGroup()
+	id := g.Id(k.ctx())
+	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1)")
+	before := k.liveIDs(g)
+	unseen := k.env.AddUnseenInstance(id)
+	err := g.DecreaseTargetSize(k.ctx(), -1)
+	if err != nil {
+		k.expectErr(err, "DecreaseTargetSize(-1) after an unseen launch", cloudprovider.ErrFailedPrecondition)
+	}
+	k.settle()
+	k.refresh()
+	after := k.liveIDs(k.group(id))
+	for inst := range before {
+		if !after[inst] {
+			t.Fatalf("DecreaseTargetSize (err %v) made the cloud remove instance %s", err, inst)
+		}
+	}
+	if !after[unseen] {
+		t.Fatalf("DecreaseTargetSize (err %v) made the cloud remove the instance it launched unseen (%s)", err, unseen)
+	}
+}
+
+// checkQuotaIsResourceExhausted sends IncreaseSize through the real gRPC
+// server while the cloud refuses it for lack of quota or capacity: CA must
+// receive ResourceExhausted (it backs the group off), not Internal or
+// FailedPrecondition.
+func checkQuotaIsResourceExhausted(t *testing.T, k *kit, h Harness) {
+	if k.env.RefuseForQuota == nil || h.Serve == nil {
+		t.Skip("Env.RefuseForQuota or Harness.Serve not provided")
+	}
+	g := k.mainGroup()
+	id := g.Id(k.ctx())
+	k.env.RefuseForQuota()
+	client := h.Serve(t, k.env.Provider)
+	_, err := client.NodeGroupIncreaseSize(k.ctx(), &protos.NodeGroupIncreaseSizeRequest{Id: id, Delta: 1})
+	if got := status.Code(err); got != codes.ResourceExhausted {
+		t.Fatalf("IncreaseSize refused for quota reached CA as %s (%v), want ResourceExhausted", got, err)
+	}
+}
+
+// checkEnrichmentFailureKeepsTemplates: lookups that only enrich a template
+// (a subnet's zone, an image's architecture) fail for good, as with a key
+// lacking those permissions. Every group whose template builds normally must
+// still get one, only less precise.
+func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
+	normal := newKit(t, h)
+	if normal.env.FailEnrichmentLookups == nil {
+		t.Skip("the provider makes no enrichment lookup")
+	}
+	want := map[string]bool{}
+	for _, g := range normal.groups() {
+		if node, err := g.TemplateNodeInfo(normal.ctx()); err == nil && node != nil {
+			want[g.Id(normal.ctx())] = true
+		}
+	}
+	env := h.NewEnv(t)
+	k := &kit{t: t, env: env}
+	env.FailEnrichmentLookups()
+	k.refresh()
+	k.refresh()
+	for _, g := range k.groups() {
+		gid := g.Id(k.ctx())
+		if !want[gid] {
+			continue
+		}
+		node, err := g.TemplateNodeInfo(k.ctx())
+		if err != nil || node == nil {
+			t.Fatalf("template of %s with enrichment lookups failing: %v, want a template", gid, err)
+		}
+		for _, l := range []string{corev1.LabelOSStable, corev1.LabelArchStable} {
+			if node.Labels[l] == "" {
+				t.Fatalf("template of %s with enrichment lookups failing lacks %s", gid, l)
+			}
+		}
+	}
+}
+
+// newKit builds an environment and takes its first snapshot.
+func newKit(t *testing.T, h Harness) *kit {
+	t.Helper()
+	k := &kit{t: t, env: h.NewEnv(t)}
+	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
+	return k
+}

@@ -1,0 +1,219 @@
+package cloudprovidertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// counterAPI is a one-resource cloud: POST /counter adds one, GET reads it.
+type counterAPI struct {
+	*FakeAPI
+	value atomic.Int64
+}
+
+func newCounterAPI(t *testing.T, clock *ManualClock) *counterAPI {
+	t.Helper()
+	c := &counterAPI{}
+	c.FakeAPI = NewFakeAPI(FakeAPIConfig{
+		Routes: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				c.value.Add(1)
+			}
+			WriteJSON(w, http.StatusOK, map[string]int64{"value": c.value.Load()})
+		}),
+		Operation: func(r *http.Request, _ []byte) string { return r.Method + " counter" },
+		WriteError: func(w http.ResponseWriter, status int, code, message string) {
+			WriteJSON(w, status, map[string]string{"code": code, "message": message})
+		},
+		MalformedBody: `{"value": `,
+		BasePath:      "/api",
+		Now:           clock.Now,
+	})
+	c.Start()
+	t.Cleanup(c.Close)
+	return c
+}
+
+type answer struct {
+	status      int
+	body        string
+	retryAfter  string
+	contentType string
+	err         error
+}
+
+func (c *counterAPI) call(ctx context.Context, method, body string) answer {
+	req, _ := http.NewRequestWithContext(ctx, method, c.URL()+"/counter", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return answer{err: err}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, body: string(b), retryAfter: resp.Header.Get("Retry-After"), contentType: resp.Header.Get("Content-Type")}
+}
+
+func TestFakeAPIAnswersFaults(t *testing.T) {
+	verbatim := "<html>bad gateway</html>"
+	tests := []struct {
+		name        string
+		fault       Fault
+		wantStatus  int
+		wantBody    string
+		wantRetry   string
+		wantType    string
+		wantApplied bool
+		wantNoReply bool
+	}{
+		{name: "cloud error body", fault: Fault{Status: 429, RetryAfter: "7", Code: "Throttled"},
+			wantStatus: 429, wantBody: `{"code":"Throttled","message":"Too Many Requests"}`, wantRetry: "7", wantType: "application/json"},
+		{name: "message", fault: Fault{Status: 403, Message: "no"}, wantStatus: 403, wantBody: `{"code":"","message":"no"}`},
+		{name: "malformed", fault: Fault{Malformed: true}, wantStatus: 200, wantBody: `{"value": `, wantType: "application/json"},
+		{name: "verbatim body", fault: Fault{Status: 502, Body: &verbatim, ContentType: "text/html"}, wantStatus: 502, wantBody: verbatim, wantType: "text/html"},
+		{name: "applied, answer lost", fault: Fault{AfterApply: true, Status: 502}, wantStatus: 502, wantApplied: true,
+			wantBody: `{"code":"","message":"Bad Gateway"}`},
+		{name: "applied, malformed", fault: Fault{AfterApply: true, Malformed: true}, wantStatus: 200, wantBody: `{"value": `, wantApplied: true},
+		{name: "reset", fault: Fault{Reset: true}, wantNoReply: true},
+		{name: "applied, reset", fault: Fault{AfterApply: true, Reset: true}, wantNoReply: true, wantApplied: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+			c.AddFault(tc.fault)
+			got := c.call(context.Background(), http.MethodPost, "")
+			if tc.wantNoReply {
+				if got.err == nil {
+					t.Fatalf("got an answer %d %q, want the connection dropped", got.status, got.body)
+				}
+			} else {
+				if got.err != nil {
+					t.Fatal(got.err)
+				}
+				if got.status != tc.wantStatus || strings.TrimSpace(got.body) != strings.TrimSpace(tc.wantBody) {
+					t.Fatalf("answer %d %q, want %d %q", got.status, got.body, tc.wantStatus, tc.wantBody)
+				}
+				if got.retryAfter != tc.wantRetry || (tc.wantType != "" && got.contentType != tc.wantType) {
+					t.Fatalf("Retry-After %q content type %q, want %q %q", got.retryAfter, got.contentType, tc.wantRetry, tc.wantType)
+				}
+			}
+			if applied := c.value.Load() == 1; applied != tc.wantApplied {
+				t.Fatalf("applied = %v, want %v", applied, tc.wantApplied)
+			}
+			reqs := c.Requests()
+			if len(reqs) != 1 || !reqs[0].Faulted || reqs[0].Status != map[bool]int{true: 0, false: tc.wantStatus}[tc.wantNoReply] {
+				t.Fatalf("request log %+v", reqs)
+			}
+			// The fault is spent: the next request reaches the cloud.
+			if next := c.call(context.Background(), http.MethodGet, ""); next.status != http.StatusOK {
+				t.Fatalf("next request: %d %v", next.status, next.err)
+			}
+		})
+	}
+}
+
+func TestFakeAPIHangEndsWithTheClient(t *testing.T) {
+	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+	c.AddFault(Fault{Hang: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if got := c.call(ctx, http.MethodPost, ""); !errors.Is(got.err, context.DeadlineExceeded) {
+		t.Fatalf("hung call ended with %v, want the client's deadline", got.err)
+	}
+	if c.value.Load() != 0 {
+		t.Fatal("a hang without AfterApply applied the request")
+	}
+}
+
+func TestFakeAPIRecorder(t *testing.T) {
+	clock := NewManualClock(time.Unix(100, 0))
+	c := newCounterAPI(t, clock)
+	if !strings.HasSuffix(c.URL(), "/api") || !strings.HasPrefix(c.URL(), "http://127.0.0.1:") {
+		t.Fatalf("URL %q is not loopback plus the base path", c.URL())
+	}
+	for i := range 3 {
+		clock.Advance(time.Second)
+		c.call(context.Background(), http.MethodPost, fmt.Sprintf(`{"n":%d}`, i))
+	}
+	c.call(context.Background(), http.MethodGet, "")
+	reqs := c.Requests()
+	if len(reqs) != 4 || c.RequestCount() != 4 {
+		t.Fatalf("%d requests logged, RequestCount %d, want 4", len(reqs), c.RequestCount())
+	}
+	if r := reqs[2]; r.Method != http.MethodPost || r.Path != "/api/counter" || string(r.Body) != `{"n":2}` ||
+		!r.Time.Equal(time.Unix(103, 0)) || r.Status != http.StatusOK || r.Faulted {
+		t.Fatalf("third request recorded as %+v", r)
+	}
+	if c.CountOperation("POST counter") != 3 || c.OperationCounts()["GET counter"] != 1 {
+		t.Fatalf("counts %v", c.OperationCounts())
+	}
+	c.ResetRequests()
+	if c.RequestCount() != 0 {
+		t.Fatal("ResetRequests kept the log")
+	}
+}
+
+func TestFakeAPIDelay(t *testing.T) {
+	tests := []struct {
+		name        string
+		fault       Fault
+		deadline    time.Duration
+		wantStatus  int // 0: the client gave up
+		wantApplied bool
+	}{
+		{name: "slow answer", fault: Fault{Delay: 20 * time.Millisecond, PassThrough: true}, deadline: 5 * time.Second, wantStatus: 200, wantApplied: true},
+		{name: "slow past the deadline is dropped", fault: Fault{Delay: 200 * time.Millisecond, PassThrough: true}, deadline: 20 * time.Millisecond},
+		{name: "slow past the deadline, applied anyway", fault: Fault{Delay: 200 * time.Millisecond, PassThrough: true, AfterApply: true}, deadline: 20 * time.Millisecond, wantApplied: true},
+		{name: "slow then an error", fault: Fault{Delay: 20 * time.Millisecond, Status: 503}, deadline: 5 * time.Second, wantStatus: 503},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+			c.AddFault(tc.fault)
+			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
+			defer cancel()
+			got := c.call(ctx, http.MethodPost, "")
+			if got.status != tc.wantStatus {
+				t.Fatalf("answer %d (%v), want %d", got.status, got.err, tc.wantStatus)
+			}
+			// A request the client gave up on is applied (or not) once its
+			// delay is over.
+			c.WaitFinished(1)
+			if applied := c.value.Load() == 1; applied != tc.wantApplied {
+				t.Fatalf("applied = %v, want %v", applied, tc.wantApplied)
+			}
+		})
+	}
+}
+
+func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
+	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+	var asked []FaultRequest
+	c.SetFaultPolicy(func(r FaultRequest) (Fault, bool) {
+		asked = append(asked, r)
+		return Fault{Status: http.StatusServiceUnavailable}, r.Method == http.MethodPost
+	})
+	c.AddFault(Fault{Status: http.StatusTooManyRequests})
+	for i, want := range []int{429, 503, 200} {
+		method := http.MethodPost
+		if i == 2 {
+			method = http.MethodGet
+		}
+		if got := c.call(context.Background(), method, ""); got.status != want {
+			t.Fatalf("request %d: %d, want %d", i, got.status, want)
+		}
+	}
+	if len(asked) != 2 || asked[0].Operation != "POST counter" {
+		t.Fatalf("policy asked for %+v, want the two requests the queue let through", asked)
+	}
+	c.SetFaultPolicy(nil)
+	if got := c.call(context.Background(), http.MethodPost, ""); got.status != http.StatusOK {
+		t.Fatalf("policy off: %d", got.status)
+	}
+}

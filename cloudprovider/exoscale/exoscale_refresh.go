@@ -1,0 +1,270 @@
+package exoscale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+)
+
+// refresh takes a new snapshot. Pending operations are checked before the
+// lists are taken, so an operation seen as finished is reflected in them.
+// Nothing is changed unless every list call succeeds.
+func (m *manager) refresh(ctx context.Context, force bool) error {
+	m.refreshMu.Lock()
+	defer m.refreshMu.Unlock()
+	now := m.now()
+	m.mu.RLock()
+	skip := !force && m.refreshed && m.cfg.RefreshInterval > 0 && now.Sub(m.lastRefresh) < m.cfg.RefreshInterval
+	// Attempts count too: a key without get-quota must not cost a call per loop.
+	quotaStale := m.quotaAt.IsZero() || now.Sub(m.quotaAt) >= quotaTTL
+	m.mu.RUnlock()
+	if skip {
+		return nil
+	}
+	seq := m.nextSeq()
+	opResults := m.checkOperations(ctx, seq)
+
+	var (
+		wg                   sync.WaitGroup
+		clusters             []exoapi.Cluster
+		pools                []exoapi.InstancePool
+		members              []exoapi.Instance
+		quota                exoapi.Quota
+		cErr, pErr, mErr, qE error
+	)
+	wg.Add(3)
+	go func() { defer wg.Done(); clusters, cErr = m.client.ListSKSClusters(ctx) }()
+	go func() { defer wg.Done(); pools, pErr = m.client.ListInstancePools(ctx) }()
+	go func() { defer wg.Done(); members, mErr = m.client.ListPoolMembers(ctx) }()
+	if quotaStale {
+		wg.Add(1)
+		go func() { defer wg.Done(); quota, qE = m.client.GetQuota(ctx, exoapi.QuotaEntityInstance) }()
+	}
+	wg.Wait()
+	if err := errors.Join(cErr, pErr, mErr); err != nil {
+		return fmt.Errorf("refresh exoscale snapshot: %w", err)
+	}
+
+	snap := &snapshot{
+		pools:          make(map[string]exoapi.InstancePool, len(pools)),
+		nodepoolByPool: map[string]exoapi.Nodepool{},
+		membersByPool:  map[string][]exoapi.Instance{},
+	}
+	for _, p := range pools {
+		snap.pools[p.ID] = p
+	}
+	for _, c := range clusters {
+		for _, np := range c.Nodepools {
+			if np.InstancePoolID != "" {
+				snap.nodepoolByPool[np.InstancePoolID] = np
+			}
+		}
+	}
+	index := make(map[string]string, len(members))
+	for _, in := range members {
+		if in.ManagerType == exoapi.ManagerTypeInstancePool && in.ManagerID != "" {
+			snap.membersByPool[in.ManagerID] = append(snap.membersByPool[in.ManagerID], in)
+			index[in.ID] = in.ManagerID
+		}
+	}
+
+	m.mu.Lock()
+	if quotaStale {
+		m.quotaAt = now
+		if qE != nil {
+			klog.ErrorS(qE, "Cannot read the instance quota; keeping the previous default maximum", "provider", ProviderName, "retryIn", quotaTTL)
+		} else {
+			m.quota = &quota
+		}
+	}
+	learned := make(map[string]bool, len(m.learned))
+	for id := range m.learned {
+		learned[id] = true
+	}
+	m.mu.Unlock()
+
+	selected, err := m.selectGroups(clusters, snap, learned)
+	if err != nil {
+		return err
+	}
+	m.fetchTypes(ctx, selected, snap)
+
+	states := make(map[string]groupState, len(selected))
+	for poolID, spec := range selected {
+		states[poolID] = m.buildState(poolID, spec, snap)
+	}
+
+	// Apply to groups without holding mu (lock order).
+	m.mu.RLock()
+	existing := make(map[string]*nodeGroup, len(m.groups))
+	for id, g := range m.groups {
+		existing[id] = g
+	}
+	m.mu.RUnlock()
+	next := make(map[string]*nodeGroup, len(states))
+	for id, st := range states {
+		g := existing[id]
+		if g == nil {
+			g = newNodeGroup(m, id)
+			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", st.displayName(), "min", st.min, "max", st.max)
+		}
+		g.applySnapshot(st, opResults, seq, now)
+		next[id] = g
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, g := range m.groups {
+		if _, ok := next[id]; ok {
+			continue
+		}
+		if m.learned[id] && !learned[id] {
+			// Learnt by a lookup while this refresh ran; the next one covers it.
+			next[id] = g
+			continue
+		}
+		klog.InfoS("Node group is gone", "provider", ProviderName, "nodeGroup", id)
+	}
+	for id := range m.learned {
+		if _, ok := snap.pools[id]; !ok && learned[id] {
+			delete(m.learned, id)
+		}
+	}
+	m.snap = snap
+	m.groups = next
+	m.instancePool = index
+	m.lookups = map[string]lookup{}
+	m.generation++
+	m.lastRefresh = now
+	m.refreshed = true
+	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "nodeGroups", len(next), "pools", len(pools), "poolMembers", len(members))
+	return nil
+}
+
+// checkOperations fetches the state of operations submitted before seq that
+// were still pending; failures to read one leave it pending.
+func (m *manager) checkOperations(ctx context.Context, seq uint64) map[string]exoapi.Operation {
+	results := map[string]exoapi.Operation{}
+	for _, g := range m.nodeGroups() {
+		for _, id := range g.pendingOperationIDs(seq) {
+			op, err := m.client.GetOperation(ctx, id)
+			switch {
+			case err == nil:
+				if op.Done() {
+					results[id] = op
+				}
+			case errors.Is(err, cloudprovider.ErrNotFound):
+				// Expired operations are gone; the lists tell the truth now.
+				results[id] = exoapi.Operation{ID: id, State: exoapi.OperationSuccess}
+			default:
+				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", id, "err", err)
+			}
+		}
+	}
+	return results
+}
+
+// selectGroups decides which instance pools are node groups: every nodepool
+// of the configured SKS cluster, every pool or nodepool named by --nodes, and
+// every pool learnt from lookups. The value is the matching spec, if any.
+func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learned map[string]bool) (map[string]*cloudprovider.NodeGroupSpec, error) {
+	selected := map[string]*cloudprovider.NodeGroupSpec{}
+	var scoped *exoapi.Cluster
+	if m.cfg.SKSCluster != "" {
+		var matches []exoapi.Cluster
+		for _, c := range clusters {
+			if c.ID == m.cfg.SKSCluster || c.Name == m.cfg.SKSCluster {
+				matches = append(matches, c)
+			}
+		}
+		switch len(matches) {
+		case 0:
+			return nil, cloudprovider.Errorf(cloudprovider.ErrNotFound, "SKS cluster %q not found in zone %s", m.cfg.SKSCluster, m.cfg.Zone)
+		case 1:
+			scoped = &matches[0]
+		default:
+			return nil, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition, "SKS cluster name %q is ambiguous in zone %s; use its id", m.cfg.SKSCluster, m.cfg.Zone)
+		}
+		for _, np := range scoped.Nodepools {
+			if _, ok := snap.pools[np.InstancePoolID]; ok {
+				selected[np.InstancePoolID] = nil
+			}
+		}
+	}
+	for id := range learned {
+		if _, ok := snap.pools[id]; ok {
+			selected[id] = nil
+		}
+	}
+	resolved := resolveSpecs(m.cfg.NodeGroupSpecs, scoped, snap)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return nil, err
+	}
+	for poolID, spec := range resolved.ByGroup {
+		selected[poolID] = &spec
+	}
+	m.mu.Lock()
+	m.resolved = resolved
+	m.mu.Unlock()
+	return selected, nil
+}
+
+// resolveSpecs matches --nodes specs against every pool by its id or name,
+// or its nodepool's id or name; a nodepool of the configured SKS cluster
+// wins a name it shares with other pools. Refresh and NodeGroupForNode's
+// lookups both read this one answer.
+func resolveSpecs(specs []cloudprovider.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) cloudprovider.SpecResolution {
+	candidates := make([]cloudprovider.SpecCandidate, 0, len(snap.pools))
+	for id, p := range snap.pools {
+		c := cloudprovider.SpecCandidate{ID: id, Names: []string{p.Name}}
+		if np, sks := snap.nodepoolByPool[id]; sks {
+			c.Names = append(c.Names, np.ID, np.Name)
+			c.Preferred = scoped != nil && np.ClusterID == scoped.ID
+		}
+		candidates = append(candidates, c)
+	}
+	sort.Slice(candidates, func(i, j int) bool { return candidates[i].ID < candidates[j].ID })
+	return cloudprovider.ResolveSpecs(specs, candidates)
+}
+
+// buildState derives one group's view from the snapshot.
+func (m *manager) buildState(poolID string, spec *cloudprovider.NodeGroupSpec, snap *snapshot) groupState {
+	p := snap.pools[poolID]
+	st := groupState{
+		poolID: poolID, name: p.Name, cloudSize: p.Size, poolState: p.State,
+		typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB,
+		members: append([]exoapi.Instance(nil), snap.membersByPool[poolID]...),
+	}
+	if np, ok := snap.nodepoolByPool[poolID]; ok {
+		st.sks = true
+		st.clusterID, st.nodepoolID, st.nodepoolName = np.ClusterID, np.ID, np.Name
+		// The nodepool's size is the one users set; the pool follows it.
+		st.cloudSize = np.Size
+		if np.InstanceTypeID != "" {
+			st.typeID = np.InstanceTypeID
+		}
+		if np.DiskSizeGiB > 0 {
+			st.diskSizeGiB = np.DiskSizeGiB
+		}
+		st.labels, st.taints = np.Labels, np.Taints
+	}
+	_, hasTemplate := m.instanceType(st.typeID)
+	st.hasTemplate = hasTemplate && st.typeID != ""
+	st.min, st.max = defaultMinSize, m.defaultMax()
+	if spec != nil {
+		st.min, st.max = spec.MinSize, spec.MaxSize
+	}
+	if st.min == 0 && !st.hasTemplate {
+		// Without a template CA cannot scale an empty group back up.
+		m.warnOnce("min0/"+poolID, "Raising min size to 1: no template for this group", "nodeGroup", poolID)
+		st.min = 1
+	}
+	return st
+}

@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+)
+
+// FaultKind is one way Chaos breaks a cloud request.
+type FaultKind string
+
+// The faults Chaos injects. Each mimics something real clouds do.
+const (
+	// FaultServerError answers 503 with the cloud's error body.
+	FaultServerError FaultKind = "5xx"
+	// FaultThrottle answers 429 with Retry-After: 1.
+	FaultThrottle FaultKind = "429+Retry-After"
+	// FaultReset closes the connection without an answer (TCP RST).
+	FaultReset FaultKind = "reset"
+	// FaultSlow holds the request past the caller's deadline (see SetSlow);
+	// it reaches the cloud only if the caller is still waiting by then.
+	FaultSlow FaultKind = "slow"
+	// FaultSlowApplied holds the request past the caller's deadline, then
+	// forwards it anyway: the cloud applies what the caller gave up on, after
+	// the caller may already have sent its next change.
+	FaultSlowApplied FaultKind = "slow-applied"
+	// FaultMalformed answers 200 with a truncated JSON body; a mutation is
+	// applied first, as when a gateway mangles the answer.
+	FaultMalformed FaultKind = "malformed"
+	// FaultLostAnswer applies the request and then answers 502,
+	// as when the answer is lost on the way back.
+	FaultLostAnswer FaultKind = "lost-answer"
+)
+
+// DefaultFaults are the faults the soak injects unless told otherwise.
+var DefaultFaults = []FaultKind{FaultServerError, FaultThrottle, FaultReset, FaultSlow, FaultMalformed, FaultLostAnswer}
+
+// AllFaults lists every fault kind.
+var AllFaults = append(append([]FaultKind(nil), DefaultFaults...), FaultSlowApplied)
+
+// slowCap bounds a slow fault until SetSlow is called.
+const slowCap = 30 * time.Second
+
+// Chaos picks faults at random for a fake cloud's requests, through the fake
+// kit's fault policy (cloudprovidertest.FakeAPI.SetFaultPolicy), so every
+// fault is answered in the cloud's own error shape.
+type Chaos struct {
+	mu       sync.Mutex
+	rnd      *rand.Rand
+	rate     float64
+	slow     time.Duration
+	kinds    []FaultKind
+	injected map[FaultKind]int
+	passed   int
+}
+
+// NewChaos returns a Chaos that injects nothing until SetFaults is called.
+func NewChaos(seed int64) *Chaos {
+	return &Chaos{slow: slowCap, rnd: rand.New(rand.NewSource(seed)), injected: map[FaultKind]int{}}
+}
+
+// SetFaults makes a share rate (0..1) of requests fail with one of kinds,
+// chosen uniformly. Rate 0 turns faults off.
+func (c *Chaos) SetFaults(rate float64, kinds ...FaultKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rate = rate
+	c.kinds = append([]FaultKind(nil), kinds...)
+}
+
+// SetSlow sets how long a slow fault holds a request (default 30 s).
+func (c *Chaos) SetSlow(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.slow = d
+}
+
+// Injected returns how many faults of each kind were injected.
+func (c *Chaos) Injected() map[FaultKind]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.injected)
+}
+
+// Passed returns how many requests went through untouched.
+func (c *Chaos) Passed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.passed
+}
+
+// Pick is the fault policy: it chooses whether r fails, and how.
+func (c *Chaos) Pick(r cloudprovidertest.FaultRequest) (cloudprovidertest.Fault, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rate <= 0 || len(c.kinds) == 0 || c.rnd.Float64() >= c.rate {
+		c.passed++
+		return cloudprovidertest.Fault{}, false
+	}
+	kind := c.kinds[c.rnd.Intn(len(c.kinds))]
+	c.injected[kind]++
+	mutation := r.Method != http.MethodGet
+	switch kind {
+	case FaultServerError:
+		return cloudprovidertest.Fault{Status: http.StatusServiceUnavailable}, true
+	case FaultThrottle:
+		return cloudprovidertest.Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}, true
+	case FaultReset:
+		return cloudprovidertest.Fault{Reset: true}, true
+	case FaultSlow:
+		return cloudprovidertest.Fault{Delay: c.slow, PassThrough: true}, true
+	case FaultSlowApplied:
+		return cloudprovidertest.Fault{Delay: c.slow, PassThrough: true, AfterApply: true}, true
+	case FaultMalformed:
+		return cloudprovidertest.Fault{Malformed: true, AfterApply: mutation}, true
+	case FaultLostAnswer:
+		return cloudprovidertest.Fault{Status: http.StatusBadGateway, AfterApply: true}, true
+	}
+	return cloudprovidertest.Fault{}, false
+}
+
+// FaultSummary renders counts as "kind=n" pairs in a stable order.
+func FaultSummary(m map[FaultKind]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%s=%d", k, m[FaultKind(k)])
+	}
+	return b.String()
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
+)
+
+// The invariants a cautious operator cares about, as pure functions of what
+// the soak saw, so each can be tested on its own (invariants_test.go). Each
+// returns the violations it found, as sentences for the report.
+
+// groupBounds is a group's [min, max] as the provider reports it.
+type groupBounds struct{ minSize, maxSize int }
+
+// targetViolations: every group's target, as we report it, is within its bounds.
+func targetViolations(views []groupView) []string {
+	var out []string
+	for _, v := range views {
+		if v.target < v.minSize || v.target > v.maxSize {
+			out = append(out, fmt.Sprintf("group %s: target %d outside [%d, %d]", v.id, v.target, v.minSize, v.maxSize))
+		}
+	}
+	return out
+}
+
+// cloudDesiredViolations: the cloud's desired size of every group we serve is
+// within the bounds we report for it.
+func cloudDesiredViolations(cloud []cluster.Group, bounds map[string]groupBounds) []string {
+	var out []string
+	for _, g := range cloud {
+		for _, id := range g.IDs {
+			if b, ok := bounds[id]; ok && (g.Desired < b.minSize || g.Desired > b.maxSize) {
+				out = append(out, fmt.Sprintf("group %s: cloud's desired size %d outside [%d, %d]", id, g.Desired, b.minSize, b.maxSize))
+			}
+		}
+	}
+	return out
+}
+
+// liveInstances returns the providerIDs of the cloud's instances that are not gone.
+func liveInstances(cloud []cluster.Group) map[string]bool {
+	alive := map[string]bool{}
+	for _, g := range cloud {
+		for _, in := range g.Instances {
+			if !in.Gone {
+				alive[in.ProviderID] = true
+			}
+		}
+	}
+	return alive
+}
+
+// unrequestedLosses: an instance alive at the last look and gone now must
+// have been asked for, by a deletion or by a decrease that may cancel it.
+// It returns the lost instances, sorted.
+func unrequestedLosses(before, now, requested, cancellable map[string]bool) []string {
+	var lost []string
+	for id := range before {
+		if !now[id] && !requested[id] && !cancellable[id] {
+			lost = append(lost, id)
+		}
+	}
+	sort.Strings(lost)
+	return lost
+}
+
+// snapshotMismatches: after a clean Refresh, our snapshot holds every cloud
+// group with the cloud's desired size and live instances, and nothing else.
+func snapshotMismatches(ours map[string]groupView, cloud []cluster.Group) []string {
+	var out []string
+	matched := 0
+	for _, cloudGroup := range cloud {
+		var v groupView
+		found := false
+		for _, id := range cloudGroup.IDs {
+			if candidate, ok := ours[id]; ok {
+				v, found = candidate, true
+			}
+		}
+		if !found {
+			out = append(out, fmt.Sprintf("cloud group %v missing from our snapshot", cloudGroup.IDs))
+			continue
+		}
+		matched++
+		if v.target != cloudGroup.Desired {
+			out = append(out, fmt.Sprintf("group %s: our target %d, cloud's desired %d after a clean refresh", v.id, v.target, cloudGroup.Desired))
+		}
+		mine := map[string]bool{}
+		for _, in := range v.instances {
+			if in.GetStatus().GetInstanceState() != protos.InstanceStatus_instanceDeleting {
+				mine[in.GetId()] = true
+			}
+		}
+		if diff := setDiff(mine, liveInstances([]cluster.Group{cloudGroup})); diff != "" {
+			out = append(out, fmt.Sprintf("group %s: instances differ from the cloud after a clean refresh: %s", v.id, diff))
+		}
+	}
+	if matched != len(ours) {
+		out = append(out, fmt.Sprintf("our snapshot has %d groups, the cloud %d", len(ours), matched))
+	}
+	return out
+}
+
+func setDiff(mine, cloud map[string]bool) string {
+	var extra, missing []string
+	for id := range mine {
+		if !cloud[id] {
+			extra = append(extra, id)
+		}
+	}
+	for id := range cloud {
+		if !mine[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(extra) == 0 && len(missing) == 0 {
+		return ""
+	}
+	sort.Strings(extra)
+	sort.Strings(missing)
+	return fmt.Sprintf("only ours %v, only the cloud's %v", extra, missing)
+}
+
+// answerViolation: every RPC is answered within its deadline (plus
+// answerSlack). A mutation may end with DeadlineExceeded when the cloud is
+// slower than the deadline (cutByDeadline); any other RPC is served from the
+// snapshot and must not run into it.
+func answerViolation(method string, took, deadline time.Duration, err error) (violation string, cutByDeadline bool) {
+	switch {
+	case took > deadline+answerSlack:
+		return fmt.Sprintf("%s not answered within its %s deadline (took %s): %v", method, deadline, took.Round(time.Millisecond), err), false
+	case status.Code(err) == codes.DeadlineExceeded && mutations[method]:
+		return "", true
+	case status.Code(err) == codes.DeadlineExceeded && took >= deadline-answerSlack:
+		// An early DeadlineExceeded is the server giving up in time on a
+		// slow cloud; running into the caller's deadline is not.
+		return fmt.Sprintf("%s ran into its %s deadline: %v", method, deadline, err), false
+	}
+	return "", false
+}
+
+// handlerOverrun: no handler outlives its caller's deadline (plus
+// answerSlack); one that ignored its context would keep locks and goroutines
+// after CA gave up.
+func handlerOverrun(method string, returned, deadline time.Time, ran time.Duration) string {
+	if late := returned.Sub(deadline); late > answerSlack {
+		return fmt.Sprintf("%s handler returned %s after its deadline (ran %s)", method, late.Round(time.Millisecond), ran.Round(time.Millisecond))
+	}
+	return ""
+}
+
+// check runs the per-step invariants.
+func (s *soaker) check() {
+	s.mu.Lock()
+	s.r.checks++
+	s.mu.Unlock()
+	bounds := map[string]groupBounds{}
+	var views []groupView
+	for _, g := range s.nodeGroups() {
+		v, err := s.view(g)
+		if err != nil {
+			s.violate("group %s: read failed while the snapshot should answer: %v", g.GetId(), err)
+			continue
+		}
+		bounds[v.id] = groupBounds{minSize: v.minSize, maxSize: v.maxSize}
+		views = append(views, v)
+	}
+	s.violateAll(targetViolations(views))
+	s.violateAll(cloudDesiredViolations(s.fake.State(), bounds))
+	s.observe()
+}
+
+func (s *soaker) violateAll(violations []string) {
+	for _, v := range violations {
+		s.violate("%s", v)
+	}
+}
+
+// observe compares the fake's live instances with the last look: any that
+// vanished must have been asked for.
+func (s *soaker) observe() {
+	alive := liveInstances(s.fake.State())
+	s.mu.Lock()
+	lost := unrequestedLosses(s.alive, alive, s.requested, s.cancellable)
+	s.alive = alive
+	s.mu.Unlock()
+	for _, id := range lost {
+		s.violate("instance %s was deleted but nobody asked to delete it", id)
+	}
+	if len(lost) > 0 && s.o.verbose {
+		s.mu.Lock()
+		fmt.Fprintf(os.Stderr, "lost %v after:\n  %s\n", lost, strings.Join(s.history, "\n  "))
+		s.mu.Unlock()
+	}
+}
+
+// cleanCompare turns faults off, lets the fake finish its pending work, takes
+// a clean Refresh and compares our snapshot with the cloud.
+func (s *soaker) cleanCompare() {
+	s.fake.Chaos.SetFaults(0)
+	defer s.fake.Chaos.SetFaults(s.o.faultRate, s.o.faults...)
+	s.fake.Settle()
+	s.observe()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The first call may join a refresh that started under faults.
+	_ = s.srv.RefreshOnce(ctx)
+	if err := s.srv.RefreshOnce(ctx); err != nil {
+		s.violate("clean refresh failed: %v", err)
+		return
+	}
+	s.count("clean-compare")
+	s.mu.Lock()
+	s.r.checks++
+	s.mu.Unlock()
+	ours := map[string]groupView{}
+	for _, g := range s.nodeGroups() {
+		v, err := s.view(g)
+		if err != nil {
+			s.violate("group %s: read after clean refresh failed: %v", g.GetId(), err)
+			continue
+		}
+		ours[v.id] = v
+	}
+	s.violateAll(snapshotMismatches(ours, s.fake.State()))
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
+)
+
+type report struct {
+	// mutationTimeouts counts mutations whose cloud call outlived the
+	// deadline (slow faults): CA sees an error at its deadline, as designed.
+	mutationTimeouts int
+	steps            int
+	ops              map[string]int
+	rpcs             int
+	rpcErrors        int
+	faults           map[cluster.FaultKind]int
+	checks           int
+	violations       []string
+}
+
+// mutations are the RPCs that change the cloud; under a slow cloud they
+// may end at the deadline with DeadlineExceeded. Every other RPC is served
+// from the snapshot (or, for Refresh, answers before the deadline) and must
+// never run into it.
+var mutations = map[string]bool{"NodeGroupIncreaseSize": true, "NodeGroupDeleteNodes": true, "NodeGroupDecreaseTargetSize": true}
+
+// provisionTimeout stands for CA's max-node-provision-time: CA decreases a
+// group's target only when its registered nodes have lagged the target that
+// long, never right after an increase (a new increase resets the clock).
+const provisionTimeout = 15 * time.Second
+
+// answerSlack is how much later than its deadline an RPC may come back
+// before it counts as unanswered (scheduling on a busy 2-core machine).
+const answerSlack = 250 * time.Millisecond
+
+// soaker holds one provider's soak.
+type soaker struct {
+	o      options
+	client protos.CloudProviderClient
+	srv    *externalgrpc.Server
+	fake   *cluster.Fake
+	clock  *cloudprovidertest.ManualClock
+	rnd    *rand.Rand
+
+	mu          sync.Mutex
+	r           report
+	requested   map[string]bool
+	cancellable map[string]bool
+	alive       map[string]bool
+	history     []string
+	// lastIncrease is the fake-clock time of each group's last increase.
+	lastIncrease map[string]time.Time
+}
+
+// note records a mutation for the violation report (-v).
+func (s *soaker) note(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = append(s.history, fmt.Sprintf("step %d: ", s.r.steps)+fmt.Sprintf(format, args...))
+	if len(s.history) > 12 {
+		s.history = s.history[len(s.history)-12:]
+	}
+}
+
+func soakOne(provider string, o options) (report, error) {
+	baseline := runtime.NumGoroutine()
+	s := &soaker{
+		o: o, rnd: rand.New(rand.NewSource(o.seed)),
+		r:         report{ops: map[string]int{}},
+		requested: map[string]bool{}, cancellable: map[string]bool{}, alive: map[string]bool{},
+		lastIncrease: map[string]time.Time{},
+	}
+	s.clock = cloudprovidertest.NewManualClock(time.Now())
+	fake, err := cluster.Start(cluster.Options{
+		Provider: provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,
+		Clock: s.clock, Faults: true, Seed: o.seed,
+	})
+	if err != nil {
+		return s.r, err
+	}
+	s.fake = fake
+	// The slow fault holds a request past the RPC deadline, then lets it
+	// through: the cloud may still apply what the caller gave up on.
+	fake.Chaos.SetSlow(o.rpcTimeout + 500*time.Millisecond)
+	m, _ := cluster.NewMetrics()
+	ctx := context.Background()
+	p, err := fake.Build(ctx, m)
+	if err != nil {
+		fake.Close()
+		return s.r, err
+	}
+	s.srv = externalgrpc.NewServer(p, externalgrpc.Options{Metrics: m})
+	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(externalgrpc.UnaryInterceptor(m), s.handlerTimer))
+	protos.RegisterCloudProviderServer(gs, s.srv)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fake.Close()
+		return s.r, err
+	}
+	go func() { _ = gs.Serve(lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		gs.Stop()
+		fake.Close()
+		return s.r, err
+	}
+	s.client = protos.NewCloudProviderClient(conn)
+
+	if err := s.srv.RefreshOnce(ctx); err != nil {
+		s.violate("first refresh without faults failed: %v", err)
+	}
+	s.observe()
+	fake.Chaos.SetFaults(o.faultRate, o.faults...)
+	deadline := time.Now().Add(o.duration)
+	for time.Now().Before(deadline) {
+		s.step()
+		s.r.steps++
+		s.clock.Advance(time.Second)
+		s.check()
+		if s.r.steps%o.cleanEvery == 0 {
+			s.cleanCompare()
+		}
+	}
+	s.cleanCompare()
+	s.r.faults = fake.Chaos.Injected()
+
+	_ = conn.Close()
+	gs.Stop()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_ = p.Cleanup(cctx)
+	cancel()
+	fake.Close()
+	// Give background refreshes time to notice their cloud is gone: poll
+	// the goroutine count instead of sleeping a fixed time.
+	leakDeadline := time.Now().Add(15 * time.Second)
+	for runtime.NumGoroutine() > baseline && time.Now().Before(leakDeadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > baseline {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		s.violate("goroutine leak: %d goroutines after shutdown, %d before start", n, baseline)
+		if o.verbose {
+			fmt.Fprintf(os.Stderr, "%s\n", buf)
+		}
+	}
+	return s.r, nil
+}
+
+func (s *soaker) violate(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.r.violations = append(s.r.violations, fmt.Sprintf(format, args...))
+}
+
+// rpc runs one call under the deadline and checks it was answered in time.
+func (s *soaker) rpc(method string, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.rpcTimeout)
+	defer cancel()
+	start := time.Now()
+	err := f(ctx)
+	took := time.Since(start)
+	s.mu.Lock()
+	s.r.rpcs++
+	if err != nil {
+		s.r.rpcErrors++
+	}
+	s.mu.Unlock()
+	violation, cutByDeadline := answerViolation(method, took, s.o.rpcTimeout, err)
+	if violation != "" {
+		s.violate("%s", violation)
+	}
+	if cutByDeadline {
+		s.mu.Lock()
+		s.r.mutationTimeouts++
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// handlerTimer is a server interceptor that checks, on the server side,
+// that no handler outlives its caller's deadline: a handler that ignored
+// its context would keep locks and goroutines after CA gave up.
+func (s *soaker) handlerTimer(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	if deadline, ok := ctx.Deadline(); ok {
+		if violation := handlerOverrun(info.FullMethod, time.Now(), deadline, time.Since(start)); violation != "" {
+			s.violate("%s", violation)
+		}
+	}
+	return resp, err
+}
+
+type groupView struct {
+	id        string
+	minSize   int
+	maxSize   int
+	target    int
+	instances []*protos.Instance
+}
+
+// view reads a group's target and instances over gRPC.
+func (s *soaker) view(g *protos.NodeGroup) (groupView, error) {
+	v := groupView{id: g.GetId(), minSize: int(g.GetMinSize()), maxSize: int(g.GetMaxSize())}
+	err := s.rpc("NodeGroupTargetSize", func(ctx context.Context) error {
+		r, err := s.client.NodeGroupTargetSize(ctx, &protos.NodeGroupTargetSizeRequest{Id: v.id})
+		v.target = int(r.GetTargetSize())
+		return err
+	})
+	if err != nil {
+		return v, err
+	}
+	err = s.rpc("NodeGroupNodes", func(ctx context.Context) error {
+		r, err := s.client.NodeGroupNodes(ctx, &protos.NodeGroupNodesRequest{Id: v.id})
+		v.instances = r.GetInstances()
+		return err
+	})
+	return v, err
+}
+
+func (s *soaker) nodeGroups() []*protos.NodeGroup {
+	var groups []*protos.NodeGroup
+	_ = s.rpc("NodeGroups", func(ctx context.Context) error {
+		r, err := s.client.NodeGroups(ctx, &protos.NodeGroupsRequest{})
+		groups = r.GetNodeGroups()
+		return err
+	})
+	return groups
+}
+
+func (s *soaker) count(op string) {
+	s.mu.Lock()
+	s.r.ops[op]++
+	s.mu.Unlock()
+}
