@@ -61,7 +61,7 @@ func withDiscovery(specs ...string) envOption {
 	return func(c *envConfig) { c.static, c.discovery = nil, specs }
 }
 func withSeed(fn func(f *fakeapi.Server)) envOption { return func(c *envConfig) { c.seed = fn } }
-func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.StrictMinOnRemove = true } }
+func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.LenientMinOnRemove = false } }
 
 // seedStandard is the conformance seed: a main group (min 1, max 10, 3
 // running) and a second group (min 0, max 5, 1 running), plus template inputs.
@@ -195,7 +195,8 @@ func TestConformance(t *testing.T) {
 				e.p.m.templates = map[string]*templateEntry{}
 				e.p.m.mu.Unlock()
 			},
-			ClearFaults: e.fake.ClearFaults,
+			ClearFaults:          e.fake.ClearFaults,
+			RemovesOnlyInService: true,
 			RefuseForQuota: func() {
 				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
 					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})

@@ -127,7 +127,7 @@ func TestInstancesViewSorted(t *testing.T) {
 
 func TestGroupLockHonoursDeadline(t *testing.T) {
 	e := newEnv(t)
-	unlock, err := e.p.m.lockGroup(testCtx(t), mainGroupID)
+	unlock, err := e.p.m.guard(mainGroupID).Lock(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}

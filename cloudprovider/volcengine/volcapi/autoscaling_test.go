@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
@@ -122,17 +123,19 @@ func TestRemoveInstancesParameters(t *testing.T) {
 	}
 }
 
-func TestRecentActivities(t *testing.T) {
+func TestActivitiesSince(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 1); err != nil {
 		t.Fatal(err)
 	}
+	env.fake.Settle()
 	env.fake.SetCreateFailure("scg-a", &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock in zone"})
 	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 3); err != nil {
 		t.Fatal(err)
 	}
-	got, err := env.client.RecentActivities(ctx5s(t), "scg-a")
+	env.fake.Settle()
+	got, err := env.client.ActivitiesSince(ctx5s(t), "scg-a", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
