@@ -28,12 +28,13 @@ func call(t *testing.T, base, action string, params map[string]string) (int, str
 // code and changes nothing.
 func TestStrictRules(t *testing.T) {
 	clock := cloudprovidertest.NewManualClock(time.Unix(0, 0))
-	s := New(Options{Now: clock.Now})
-	s.AddGroup(Group{ID: "scg-a", Min: 1, Max: 10, Desired: 2})
+	s := New(Options{Now: clock.Now, CheckInterval: time.Hour, ProvisionDelay: time.Hour})
+	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 10, Desired: 2})
 	s.AddGroup(Group{ID: "scg-off", Min: 0, Max: 10, Desired: 0, LifecycleState: "InActive"})
 	s.Settle()
 	pending := s.AddInstance("scg-a", StatusPending)
 	broken := s.AddInstance("scg-a", StatusError)
+	s.SetGroupBounds("scg-a", 3, 10, 4)
 	base := s.Start()
 	t.Cleanup(s.Close)
 	eleven := map[string]string{}
@@ -65,7 +66,7 @@ func TestStrictRules(t *testing.T) {
 			if status != 400 || code != tc.wantCode {
 				t.Fatalf("%s = %d %q, want 400 %q", tc.action, status, code, tc.wantCode)
 			}
-			if g, _ := s.Group("scg-a"); g.Desired != 2 || len(s.Instances("scg-a")) != before {
+			if g, _ := s.Group("scg-a"); g.Desired != 4 || len(s.Instances("scg-a")) != before {
 				t.Fatalf("a refused call changed the group: desired %d, %d instances", g.Desired, len(s.Instances("scg-a")))
 			}
 		})
