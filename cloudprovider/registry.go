@@ -38,6 +38,9 @@ type Simulation struct {
 	URL string
 	// Description says in one line what is simulated.
 	Description string
+	// GroupNames maps each demo node group's id to the name the cloud's
+	// console shows, so the banner can show both. Optional.
+	GroupNames map[string]string
 	// Close stops the fake cloud.
 	Close func()
 }

@@ -27,11 +27,10 @@ var (
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		// go test puts its own toolchain first on PATH.
+		// go test puts the toolchain that runs it first on PATH.
 		goCmd, err := exec.LookPath("go")
 		if err != nil {
-			binErr = err
-			return
+			goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 		}
 		binDir, binErr = os.MkdirTemp("", "cap-examples-")
 		if binErr != nil {

@@ -78,13 +78,18 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		fake.Close()
 		return nil, err
 	}
+	groupNames := map[string]string{}
+	for name, id := range groupIDs {
+		groupNames[id] = name
+	}
 	return &cloudprovider.Simulation{
 		Provider: p,
 		URL:      endpoint,
 		Description: fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
 			"and instance pool batch %s (1x standard.large); members boot in 6s, evictions finish in 3s",
 			groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"]),
-		Close: fake.Close,
+		GroupNames: groupNames,
+		Close:      fake.Close,
 	}, nil
 }
 

@@ -60,8 +60,18 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 			"gpu %s (NVIDIA A16, auto_scaler 1..3) and static %s (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
 			"new nodes are pending after %s and active after %s",
 			simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter),
-		Close: fake.Close,
+		GroupNames: invert(pools),
+		Close:      fake.Close,
 	}, nil
+}
+
+// invert turns label → id into id → label.
+func invert(idsByName map[string]string) map[string]string {
+	namesByID := make(map[string]string, len(idsByName))
+	for name, id := range idsByName {
+		namesByID[id] = name
+	}
+	return namesByID
 }
 
 // simPoolID derives a pool's id from its label, so the ids (and commands
