@@ -162,9 +162,17 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 	return nil
 }
 
+// TestConformance runs the kit against the strict fake, with scaling
+// activities listed in either order (the API does not document it).
 func TestConformance(t *testing.T) {
+	for _, oldestFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("activitiesOldestFirst=%v", oldestFirst), func(t *testing.T) { runConformance(t, oldestFirst) })
+	}
+}
+
+func runConformance(t *testing.T, activitiesOldestFirst bool) {
 	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
-		e := newEnv(t)
+		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst })
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
 			CloudCalls:    e.fake.RequestCount,
