@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,15 +62,13 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	serveErr := make(chan error, 2)
-	if err := takeFirstSnapshot(ctx, srv, hs, serveErr); err != nil {
+	configErr := make(chan error, 1)
+	if err := takeFirstSnapshot(ctx, srv, hs, configErr); err != nil {
 		lis.Close()
-		if httpSrv != nil {
-			_ = httpSrv.Close()
-		}
 		return err
 	}
 
+	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
 	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
@@ -81,11 +78,10 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	select {
 	case err := <-serveErr:
-		if errors.Is(err, cloudprovider.ErrConfig) {
-			gs.Stop()
-			return err
-		}
 		return fmt.Errorf("gRPC server: %w", err)
+	case err := <-configErr:
+		gs.Stop()
+		return err
 	case <-ctx.Done():
 	}
 	shutdown(gs, hs, httpSrv, provider, cfg.shutdownTimeout)

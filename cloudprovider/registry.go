@@ -21,6 +21,10 @@ type BuildOptions struct {
 	// InstrumentTransport, when set, wraps the provider's transport so cloud
 	// calls are counted and timed; operation maps a request to a bounded label.
 	InstrumentTransport func(base http.RoundTripper, operation OperationFunc) http.RoundTripper
+	// PriceSheet is the validated --price-sheet, nil without one. Providers
+	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
+	// it, it is every provider's only price source.
+	PriceSheet *PriceSheet
 	// ReportUnmatchedSpecs, when set, receives after every listing how many
 	// --nodes specs name no node group (see SpecWatch).
 	ReportUnmatchedSpecs func(n int)

@@ -48,6 +48,7 @@ func Run(t *testing.T, h Harness) {
 		{"LostAnswerNotUndoneByNextResize", checkLostAnswerNotUndone},
 		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
 		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
+		{"GroupSettingsFromCloud", func(t *testing.T, k *kit) { checkGroupSettings(t, k, h) }},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

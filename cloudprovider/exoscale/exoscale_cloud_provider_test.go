@@ -3,6 +3,7 @@ package exoscale
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -153,7 +155,7 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		o := defaultEnvOptions()
 		variant(&o.fake)
 		e := newTestEnv(t, o)
@@ -195,6 +197,21 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,
 			RefuseForQuota:        refuseForQuota,
+			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
+				p, _ := e.fake.Pool(groupID)
+				if p.NodepoolID == "" {
+					// A plain pool's labels stay in the cloud: AWS spelling.
+					e.fake.AddLabels(groupID, seed.AWSKeys(), nil)
+					return
+				}
+				// Nodepool labels land on the nodes: node-label spelling, and
+				// hinted labels and taints as the nodepool's own.
+				var taints []exoapi.Taint
+				for _, tt := range seed.Taints {
+					taints = append(taints, exoapi.Taint{Key: tt.Key, Value: tt.Value, Effect: string(tt.Effect)})
+				}
+				e.fake.AddLabels(groupID, seed.NodeLabels(), taints)
+			},
 		}
 	}})
 }
@@ -202,6 +219,11 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 // serveForKit serves a provider through the real gRPC server for the kit.
 func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
 	return grpctest.Serve(t, p, externalgrpc.Options{})
+}
+
+// serveConnForKit is serveForKit returning the connection, for both CA generations.
+func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
+	return grpctest.ServeConn(t, p, externalgrpc.Options{})
 }
 
 func TestDiscovery(t *testing.T) {
@@ -394,11 +416,11 @@ func TestPricingAndOptions(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	ctx := ctx5s(t)
-	if _, err := e.provider.Pricing(ctx); err != cloudprovider.ErrNotImplemented {
+	if _, err := e.provider.Pricing(ctx); !errors.Is(err, cloudprovider.ErrNotImplemented) {
 		t.Fatalf("Pricing error = %v, want ErrNotImplemented", err)
 	}
-	if o, err := e.group(t, e.workersPool).GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{}); o != nil || err != nil {
-		t.Fatalf("GetOptions = %v, %v; want defaults (nil, nil)", o, err)
+	if o, err := e.group(t, e.workersPool).GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{}); o != nil || !errors.Is(err, cloudprovider.ErrNotImplemented) {
+		t.Fatalf("GetOptions = %v, %v; want ErrNotImplemented (CA's defaults)", o, err)
 	}
 	if err := e.provider.Cleanup(ctx); err != nil {
 		t.Fatalf("Cleanup: %v", err)

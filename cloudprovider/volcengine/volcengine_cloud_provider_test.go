@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -171,7 +173,7 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, activitiesOldestFirst bool) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
 		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst })
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
@@ -209,6 +211,14 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
 					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
 			},
+			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
+				// Tags stay in the cloud: every setting in the AWS spelling,
+				// next to the group's other tags.
+				g, _ := e.fake.Group(groupID)
+				tags := maps.Clone(g.Tags)
+				maps.Copy(tags, seed.AWSKeys())
+				e.fake.SetGroupTags(groupID, tags)
+			},
 		}
 	}})
 }
@@ -216,6 +226,11 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 // serveForKit serves a provider through the real gRPC server for the kit.
 func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
 	return grpctest.Serve(t, p, externalgrpc.Options{})
+}
+
+// serveConnForKit is serveForKit returning the connection, for both CA generations.
+func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
+	return grpctest.ServeConn(t, p, externalgrpc.Options{})
 }
 
 func TestSteadyStateRefreshCallCount(t *testing.T) {

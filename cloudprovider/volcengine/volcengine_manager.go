@@ -66,6 +66,8 @@ type groupState struct {
 	target       int
 	instances    []instanceState
 	discoveredBy string
+	// settings are read from the group's tags at each Refresh.
+	settings cloudprovider.GroupSettings
 }
 
 func (g *groupState) hasDesired() bool { return g.cloud.Desired != volcapi.NoDesiredNumber }
@@ -111,11 +113,14 @@ func (g *groupState) debug() string {
 	if len(g.instances) == 1 {
 		instances = "1 instance"
 	}
-	state := ""
+	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, instances, how)
 	if !g.active() {
-		state = fmt.Sprintf(", disabled (LifecycleState %s)", g.cloud.LifecycleState)
+		d += fmt.Sprintf(", disabled (LifecycleState %s)", g.cloud.LifecycleState)
 	}
-	return fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s%s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, instances, how, state)
+	if s := g.settings.Summary(); s != "" {
+		d += "; settings " + s
+	}
+	return d
 }
 
 // raisedAt is when we last changed the group's desired number (zero when
@@ -366,7 +371,8 @@ func (m *manager) Refresh(ctx context.Context) error {
 	order := make([]string, 0, len(picked))
 	for i, p := range picked {
 		minSize, maxSize := p.bounds()
-		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy}
+		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
+			settings: cloudprovider.ParseGroupSettings(settingsSource, p.cloud.Tags)}
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
 		}

@@ -125,27 +125,6 @@ func TestInstancesViewSorted(t *testing.T) {
 	}
 }
 
-func TestGroupLockHonoursDeadline(t *testing.T) {
-	e := newEnv(t)
-	unlock, err := e.p.m.guard(mainGroupID).Lock(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	calls := e.fake.RequestCount()
-	if err := e.group(t, mainGroupID).IncreaseSize(ctx, 1); !errors.Is(err, context.Canceled) {
-		t.Fatalf("IncreaseSize behind a held lock: %v, want the context error", err)
-	}
-	if e.fake.RequestCount() != calls {
-		t.Fatal("a call that never got the lock reached the cloud")
-	}
-	unlock()
-	if err := e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1); err != nil {
-		t.Fatalf("after unlock: %v", err)
-	}
-}
-
 func TestGroupDebugCountsInstancesInEnglish(t *testing.T) {
 	for n, want := range map[int]string{0: ", 0 instances,", 1: ", 1 instance,", 2: ", 2 instances,"} {
 		g := groupState{instances: make([]instanceState, n)}

@@ -331,12 +331,26 @@ func (n *nodeGroup) dropBroken(ctx context.Context, g *groupState, target int, b
 func (n *nodeGroup) dropPlaceholders(ctx context.Context, g *groupState, target int, placeholders []string) error {
 	want := max(target-len(placeholders), g.min)
 	if want < target {
+		// The desired number is absolute: read the group fresh first, so a
+		// slot the service filled since the snapshot is not given up and
+		// the service does not remove an instance of its own choosing.
+		if err := n.m.reload(ctx, n.id); err != nil {
+			return err
+		}
+		fresh, err := n.state()
+		if err != nil {
+			return err
+		}
+		target = fresh.target
+		want = min(max(target-len(placeholders), g.min, fresh.liveCount()), target)
+	}
+	if want < target {
 		if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
 			return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err)
 		}
 	}
 	drop := map[string]bool{}
-	for _, id := range placeholders[:target-want] {
+	for _, id := range placeholders[:min(max(target-want, 0), len(placeholders))] {
 		drop[id] = true
 	}
 	n.m.update(n.id, func(c *groupState) {
@@ -365,18 +379,32 @@ func (n *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 
 // TemplateNodeInfo builds the template from inputs cached at Refresh.
 func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
-	if _, err := n.state(); err != nil {
+	g, err := n.state()
+	if err != nil {
 		return nil, err
 	}
 	info, err := n.m.template(n.id)
 	if err != nil {
 		return nil, err
 	}
-	return buildTemplateNode(n.id, n.m.region, info), nil
+	return buildTemplateNode(n.id, n.m.region, info, g.settings), nil
 }
 
-// GetOptions returns ErrNotImplemented: returning options would zero the two
-// settings the protocol cannot carry, and we have no per-group overrides.
-func (n *nodeGroup) GetOptions(context.Context, cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	return nil, cloudprovider.ErrNotImplemented
+// GetOptions returns the overrides in the group's tags on top of defaults,
+// or ErrNotImplemented without any: returning options would zero the
+// settings the protocol cannot carry.
+func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
+	g, err := n.state()
+	if err != nil {
+		return nil, err
+	}
+	return g.settings.GetOptions(defaults)
+}
+
+// Settings implements cloudprovider.SettingsReporter.
+func (n *nodeGroup) Settings() cloudprovider.GroupSettings {
+	if g, ok := n.m.group(n.id); ok {
+		return g.settings
+	}
+	return cloudprovider.GroupSettings{Source: settingsSource}
 }

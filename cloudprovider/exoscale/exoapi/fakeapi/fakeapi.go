@@ -10,7 +10,9 @@ package fakeapi
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -107,6 +109,9 @@ type pool struct {
 	size          int
 	members       []string
 	stateOverride string
+	// labels are the instance pool's own (Exoscale resource labels); a
+	// nodepool's pool has none of its own in this fake.
+	labels map[string]string
 }
 
 type instance struct {
@@ -201,7 +206,8 @@ type PoolSeed struct {
 	Size           int
 	InstanceTypeID string
 	DiskSizeGiB    int
-	// Labels and Taints apply to nodepools only (Kubernetes node labels/taints).
+	// Labels and Taints of a nodepool are its Kubernetes node labels and
+	// taints; Labels of a plain pool are the pool's resource labels.
 	Labels map[string]string
 	Taints []exoapi.Taint
 }
@@ -232,7 +238,41 @@ func (s *Server) AddNodepool(clusterID string, seed PoolSeed) (nodepoolID, poolI
 func (s *Server) AddInstancePool(seed PoolSeed) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.addPoolLocked(seed.Name, seed).id
+	p := s.addPoolLocked(seed.Name, seed)
+	p.labels = maps.Clone(seed.Labels)
+	return p.id
+}
+
+// AddLabels adds labels to a plain instance pool, or to the nodepool
+// managing it together with taints, as a user editing them would (per-group
+// settings live there).
+func (s *Server) AddLabels(poolID string, labels map[string]string, taints []exoapi.Taint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pools[poolID]
+	if !ok {
+		panic("fakeapi: unknown pool " + poolID)
+	}
+	merge := func(dst map[string]string) map[string]string {
+		out := maps.Clone(dst)
+		if out == nil {
+			out = map[string]string{}
+		}
+		maps.Copy(out, labels)
+		return out
+	}
+	if p.nodepoolID == "" {
+		p.labels = merge(p.labels)
+		return
+	}
+	for _, c := range s.clusters {
+		for _, np := range c.nodepools {
+			if np.id == p.nodepoolID {
+				np.labels = merge(np.labels)
+				np.taints = append(slices.Clone(np.taints), taints...)
+			}
+		}
+	}
 }
 
 func (s *Server) addPoolLocked(name string, seed PoolSeed) *pool {

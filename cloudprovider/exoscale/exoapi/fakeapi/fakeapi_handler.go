@@ -53,14 +53,15 @@ type (
 		Nodepools []nodepoolJSON `json:"nodepools,omitempty"`
 	}
 	poolJSON struct {
-		ID           string   `json:"id"`
-		Name         string   `json:"name"`
-		Size         int      `json:"size"`
-		State        string   `json:"state"`
-		Manager      *manager `json:"manager,omitempty"`
-		Instances    []ref    `json:"instances,omitempty"`
-		InstanceType *ref     `json:"instance-type,omitempty"`
-		DiskSize     int      `json:"disk-size,omitempty"`
+		ID           string            `json:"id"`
+		Name         string            `json:"name"`
+		Size         int               `json:"size"`
+		State        string            `json:"state"`
+		Labels       map[string]string `json:"labels,omitempty"`
+		Manager      *manager          `json:"manager,omitempty"`
+		Instances    []ref             `json:"instances,omitempty"`
+		InstanceType *ref              `json:"instance-type,omitempty"`
+		DiskSize     int               `json:"disk-size,omitempty"`
 	}
 	instanceJSON struct {
 		ID           string   `json:"id"`
@@ -413,7 +414,7 @@ func (s *Server) nodepoolJSON(np *nodepool) nodepoolJSON {
 }
 
 func (s *Server) poolJSON(p *pool) poolJSON {
-	out := poolJSON{ID: p.id, Name: p.name, Size: p.size, State: s.poolStateLocked(p), DiskSize: p.diskSize}
+	out := poolJSON{ID: p.id, Name: p.name, Size: p.size, State: s.poolStateLocked(p), DiskSize: p.diskSize, Labels: p.labels}
 	if p.nodepoolID != "" {
 		out.Manager = &manager{ID: p.nodepoolID, Type: exoapi.ManagerTypeSKSNodepool}
 	}

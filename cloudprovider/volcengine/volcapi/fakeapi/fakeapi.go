@@ -14,6 +14,7 @@ package fakeapi
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -320,6 +321,16 @@ func (s *Server) SetGroupBounds(groupID string, minSize, maxSize, desired int) {
 	defer s.mu.Unlock()
 	if g, ok := s.groups[groupID]; ok {
 		g.Min, g.Max, g.Desired = minSize, maxSize, desired
+	}
+}
+
+// SetGroupTags replaces a group's tags (as a console user would); per-group
+// settings live there.
+func (s *Server) SetGroupTags(groupID string, tags map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.groups[groupID]; ok {
+		g.Tags = maps.Clone(tags)
 	}
 }
 

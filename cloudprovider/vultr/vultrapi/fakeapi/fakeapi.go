@@ -18,8 +18,10 @@ package fakeapi
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -240,6 +242,20 @@ func (s *Server) AddPool(clusterID string, p PoolSpec) (PoolView, error) {
 	}
 	c.pools = append(c.pools, np)
 	return s.view(np, now), nil
+}
+
+// SetPoolLabels replaces a pool's labels and adds taints, as a user editing
+// the pool in the console would (per-group settings live in pool labels).
+func (s *Server) SetPoolLabels(clusterID, poolID string, labels map[string]string, addTaints []Taint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.findPool(clusterID, poolID)
+	if p == nil {
+		return fmt.Errorf("fakeapi: no pool %q in cluster %q", poolID, clusterID)
+	}
+	p.labels = maps.Clone(labels)
+	p.taints = append(slices.Clone(p.taints), addTaints...)
+	return nil
 }
 
 // AddPlans seeds cloud-compute plans.
