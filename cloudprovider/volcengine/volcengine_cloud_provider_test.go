@@ -63,7 +63,7 @@ func withDiscovery(specs ...string) envOption {
 	return func(c *envConfig) { c.static, c.discovery = nil, specs }
 }
 func withSeed(fn func(f *fakeapi.Server)) envOption { return func(c *envConfig) { c.seed = fn } }
-func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.StrictMinOnRemove = true } }
+func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.LenientMinOnRemove = false } }
 
 // seedStandard is the conformance seed: a main group (min 1, max 10, 3
 // running) and a second group (min 0, max 5, 1 running), plus template inputs.
@@ -164,9 +164,17 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 	return nil
 }
 
+// TestConformance runs the kit against the strict fake, with scaling
+// activities listed in either order (the API does not document it).
 func TestConformance(t *testing.T) {
+	for _, oldestFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("activitiesOldestFirst=%v", oldestFirst), func(t *testing.T) { runConformance(t, oldestFirst) })
+	}
+}
+
+func runConformance(t *testing.T, activitiesOldestFirst bool) {
 	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
-		e := newEnv(t)
+		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst })
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
 			CloudCalls:    e.fake.RequestCount,
@@ -197,7 +205,8 @@ func TestConformance(t *testing.T) {
 				e.p.m.templates = map[string]*templateEntry{}
 				e.p.m.mu.Unlock()
 			},
-			ClearFaults: e.fake.ClearFaults,
+			ClearFaults:          e.fake.ClearFaults,
+			RemovesOnlyInService: true,
 			RefuseForQuota: func() {
 				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
 					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
