@@ -16,8 +16,9 @@ import (
 
 // printBanner tells a first-time user what is running and what to try next.
 // The suggested scale-up names a real group with room to grow, so it can be
-// pasted as is; make demo reads the same line.
-func printBanner(ctx context.Context, w io.Writer, self string, cfg *config, p cloudprovider.CloudProvider, address string, tls bool) {
+// pasted as is; make demo reads the same line. Groups are listed by id, with
+// the name the cloud shows (groupNames, by id) where the simulation gave one.
+func printBanner(ctx context.Context, w io.Writer, self string, cfg *config, p cloudprovider.CloudProvider, groupNames map[string]string, address string, tls bool) {
 	conn := ""
 	if address != inspect.DefaultAddress {
 		conn = " --address " + address
@@ -38,7 +39,11 @@ func printBanner(ctx context.Context, w io.Writer, self string, cfg *config, p c
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, g := range groups {
 		target, _ := g.TargetSize(ctx)
-		fmt.Fprintf(tw, "  %s\tmin %d, max %d, target %d\n", g.Id(ctx), g.MinSize(ctx), g.MaxSize(ctx), target)
+		name := groupNames[g.Id(ctx)]
+		if name != "" {
+			name = "(" + name + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\tmin %d, max %d, target %d\n", g.Id(ctx), name, g.MinSize(ctx), g.MaxSize(ctx), target)
 		if r := g.MaxSize(ctx) - target; r > room {
 			pick, room = g.Id(ctx), r
 		}

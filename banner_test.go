@@ -36,24 +36,27 @@ func TestBannerSuggestsWorkingCommands(t *testing.T) {
 	cases := []struct {
 		name     string
 		cfg      config
+		names    map[string]string
 		address  string
 		tls      bool
 		want     []string
 		unwanted []string
 	}{
-		{"default address", config{provider: "vultr"}, "127.0.0.1:8086", false,
+		{"default address", config{provider: "vultr"}, nil, "127.0.0.1:8086", false,
 			[]string{"Simulated vultr is ready", "  go run . inspect\n", "  go run . inspect --scale-up roomy=1\n", "\"address: 127.0.0.1:8086\""}, []string{"--address"}},
-		{"other address", config{provider: "exoscale"}, "unix:///run/cap.sock", false,
+		{"group names next to ids", config{provider: "vultr"}, map[string]string{"roomy": "general"}, "127.0.0.1:8086", false,
+			[]string{"  roomy  (general)  min "}, nil},
+		{"other address", config{provider: "exoscale"}, nil, "unix:///run/cap.sock", false,
 			[]string{"  go run . inspect --address unix:///run/cap.sock --scale-up roomy=1\n"}, []string{"--tls"}},
-		{"TLS", config{provider: "exoscale"}, "127.0.0.1:8086", true,
+		{"TLS", config{provider: "exoscale"}, nil, "127.0.0.1:8086", true,
 			[]string{"inspect --tls-ca-file <CA of the server certificate> --scale-up roomy=1\n"}, []string{"--tls-cert-file"}},
-		{"mTLS", config{provider: "exoscale", tlsClientCA: "ca.pem"}, "127.0.0.1:8086", true,
+		{"mTLS", config{provider: "exoscale", tlsClientCA: "ca.pem"}, nil, "127.0.0.1:8086", true,
 			[]string{"--tls-ca-file <CA of the server certificate> --tls-cert-file <client cert> --tls-key-file <client key> --scale-up roomy=1\n"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			printBanner(context.Background(), &b, "go run .", &tc.cfg, p, tc.address, tc.tls)
+			printBanner(context.Background(), &b, "go run .", &tc.cfg, p, tc.names, tc.address, tc.tls)
 			for _, w := range tc.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("banner lacks %q", w)

@@ -3,7 +3,7 @@ module github.com/ca-providers/cluster-autoscaler-provider
 go 1.26.0
 
 require (
-	github.com/exoscale/egoscale/v3 v3.1.30
+	github.com/exoscale/egoscale/v3 v3.1.43
 	github.com/google/go-containerregistry v0.22.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

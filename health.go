@@ -67,31 +67,30 @@ func setServing(hs *health.Server, st healthpb.HealthCheckResponse_ServingStatus
 // takeFirstSnapshot refreshes once before serving, because CA asks
 // NodeGroups, NodeGroupForNode and GPULabel before its first Refresh. If the
 // cloud is down, the server serves anyway (not ready) and keeps trying in
-// the background until ctx ends. A configuration error found by the first
-// listing (a --nodes spec matching no group) is returned at once; one found
-// by a background retry arrives on the returned channel.
-func takeFirstSnapshot(ctx context.Context, srv *externalgrpc.Server, hs *health.Server) (<-chan error, error) {
-	configErr := make(chan error, 1)
+// the background until ctx ends. A configuration error (a --nodes spec
+// matching nothing at the first listing) is returned at once, or sent to
+// configErr when the first listing succeeds only later, so main exits 2.
+func takeFirstSnapshot(ctx context.Context, srv *externalgrpc.Server, hs *health.Server, configErr chan<- error) error {
 	startCtx, cancel := context.WithTimeout(ctx, startupRefreshTimeout)
 	err := srv.RefreshOnce(startCtx)
 	cancel()
+	if errors.Is(err, cloudprovider.ErrConfig) {
+		return err
+	}
 	if err == nil {
 		setServing(hs, healthpb.HealthCheckResponse_SERVING)
-		return configErr, nil
-	}
-	if errors.Is(err, cloudprovider.ErrConfig) {
-		return configErr, configError{err}
+		return nil
 	}
 	klog.ErrorS(err, "Initial refresh failed; serving not-ready and retrying")
 	setServing(hs, healthpb.HealthCheckResponse_NOT_SERVING)
 	go func() {
 		if err := srv.RefreshUntilReady(ctx, nil); err != nil {
-			configErr <- configError{err}
+			configErr <- err
 			return
 		}
 		if srv.Ready() {
 			setServing(hs, healthpb.HealthCheckResponse_SERVING)
 		}
 	}()
-	return configErr, nil
+	return nil
 }

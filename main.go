@@ -61,6 +61,9 @@ type config struct {
 	checkConfig     bool
 	showVersion     bool
 	shutdownTimeout time.Duration
+	priceSheetPath  string
+	// priceSheet is --price-sheet as loaded by validate.
+	priceSheet *cloudprovider.PriceSheet
 }
 
 func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
@@ -83,6 +86,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.checkConfig, "check-config", false, "validate flags and provider configuration without contacting the cloud, then exit; with --simulate, start the simulated cloud and read its node groups once")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight RPCs")
+	fs.StringVar(&cfg.priceSheetPath, "price-sheet", "", "file of hourly prices per instance type (see docs/pricing.md); enables NodePrice/PodPrice on Volcengine and Exoscale and replaces Vultr's API prices")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	klogFlags.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
@@ -148,6 +152,11 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 	if c.simulate && reg.Simulate == nil {
 		return reg, addr, fmt.Errorf("--simulate: provider %q has no simulator", c.provider)
 	}
+	if c.priceSheetPath != "" {
+		if c.priceSheet, err = cloudprovider.LoadPriceSheet(c.priceSheetPath); err != nil {
+			return reg, addr, err
+		}
+	}
 	return reg, addr, nil
 }
 
@@ -158,6 +167,7 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		NodeGroupAutoDiscoverySpecs: c.autoDiscovery,
 		UserAgent:                   "cluster-autoscaler-provider/" + version,
 		InstrumentTransport:         m.InstrumentTransport(c.provider),
+		PriceSheet:                  c.priceSheet,
 		ReportUnmatchedSpecs:        m.SetUnmatchedSpecs,
 		RateLimit:                   c.rateLimit(),
 		MaxStaleness:                c.maxStaleness,
@@ -186,7 +196,7 @@ func (e configError) Unwrap() error { return e.err }
 // exitCode is 2 for configuration errors and 1 for failures at run time.
 func exitCode(err error) int {
 	var ce configError
-	if errors.As(err, &ce) {
+	if errors.As(err, &ce) || errors.Is(err, cloudprovider.ErrConfig) {
 		return 2
 	}
 	return 1

@@ -112,15 +112,25 @@ func TestSimulatedBinaryServesOldCA(t *testing.T) {
 			if err != nil || len(groups.GetNodeGroups()) == 0 {
 				t.Fatalf("NodeGroups = %v, %v", groups, err)
 			}
-			templates := 0
+			templates, overridden := 0, 0
 			for _, g := range groups.GetNodeGroups() {
 				a := legacyca.CheckOptionalRPCs(ctx, t, conn, g.GetId())
 				if a.Template != nil {
 					templates++
 				}
-				if a.NodePriceCode != exp.pricing || a.PodPriceCode != exp.pricing || a.OptionsCode != exp.options {
+				// The demo seeds one group with per-group settings (its debug
+				// line says so): it answers its overrides, the others exp.options.
+				wantOptions := exp.options
+				if strings.Contains(g.GetDebug(), "settings from") {
+					wantOptions = codes.OK
+					overridden++
+					if got := time.Duration(a.Options.GetScaleDownUnneededTime().GetDuration()); got != 5*time.Minute {
+						t.Errorf("%s: scale-down-unneeded %s for CA 1.34.1, want the demo's 5m", g.GetId(), got)
+					}
+				}
+				if a.NodePriceCode != exp.pricing || a.PodPriceCode != exp.pricing || a.OptionsCode != wantOptions {
 					t.Errorf("%s: pricing %s/%s options %s, want pricing %s options %s",
-						g.GetId(), a.NodePriceCode, a.PodPriceCode, a.OptionsCode, exp.pricing, exp.options)
+						g.GetId(), a.NodePriceCode, a.PodPriceCode, a.OptionsCode, exp.pricing, wantOptions)
 				}
 				if exp.pricing == codes.OK && a.NodePrice <= 0 {
 					t.Errorf("%s: node price %v", g.GetId(), a.NodePrice)
@@ -128,6 +138,9 @@ func TestSimulatedBinaryServesOldCA(t *testing.T) {
 			}
 			if templates == 0 {
 				t.Fatal("no group answered a template to the old layout")
+			}
+			if overridden != 1 {
+				t.Fatalf("%d groups show per-group settings, want the demo's one", overridden)
 			}
 
 			resp, err := http.Get(metricsURL + "/metrics")
@@ -138,6 +151,11 @@ func TestSimulatedBinaryServesOldCA(t *testing.T) {
 			resp.Body.Close()
 			if !regexp.MustCompile(`cluster_autoscaler_provider_ca_protocol_requests_total\{generation="legacy"\} [1-9]`).Match(body) {
 				t.Fatalf("metrics do not count the legacy requests:\n%s", grepLines(string(body), "ca_protocol"))
+			}
+			// The demo's malformed entry is reported, for its group only.
+			if !regexp.MustCompile(`cluster_autoscaler_provider_node_group_setting_errors\{node_group="[^"]+"\} 1\n`).Match(body) ||
+				strings.Count(grepLines(string(body), "node_group_setting_errors{"), " 1") != 1 {
+				t.Fatalf("metrics do not report the demo's one malformed setting:\n%s", grepLines(string(body), "setting_errors"))
 			}
 		})
 	}

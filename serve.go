@@ -30,7 +30,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(registry)
 
-	provider, closeSim, err := startProvider(ctx, cfg, reg, m, stdout)
+	provider, groupNames, closeSim, err := startProvider(ctx, cfg, reg, m, stdout)
 	if err != nil {
 		return err
 	}
@@ -62,8 +62,8 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	configErr, err := takeFirstSnapshot(ctx, srv, hs)
-	if err != nil {
+	configErr := make(chan error, 1)
+	if err := takeFirstSnapshot(ctx, srv, hs, configErr); err != nil {
 		lis.Close()
 		return err
 	}
@@ -73,7 +73,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
 	if cfg.simulate {
-		printBanner(ctx, stdout, selfCommand(os.Args[0]), cfg, provider, displayAddress(addr, lis), tlsCfg != nil)
+		printBanner(ctx, stdout, selfCommand(os.Args[0]), cfg, provider, groupNames, displayAddress(addr, lis), tlsCfg != nil)
 	}
 
 	select {
@@ -89,24 +89,25 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 }
 
 // startProvider builds the provider, or starts the simulated cloud and the
-// provider bound to it. The returned func stops the simulation (a no-op for
-// a real cloud).
-func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registration, m *metrics.Metrics, stdout io.Writer) (cloudprovider.CloudProvider, func(), error) {
+// provider bound to it. The returned names are the simulated groups' names by
+// id (nil for a real cloud); the returned func stops the simulation (a no-op
+// for a real cloud).
+func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registration, m *metrics.Metrics, stdout io.Writer) (cloudprovider.CloudProvider, map[string]string, func(), error) {
 	opts := cfg.buildOptions(m)
 	if !cfg.simulate {
 		p, err := reg.Build(ctx, opts)
 		if err != nil {
 			// Builders never contact the cloud: whatever fails here is the
 			// configuration, as --check-config would have said.
-			return nil, nil, configError{providerError(cfg.provider, err)}
+			return nil, nil, nil, configError{providerError(cfg.provider, err)}
 		}
-		return p, func() {}, nil
+		return p, nil, func() {}, nil
 	}
 	sim, err := reg.Simulate(ctx, opts)
 	if err != nil {
-		return nil, nil, configError{fmt.Errorf("start simulation: %w", providerError(cfg.provider, err))}
+		return nil, nil, nil, configError{fmt.Errorf("start simulation: %w", providerError(cfg.provider, err))}
 	}
 	klog.InfoS("Simulated cloud started", "provider", cfg.provider, "url", sim.URL, "description", sim.Description)
 	fmt.Fprintf(stdout, "Simulating %s: %s\nFake cloud API: %s\n", cfg.provider, sim.Description, sim.URL)
-	return sim.Provider, sim.Close, nil
+	return sim.Provider, sim.GroupNames, sim.Close, nil
 }

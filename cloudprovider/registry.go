@@ -32,6 +32,10 @@ type BuildOptions struct {
 	// budget, and each call refused locally because the wait would pass the
 	// caller's deadline.
 	ObserveRateLimit func(waited time.Duration, refused bool)
+	// PriceSheet is the validated --price-sheet, nil without one. Providers
+	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
+	// it, it is every provider's only price source.
+	PriceSheet *PriceSheet
 	// ReportUnmatchedSpecs, when set, receives after every listing how many
 	// --nodes specs name no node group (see SpecWatch).
 	ReportUnmatchedSpecs func(n int)
@@ -49,6 +53,9 @@ type Simulation struct {
 	URL string
 	// Description says in one line what is simulated.
 	Description string
+	// GroupNames maps each demo node group's id to the name the cloud's
+	// console shows, so the banner can show both. Optional.
+	GroupNames map[string]string
 	// Close stops the fake cloud.
 	Close func()
 }

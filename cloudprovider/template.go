@@ -2,6 +2,8 @@ package cloudprovider
 
 import (
 	"maps"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -48,6 +50,9 @@ type TemplateSpec struct {
 	// resources), the entry point for operator-supplied template hints.
 	// Labels follow the same rule: they never override well-known labels.
 	Hints TemplateHints
+	// HintsSource says where Hints came from (GroupSettings.Source); the
+	// template's HintsAnnotation names it.
+	HintsSource string
 }
 
 // TemplateHints are extra labels, taints and resources for a template.
@@ -75,7 +80,13 @@ func BuildTemplateNode(spec TemplateSpec) *corev1.Node {
 		arch = "amd64"
 	}
 	labels := map[string]string{}
-	maps.Copy(labels, spec.CloudLabels)
+	for k, v := range spec.CloudLabels {
+		// AWS-spelling settings keys in a pool's labels are settings, not
+		// node labels (several slashes: not even valid label keys).
+		if !strings.HasPrefix(k, SettingsKeyPrefix) {
+			labels[k] = v
+		}
+	}
 	maps.Copy(labels, spec.Hints.Labels)
 	maps.Copy(labels, spec.ProviderLabels)
 	labels[corev1.LabelOSStable] = osName
@@ -120,14 +131,25 @@ func BuildTemplateNode(spec TemplateSpec) *corev1.Node {
 			allocatable[name] = v
 		}
 	}
-	taints := append(append([]corev1.Taint(nil), spec.Taints...), spec.Hints.Taints...)
+	// A hinted taint the group's nodes register with anyway is not repeated:
+	// a Node cannot have two taints with the same key and effect.
+	taints := append([]corev1.Taint(nil), spec.Taints...)
+	for _, h := range spec.Hints.Taints {
+		if !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&h) }) {
+			taints = append(taints, h)
+		}
+	}
+	var annotations map[string]string
+	if summary := (GroupSettings{Source: spec.HintsSource, Hints: spec.Hints}).HintsSummary(); summary != "" {
+		annotations = map[string]string{HintsAnnotation: summary}
+	}
 
 	now := metav1.Now()
 	condition := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason string) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, LastHeartbeatTime: now, LastTransitionTime: now}
 	}
 	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
 		Spec:       corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,

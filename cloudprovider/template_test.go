@@ -1,6 +1,8 @@
 package cloudprovider
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,5 +48,38 @@ func TestBuildTemplateNodeWellKnownLabelsWin(t *testing.T) {
 	}
 	if _, err := node.Marshal(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Hinted taints join the group's own without repeating one with the same key
+// and effect, and the template names its hints and their source.
+func TestBuildTemplateNodeHints(t *testing.T) {
+	node := BuildTemplateNode(TemplateSpec{
+		GroupID: "g1", CPUs: 1, MemoryBytes: 1 << 30,
+		Taints: []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}},
+		Hints: TemplateHints{Taints: []corev1.Taint{
+			{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule},
+			{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoExecute},
+		}, Labels: map[string]string{"team": "ml"}},
+		HintsSource: "scaling-group tags",
+	})
+	want := []corev1.Taint{
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoExecute},
+	}
+	if !reflect.DeepEqual(node.Spec.Taints, want) {
+		t.Errorf("taints %v, want %v", node.Spec.Taints, want)
+	}
+	got := node.Annotations[HintsAnnotation]
+	if !strings.Contains(got, "label/team=ml") || !strings.HasSuffix(got, "(from scaling-group tags)") {
+		t.Errorf("annotation %q", got)
+	}
+	withKey := BuildTemplateNode(TemplateSpec{GroupID: "g3", CPUs: 1, MemoryBytes: 1,
+		CloudLabels: map[string]string{OptionKey(OptionScaleDownUnneededTime): "5m", "team": "ml"}})
+	if _, leaked := withKey.Labels[OptionKey(OptionScaleDownUnneededTime)]; leaked || withKey.Labels["team"] != "ml" {
+		t.Errorf("cloud labels in the template %v: settings keys must be left out, others kept", withKey.Labels)
+	}
+	if plain := BuildTemplateNode(TemplateSpec{GroupID: "g2", CPUs: 1, MemoryBytes: 1}); len(plain.Annotations) != 0 {
+		t.Errorf("a template without hints has annotations %v", plain.Annotations)
 	}
 }

@@ -49,6 +49,7 @@ func Run(t *testing.T, h Harness) {
 		{"LostAnswerNotUndoneByNextResize", checkLostAnswerNotUndone},
 		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
 		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
+		{"GroupSettingsFromCloud", func(t *testing.T, k *kit) { checkGroupSettings(t, k, h) }},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -455,10 +456,26 @@ func checkMinRule(t *testing.T, k *kit) {
 	if len(registered) > 0 {
 		refuseRegistered("(one instance never registered)")
 	}
+	wantTarget := minSize - 1
+	if k.env.RemovesOnlyInService {
+		calls := k.env.CloudCalls()
+		err := g.DeleteNodes(k.ctx(), []*corev1.Node{fakeNode(fresh, "unregistered")})
+		k.expectErr(err, "DeleteNodes of an instance still starting", cloudprovider.ErrFailedPrecondition)
+		k.noCalls(calls, "refused DeleteNodes of an instance still starting")
+		k.settle()
+		k.refresh()
+		g = k.group(id)
+		wantTarget = minSize
+	}
 	k.must(g.DeleteNodes(k.ctx(), []*corev1.Node{fakeNode(fresh, "unregistered")}),
 		"DeleteNodes of a never-registered instance at min")
-	if got := k.target(g); got != minSize-1 {
-		t.Fatalf("TargetSize after removing the unregistered instance = %d, want %d", got, minSize-1)
+	if got := k.target(g); got != wantTarget {
+		t.Fatalf("TargetSize after removing the unregistered instance = %d, want %d", got, wantTarget)
+	}
+	for _, in := range k.nodes(g) {
+		if in.Id == fresh && (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) {
+			t.Fatalf("the removed never-registered instance is listed as %+v, want deleting", in.Status)
+		}
 	}
 }
 

@@ -1,12 +1,25 @@
 package cloudprovidertest
 
-import "testing"
+import (
+	"testing"
+
+	"google.golang.org/grpc"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
+)
 
 func TestInMemoryProviderConforms(t *testing.T) {
-	Run(t, Harness{NewEnv: func(t *testing.T) *Env {
-		return NewInMemoryEnv(
-			CloudGroup{ID: "pool-a", Min: 1, Max: 10, Running: 3},
-			CloudGroup{ID: "pool-b", Min: 0, Max: 5, Running: 1, NoTemplate: true, Options: true},
-		)
-	}})
+	Run(t, Harness{
+		NewEnv: func(t *testing.T) *Env {
+			return NewInMemoryEnv(
+				CloudGroup{ID: "pool-a", Min: 1, Max: 10, Running: 3},
+				CloudGroup{ID: "pool-b", Min: 0, Max: 5, Running: 1, NoTemplate: true},
+			)
+		},
+		ServeConn: func(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
+			return grpctest.ServeConn(t, p, externalgrpc.Options{})
+		},
+	})
 }

@@ -288,7 +288,18 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The change happens; its answer is dropped for the fault's.
 		a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r)
 	}
-	a.recorder.finish(entry, a.answerFault(w, r, fault), true)
+	switch {
+	case fault.Reset:
+		// Logged first: the client sees the reset at once.
+		a.recorder.finish(entry, 0, true)
+		resetConnection(w)
+	case fault.Hang:
+		// Logged first: the client gives up before the hang ends.
+		a.recorder.finish(entry, 0, true)
+		<-r.Context().Done()
+	default:
+		a.recorder.finish(entry, a.answerFault(w, fault), true)
+	}
 }
 
 // hold waits out f's Delay and reports whether the client still waits.
@@ -312,16 +323,9 @@ func (a *FakeAPI) closed() bool {
 	}
 }
 
-// answerFault writes f's answer and returns the status sent (0 for none).
-func (a *FakeAPI) answerFault(w http.ResponseWriter, r *http.Request, f Fault) int {
-	switch {
-	case f.Reset:
-		resetConnection(w)
-		return 0
-	case f.Hang:
-		<-r.Context().Done()
-		return 0
-	}
+// answerFault writes f's answer and returns the status sent. The server
+// sends it once ServeHTTP returns, after the log has it.
+func (a *FakeAPI) answerFault(w http.ResponseWriter, f Fault) int {
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
 	}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"testing"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -68,6 +69,21 @@ type Env struct {
 	// or capacity, answering as the cloud documents. Nil when the cloud
 	// documents no such answer (Vultr).
 	RefuseForQuota func()
+	// RemovesOnlyInService says the cloud removes only instances that have
+	// finished starting, and never lets its target below min (Volcengine:
+	// RemoveInstances takes InService instances only; a removal below min
+	// keeps the desired number and the group replaces the instance). The
+	// min-rule check then expects a still-starting instance's deletion to be
+	// refused with FailedPrecondition and no cloud call, lets provisioning
+	// finish before deleting the never-registered instance, and expects the
+	// target to stay at min with that instance reported as deleting.
+	RemovesOnlyInService bool
+	// SetGroupSettings stores seed on the group in the cloud, where and in
+	// the spelling the provider reads per-group settings (see SettingsSeed's
+	// AWSKeys and NodeLabels); labels and taints go where the cloud keeps the
+	// group's own when it has them. Required: the settings check fails
+	// without it.
+	SetGroupSettings func(groupID string, seed SettingsSeed)
 }
 
 // Mutation names the kind of mutation a fault is injected into.
@@ -113,6 +129,10 @@ type Harness struct {
 	// server, whose tests import the kit). Optional; enables the checks of
 	// the codes CA receives.
 	Serve func(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient
+	// ServeConn is Serve returning the connection (grpctest.ServeConn), so
+	// checks can also speak the CA 1.34.1 layout on it. Optional; enables
+	// the gRPC part of the settings check.
+	ServeConn func(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface
 }
 
 // MutationSelectors names, per Mutation, the requests a cloud's provider

@@ -3,6 +3,7 @@ package cloudprovidertest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -36,6 +37,9 @@ type CloudGroup struct {
 	NoTemplate bool
 	// Options, when set, are returned by GetOptions (with ScaleDownUnneededTime overridden).
 	Options bool
+	// Tags are the group's metadata, read for per-group settings
+	// (cloudprovider.ParseGroupSettings, AWS spelling).
+	Tags map[string]string
 }
 
 type cloudInstance struct {
@@ -93,6 +97,15 @@ func (c *InMemoryCloud) FailNext(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.failNext = n
+}
+
+// SetTags replaces a group's tags, as a user editing the group would.
+func (c *InMemoryCloud) SetTags(groupID string, tags map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g, ok := c.groups[groupID]; ok {
+		g.spec.Tags = maps.Clone(tags)
+	}
 }
 
 // Deleted returns the ids of instances deleted so far.
@@ -233,6 +246,9 @@ func NewInMemoryEnv(groups ...CloudGroup) *Env {
 		},
 		Settle:        cloud.Settle,
 		FailNextCalls: cloud.FailNext,
+		SetGroupSettings: func(groupID string, seed SettingsSeed) {
+			cloud.SetTags(groupID, seed.AWSKeys())
+		},
 	}
 }
 
@@ -323,6 +339,7 @@ func (p *InMemoryProvider) Refresh(ctx context.Context) error {
 		}
 		g.mu.Lock()
 		g.spec = cg.spec
+		g.settings = cloudprovider.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
 		g.target = cg.desired
 		g.instances = cg.instances
 		for _, in := range cg.instances {
@@ -342,8 +359,16 @@ type inMemoryGroup struct {
 
 	mu        sync.Mutex
 	spec      CloudGroup
+	settings  cloudprovider.GroupSettings
 	target    int
 	instances []cloudInstance
+}
+
+// Settings implements cloudprovider.SettingsReporter.
+func (g *inMemoryGroup) Settings() cloudprovider.GroupSettings {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.settings
 }
 
 func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }
@@ -363,7 +388,11 @@ func (g *inMemoryGroup) MaxSize(ctx context.Context) int {
 func (g *inMemoryGroup) Debug(ctx context.Context) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return fmt.Sprintf("%s min %d max %d target %d", g.id, g.spec.Min, g.spec.Max, g.target)
+	d := fmt.Sprintf("%s min %d max %d target %d", g.id, g.spec.Min, g.spec.Max, g.target)
+	if s := g.settings.Summary(); s != "" {
+		d += "; settings " + s
+	}
+	return d
 }
 
 func (g *inMemoryGroup) TargetSize(ctx context.Context) (int, error) {
@@ -460,14 +489,18 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 	if g.spec.NoTemplate {
 		return nil, cloudprovider.ErrNotImplemented
 	}
-	return TemplateNode(g.id+"-template", map[string]string{InMemoryGroupLabel: g.id}, 2, 4<<30), nil
+	return cloudprovider.BuildTemplateNode(cloudprovider.TemplateSpec{
+		GroupID: g.id, CPUs: 2, MemoryBytes: 4 << 30,
+		ProviderLabels: map[string]string{InMemoryGroupLabel: g.id},
+		Hints:          g.settings.Hints, HintsSource: g.settings.Source,
+	}), nil
 }
 
 func (g *inMemoryGroup) GetOptions(ctx context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.spec.Options {
-		return nil, cloudprovider.ErrNotImplemented
+		return g.settings.GetOptions(defaults)
 	}
 	o := defaults
 	o.ScaleDownUnneededTime = 42 * time.Minute

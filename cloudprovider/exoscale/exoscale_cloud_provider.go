@@ -47,6 +47,7 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 	}
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
+	p.sheet = opts.PriceSheet
 	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
 	return p, nil
 }
@@ -63,6 +64,8 @@ type providerDeps struct {
 type provider struct {
 	cfg Config
 	m   *manager
+	// sheet is the --price-sheet; nil without one.
+	sheet *cloudprovider.PriceSheet
 }
 
 func newProvider(cfg Config, deps providerDeps) (*provider, error) {
@@ -125,10 +128,14 @@ func (p *provider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (clo
 	return g, nil
 }
 
-// Pricing implements cloudprovider.CloudProvider; Exoscale prices are not
-// available through the API.
+// Pricing implements cloudprovider.CloudProvider from the --price-sheet;
+// without one it is not offered, as Exoscale prices are not available
+// through the API.
 func (p *provider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return nil, cloudprovider.ErrNotImplemented
+	if p.sheet == nil {
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
+	}
+	return cloudprovider.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
 }
 
 // GPULabel implements cloudprovider.CloudProvider. CA caches it for the

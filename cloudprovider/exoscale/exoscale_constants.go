@@ -71,3 +71,11 @@ const (
 	errorCodeQuota         = "exoscale-quota-exceeded"
 	errorCodeOperationBase = "exoscale-operation-"
 )
+
+// Where per-group settings are read (docs/group-settings.md). SKS nodepool
+// labels become node labels, so they take the node-label spelling; a plain
+// instance pool's labels stay in the cloud and take the AWS spelling.
+const (
+	settingsSourceNodepool = "SKS nodepool labels"
+	settingsSourcePool     = "instance pool labels"
+)

@@ -30,6 +30,9 @@ type groupState struct {
 	taints                              []exoapi.Taint
 	min, max                            int
 	hasTemplate                         bool
+	// settings are read from the nodepool's labels (SKS) or the instance
+	// pool's labels (plain pools) at each Refresh.
+	settings cloudprovider.GroupSettings
 }
 
 func (s groupState) displayName() string {
@@ -214,9 +217,16 @@ func (g *nodeGroup) MaxSize(context.Context) int { return g.state().max }
 func (g *nodeGroup) Debug(context.Context) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return fmt.Sprintf("Exoscale %s (instance pool %s, min %d, max %d, target %d, pending operations %d)",
+	d := fmt.Sprintf("Exoscale %s (instance pool %s, min %d, max %d, target %d, pending operations %d)",
 		g.st.displayName(), g.id, g.st.min, g.st.max, g.targetLocked(), len(g.pending))
+	if s := g.st.settings.Summary(); s != "" {
+		d += "; settings " + s
+	}
+	return d
 }
+
+// Settings implements cloudprovider.SettingsReporter.
+func (g *nodeGroup) Settings() cloudprovider.GroupSettings { return g.state().settings }
 
 // TargetSize implements cloudprovider.NodeGroup.
 func (g *nodeGroup) TargetSize(context.Context) (int, error) {
@@ -304,12 +314,15 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 			quota := g.m.quotaSnapshot()
 			quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
 			op, err := g.scale(ctx, to)
+			opFailed := false
 			if err == nil {
 				err = failedImmediately(op)
+				opFailed = err != nil
 			}
 			if err != nil {
-				if quotaHit && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-					// Exoscale refuses a scale past the quota with a bare 400; the
+				if quotaHit && (opFailed || errors.Is(err, cloudprovider.ErrFailedPrecondition)) {
+					// Exoscale refuses a scale past the quota with a bare 400, or
+					// (undocumented either way) with an operation that fails; the
 					// quota read at Refresh says why, so CA sees ResourceExhausted
 					// (one class, not two: FailedPrecondition would win).
 					err = cloudprovider.Reclassify(err, cloudprovider.ErrQuotaExceeded)
@@ -544,8 +557,9 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	return buildTemplate(g.id, st, t, g.m.cfg.Zone), nil
 }
 
-// GetOptions implements cloudprovider.NodeGroup. No per-group overrides:
-// returning options would zero the ones the protocol cannot carry.
-func (g *nodeGroup) GetOptions(context.Context, cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	return nil, nil
+// GetOptions implements cloudprovider.NodeGroup: the overrides in the
+// group's labels on top of defaults, or ErrNotImplemented without any
+// (returning options would zero the ones the protocol cannot carry).
+func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
+	return g.state().settings.GetOptions(defaults)
 }

@@ -13,24 +13,22 @@ import (
 type refreshReads struct {
 	clusters   []exoapi.Cluster
 	clustersAt time.Time
-	// clusterPools is the pool list at the last cluster read: a nodepool's
-	// size and state live in both lists.
-	clusterPools []exoapi.InstancePool
-	members      []exoapi.Instance
-	membersAt    time.Time
+	members    []exoapi.Instance
+	membersAt  time.Time
 	// pools is the pool list at the last instance read.
 	pools []exoapi.InstancePool
 }
 
 // plan decides what this refresh reads besides the pool list. The SKS
-// nodepool list is read at least every maxAge, and at once when a pool
-// appeared, left, or changed size or state (a nodepool shows both). Instance states are read while some member
+// nodepool list is read every refresh: a nodepool's labels carry the
+// group's settings (docs/group-settings.md) and change without any trace
+// in the pool list. Instance states are read while some member
 // is not yet running, when a pool's size, state or members changed since the
 // last read, while an operation of ours finished or is pending (mustRead),
 // and at least every maxAge: anything else in the cloud is served within
 // the bound.
 func (r *refreshReads) plan(pools []exoapi.InstancePool, mustRead bool, now time.Time, maxAge time.Duration) (readClusters, readMembers bool) {
-	readClusters = mustRead || r.clustersAt.IsZero() || now.Sub(r.clustersAt) >= maxAge || !sameSizes(r.clusterPools, pools)
+	readClusters = true
 	readMembers = mustRead || r.membersAt.IsZero() || now.Sub(r.membersAt) >= maxAge ||
 		!samePools(r.pools, pools) || !allRunning(r.members)
 	return readClusters, readMembers
@@ -39,7 +37,7 @@ func (r *refreshReads) plan(pools []exoapi.InstancePool, mustRead bool, now time
 // record notes what was read at now.
 func (r *refreshReads) record(pools []exoapi.InstancePool, readClusters bool, clusters []exoapi.Cluster, readMembers bool, members []exoapi.Instance, now time.Time) {
 	if readClusters {
-		r.clusters, r.clustersAt, r.clusterPools = clusters, now, pools
+		r.clusters, r.clustersAt = clusters, now
 	}
 	if readMembers {
 		r.members, r.membersAt, r.pools = members, now, pools
@@ -66,23 +64,6 @@ func samePoolIDs(a, b []exoapi.InstancePool) bool {
 	}
 	for _, p := range b {
 		if !ids[p.ID] {
-			return false
-		}
-	}
-	return true
-}
-
-// sameSizes reports whether the same pools kept their size and state.
-func sameSizes(a, b []exoapi.InstancePool) bool {
-	if !samePoolIDs(a, b) {
-		return false
-	}
-	byID := make(map[string]exoapi.InstancePool, len(a))
-	for _, p := range a {
-		byID[p.ID] = p
-	}
-	for _, p := range b {
-		if old := byID[p.ID]; p.Size != old.Size || p.State != old.State {
 			return false
 		}
 	}

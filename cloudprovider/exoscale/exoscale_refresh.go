@@ -252,6 +252,7 @@ func (m *manager) buildState(poolID string, spec *cloudprovider.NodeGroupSpec, s
 		typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB,
 		members: append([]exoapi.Instance(nil), snap.membersByPool[poolID]...),
 	}
+	st.settings = cloudprovider.ParseGroupSettings(settingsSourcePool, p.Labels)
 	if np, ok := snap.nodepoolByPool[poolID]; ok {
 		st.sks = true
 		st.clusterID, st.nodepoolID, st.nodepoolName = np.ClusterID, np.ID, np.Name
@@ -264,6 +265,7 @@ func (m *manager) buildState(poolID string, spec *cloudprovider.NodeGroupSpec, s
 			st.diskSizeGiB = np.DiskSizeGiB
 		}
 		st.labels, st.taints = np.Labels, np.Taints
+		st.settings = cloudprovider.ParseGroupSettings(settingsSourceNodepool, np.Labels)
 	}
 	_, hasTemplate := m.instanceType(st.typeID)
 	st.hasTemplate = hasTemplate && st.typeID != ""

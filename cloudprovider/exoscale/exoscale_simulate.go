@@ -35,8 +35,17 @@ func SeedDemo(f *fakeapi.Server) map[string]string {
 	large := f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "large", CPUs: 4, MemoryBytes: 8 << 30})
 	gpu := f.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
 	cluster := f.AddSKSCluster("demo")
+	// The workers nodepool shows per-group settings (docs/group-settings.md)
+	// in the node-label spelling, as SKS copies nodepool labels to the nodes:
+	// two options, a resource hint and one malformed entry.
 	ids := map[string]string{}
-	_, ids["workers"] = f.AddNodepool(cluster, fakeapi.PoolSeed{Name: "workers", Size: 2, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{"role": "worker"}})
+	_, ids["workers"] = f.AddNodepool(cluster, fakeapi.PoolSeed{Name: "workers", Size: 2, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{
+		"role": "worker",
+		cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime):       "5m",
+		cloudprovider.NodeLabelOptionKey(cloudprovider.OptionIgnoreDaemonSetsUtilization): "true",
+		cloudprovider.NodeLabelOptionKey(cloudprovider.OptionMaxNodeProvisionTime):        "soon",
+		cloudprovider.NodeLabelResourceKey("example.com/license"):                         "4",
+	}})
 	_, ids["gpu"] = f.AddNodepool(cluster, fakeapi.PoolSeed{
 		Name: "gpu", Size: 0, InstanceTypeID: gpu, DiskSizeGiB: 100,
 		Labels: map[string]string{"role": "gpu", LabelGPUType: "gpua5000"},
@@ -79,13 +88,19 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		return nil, err
 	}
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
+	p.sheet = opts.PriceSheet
+	groupNames := map[string]string{}
+	for name, id := range groupIDs {
+		groupNames[id] = name
+	}
 	return &cloudprovider.Simulation{
 		Provider: p,
 		URL:      endpoint,
 		Description: fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
 			"and instance pool batch %s (1x standard.large); members boot in 6s, evictions finish in 3s",
 			groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"]),
-		Close: fake.Close,
+		GroupNames: groupNames,
+		Close:      fake.Close,
 	}, nil
 }
 

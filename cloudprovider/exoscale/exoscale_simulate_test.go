@@ -188,6 +188,9 @@ func TestSimulateBannerNamesGroupsWithStableIDs(t *testing.T) {
 			if !strings.Contains(sim.Description, g.Id(ctx)) {
 				t.Errorf("banner %q lacks group id %s", sim.Description, g.Id(ctx))
 			}
+			if name := sim.GroupNames[g.Id(ctx)]; name == "" || !strings.Contains(g.Debug(ctx), name) {
+				t.Errorf("GroupNames gives %q for %s", name, g.Debug(ctx))
+			}
 		}
 		slices.Sort(ids)
 		return ids, sim.Description

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,11 @@ type Server struct {
 	mu      sync.Mutex
 	current *refreshRun
 	ready   atomic.Bool
+
+	// settingProblems remembers each group's ignored settings, so they are
+	// logged when they change, not after every refresh.
+	settingsMu      sync.Mutex
+	settingProblems map[string]string
 
 	// seenLegacy and seenCurrent record whether a CA of that protocol
 	// generation has been logged (once each).
@@ -129,6 +135,7 @@ func (s *Server) triggerRefresh() *refreshRun {
 		} else {
 			s.ready.Store(true)
 			s.recordSizes(ctx)
+			s.reportSettings(ctx)
 			klog.V(4).InfoS("Refreshed", "provider", s.provider.Name(), "duration", s.opts.Now().Sub(start))
 		}
 		run.err = err
@@ -189,6 +196,46 @@ func (s *Server) recordSizes(ctx context.Context) {
 		sizes = append(sizes, groupSize(ctx, g))
 	}
 	s.opts.Metrics.SetGroupSizes(sizes)
+}
+
+// reportSettings logs and counts, per group, the settings in the cloud's
+// metadata that the provider ignored as malformed. This is the one place it
+// happens for every provider; a provider only lists the problems.
+func (s *Server) reportSettings(ctx context.Context) {
+	groups, err := s.provider.NodeGroups(ctx)
+	if err != nil {
+		return
+	}
+	counts := map[string]int{}
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	last := s.settingProblems
+	s.settingProblems = map[string]string{}
+	for _, g := range groups {
+		r, ok := g.(cloudprovider.SettingsReporter)
+		if !ok {
+			continue
+		}
+		id := g.Id(ctx)
+		settings := r.Settings()
+		counts[id] = len(settings.Problems)
+		text := []string{settings.Summary()}
+		for _, p := range settings.Problems {
+			text = append(text, p.String())
+		}
+		joined := strings.Join(text, "\n")
+		s.settingProblems[id] = joined
+		if joined == last[id] {
+			continue
+		}
+		for _, p := range settings.Problems {
+			klog.InfoS("Ignoring a malformed per-group setting", "nodeGroup", id, "source", settings.Source, "key", p.Key, "value", p.Value, "reason", p.Reason)
+		}
+		if summary := settings.Summary(); summary != "" {
+			klog.InfoS("Per-group settings", "nodeGroup", id, "settings", summary)
+		}
+	}
+	s.opts.Metrics.SetSettingErrors(counts)
 }
 
 func groupSize(ctx context.Context, g cloudprovider.NodeGroup) metrics.GroupSize {

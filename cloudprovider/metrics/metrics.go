@@ -32,11 +32,12 @@ type Metrics struct {
 	cloudDuration *prometheus.HistogramVec
 	refreshErrors prometheus.Counter
 	nodeGroupSize *prometheus.GaugeVec
+	badSettings   *prometheus.GaugeVec
+	caProtocol    map[ProtocolGeneration]prometheus.Counter
 	unmatched     prometheus.Gauge
 	noTemplate    *prometheus.CounterVec
 	budgetWait    *prometheus.HistogramVec
 	budgetRefused *prometheus.CounterVec
-	caProtocol    map[ProtocolGeneration]prometheus.Counter
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -71,6 +72,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "node_group_size",
 			Help: "Node group sizes: kind is min, max or target.",
 		}, []string{"node_group", "kind"}),
+		badSettings: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "node_group_setting_errors",
+			Help: "Per-group settings in the cloud's tags or labels (autoscaling options, template hints) that were ignored because they are malformed, by node group, at the last refresh.",
+		}, []string{"node_group"}),
 		unmatched: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "unmatched_node_group_specs",
 			Help: "--nodes specs that matched no node group (or several) at the last listing.",
@@ -100,7 +105,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol)
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol)
 	return m
 }
 
@@ -207,6 +212,18 @@ func (m *Metrics) SetGroupSize(s GroupSize) {
 	m.nodeGroupSize.WithLabelValues(s.ID, "min").Set(float64(s.Min))
 	m.nodeGroupSize.WithLabelValues(s.ID, "max").Set(float64(s.Max))
 	m.nodeGroupSize.WithLabelValues(s.ID, "target").Set(float64(s.Target))
+}
+
+// SetSettingErrors replaces every node_group_setting_errors series with the
+// count of ignored settings per group (groups without any report 0).
+func (m *Metrics) SetSettingErrors(perGroup map[string]int) {
+	if m == nil {
+		return
+	}
+	m.badSettings.Reset()
+	for id, n := range perGroup {
+		m.badSettings.WithLabelValues(id).Set(float64(n))
+	}
 }
 
 func (m *Metrics) boundedOperation(op string) string {

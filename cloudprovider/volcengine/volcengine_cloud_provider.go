@@ -34,6 +34,8 @@ var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
 type cloudProvider struct {
 	m *manager
+	// sheet is the --price-sheet; nil without one.
+	sheet *cloudprovider.PriceSheet
 }
 
 var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
@@ -111,7 +113,7 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 	if err != nil {
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
 	}
-	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now)}
+	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
@@ -166,10 +168,14 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return newNodeGroup(p.m, g), nil
 }
 
-// Pricing is not offered: Volcengine's price API is per order, and CA only
-// needs it for --expander=price.
+// Pricing serves the shared pricing model from the --price-sheet, and is not
+// offered without one: Volcengine's price API prices orders, not instance
+// types, and CA only needs prices for --expander=price.
 func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return nil, cloudprovider.ErrNotImplemented
+	if p.sheet == nil {
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
+	}
+	return cloudprovider.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
 }
 
 // GPULabel implements cloudprovider.CloudProvider.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -61,7 +63,7 @@ func withDiscovery(specs ...string) envOption {
 	return func(c *envConfig) { c.static, c.discovery = nil, specs }
 }
 func withSeed(fn func(f *fakeapi.Server)) envOption { return func(c *envConfig) { c.seed = fn } }
-func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.StrictMinOnRemove = true } }
+func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.LenientMinOnRemove = false } }
 
 // seedStandard is the conformance seed: a main group (min 1, max 10, 3
 // running) and a second group (min 0, max 5, 1 running), plus template inputs.
@@ -162,9 +164,17 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 	return nil
 }
 
+// TestConformance runs the kit against the strict fake, with scaling
+// activities listed in either order (the API does not document it).
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
-		e := newEnv(t)
+	for _, oldestFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("activitiesOldestFirst=%v", oldestFirst), func(t *testing.T) { runConformance(t, oldestFirst) })
+	}
+}
+
+func runConformance(t *testing.T, activitiesOldestFirst bool) {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst })
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
 			CloudCalls:    e.fake.RequestCount,
@@ -195,10 +205,19 @@ func TestConformance(t *testing.T) {
 				e.p.m.templates = map[string]*templateEntry{}
 				e.p.m.mu.Unlock()
 			},
-			ClearFaults: e.fake.ClearFaults,
+			ClearFaults:          e.fake.ClearFaults,
+			RemovesOnlyInService: true,
 			RefuseForQuota: func() {
 				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
 					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
+			},
+			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
+				// Tags stay in the cloud: every setting in the AWS spelling,
+				// next to the group's other tags.
+				g, _ := e.fake.Group(groupID)
+				tags := maps.Clone(g.Tags)
+				maps.Copy(tags, seed.AWSKeys())
+				e.fake.SetGroupTags(groupID, tags)
 			},
 		}
 	}})
@@ -207,6 +226,11 @@ func TestConformance(t *testing.T) {
 // serveForKit serves a provider through the real gRPC server for the kit.
 func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
 	return grpctest.Serve(t, p, externalgrpc.Options{})
+}
+
+// serveConnForKit is serveForKit returning the connection, for both CA generations.
+func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
+	return grpctest.ServeConn(t, p, externalgrpc.Options{})
 }
 
 func TestSteadyStateRefreshCallCount(t *testing.T) {

@@ -60,3 +60,7 @@ const (
 	// even if the API still lists it as in service.
 	deletingGrace = 10 * time.Minute
 )
+
+// settingsSource names where per-group settings are read: the scaling
+// group's tags, in the AWS spelling (docs/group-settings.md).
+const settingsSource = "scaling-group tags"

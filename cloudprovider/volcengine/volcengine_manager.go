@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +21,7 @@ type cloudAPI interface {
 	ListScalingInstances(ctx context.Context, groupID string) ([]volcapi.ScalingInstance, error)
 	SetDesiredInstances(ctx context.Context, groupID string, desired int) error
 	RemoveInstances(ctx context.Context, groupID string, ids []string, decreaseDesired bool) (string, error)
-	RecentActivities(ctx context.Context, groupID string) ([]volcapi.Activity, error)
+	ActivitiesSince(ctx context.Context, groupID string, since time.Time) ([]volcapi.Activity, error)
 	ListScalingConfigurations(ctx context.Context, ids []string) ([]volcapi.ScalingConfiguration, error)
 	ListInstanceTypes(ctx context.Context, ids []string) ([]volcapi.InstanceType, error)
 	ListImages(ctx context.Context, ids []string) ([]volcapi.Image, error)
@@ -65,6 +66,8 @@ type groupState struct {
 	target       int
 	instances    []instanceState
 	discoveredBy string
+	// settings are read from the group's tags at each Refresh.
+	settings cloudprovider.GroupSettings
 }
 
 func (g *groupState) hasDesired() bool { return g.cloud.Desired != volcapi.NoDesiredNumber }
@@ -85,6 +88,18 @@ func (g *groupState) clone() *groupState {
 	return &c
 }
 
+// active reports whether the group scales: only an Active group does (an
+// empty state, from an API that omits it, counts as active).
+func (g *groupState) active() bool {
+	return g.cloud.LifecycleState == "" || strings.EqualFold(g.cloud.LifecycleState, "Active")
+}
+
+// errDisabled refuses a change to a group the service will not scale.
+func errDisabled(g *groupState, verb string) error {
+	return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+		"scaling group %s is disabled (LifecycleState %s): Volcengine scales only Active groups; enable it to %s", g.cloud.ID, g.cloud.LifecycleState, verb)
+}
+
 func (g *groupState) debug() string {
 	desired := fmt.Sprintf("desired %d", g.cloud.Desired)
 	if !g.hasDesired() {
@@ -98,7 +113,32 @@ func (g *groupState) debug() string {
 	if len(g.instances) == 1 {
 		instances = "1 instance"
 	}
-	return fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, instances, how)
+	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, instances, how)
+	if !g.active() {
+		d += fmt.Sprintf(", disabled (LifecycleState %s)", g.cloud.LifecycleState)
+	}
+	if s := g.settings.Summary(); s != "" {
+		d += "; settings " + s
+	}
+	return d
+}
+
+// raisedAt is when we last changed the group's desired number (zero when
+// we have not since start).
+func (m *manager) raisedAt(id string) time.Time {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.changedAt[id]
+}
+
+// noteDesiredChange records that the desired number changed now.
+func (m *manager) noteDesiredChange(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.changedAt == nil {
+		m.changedAt = map[string]time.Time{}
+	}
+	m.changedAt[id] = m.now().Truncate(time.Second)
 }
 
 // manager owns the snapshot and performs every cloud call.
@@ -137,6 +177,9 @@ type manager struct {
 	// reported as deleting until the API stops listing them.
 	removed   map[string]time.Time
 	templates map[string]*templateEntry
+	// changedAt is when we last set a group's desired number, truncated to
+	// the second (activity times have second precision).
+	changedAt map[string]time.Time
 
 	guardsMu sync.Mutex
 	// guards hold each group's mutation discipline (lock, outcome-unknown
@@ -375,7 +418,8 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	order := make([]string, 0, len(picked))
 	for i, p := range picked {
 		minSize, maxSize := p.bounds()
-		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy}
+		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
+			settings: cloudprovider.ParseGroupSettings(settingsSource, p.cloud.Tags)}
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
 		}
@@ -501,7 +545,8 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 		if !failed && !short {
 			continue
 		}
-		acts, err := m.api.RecentActivities(ctx, p.cloud.ID)
+		// Every activity: failed instances were made by older ones.
+		acts, err := m.api.ActivitiesSince(ctx, p.cloud.ID, time.Time{})
 		if err != nil {
 			klog.V(2).InfoS("Could not read scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
 			continue
@@ -516,10 +561,22 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 				}
 			}
 		}
-		if short && len(acts) > 0 && acts[0].Failed {
-			// Only the latest activity says whether the missing slots are
-			// still being worked on.
-			byGroup[p.cloud.ID] = firstNonEmpty(acts[0].ResultMsg, "the latest scaling activity failed")
+		if !short {
+			continue
+		}
+		// Only an activity that started after our own latest change of the
+		// desired number says whether the missing slots are being worked on
+		// (found by time: the API does not document the list order). An older
+		// failure is about a request that no longer stands.
+		since := m.raisedAt(p.cloud.ID)
+		for _, a := range acts {
+			if a.CreatedAt.Before(since) {
+				continue
+			}
+			if a.Failed {
+				byGroup[p.cloud.ID] = firstNonEmpty(a.ResultMsg, "the latest scaling activity failed")
+			}
+			break
 		}
 	}
 	return byInstance, byGroup

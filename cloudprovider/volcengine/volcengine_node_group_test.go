@@ -494,3 +494,48 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 		t.Fatalf("cloud desired %d, target %d, want %d", cg.Desired, target(t, g), before+1)
 	}
 }
+
+// TestDroppingPlaceholdersKeepsAFilledSlot: the service fills one of two
+// stocked-out slots after the snapshot; deleting both placeholders must
+// give up only the one still empty, or the lower desired number would make
+// the service remove an instance of its own choosing.
+func TestDroppingPlaceholdersKeepsAFilledSlot(t *testing.T) {
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	before := target(t, g)
+	e.fake.SetCreateFailure(mainGroupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "sold out", NoInstances: true})
+	if err := g.IncreaseSize(testCtx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var placeholders []*corev1.Node
+	nodes, _ := g.Nodes(testCtx(t))
+	for _, in := range nodes {
+		if in.Status != nil && in.Status.ErrorInfo != nil {
+			placeholders = append(placeholders, nodeFor(in.Id))
+		}
+	}
+	if len(placeholders) != 2 {
+		t.Fatalf("%d placeholders, want 2", len(placeholders))
+	}
+	filled, err := e.fake.LaunchInstance(mainGroupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DeleteNodes(testCtx(t), placeholders); err != nil {
+		t.Fatal(err)
+	}
+	if cg, _ := e.fake.Group(mainGroupID); cg.Desired != before+1 {
+		t.Fatalf("cloud desired %d, want %d (the filled slot kept)", cg.Desired, before+1)
+	}
+	e.fake.Settle()
+	alive := false
+	for _, in := range e.fake.Instances(mainGroupID) {
+		alive = alive || in.ID == filled
+	}
+	if !alive || len(e.fake.Instances(mainGroupID)) != before+1 {
+		t.Fatalf("instance %s filled since the snapshot is gone or the group has %d instances, want %d", filled, len(e.fake.Instances(mainGroupID)), before+1)
+	}
+}

@@ -33,7 +33,17 @@ func seedDemo(f *fakeapi.Server) {
 	f.AddGroup(fakeapi.Group{
 		ID: simGeneralGroupID, Name: "general", Min: 1, Max: 10, Desired: 2,
 		ActiveConfigID: "scc-sim-general", SubnetIDs: []string{"subnet-sim-a"},
-		Tags: map[string]string{"k8s.io/cluster-autoscaler/enabled": "true", "pool": "general"},
+		// Per-group settings (docs/group-settings.md): two options, label,
+		// taint and resource hints, and one malformed entry.
+		Tags: map[string]string{
+			"k8s.io/cluster-autoscaler/enabled": "true", "pool": "general",
+			cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime):       "5m",
+			cloudprovider.OptionKey(cloudprovider.OptionIgnoreDaemonSetsUtilization): "true",
+			cloudprovider.OptionKey(cloudprovider.OptionMaxNodeProvisionTime):        "soon",
+			cloudprovider.LabelHintKey("example.com/tier"):                           "general",
+			cloudprovider.TaintHintKey("example.com/maintenance"):                    "planned:PreferNoSchedule",
+			cloudprovider.ResourceHintKey("ephemeral-storage"):                       "40Gi",
+		},
 	})
 	f.AddGroup(fakeapi.Group{
 		ID: simGPUGroupID, Name: "gpu", Min: 0, Max: 4, Desired: 0,
@@ -94,6 +104,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		URL:      url,
 		Description: fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
 			simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay),
-		Close: closeFn,
+		GroupNames: map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"},
+		Close:      closeFn,
 	}, nil
 }

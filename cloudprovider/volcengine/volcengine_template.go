@@ -283,12 +283,13 @@ func gpuLabelValue(model string) string {
 }
 
 // buildTemplateNode renders what a fresh node of the group looks like.
-func buildTemplateNode(groupID, region string, info *templateInfo) *corev1.Node {
+func buildTemplateNode(groupID, region string, info *templateInfo, settings cloudprovider.GroupSettings) *corev1.Node {
 	it := info.instanceType
 	spec := cloudprovider.TemplateSpec{
 		GroupID: groupID, InstanceType: it.ID, OS: info.os, Arch: info.arch, Region: region, Zone: info.zone,
 		CPUs: int64(it.CPUs), MemoryBytes: int64(it.MemoryMiB) * 1024 * 1024,
 		ProviderLabels: map[string]string{LabelScalingGroup: groupID},
+		Hints:          settings.Hints, HintsSource: settings.Source,
 	}
 	if it.GPUCount > 0 {
 		spec.GPUs = int64(it.GPUCount)

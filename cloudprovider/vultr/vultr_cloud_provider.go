@@ -36,7 +36,8 @@ var DefaultRateLimit = cloudprovider.RateLimit{Rate: 30, Burst: 30}
 
 // CloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
 type CloudProvider struct {
-	m *manager
+	m     *manager
+	sheet *cloudprovider.PriceSheet
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -81,7 +82,7 @@ func newProvider(ctx context.Context, cfg *Config, specs []cloudprovider.NodeGro
 	if err != nil {
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
-	p := &CloudProvider{m: newManager(client, cfg.ClusterID, specs, now)}
+	p := &CloudProvider{m: newManager(client, cfg.ClusterID, specs, now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
 	return p, nil
@@ -131,7 +132,7 @@ func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 
 // Pricing implements cloudprovider.CloudProvider.
 func (p *CloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return pricing{m: p.m}, nil
+	return cloudprovider.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
 }
 
 // GPULabel implements cloudprovider.CloudProvider.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -149,9 +150,29 @@ func countRequests(reqs []cloudprovidertest.RecordedRequest, method, pathPart st
 	return n
 }
 
+// busyVariants are the plausible behaviours of a VKE pool while nodes are
+// created, which Vultr does not document (fakeapi.Options.Busy); the
+// provider's tests run under each.
+var busyVariants = []fakeapi.BusyPolicy{fakeapi.BusyNever, fakeapi.BusyPending, fakeapi.BusyRefuse}
+
 func TestConformance(t *testing.T) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
-		e := newTestEnv(t)
+	for _, busy := range busyVariants {
+		t.Run("busy="+string(busy), func(t *testing.T) { runConformance(t, busy) })
+	}
+}
+
+func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+		e := newTestEnv(t, withFake(func(o *fakeapi.Options) {
+			o.Busy = busy
+			if busy == fakeapi.BusyRefuse {
+				// The kit changes one pool several times in a row, as CA
+				// does only across loops; without provisioning lag the pool
+				// is active again by the next change. TestResizeRefusedWhilePoolBusy
+				// covers the refusal itself.
+				o.ActiveAfter = 0
+			}
+		}))
 		return &cloudprovidertest.Env{
 			Provider:   e.p,
 			CloudCalls: e.fake.RequestCount,
@@ -181,6 +202,17 @@ func TestConformance(t *testing.T) {
 			ClearFaults:           e.fake.ClearFaults,
 			// Vultr documents no quota or capacity answer to a resize.
 			RefuseForQuota: nil,
+			// Pool labels land on the nodes: options and resources in the
+			// node-label spelling, hinted labels and taints as the pool's own.
+			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
+				var taints []fakeapi.Taint
+				for _, t := range seed.Taints {
+					taints = append(taints, fakeapi.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+				}
+				if err := e.fake.SetPoolLabels(testClusterID, groupID, seed.NodeLabels(), taints); err != nil {
+					t.Fatal(err)
+				}
+			},
 		}
 	}})
 }
@@ -188,6 +220,11 @@ func TestConformance(t *testing.T) {
 // serveForKit serves a provider through the real gRPC server for the kit.
 func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
 	return grpctest.Serve(t, p, externalgrpc.Options{})
+}
+
+// serveConnForKit is serveForKit returning the connection, for both CA generations.
+func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
+	return grpctest.ServeConn(t, p, externalgrpc.Options{})
 }
 
 func TestBuildReadsConfigAndRegisters(t *testing.T) {

@@ -39,3 +39,8 @@ const (
 	// regionRetryInterval bounds re-fetches of the cluster region after a failure.
 	regionRetryInterval = 5 * time.Minute
 )
+
+// settingsSource names where per-group settings are read: VKE puts pool
+// labels on the nodes, so they use the node-label spelling (see
+// cloudprovider.NodeLabelOptionPrefix and docs/group-settings.md).
+const settingsSource = "node pool labels"

@@ -30,7 +30,8 @@ type nodeGroup struct {
 	guard *cloudprovider.MutationGuard
 
 	mu       sync.Mutex
-	pool     vultrapi.NodePool // last listed state (label, plan, labels, taints)
+	pool     vultrapi.NodePool           // last listed state (label, plan, labels, taints)
+	settings cloudprovider.GroupSettings // read from pool.Labels at each list
 	min, max int
 	target   int
 	nodes    []vultrapi.Node
@@ -63,6 +64,7 @@ func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, minSize, ma
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool, g.min, g.max, g.removed = p, minSize, maxSize, false
+	g.settings = cloudprovider.ParseGroupSettings(settingsSource, p.Labels)
 	if g.lastMutation <= startSeq {
 		g.target = p.NodeQuantity
 	}
@@ -129,8 +131,19 @@ func (g *nodeGroup) MaxSize(context.Context) int {
 func (g *nodeGroup) Debug(context.Context) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return fmt.Sprintf("vultr node pool %s (label %q, plan %s, min:%d max:%d target:%d)",
+	d := fmt.Sprintf("vultr node pool %s (label %q, plan %s, min:%d max:%d target:%d)",
 		g.id, g.pool.Label, g.pool.Plan, g.min, g.max, g.target)
+	if s := g.settings.Summary(); s != "" {
+		d += "; settings " + s
+	}
+	return d
+}
+
+// Settings implements cloudprovider.SettingsReporter.
+func (g *nodeGroup) Settings() cloudprovider.GroupSettings {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.settings
 }
 
 // TargetSize implements cloudprovider.NodeGroup.
@@ -390,18 +403,20 @@ func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 // TemplateNodeInfo implements cloudprovider.NodeGroup.
 func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	g.mu.Lock()
-	pool := g.pool
+	pool, settings := g.pool, g.settings
 	g.mu.Unlock()
 	plan, ok := g.m.plan(pool.Plan)
 	if !ok {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "node pool %s: plan %q not known yet", g.id, pool.Plan)
 	}
-	return buildTemplate(g.id, pool, plan, g.m.clusterRegion()), nil
+	return buildTemplate(g.id, pool, plan, g.m.clusterRegion(), settings), nil
 }
 
-// GetOptions implements cloudprovider.NodeGroup. Vultr has no per-pool
-// autoscaling options, and returning any would zero CA's MaxNodeStartupTime,
-// so the answer is "use the defaults".
-func (g *nodeGroup) GetOptions(context.Context, cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	return nil, nil
+// GetOptions implements cloudprovider.NodeGroup: the overrides in the pool's
+// labels, or ErrNotImplemented without any (an answer would zero CA's
+// options the protocol cannot carry).
+func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.settings.GetOptions(defaults)
 }

@@ -413,13 +413,25 @@ func TestRemovedGroup(t *testing.T) {
 	}
 }
 
-func TestGetOptionsDefaults(t *testing.T) {
+func TestGetOptionsFromPoolLabels(t *testing.T) {
 	e := newTestEnv(t)
 	o, err := e.group("a-main").GetOptions(e.ctx(), cloudprovider.NodeGroupAutoscalingOptions{ScaleDownUnneededTime: time.Minute})
-	if err != nil || o != nil {
-		t.Fatalf("GetOptions = %+v, %v; want nil, nil (use CA's defaults)", o, err)
+	if !errors.Is(err, cloudprovider.ErrNotImplemented) || o != nil {
+		t.Fatalf("GetOptions = %+v, %v; want ErrNotImplemented (use CA's defaults)", o, err)
 	}
-	if d := e.group("a-main").Debug(e.ctx()); !strings.Contains(d, "a-main") || !strings.Contains(d, "min:2 max:8") {
+	if d := e.group("a-main").Debug(e.ctx()); !strings.Contains(d, "a-main") || !strings.Contains(d, "min:2 max:8") || strings.Contains(d, "settings") {
 		t.Fatalf("Debug %q", d)
+	}
+	labels := map[string]string{"tier": "web", cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime): "3m"}
+	if err := e.fake.SetPoolLabels(testClusterID, "a-main", labels, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh()
+	o, err = e.group("a-main").GetOptions(e.ctx(), cloudprovider.NodeGroupAutoscalingOptions{ScaleDownUnneededTime: time.Minute, MaxNodeProvisionTime: time.Hour})
+	if err != nil || o.ScaleDownUnneededTime != 3*time.Minute || o.MaxNodeProvisionTime != time.Hour {
+		t.Fatalf("GetOptions = %+v, %v; want unneeded 3m on the defaults", o, err)
+	}
+	if d := e.group("a-main").Debug(e.ctx()); !strings.Contains(d, "settings from node pool labels: options scaledownunneededtime=3m0s") {
+		t.Fatalf("Debug %q does not show the settings", d)
 	}
 }

@@ -3,6 +3,7 @@ package vultr
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,27 @@ func TestPodPrice(t *testing.T) {
 	}
 	if _, err := pm.PodPrice(e.ctx(), nil, start, start); !errors.Is(err, cloudprovider.ErrInvalidArgument) {
 		t.Fatalf("nil pod: %v", err)
+	}
+}
+
+// With --price-sheet the sheet is the only price source: listed plans are
+// priced from it, unlisted ones are NotFound rather than priced in USD from
+// the API next to the sheet's currency.
+func TestPriceSheetReplacesAPIPrices(t *testing.T) {
+	e := newTestEnv(t)
+	sheet, err := cloudprovider.ParsePriceSheet("sheet", strings.NewReader("currency EUR\nvc2-2c-4gb 0.5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.p.sheet = sheet
+	pm, _ := e.p.Pricing(e.ctx())
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	listed := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{corev1.LabelInstanceTypeStable: "vc2-2c-4gb"}}}
+	if got, err := pm.NodePrice(e.ctx(), listed, start, start.Add(2*time.Hour)); err != nil || got != 1 {
+		t.Fatalf("listed plan: %v, %v; want 1 (2h at 0.5 from the sheet)", got, err)
+	}
+	unlisted := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{corev1.LabelInstanceTypeStable: "vhf-4c-16gb"}}}
+	if _, err := pm.NodePrice(e.ctx(), unlisted, start, start.Add(time.Hour)); !errors.Is(err, cloudprovider.ErrNotFound) {
+		t.Fatalf("unlisted plan: %v, want ErrNotFound", err)
 	}
 }

@@ -60,8 +60,18 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 			"gpu %s (NVIDIA A16, auto_scaler 1..3) and static %s (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
 			"new nodes are pending after %s and active after %s",
 			simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter),
-		Close: fake.Close,
+		GroupNames: invert(pools),
+		Close:      fake.Close,
 	}, nil
+}
+
+// invert turns label → id into id → label.
+func invert(idsByName map[string]string) map[string]string {
+	namesByID := make(map[string]string, len(idsByName))
+	for name, id := range idsByName {
+		namesByID[id] = name
+	}
+	return namesByID
 }
 
 // simPoolID derives a pool's id from its label, so the ids (and commands
@@ -77,8 +87,17 @@ func seedDemo(fake *fakeapi.Server) (map[string]string, error) {
 	fake.AddMetalPlans(fakeapi.StandardMetalPlans()...)
 	fake.AddCluster(fakeapi.ClusterSpec{ID: simClusterID, Label: "demo", Region: "ewr", Version: "v1.33.0+1"})
 	pools := []fakeapi.PoolSpec{
+		// The general pool shows per-group settings (docs/group-settings.md):
+		// two options, a resource hint and one malformed entry, in the
+		// node-label spelling since VKE copies pool labels to the nodes.
 		{Label: "general", Plan: "vc2-2c-4gb", Quantity: 2, Min: 1, Max: 5, AutoScaler: true,
-			Labels: map[string]string{"workload": "general"}},
+			Labels: map[string]string{
+				"workload": "general",
+				cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime):       "5m",
+				cloudprovider.NodeLabelOptionKey(cloudprovider.OptionIgnoreDaemonSetsUtilization): "true",
+				cloudprovider.NodeLabelOptionKey(cloudprovider.OptionMaxNodeProvisionTime):        "soon",
+				cloudprovider.NodeLabelResourceKey("example.com/license"):                         "4",
+			}},
 		{Label: "gpu", Plan: "vcg-a16-6c-64g-16vram", Quantity: 1, Min: 1, Max: 3, AutoScaler: true,
 			Labels: map[string]string{LabelGPUType: "NVIDIA_A16"},
 			Taints: []fakeapi.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}}},

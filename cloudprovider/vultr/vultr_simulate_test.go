@@ -188,6 +188,11 @@ func TestSimulateKeepsPoolIDsAcrossRestarts(t *testing.T) {
 			ids = append(ids, g.Id(ctx))
 		}
 		sort.Strings(ids)
+		for _, label := range []string{"general", "gpu", "static"} {
+			if sim.GroupNames[simPoolID(label)] != label {
+				t.Errorf("GroupNames %v does not name pool %s %q", sim.GroupNames, simPoolID(label), label)
+			}
+		}
 		return ids, sim.Description
 	}
 	first, description := start()

@@ -12,7 +12,9 @@ import (
 // no system reservations, so allocatable equals capacity; CA adds DaemonSet
 // pods itself. GPU plans get one nvidia.com/gpu: Vultr has no GPU-count field
 // and fractional vGPU plans exist, so the count cannot come from VRAM.
-func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region string) *corev1.Node {
+// Per-group settings add hints (resources; pool labels and taints are the
+// pool's own and reach the template as cloud labels and taints).
+func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region string, settings cloudprovider.GroupSettings) *corev1.Node {
 	providerLabels := map[string]string{LabelNodePool: pool.Label}
 	if plan.BareMetal {
 		providerLabels[LabelBareMetal] = "true"
@@ -21,6 +23,7 @@ func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region
 		GroupID: groupID, InstanceType: plan.ID, Region: region,
 		CPUs: int64(plan.VCPUs), MemoryBytes: int64(plan.RAMMiB) * 1024 * 1024,
 		CloudLabels: pool.Labels, ProviderLabels: providerLabels,
+		Hints: settings.Hints, HintsSource: settings.Source,
 	}
 	if plan.DiskGB > 0 {
 		spec.EphemeralStorage = resource.NewQuantity(int64(plan.DiskGB)*1000*1000*1000, resource.DecimalSI)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"sync"
@@ -235,6 +236,9 @@ func fromPool(p v3.InstancePool) InstancePool {
 	}
 	for _, m := range p.Instances {
 		ip.InstanceIDs = append(ip.InstanceIDs, string(m.ID))
+	}
+	if len(p.Labels) > 0 {
+		ip.Labels = maps.Clone(map[string]string(p.Labels))
 	}
 	return ip
 }

@@ -46,6 +46,8 @@ type InstancePool struct {
 	InstanceIDs    []string
 	InstanceTypeID string
 	DiskSizeGiB    int
+	// Labels are the pool's resource labels (not Kubernetes labels).
+	Labels map[string]string
 }
 
 // Instance is a Compute instance.

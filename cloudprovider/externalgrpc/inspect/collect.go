@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
@@ -87,6 +88,10 @@ type Template struct {
 	Labels      map[string]string `json:"labels"`
 	Taints      []string          `json:"taints"`
 	Ready       bool              `json:"ready"`
+	// Hints are the labels, taints and resources the provider merged in from
+	// the group's per-group settings, and where they came from (our
+	// provider's template-hints annotation; empty for other servers).
+	Hints string `json:"hints,omitempty"`
 }
 
 // Options are per-group overrides as returned by NodeGroupGetOptions.
@@ -98,6 +103,9 @@ type Options struct {
 	ScaleDownUnneededTime            string  `json:"scaleDownUnneededTime"`
 	ScaleDownUnreadyTime             string  `json:"scaleDownUnreadyTime"`
 	MaxNodeProvisionTime             string  `json:"maxNodeProvisionTime"`
+	// Overrides lists the options that differ from the defaults sent, as
+	// "<option>=<value> (default <default>)" with CA's option keys.
+	Overrides []string `json:"overrides"`
 }
 
 // client issues each call with its own deadline, as CA does.
@@ -332,6 +340,7 @@ func template(b []byte) (*Template, error) {
 		Allocatable: quantities(n.Status.Allocatable),
 		Labels:      n.Labels,
 		Taints:      []string{},
+		Hints:       n.Annotations[cloudprovider.HintsAnnotation],
 	}
 	if t.Labels == nil {
 		t.Labels = map[string]string{}
@@ -361,6 +370,23 @@ func quantities(l corev1.ResourceList) map[string]string {
 
 func options(o *protos.NodeGroupAutoscalingOptions) (*Options, []string) {
 	unneeded, unready, provision, warnings := optionDurations(o)
+	d := caDefaults()
+	var overrides []string
+	differs := func(name string, got, def any) {
+		if got != def {
+			overrides = append(overrides, fmt.Sprintf("%s=%v (default %v)", name, got, def))
+		}
+	}
+	differs(cloudprovider.OptionScaleDownUtilizationThreshold, o.GetScaleDownUtilizationThreshold(), d.GetScaleDownUtilizationThreshold())
+	differs(cloudprovider.OptionScaleDownGpuUtilizationThreshold, o.GetScaleDownGpuUtilizationThreshold(), d.GetScaleDownGpuUtilizationThreshold())
+	differs(cloudprovider.OptionScaleDownUnneededTime, unneeded, d.GetScaleDownUnneededDuration().AsDuration())
+	differs(cloudprovider.OptionScaleDownUnreadyTime, unready, d.GetScaleDownUnreadyDuration().AsDuration())
+	differs(cloudprovider.OptionMaxNodeProvisionTime, provision, d.GetMaxNodeProvisionDuration().AsDuration())
+	differs(cloudprovider.OptionIgnoreDaemonSetsUtilization, o.GetIgnoreDaemonSetsUtilization(), d.GetIgnoreDaemonSetsUtilization())
+	differs("zeroormaxnodescaling", o.GetZeroOrMaxNodeScaling(), d.GetZeroOrMaxNodeScaling())
+	if overrides == nil {
+		overrides = []string{}
+	}
 	return &Options{
 		ScaleDownUtilizationThreshold:    o.GetScaleDownUtilizationThreshold(),
 		ScaleDownGpuUtilizationThreshold: o.GetScaleDownGpuUtilizationThreshold(),
@@ -369,5 +395,6 @@ func options(o *protos.NodeGroupAutoscalingOptions) (*Options, []string) {
 		ScaleDownUnneededTime:            unneeded.String(),
 		ScaleDownUnreadyTime:             unready.String(),
 		MaxNodeProvisionTime:             provision.String(),
+		Overrides:                        overrides,
 	}, warnings
 }

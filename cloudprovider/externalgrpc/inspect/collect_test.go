@@ -94,7 +94,8 @@ func TestCollectShowsWhatCASees(t *testing.T) {
 			t.Fatalf("workers options %+v %q", w.Options, w.OptionsNote)
 		}
 		want := &Options{ScaleDownUtilizationThreshold: 0.2, ScaleDownGpuUtilizationThreshold: 0.3, ZeroOrMaxNodeScaling: true,
-			ScaleDownUnneededTime: "10m0s", ScaleDownUnreadyTime: "20m0s", MaxNodeProvisionTime: "15m0s"}
+			ScaleDownUnneededTime: "10m0s", ScaleDownUnreadyTime: "20m0s", MaxNodeProvisionTime: "15m0s",
+			Overrides: []string{"scaledownutilizationthreshold=0.2 (default 0.5)", "scaledowngpuutilizationthreshold=0.3 (default 0.5)", "zeroormaxnodescaling=true (default false)"}}
 		if !reflect.DeepEqual(g.Options, want) {
 			t.Fatalf("gpu options = %+v, want %+v (overrides on top of CA's defaults)", g.Options, want)
 		}

@@ -101,7 +101,8 @@ func TestInspectReadsEitherGeneration(t *testing.T) {
 				t.Fatalf("workers price %v (%s): the window did not reach the server", w.PricePerHour, w.PriceNote)
 			}
 			want := &Options{ScaleDownUtilizationThreshold: 0.2, ScaleDownGpuUtilizationThreshold: 0.3, ZeroOrMaxNodeScaling: true,
-				ScaleDownUnneededTime: "10m0s", ScaleDownUnreadyTime: "20m0s", MaxNodeProvisionTime: "15m0s"}
+				ScaleDownUnneededTime: "10m0s", ScaleDownUnreadyTime: "20m0s", MaxNodeProvisionTime: "15m0s",
+				Overrides: []string{"scaledownutilizationthreshold=0.2 (default 0.5)", "scaledowngpuutilizationthreshold=0.3 (default 0.5)", "zeroormaxnodescaling=true (default false)"}}
 			if !reflect.DeepEqual(g.Options, want) {
 				t.Fatalf("gpu options %+v, want %+v", g.Options, want)
 			}

@@ -117,6 +117,9 @@ func writeReport(w io.Writer, r *Report) error {
 				taints = "(none)"
 			}
 			fmt.Fprintf(w, "  template taints      %s\n", taints)
+			if t.Hints != "" {
+				fmt.Fprintf(w, "  template hints       %s\n", t.Hints)
+			}
 		} else {
 			fmt.Fprintf(w, "  template             %s\n", g.TemplateNote)
 		}
@@ -129,6 +132,11 @@ func writeReport(w io.Writer, r *Report) error {
 			fmt.Fprintf(w, "  options              utilization %g, gpu utilization %g, unneeded %s, unready %s, max provision %s, zero-or-max %t, ignore daemonsets %t\n",
 				o.ScaleDownUtilizationThreshold, o.ScaleDownGpuUtilizationThreshold, o.ScaleDownUnneededTime, o.ScaleDownUnreadyTime,
 				o.MaxNodeProvisionTime, o.ZeroOrMaxNodeScaling, o.IgnoreDaemonSetsUtilization)
+			overrides := strings.Join(o.Overrides, ", ")
+			if overrides == "" {
+				overrides = "(all equal to CA's defaults)"
+			}
+			fmt.Fprintf(w, "  overrides            %s\n", overrides)
 		} else {
 			fmt.Fprintf(w, "  options              %s\n", g.OptionsNote)
 		}

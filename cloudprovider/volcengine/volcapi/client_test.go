@@ -32,7 +32,13 @@ type testEnv struct {
 // stack (NewHTTPClient + RetryTransport) whose sleeps are recorded, not slept.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})}
+	return newTestEnvWith(t, fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
+}
+
+// newTestEnvWith is newTestEnv with the fake's options.
+func newTestEnvWith(t *testing.T, opts fakeapi.Options) *testEnv {
+	t.Helper()
+	env := &testEnv{fake: fakeapi.New(opts)}
 	url := env.fake.Start()
 	t.Cleanup(env.fake.Close)
 	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)

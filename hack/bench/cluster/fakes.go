@@ -44,7 +44,8 @@ func groupName(i int) string { return fmt.Sprintf("pool-%03d", i) }
 
 func startVultr(f *Fake) error {
 	o := f.opts
-	fo := vultrfake.Options{Token: vultrToken, MaxPerPage: 500, Seed: o.Seed + 1}
+	// The strictest plausible VKE: a pool refuses resizes while it creates nodes.
+	fo := vultrfake.Options{Token: vultrToken, MaxPerPage: 500, Seed: o.Seed + 1, Busy: vultrfake.BusyRefuse}
 	if o.Clock != nil {
 		fo.Now = o.Clock.Now
 		fo.AppearAfter, fo.ActiveAfter, fo.CloseLinger = lagAppear, lagReady, lagRemove
@@ -169,7 +170,8 @@ func startVolcengine(f *Fake) error {
 
 func startExoscale(f *Fake) error {
 	o := f.opts
-	fo := exofake.Options{Zone: exoZone, APIKey: exoAPIKey, APISecret: exoAPISecret, QuotaLimit: -1}
+	// The strictest plausible Exoscale: 409 for a change to a busy pool.
+	fo := exofake.Options{Zone: exoZone, APIKey: exoAPIKey, APISecret: exoAPISecret, QuotaLimit: -1, Busy: exofake.BusyRefuse}
 	if o.Clock != nil {
 		fo.Now = o.Clock.Now
 		fo.ProvisionDelay, fo.RemovalDelay, fo.OperationDelay = lagReady, lagRemove, lagOperate

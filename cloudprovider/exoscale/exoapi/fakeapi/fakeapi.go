@@ -10,7 +10,9 @@ package fakeapi
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,9 +55,20 @@ type Options struct {
 	RemovalDelay time.Duration
 	// OperationDelay is how long a scale/evict operation stays "pending".
 	OperationDelay time.Duration
-	// RejectBusy makes scale/evict answer 409 while the pool is not "running"
-	// (what the real API does is unknown; the default queues the change).
-	RejectBusy bool
+	// Busy is what :scale and :evict do while the pool is not "running". The
+	// Exoscale API documents no answer for it; BusyAccept (the default)
+	// applies the change at once, BusyQueue accepts it and applies it when
+	// the pool is running again (the operation stays pending until then),
+	// BusyRefuse answers 409 Conflict.
+	Busy BusyPolicy
+	// ScaleDownOldestFirst makes a :scale that shrinks a pool remove its
+	// oldest members; by default the newest go. Which ones the real API
+	// removes is undocumented.
+	ScaleDownOldestFirst bool
+	// QuotaAsFailedOperation makes a :scale past the instance quota be
+	// accepted and its operation end in "failure" (reason "forbidden"),
+	// instead of the default synchronous 400. The API documents neither.
+	QuotaAsFailedOperation bool
 	// QuotaLimit is the instance quota (-1 = unlimited, 0 = default 50).
 	QuotaLimit int64
 }
@@ -96,6 +109,9 @@ type pool struct {
 	size          int
 	members       []string
 	stateOverride string
+	// labels are the instance pool's own (Exoscale resource labels); a
+	// nodepool's pool has none of its own in this fake.
+	labels map[string]string
 }
 
 type instance struct {
@@ -108,7 +124,21 @@ type operation struct {
 	state              string
 	doneAt             time.Time
 	final, reason, msg string
+	// queued is the change of a BusyQueue operation, applied when its pool
+	// is running again.
+	queued func()
+	pool   *pool
 }
+
+// BusyPolicy is what the fake does with a change to a pool that is busy.
+type BusyPolicy string
+
+// Busy policies (Options.Busy).
+const (
+	BusyAccept BusyPolicy = ""
+	BusyQueue  BusyPolicy = "queue"
+	BusyRefuse BusyPolicy = "refuse"
+)
 
 type opFault struct {
 	state, reason, message string
@@ -176,7 +206,8 @@ type PoolSeed struct {
 	Size           int
 	InstanceTypeID string
 	DiskSizeGiB    int
-	// Labels and Taints apply to nodepools only (Kubernetes node labels/taints).
+	// Labels and Taints of a nodepool are its Kubernetes node labels and
+	// taints; Labels of a plain pool are the pool's resource labels.
 	Labels map[string]string
 	Taints []exoapi.Taint
 }
@@ -207,7 +238,41 @@ func (s *Server) AddNodepool(clusterID string, seed PoolSeed) (nodepoolID, poolI
 func (s *Server) AddInstancePool(seed PoolSeed) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.addPoolLocked(seed.Name, seed).id
+	p := s.addPoolLocked(seed.Name, seed)
+	p.labels = maps.Clone(seed.Labels)
+	return p.id
+}
+
+// AddLabels adds labels to a plain instance pool, or to the nodepool
+// managing it together with taints, as a user editing them would (per-group
+// settings live there).
+func (s *Server) AddLabels(poolID string, labels map[string]string, taints []exoapi.Taint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pools[poolID]
+	if !ok {
+		panic("fakeapi: unknown pool " + poolID)
+	}
+	merge := func(dst map[string]string) map[string]string {
+		out := maps.Clone(dst)
+		if out == nil {
+			out = map[string]string{}
+		}
+		maps.Copy(out, labels)
+		return out
+	}
+	if p.nodepoolID == "" {
+		p.labels = merge(p.labels)
+		return
+	}
+	for _, c := range s.clusters {
+		for _, np := range c.nodepools {
+			if np.id == p.nodepoolID {
+				np.labels = merge(np.labels)
+				np.taints = append(slices.Clone(np.taints), taints...)
+			}
+		}
+	}
 }
 
 func (s *Server) addPoolLocked(name string, seed PoolSeed) *pool {
@@ -301,7 +366,12 @@ func (s *Server) advanceLocked(now time.Time, force bool) {
 		}
 	}
 	for _, op := range s.ops {
-		if op.state == exoapi.OperationPending && (force || !now.Before(op.doneAt)) {
+		if op.queued != nil && (force || s.poolStateLocked(op.pool) == PoolRunning) {
+			op.queued()
+			op.queued = nil
+			op.doneAt = now.Add(s.opts.OperationDelay)
+		}
+		if op.state == exoapi.OperationPending && op.queued == nil && (force || !now.Before(op.doneAt)) {
 			op.state = op.final
 		}
 	}

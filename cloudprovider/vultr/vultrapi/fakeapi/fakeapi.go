@@ -18,8 +18,10 @@ package fakeapi
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +49,24 @@ type Options struct {
 	MaxPerPage int
 	// Seed makes ids and random removals reproducible.
 	Seed int64
+	// Busy chooses what the pool reports and does while nodes are still
+	// being created. Vultr documents pool statuses ("pending", "active")
+	// but not when a pool leaves "active" nor whether a resize is refused
+	// meanwhile: BusyNever (default) keeps the pool "active"; BusyPending
+	// reports "pending" and accepts resizes; BusyRefuse reports "pending"
+	// and refuses a node_quantity change with a 400.
+	Busy BusyPolicy
 }
+
+// BusyPolicy is what a pool does while its nodes are being created.
+type BusyPolicy string
+
+// Busy policies (Options.Busy).
+const (
+	BusyNever   BusyPolicy = ""
+	BusyPending BusyPolicy = "pending"
+	BusyRefuse  BusyPolicy = "refuse"
+)
 
 // NodeView is a node as the API currently lists it.
 type NodeView struct {
@@ -223,6 +242,20 @@ func (s *Server) AddPool(clusterID string, p PoolSpec) (PoolView, error) {
 	}
 	c.pools = append(c.pools, np)
 	return s.view(np, now), nil
+}
+
+// SetPoolLabels replaces a pool's labels and adds taints, as a user editing
+// the pool in the console would (per-group settings live in pool labels).
+func (s *Server) SetPoolLabels(clusterID, poolID string, labels map[string]string, addTaints []Taint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.findPool(clusterID, poolID)
+	if p == nil {
+		return fmt.Errorf("fakeapi: no pool %q in cluster %q", poolID, clusterID)
+	}
+	p.labels = maps.Clone(labels)
+	p.taints = append(slices.Clone(p.taints), addTaints...)
+	return nil
 }
 
 // AddPlans seeds cloud-compute plans.
