@@ -25,9 +25,10 @@ import (
 // Do runs those steps; providers with several calls per mutation (batched
 // removals) use Lock, NeedsRead and Record directly.
 type MutationGuard struct {
-	group   string
-	lock    chan struct{}
-	unknown atomic.Bool
+	group    string
+	lock     chan struct{}
+	unknown  atomic.Bool
+	attempts atomic.Uint64
 }
 
 // NewMutationGuard returns the guard of the group with id group.
@@ -39,11 +40,19 @@ func NewMutationGuard(group string) *MutationGuard {
 func (g *MutationGuard) Lock(ctx context.Context) (unlock func(), err error) {
 	select {
 	case g.lock <- struct{}{}:
-		return func() { <-g.lock }, nil
+		// Counted when taken and when released, so a reader that sampled
+		// the count while the mutation ran sees it change afterwards.
+		g.attempts.Add(1)
+		return func() { g.attempts.Add(1); <-g.lock }, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("node group %s: waiting for another change of the group: %w", g.group, ctx.Err())
 	}
 }
+
+// Attempts counts the mutations that took the lock, whatever their outcome:
+// a refresh that reuses earlier reads compares it to tell that the group
+// may have changed, even when the answer was lost.
+func (g *MutationGuard) Attempts() uint64 { return g.attempts.Load() }
 
 // NeedsRead reports whether the previous mutation's outcome is unknown, so
 // the next one must re-read the group first.

@@ -29,6 +29,7 @@ func Run(t *testing.T, h Harness) {
 		{"NodeGroupsWellFormed", checkNodeGroupsWellFormed},
 		{"NodeGroupForNodeByProviderID", checkNodeGroupForNode},
 		{"NodeGroupForNodeUnknownIsNil", checkUnknownNode},
+		{"UnknownNodeHealsWithOneLookupPerRefresh", checkUnknownNodeHealsFast},
 		{"InstancesWellFormed", checkInstancesWellFormed},
 		{"IncreaseSizePastMaxMakesNoCloudCall", checkIncreasePastMax},
 		{"NonPositiveDeltaRejectedWithoutCloudCall", checkBadDeltas},

@@ -149,8 +149,21 @@ type manager struct {
 	selectors []tagSelector
 	now       func() time.Time
 
+	// unknownNodes allows one refresh per CA refresh for nodes missing from
+	// the snapshot.
+	unknownNodes cloudprovider.UnknownNodeLookup
+
 	// refreshMu serialises Refresh calls.
 	refreshMu sync.Mutex
+	// listings is each group's last instance listing; only Refresh (under
+	// refreshMu) reads and writes it.
+	listings map[string]groupListing
+	// maxStaleness is how old a reused listing may get (--max-staleness).
+	maxStaleness time.Duration
+	// notOurs are instances a lookup found in no managed group (a control
+	// plane, an unmanaged group): asking again costs nothing until some
+	// group's membership changes (a fresh listing clears it). Guarded by mu.
+	notOurs   map[string]bool
 	specWatch cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
@@ -179,18 +192,21 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		now = time.Now
 	}
 	return &manager{
-		api:        api,
-		region:     region,
-		static:     static,
-		selectors:  selectors,
-		now:        now,
-		specWatch:  cloudprovider.SpecWatch{Provider: ProviderName},
-		groups:     map[string]*groupState{},
-		byInstance: map[string]string{},
-		seq:        map[string]uint64{},
-		removed:    map[string]time.Time{},
-		templates:  map[string]*templateEntry{},
-		guards:     map[string]*cloudprovider.MutationGuard{},
+		api:          api,
+		region:       region,
+		static:       static,
+		selectors:    selectors,
+		now:          now,
+		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
+		groups:       map[string]*groupState{},
+		byInstance:   map[string]string{},
+		seq:          map[string]uint64{},
+		removed:      map[string]time.Time{},
+		templates:    map[string]*templateEntry{},
+		guards:       map[string]*cloudprovider.MutationGuard{},
+		listings:     map[string]groupListing{},
+		notOurs:      map[string]bool{},
+		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
 }
 
@@ -223,6 +239,21 @@ func (m *manager) groupList() []*groupState {
 		out = append(out, m.groups[id])
 	}
 	return out
+}
+
+// isNotOurs reports whether a lookup already found id in no managed group
+// since the last change of membership.
+func (m *manager) isNotOurs(id string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.notOurs[id]
+}
+
+// markNotOurs remembers that a lookup found id in no managed group.
+func (m *manager) markNotOurs(id string) {
+	m.mu.Lock()
+	m.notOurs[id] = true
+	m.mu.Unlock()
 }
 
 // groupForInstance maps an ECS instance id to its group.
@@ -336,6 +367,22 @@ func (m *manager) markRemoved(ids []string) {
 func (m *manager) Refresh(ctx context.Context) error {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// lookupRefresh is the lookup for instances missing from the snapshot: a
+// refresh, unless one is running already. That one will bring the instance,
+// and waiting for it could outlast the caller's deadline (found by hack/soak).
+func (m *manager) lookupRefresh(ctx context.Context) error {
+	if !m.refreshMu.TryLock() {
+		return nil
+	}
+	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh; callers hold refreshMu.
+func (m *manager) refreshLocked(ctx context.Context) error {
 	start := m.now()
 
 	m.mu.RLock()
@@ -360,7 +407,7 @@ func (m *manager) Refresh(ctx context.Context) error {
 		return fmt.Errorf("refresh: %w", err)
 	}
 
-	instances, err := m.listInstances(ctx, picked)
+	instances, err := m.listInstances(ctx, picked, start)
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
@@ -427,13 +474,26 @@ func (m *manager) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// listInstances lists every picked group's instances, a few groups at a time.
-func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][]volcapi.ScalingInstance, error) {
+// listInstances returns every picked group's instances: the previous
+// listing where it is still good (groupListing.stillGood), otherwise a fresh
+// one, a few groups at a time. A refresh that finds nothing changed thus
+// costs the one DescribeScalingGroups call.
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now time.Time) ([][]volcapi.ScalingInstance, error) {
 	out := make([][]volcapi.ScalingInstance, len(picked))
 	errs := make([]error, len(picked))
+	fresh := make([]bool, len(picked))
+	attempts := make([]uint64, len(picked))
+	for i, p := range picked {
+		attempts[i] = m.guard(p.cloud.ID).Attempts()
+	}
 	sem := make(chan struct{}, refreshParallelism)
 	var wg sync.WaitGroup
 	for i, p := range picked {
+		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, attempts[i], now, m.maxStaleness) {
+			out[i] = l.instances
+			continue
+		}
+		fresh[i] = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -447,6 +507,21 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][
 		if err != nil {
 			return nil, fmt.Errorf("list instances of scaling group %s: %w", picked[i].cloud.ID, err)
 		}
+	}
+	listings := make(map[string]groupListing, len(picked))
+	for i, p := range picked {
+		l := m.listings[p.cloud.ID]
+		if fresh[i] {
+			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
+				seq: attempts[i], at: now, instances: out[i]}
+		}
+		listings[p.cloud.ID] = l
+	}
+	m.listings = listings
+	if slices.Contains(fresh, true) {
+		m.mu.Lock()
+		clear(m.notOurs)
+		m.mu.Unlock()
 	}
 	return out, nil
 }

@@ -446,9 +446,14 @@ func TestNodeGroupForNode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			calls := e.fake.RequestCount()
 			g, err := e.p.NodeGroupForNode(e.ctx(), tc.node)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Every node here was in the last listing: no lookup.
+			if n := e.fake.RequestCount() - calls; n != 0 {
+				t.Fatalf("%d cloud calls for a node the snapshot knows, want 0", n)
 			}
 			got := ""
 			if g != nil {

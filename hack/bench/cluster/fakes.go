@@ -97,6 +97,10 @@ func startVultr(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		n, err := fake.LaunchInstance(vultrCluster, groupID)
+		return vultr.ProviderIDPrefix + n.ID, err
+	}
 	return nil
 }
 
@@ -157,6 +161,10 @@ func startVolcengine(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		id, err := fake.LaunchInstance(groupID)
+		return volcengine.ProviderIDPrefix + id, err
+	}
 	return nil
 }
 
@@ -212,5 +220,9 @@ func startExoscale(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		id, err := fake.LaunchInstance(groupID)
+		return exoscale.ProviderIDPrefix + id, err
+	}
 	return nil
 }
