@@ -490,6 +490,7 @@ func TestDocsMetricsReference(t *testing.T) {
 	m.SetGroupSize(metrics.GroupSize{ID: "g", Min: 1, Max: 2, Target: 1})
 	m.SetUnmatchedSpecs(0)
 	m.TemplateUnavailable("g")
+	m.ObserveRateLimit("vultr")(time.Millisecond, true)
 	m.SetSettingErrors(map[string]int{"g": 0})
 	rt := m.InstrumentTransport("vultr")(fakeTransport{}, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://fake/v2/x", nil)

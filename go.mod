@@ -3,9 +3,10 @@ module github.com/ca-providers/cluster-autoscaler-provider
 go 1.26.0
 
 require (
-	github.com/exoscale/egoscale/v3 v3.1.30
+	github.com/exoscale/egoscale/v3 v3.1.43
 	github.com/google/go-containerregistry v0.22.1
 	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/client_model v0.6.3
 	github.com/volcengine/volcengine-go-sdk v1.1.35
 	github.com/vultr/govultr/v3 v3.34.0
 	go.yaml.in/yaml/v3 v3.0.5
@@ -82,7 +83,6 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pelletier/go-toml/v2 v2.1.0 // indirect
-	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/sagikazarmark/locafero v0.4.0 // indirect

@@ -54,6 +54,8 @@ type config struct {
 	tlsKey          string
 	tlsClientCA     string
 	metricsAddress  string
+	cloudRateLimit  string
+	maxStaleness    time.Duration
 	insecure        bool
 	simulate        bool
 	checkConfig     bool
@@ -79,6 +81,8 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.tlsKey, "tls-key-file", "", "server private key (PEM)")
 	fs.StringVar(&cfg.tlsClientCA, "tls-client-ca-file", "", "CA bundle (PEM) for client certificates; enables mTLS (client certificates required)")
 	fs.StringVar(&cfg.metricsAddress, "metrics-address", defaultMetricsAddress, "HTTP address for /metrics, /healthz and /readyz (loopback unless set, e.g. :8087 in a pod); empty disables")
+	fs.StringVar(&cfg.cloudRateLimit, "cloud-api-rate-limit", "", "client-side limit on cloud API calls as RATE or RATE:BURST (requests per second); empty takes the cloud's default (Vultr's documented 30/s; 10/s for Volcengine and Exoscale, which publish no number), off disables it")
+	fs.DurationVar(&cfg.maxStaleness, "max-staleness", cloudprovider.DefaultMaxStaleness, "oldest data the server may serve: a refresh that finds nothing changed in the cloud's group list reuses earlier detailed reads (instance listings) only while they are younger than this; 10s to 1h")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow plaintext gRPC on a non-loopback TCP address")
 	fs.BoolVar(&cfg.simulate, "simulate", false, "serve the provider against an embedded fake of its cloud seeded with a demo cluster (no account needed)")
 	fs.BoolVar(&cfg.checkConfig, "check-config", false, "validate flags and provider configuration without contacting the cloud, then exit; with --simulate, start the simulated cloud and read its node groups once")
@@ -136,6 +140,12 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 	if _, err := cloudprovider.ParseNodeGroupSpecs(c.nodes); err != nil {
 		return reg, externalgrpc.Address{}, err
 	}
+	if c.maxStaleness < 10*time.Second || c.maxStaleness > time.Hour {
+		return reg, externalgrpc.Address{}, fmt.Errorf("--max-staleness %s: want between 10s and 1h", c.maxStaleness)
+	}
+	if _, _, err := cloudprovider.ParseRateLimit(c.cloudRateLimit); err != nil {
+		return reg, externalgrpc.Address{}, fmt.Errorf("--cloud-api-rate-limit: %w", err)
+	}
 	addr, err := externalgrpc.ParseAddress(c.address)
 	if err != nil {
 		return reg, addr, err
@@ -169,7 +179,21 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		InstrumentTransport:         m.InstrumentTransport(c.provider),
 		PriceSheet:                  c.priceSheet,
 		ReportUnmatchedSpecs:        m.SetUnmatchedSpecs,
+		RateLimit:                   c.rateLimit(),
+		MaxStaleness:                c.maxStaleness,
+		ObserveRateLimit:            m.ObserveRateLimit(c.provider),
 	}
+}
+
+// rateLimit is --cloud-api-rate-limit, or the provider's documented default
+// when it is empty; validate has refused a malformed value already.
+func (c *config) rateLimit() cloudprovider.RateLimit {
+	limit, useDefault, err := cloudprovider.ParseRateLimit(c.cloudRateLimit)
+	if err != nil || !useDefault {
+		return limit
+	}
+	reg, _ := cloudprovider.Lookup(c.provider)
+	return reg.RateLimit
 }
 
 // configError marks an error found in flags or provider configuration: the

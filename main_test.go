@@ -47,6 +47,7 @@ func init() {
 				cloudprovidertest.CloudGroup{ID: "pool-a", Min: 1, Max: 5, Running: 2}))
 			return &cloudprovider.Simulation{Provider: p, URL: "memory://", Description: "one in-memory pool", Close: func() {}}, nil
 		},
+		RateLimit: cloudprovider.RateLimit{Rate: 7, Burst: 3},
 	})
 }
 
@@ -55,6 +56,26 @@ func runArgs(t *testing.T, args ...string) (int, string, string) {
 	var out, errb strings.Builder
 	code := run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// TestRateLimitDefaultsToTheCloud: an empty --cloud-api-rate-limit takes the
+// provider's registered default, off disables it, a value overrides it.
+func TestRateLimitDefaultsToTheCloud(t *testing.T) {
+	reg, _ := cloudprovider.Lookup(testProvider)
+	if !reg.RateLimit.Enabled() {
+		t.Fatalf("%s registers no default rate limit", testProvider)
+	}
+	for flagValue, want := range map[string]cloudprovider.RateLimit{
+		"":     reg.RateLimit,
+		"off":  {},
+		"2:5":  {Rate: 2, Burst: 5},
+		"0.25": {Rate: 0.25},
+	} {
+		c := config{provider: testProvider, cloudRateLimit: flagValue}
+		if got := c.buildOptions(nil).RateLimit; got != want {
+			t.Errorf("--cloud-api-rate-limit %q: %v, want %v", flagValue, got, want)
+		}
+	}
 }
 
 func TestRefusesBadInput(t *testing.T) {
@@ -75,6 +96,8 @@ func TestRefusesBadInput(t *testing.T) {
 		{"unknown flag", []string{"--cloud-provider", testProvider, "--frobnicate"}, "-frobnicate"},
 		{"bad flag value", []string{"--shutdown-timeout", "soon"}, "shutdown-timeout"},
 		{"negative --unknown-outcome-window", []string{"--cloud-provider", testProvider, "--unknown-outcome-window", "-1s"}, "--unknown-outcome-window"},
+		{"staleness bound too short", []string{"--cloud-provider", testProvider, "--max-staleness", "1s"}, "--max-staleness"},
+		{"bad rate limit", []string{"--cloud-provider", testProvider, "--cloud-api-rate-limit", "fast"}, "--cloud-api-rate-limit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

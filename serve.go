@@ -44,7 +44,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.address, err)
 	}
-	srv := externalgrpc.NewServer(provider, externalgrpc.Options{Metrics: m})
+	srv := externalgrpc.NewServer(provider, externalgrpc.Options{Metrics: m, MaxStaleness: cfg.maxStaleness})
 	grpcOpts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(externalgrpc.UnaryInterceptor(m))}
 	if tlsCfg != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsCfg)))

@@ -84,6 +84,9 @@ func (e *APIError) Unwrap() []error {
 // in a 2xx body (Volcengine's gateway does that).
 func (e *APIError) Refused() bool {
 	switch {
+	case e.Status == 0 && errors.Is(e.Class, ErrRateLimited):
+		// Refused by the client-side budget: the call never left the process.
+		return true
 	case e.Status >= 400 && e.Status < 500:
 		return true
 	case e.Status >= 200 && e.Status < 300:

@@ -19,7 +19,9 @@ const (
 // NewHTTPClient returns the client every provider hands to its SDK: its own
 // transport (never http.DefaultTransport, which SDKs and libraries may mutate),
 // explicit timeouts, no redirects across hosts, proxies only from the standard
-// HTTPS_PROXY/NO_PROXY variables, and the instrumentation from opts.
+// HTTPS_PROXY/NO_PROXY variables, the client-side rate limit and the
+// instrumentation from opts. Each call builds its own limiter: a provider
+// builds one client, so the budget is per cloud account.
 func NewHTTPClient(opts BuildOptions, operation OperationFunc) *http.Client {
 	var rt http.RoundTripper = &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -34,6 +36,11 @@ func NewHTTPClient(opts BuildOptions, operation OperationFunc) *http.Client {
 	}
 	if opts.InstrumentTransport != nil {
 		rt = opts.InstrumentTransport(rt, operation)
+	}
+	// Above the instrumentation, so a call refused locally is not counted as
+	// a cloud call; below any retrying transport, so every attempt pays.
+	if limiter := NewRateLimiter(opts.RateLimit, RateLimiterOptions{Observe: opts.ObserveRateLimit}); limiter != nil {
+		rt = &rateLimitTransport{base: rt, limiter: limiter}
 	}
 	if opts.UserAgent != "" {
 		rt = &userAgentTransport{base: rt, userAgent: opts.UserAgent}

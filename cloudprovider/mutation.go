@@ -85,6 +85,7 @@ type MutationGuard struct {
 	lock      chan struct{}
 	unknown   atomic.Bool
 	unknownAt atomic.Int64 // mutation clock, Unix nanoseconds; 0: none
+	attempts  atomic.Uint64
 }
 
 // NewMutationGuard returns the guard of the group with id group.
@@ -96,7 +97,10 @@ func NewMutationGuard(group string) *MutationGuard {
 func (g *MutationGuard) Lock(ctx context.Context) (unlock func(), err error) {
 	select {
 	case g.lock <- struct{}{}:
-		return func() { <-g.lock }, nil
+		// Counted when taken and when released, so a reader that sampled
+		// the count while the mutation ran sees it change afterwards.
+		g.attempts.Add(1)
+		return func() { g.attempts.Add(1); <-g.lock }, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("node group %s: waiting for another change of the group: %w", g.group, ctx.Err())
 	}
@@ -130,6 +134,11 @@ func (g *MutationGuard) quarantined() error {
 	return fmt.Errorf("node group %s: an earlier change's outcome is unknown and the cloud may still apply it until %s; no change is sent before then: %w",
 		g.group, until.UTC().Format(time.RFC3339), ErrUnavailable)
 }
+
+// Attempts counts the mutations that took the lock, whatever their outcome:
+// a refresh that reuses earlier reads compares it to tell that the group
+// may have changed, even when the answer was lost.
+func (g *MutationGuard) Attempts() uint64 { return g.attempts.Load() }
 
 // NeedsRead reports whether the previous mutation's outcome is unknown, so
 // the next one must re-read the group first.

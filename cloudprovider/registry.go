@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"time"
 )
 
 // BuildOptions is what a provider builder receives from main.
@@ -21,6 +22,16 @@ type BuildOptions struct {
 	// InstrumentTransport, when set, wraps the provider's transport so cloud
 	// calls are counted and timed; operation maps a request to a bounded label.
 	InstrumentTransport func(base http.RoundTripper, operation OperationFunc) http.RoundTripper
+	// MaxStaleness bounds how old the data the server serves may be
+	// (--max-staleness; zero: DefaultMaxStaleness).
+	MaxStaleness time.Duration
+	// RateLimit is the client-side budget for calls to the cloud (zero: none).
+	// main fills it from --cloud-api-rate-limit or Registration.RateLimit.
+	RateLimit RateLimit
+	// ObserveRateLimit, when set, is told how long each call waited for the
+	// budget, and each call refused locally because the wait would pass the
+	// caller's deadline.
+	ObserveRateLimit func(waited time.Duration, refused bool)
 	// PriceSheet is the validated --price-sheet, nil without one. Providers
 	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
 	// it, it is every provider's only price source.
@@ -63,6 +74,9 @@ type Registration struct {
 	Simulate Simulator
 	// CheckConfig validates configuration without contacting the cloud. Optional.
 	CheckConfig func(opts BuildOptions) error
+	// RateLimit is the default client-side budget, from the cloud's documented
+	// limits (see docs/flags.md); --cloud-api-rate-limit overrides it.
+	RateLimit RateLimit
 }
 
 var (

@@ -29,6 +29,7 @@ func Run(t *testing.T, h Harness) {
 		{"NodeGroupsWellFormed", checkNodeGroupsWellFormed},
 		{"NodeGroupForNodeByProviderID", checkNodeGroupForNode},
 		{"NodeGroupForNodeUnknownIsNil", checkUnknownNode},
+		{"UnknownNodeHealsWithOneLookupPerRefresh", checkUnknownNodeHealsFast},
 		{"InstancesWellFormed", checkInstancesWellFormed},
 		{"IncreaseSizePastMaxMakesNoCloudCall", checkIncreasePastMax},
 		{"NonPositiveDeltaRejectedWithoutCloudCall", checkBadDeltas},
@@ -458,10 +459,26 @@ func checkMinRule(t *testing.T, k *kit) {
 	if len(registered) > 0 {
 		refuseRegistered("(one instance never registered)")
 	}
+	wantTarget := minSize - 1
+	if k.env.RemovesOnlyInService {
+		calls := k.env.CloudCalls()
+		err := g.DeleteNodes(k.ctx(), []*corev1.Node{fakeNode(fresh, "unregistered")})
+		k.expectErr(err, "DeleteNodes of an instance still starting", cloudprovider.ErrFailedPrecondition)
+		k.noCalls(calls, "refused DeleteNodes of an instance still starting")
+		k.settle()
+		k.refresh()
+		g = k.group(id)
+		wantTarget = minSize
+	}
 	k.must(g.DeleteNodes(k.ctx(), []*corev1.Node{fakeNode(fresh, "unregistered")}),
 		"DeleteNodes of a never-registered instance at min")
-	if got := k.target(g); got != minSize-1 {
-		t.Fatalf("TargetSize after removing the unregistered instance = %d, want %d", got, minSize-1)
+	if got := k.target(g); got != wantTarget {
+		t.Fatalf("TargetSize after removing the unregistered instance = %d, want %d", got, wantTarget)
+	}
+	for _, in := range k.nodes(g) {
+		if in.Id == fresh && (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) {
+			t.Fatalf("the removed never-registered instance is listed as %+v, want deleting", in.Status)
+		}
 	}
 }
 

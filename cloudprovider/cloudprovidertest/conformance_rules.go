@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -400,4 +401,53 @@ func newKit(t *testing.T, h Harness) *kit {
 	k := &kit{t: t, env: h.NewEnv(t), mutationClock: MutationClock(t)}
 	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
 	return k
+}
+
+// checkUnknownNodeHealsFast: a node of this cloud launched since the last
+// Refresh (by another actor, or a scale-up the cloud just fulfilled) is
+// found by NodeGroupForNode at once with a targeted lookup, and asking again
+// within the same Refresh, for it or for a node of this cloud that belongs
+// to no group, costs no further call for the same lookup
+// (cloudprovider.UnknownNodeLookup).
+func checkUnknownNodeHealsFast(t *testing.T, k *kit) {
+	if k.env.AddUnseenInstance == nil {
+		t.Skip("Env.AddUnseenInstance not provided")
+	}
+	id := k.mainGroup().Id(k.ctx())
+	unseen := k.env.AddUnseenInstance(id)
+	node := fakeNode(unseen, "launched-since-refresh")
+	ask := func(n *corev1.Node) (string, int) {
+		t.Helper()
+		before := k.env.CloudCalls()
+		g, err := k.env.Provider.NodeGroupForNode(k.ctx(), n)
+		k.must(err, "NodeGroupForNode("+n.Spec.ProviderID+")")
+		got := ""
+		if g != nil {
+			got = g.Id(k.ctx())
+		}
+		return got, k.env.CloudCalls() - before
+	}
+	if got, _ := ask(node); got != id {
+		t.Fatalf("NodeGroupForNode(%s) before any Refresh = %q, want %q: an unknown node of this cloud must be looked up", unseen, got, id)
+	}
+	if got, calls := ask(node); got != id || calls != 0 {
+		t.Fatalf("asked again: group %q with %d cloud calls, want %q with 0", got, calls, id)
+	}
+	ghost := fakeNode(ghostOf(unseen), "in-no-group")
+	if got, _ := ask(ghost); got != "" {
+		t.Fatalf("NodeGroupForNode(%s) = %q, want none", ghost.Spec.ProviderID, got)
+	}
+	if got, calls := ask(ghost); got != "" || calls != 0 {
+		t.Fatalf("a node in no group asked twice in one Refresh: group %q, %d cloud calls the second time, want none and 0", got, calls)
+	}
+}
+
+// ghostOf returns a providerID of the same cloud and shape as providerID
+// that names no instance (the fakes number their ids from 0).
+func ghostOf(providerID string) string {
+	tail := "dead"
+	if strings.HasSuffix(providerID, tail) {
+		tail = "beef"
+	}
+	return providerID[:len(providerID)-len(tail)] + tail
 }

@@ -69,6 +69,15 @@ type Env struct {
 	// or capacity, answering as the cloud documents. Nil when the cloud
 	// documents no such answer (Vultr).
 	RefuseForQuota func()
+	// RemovesOnlyInService says the cloud removes only instances that have
+	// finished starting, and never lets its target below min (Volcengine:
+	// RemoveInstances takes InService instances only; a removal below min
+	// keeps the desired number and the group replaces the instance). The
+	// min-rule check then expects a still-starting instance's deletion to be
+	// refused with FailedPrecondition and no cloud call, lets provisioning
+	// finish before deleting the never-registered instance, and expects the
+	// target to stay at min with that instance reported as deleting.
+	RemovesOnlyInService bool
 	// SetGroupSettings stores seed on the group in the cloud, where and in
 	// the spelling the provider reads per-group settings (see SettingsSeed's
 	// AWSKeys and NodeLabels); labels and taints go where the cloud keeps the

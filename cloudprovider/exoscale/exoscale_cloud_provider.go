@@ -23,8 +23,15 @@ func init() {
 			_, err := LoadConfig(opts, os.Getenv)
 			return err
 		},
+		RateLimit: DefaultRateLimit,
 	})
 }
+
+// DefaultRateLimit is the client-side budget for the Exoscale v2 API.
+// Exoscale publishes no number (throttling is a 429, optionally with
+// Retry-After, see ../shared/docs/providers/exoscale.md §6.4), so this is a
+// conservative 10 requests per second, bursts of 10.
+var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
 
 // Build reads the configuration from the environment and builds the provider.
 // It makes no cloud call: the server takes the first snapshot through Refresh
@@ -38,6 +45,7 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 	if err != nil {
 		return nil, err
 	}
+	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.sheet = opts.PriceSheet
 	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())

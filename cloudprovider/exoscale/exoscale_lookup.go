@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"k8s.io/klog/v2"
 
@@ -12,72 +11,52 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 )
 
-// lookupMargin is how long before the caller's deadline an instance lookup
-// gives up, so that NodeGroupForNode answers (with an error CA logs) while CA
-// still listens, instead of running into its deadline when the API is slow
-// (found by hack/soak).
-const lookupMargin = 500 * time.Millisecond
-
-func lookupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(ctx, dl.Add(-lookupMargin))
+// nodeGroupForInstance answers NodeGroupForNode for a real instance id from
+// the index; an instance missing from it costs at most one GET per refresh
+// (cloudprovider.UnknownNodeLookup).
+func (m *manager) nodeGroupForInstance(ctx context.Context, id string) (*nodeGroup, error) {
+	if g, known := m.indexedGroup(id); known {
+		return g, nil
 	}
-	return context.WithCancel(ctx)
+	_, err := m.unknownNodes.Do(ctx, id, func(ctx context.Context) error {
+		inst, err := m.client.GetInstance(ctx, id)
+		switch {
+		case errors.Is(err, cloudprovider.ErrNotFound):
+			return nil
+		case err != nil:
+			return fmt.Errorf("look up instance %s: %w", id, err)
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if inst.ManagerType != exoapi.ManagerTypeInstancePool || inst.ManagerID == "" {
+			m.unmanaged[id] = true
+		} else {
+			m.instancePool[id] = inst.ManagerID
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	g, _ := m.indexedGroup(id)
+	return g, nil
 }
 
-// nodeGroupForInstance answers NodeGroupForNode for a real instance id from
-// the index; an instance missing from it costs at most one GET per refresh.
-func (m *manager) nodeGroupForInstance(ctx context.Context, id string) (*nodeGroup, error) {
+// indexedGroup answers from the index alone: known is false when the
+// instance is in neither the pool index nor the unmanaged set.
+func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	poolID, indexed := m.instancePool[id]
-	g := m.groups[poolID]
+	g = m.groups[poolID]
 	unmanaged := m.unmanaged[id]
-	l, looked := m.lookups[id]
-	gen := m.generation
 	m.mu.RUnlock()
 	switch {
 	case indexed && g != nil:
-		return g, nil
+		return g, true
 	case indexed:
-		return m.learn(poolID), nil
-	case unmanaged:
-		return nil, nil
-	case looked && l.generation == gen:
-		return nil, l.err
+		return m.learn(poolID), true
 	}
-	m.mu.Lock()
-	if l, ok := m.lookups[id]; ok && l.generation == m.generation {
-		m.mu.Unlock()
-		return nil, l.err
-	}
-	m.lookups[id] = lookup{generation: gen}
-	m.mu.Unlock()
-
-	lctx, cancel := lookupContext(ctx)
-	inst, err := m.client.GetInstance(lctx, id)
-	cancel()
-	if err != nil {
-		if errors.Is(err, cloudprovider.ErrNotFound) {
-			return nil, nil
-		}
-		err = fmt.Errorf("look up instance %s: %w", id, err)
-		m.mu.Lock()
-		if m.generation == gen {
-			m.lookups[id] = lookup{generation: gen, err: err}
-		}
-		m.mu.Unlock()
-		return nil, err
-	}
-	if inst.ManagerType != exoapi.ManagerTypeInstancePool || inst.ManagerID == "" {
-		m.mu.Lock()
-		m.unmanaged[id] = true
-		m.mu.Unlock()
-		return nil, nil
-	}
-	m.mu.Lock()
-	m.instancePool[id] = inst.ManagerID
-	m.mu.Unlock()
-	return m.learn(inst.ManagerID), nil
+	return nil, unmanaged
 }
 
 // learn makes poolID a node group. When the pool is in the snapshot the group

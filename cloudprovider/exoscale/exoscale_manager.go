@@ -36,12 +36,6 @@ type snapshot struct {
 	membersByPool  map[string][]exoapi.Instance
 }
 
-// lookup remembers one GET /instance for an instance missing from the snapshot.
-type lookup struct {
-	generation uint64
-	err        error
-}
-
 // manager owns the snapshot and the node groups. Lock order: refreshMu, then
 // a group's mu, then mu; mu is never held while taking a group's mu.
 type manager struct {
@@ -50,18 +44,22 @@ type manager struct {
 	now    func() time.Time
 
 	refreshMu sync.Mutex
+	// reads and maxStaleness (--max-staleness) let an unchanged refresh
+	// skip the cluster and instance lists; refreshMu guards reads.
+	reads        refreshReads
+	maxStaleness time.Duration
 
 	mu           sync.RWMutex
 	snap         *snapshot
 	groups       map[string]*nodeGroup
 	instancePool map[string]string // instance id -> pool id, for every pool member
 	learned      map[string]bool   // pool ids learnt from NodeGroupForNode
-	lookups      map[string]lookup
+	// unknownNodes allows one GET /instance per unknown instance per refresh.
+	unknownNodes cloudprovider.UnknownNodeLookup
 	unmanaged    map[string]bool // instances without a pool: a manager never appears later
 	types        map[string]exoapi.InstanceType
 	quota        *exoapi.Quota
 	quotaAt      time.Time
-	generation   uint64
 	lastRefresh  time.Time
 	refreshed    bool
 	opSeq        atomic.Uint64
@@ -87,11 +85,11 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 		groups:       map[string]*nodeGroup{},
 		instancePool: map[string]string{},
 		learned:      map[string]bool{},
-		lookups:      map[string]lookup{},
 		unmanaged:    map[string]bool{},
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
 		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
+		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
 }
 

@@ -127,8 +127,8 @@ func TestRefreshInterval(t *testing.T) {
 	}
 	e.clock.Advance(10 * time.Second)
 	e.refresh(t)
-	if n := e.fake.RequestCount(); n != 3 {
-		t.Fatalf("Refresh after the interval made %d calls, want 3", n)
+	if n := e.fake.RequestCount(); n != 2 {
+		t.Fatalf("Refresh after the interval made %d calls, want 2 (nothing changed: the pool and nodepool lists)", n)
 	}
 }
 
@@ -151,6 +151,8 @@ func TestPendingOperations(t *testing.T) {
 	e.refresh(t)
 	e.fake.ResetRequests()
 	e.refresh(t)
+	// The pool and nodepool lists, and the instance list while the new
+	// members start.
 	if n := e.fake.RequestCount(); n != 3 {
 		t.Fatalf("after the operation finished, Refresh made %d calls, want 3", n)
 	}
@@ -238,8 +240,8 @@ func TestQuotaForbidden(t *testing.T) {
 	}
 	e.fake.ResetRequests()
 	e.refresh(t)
-	if n := e.fake.RequestCount(); n != 3 {
-		t.Fatalf("Refresh after a failed quota read made %d calls, want 3", n)
+	if n := e.fake.RequestCount(); n != 2 {
+		t.Fatalf("Refresh after a failed quota read made %d calls, want 2 (no quota retry, nothing changed)", n)
 	}
 	e.clock.Advance(quotaTTL)
 	e.refresh(t)

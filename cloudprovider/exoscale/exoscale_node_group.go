@@ -314,12 +314,15 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 			quota := g.m.quotaSnapshot()
 			quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
 			op, err := g.scale(ctx, to)
+			opFailed := false
 			if err == nil {
 				err = failedImmediately(op)
+				opFailed = err != nil
 			}
 			if err != nil {
-				if quotaHit && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-					// Exoscale refuses a scale past the quota with a bare 400; the
+				if quotaHit && (opFailed || errors.Is(err, cloudprovider.ErrFailedPrecondition)) {
+					// Exoscale refuses a scale past the quota with a bare 400, or
+					// (undocumented either way) with an operation that fails; the
 					// quota read at Refresh says why, so CA sees ResourceExhausted
 					// (one class, not two: FailedPrecondition would win).
 					err = cloudprovider.Reclassify(err, cloudprovider.ErrQuotaExceeded)

@@ -276,7 +276,7 @@ func TestDecreaseTargetSize(t *testing.T) {
 // pool scales, 64 concurrent IncreaseSize(1) end with exactly the accepted one.
 func TestConcurrentIncreaseBusyPool(t *testing.T) {
 	o := defaultEnvOptions()
-	o.fake.RejectBusy = true
+	o.fake.Busy = fakeapi.BusyRefuse
 	e := newTestEnv(t, o)
 	e.refresh(t)
 	g := e.group(t, e.workersPool)

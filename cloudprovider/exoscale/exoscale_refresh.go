@@ -31,26 +31,37 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	seq := m.nextSeq()
 	opResults := m.checkOperations(ctx, seq)
 
+	// The pool list comes first: what it shows decides which of the other
+	// lists this refresh needs (see reads.plan).
+	pools, err := m.client.ListInstancePools(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh exoscale snapshot: %w", err)
+	}
+	readClusters, readMembers := m.reads.plan(pools, len(opResults) > 0 || force, now, m.maxStaleness)
 	var (
-		wg                   sync.WaitGroup
-		clusters             []exoapi.Cluster
-		pools                []exoapi.InstancePool
-		members              []exoapi.Instance
-		quota                exoapi.Quota
-		cErr, pErr, mErr, qE error
+		wg             sync.WaitGroup
+		clusters       = m.reads.clusters
+		members        = m.reads.members
+		quota          exoapi.Quota
+		cErr, mErr, qE error
 	)
-	wg.Add(3)
-	go func() { defer wg.Done(); clusters, cErr = m.client.ListSKSClusters(ctx) }()
-	go func() { defer wg.Done(); pools, pErr = m.client.ListInstancePools(ctx) }()
-	go func() { defer wg.Done(); members, mErr = m.client.ListPoolMembers(ctx) }()
+	if readClusters {
+		wg.Add(1)
+		go func() { defer wg.Done(); clusters, cErr = m.client.ListSKSClusters(ctx) }()
+	}
+	if readMembers {
+		wg.Add(1)
+		go func() { defer wg.Done(); members, mErr = m.client.ListPoolMembers(ctx) }()
+	}
 	if quotaStale {
 		wg.Add(1)
 		go func() { defer wg.Done(); quota, qE = m.client.GetQuota(ctx, exoapi.QuotaEntityInstance) }()
 	}
 	wg.Wait()
-	if err := errors.Join(cErr, pErr, mErr); err != nil {
+	if err := errors.Join(cErr, mErr); err != nil {
 		return fmt.Errorf("refresh exoscale snapshot: %w", err)
 	}
+	m.reads.record(pools, readClusters, clusters, readMembers, members, now)
 
 	snap := &snapshot{
 		pools:          make(map[string]exoapi.InstancePool, len(pools)),
@@ -140,8 +151,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.snap = snap
 	m.groups = next
 	m.instancePool = index
-	m.lookups = map[string]lookup{}
-	m.generation++
+	m.unknownNodes.Refreshed()
 	m.lastRefresh = now
 	m.refreshed = true
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "nodeGroups", len(next), "pools", len(pools), "poolMembers", len(members))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +36,15 @@ type Options struct {
 	RefreshMargin time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxStaleness is the oldest data the provider serves (--max-staleness);
+	// NodeGroups answers carry it in the MaxStalenessHeader header, so
+	// inspect can show it. Zero sends nothing.
+	MaxStaleness time.Duration
 }
+
+// MaxStalenessHeader is the response header of NodeGroups that carries the
+// server's --max-staleness, as a Go duration.
+const MaxStalenessHeader = "x-cap-max-staleness"
 
 // Server adapts a cloudprovider.CloudProvider to the externalgrpc service.
 type Server struct {
@@ -274,6 +284,10 @@ func checkNode(n *protos.ExternalGrpcNode) error {
 
 // NodeGroups implements the NodeGroups RPC from the provider's snapshot.
 func (s *Server) NodeGroups(ctx context.Context, _ *protos.NodeGroupsRequest) (*protos.NodeGroupsResponse, error) {
+	if s.opts.MaxStaleness > 0 {
+		// Outside a gRPC call (tests calling the method) there is no header to set.
+		_ = grpc.SetHeader(ctx, metadata.Pairs(MaxStalenessHeader, s.opts.MaxStaleness.String()))
+	}
 	groups, err := s.provider.NodeGroups(ctx)
 	if err != nil {
 		return nil, toStatus(err, false)
@@ -450,6 +464,7 @@ func (s *Server) mutate(ctx context.Context, id string, bad error, change func(c
 
 // NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
 func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
+	ctx = cloudprovider.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() <= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta())
@@ -463,6 +478,7 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 
 // NodeGroupDeleteNodes implements the NodeGroupDeleteNodes RPC.
 func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
+	ctx = cloudprovider.WithMutationPriority(ctx)
 	nodes, bad := deleteRequestNodes(req)
 	if err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.DeleteNodes(ctx, nodes) }); err != nil {
 		return nil, err
@@ -494,6 +510,7 @@ func deleteRequestNodes(req *protos.NodeGroupDeleteNodesRequest) ([]*corev1.Node
 
 // NodeGroupDecreaseTargetSize implements the NodeGroupDecreaseTargetSize RPC.
 func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
+	ctx = cloudprovider.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() >= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta())

@@ -36,6 +36,8 @@ type Metrics struct {
 	caProtocol    map[ProtocolGeneration]prometheus.Counter
 	unmatched     prometheus.Gauge
 	noTemplate    *prometheus.CounterVec
+	budgetWait    *prometheus.HistogramVec
+	budgetRefused *prometheus.CounterVec
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -82,6 +84,15 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "template_unavailable_total",
 			Help: "TemplateNodeInfo answers without a template (Unimplemented), by node group.",
 		}, []string{"node_group"}),
+		budgetWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "cloud_rate_limit_wait_seconds",
+			Help:    "Time a cloud call waited for the client-side rate limit, by provider (calls that did not wait are not observed).",
+			Buckets: []float64{0.001, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5},
+		}, []string{"provider"}),
+		budgetRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cloud_rate_limit_refused_total",
+			Help: "Cloud calls refused locally because waiting for the client-side rate limit would pass the caller's deadline, by provider.",
+		}, []string{"provider"}),
 		operations: map[string]bool{},
 	}
 	caProtocol := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -94,7 +105,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, caProtocol)
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol)
 	return m
 }
 
@@ -147,6 +158,24 @@ func (m *Metrics) SetUnmatchedSpecs(n int) {
 		return
 	}
 	m.unmatched.Set(float64(n))
+}
+
+// ObserveRateLimit returns the observer for provider's client-side rate
+// limiter (cloudprovider.BuildOptions.ObserveRateLimit); nil on nil Metrics.
+func (m *Metrics) ObserveRateLimit(provider string) func(waited time.Duration, refused bool) {
+	if m == nil {
+		return nil
+	}
+	wait := m.budgetWait.WithLabelValues(provider)
+	refusedCalls := m.budgetRefused.WithLabelValues(provider)
+	return func(waited time.Duration, refused bool) {
+		if refused {
+			refusedCalls.Inc()
+		}
+		if waited > 0 {
+			wait.Observe(waited.Seconds())
+		}
+	}
 }
 
 // TemplateUnavailable counts a TemplateNodeInfo answered without a template.

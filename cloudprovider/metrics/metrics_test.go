@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestInstrumentedTransport(t *testing.T) {
@@ -107,4 +108,26 @@ cluster_autoscaler_provider_ca_protocol_requests_total{generation="legacy"} 2
 	}
 	var nilMetrics *Metrics
 	nilMetrics.ObserveProtocolGeneration(GenerationLegacy)
+}
+
+func TestObserveRateLimit(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	observe := m.ObserveRateLimit("vultr")
+	observe(0, false)
+	observe(300*time.Millisecond, false)
+	observe(0, true)
+	var wait dto.Metric
+	if err := m.budgetWait.WithLabelValues("vultr").(prometheus.Histogram).Write(&wait); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := wait.GetHistogram().GetSampleCount(), wait.GetHistogram().GetSampleSum(); n != 1 || sum != 0.3 {
+		t.Fatalf("waits observed %d summing to %vs, want the one 0.3s wait", n, sum)
+	}
+	if got := testutil.ToFloat64(m.budgetRefused.WithLabelValues("vultr")); got != 1 {
+		t.Fatalf("refused %v, want 1", got)
+	}
+	var nilMetrics *Metrics
+	if nilMetrics.ObserveRateLimit("vultr") != nil {
+		t.Fatal("nil Metrics returned an observer")
+	}
 }

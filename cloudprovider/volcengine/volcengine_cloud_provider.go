@@ -21,8 +21,15 @@ func init() {
 		Build:       Build,
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
+		RateLimit:   DefaultRateLimit,
 	})
 }
+
+// DefaultRateLimit is the client-side budget for the Auto Scaling and ECS
+// OpenAPI. Volcengine publishes no per-account number (throttling answers
+// *FlowLimitExceeded, see ../shared/docs/providers/volcengine.md §6.3), so
+// this is a conservative 10 requests per second, bursts of 10.
+var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
 
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
 type cloudProvider struct {
@@ -108,6 +115,7 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 	}
 	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
+	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil
@@ -129,7 +137,7 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // NodeGroupForNode resolves by providerID only. Nodes of other clouds, or
 // without a providerID, are "not autoscaled" (nil, nil), never an error: CA
 // treats an error here as a failure, not as "unmanaged".
-func (p *cloudProvider) NodeGroupForNode(_ context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil || !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
 		return nil, nil
 	}
@@ -138,8 +146,24 @@ func (p *cloudProvider) NodeGroupForNode(_ context.Context, node *corev1.Node) (
 		return nil, nil
 	}
 	g, ok := p.m.groupForInstance(id)
-	if !ok {
+	if !ok && p.m.isNotOurs(id) {
 		return nil, nil
+	}
+	if !ok {
+		// An instance the snapshot does not know, launched since the last
+		// refresh. Auto Scaling cannot be asked which group holds one
+		// instance without naming the group, so one refresh answers for
+		// every unknown node, at most once per refresh.
+		if _, err := p.m.unknownNodes.Do(ctx, "scaling groups", p.m.lookupRefresh); err != nil {
+			// The node stays unknown until the next refresh, as without the
+			// lookup; an error here would fail CA's whole loop.
+			klog.V(2).InfoS("Cannot look up a node missing from the snapshot", "provider", ProviderName, "node", node.Spec.ProviderID, "err", err)
+			return nil, nil
+		}
+		if g, ok = p.m.groupForInstance(id); !ok {
+			p.m.markNotOurs(id)
+			return nil, nil
+		}
 	}
 	return newNodeGroup(p.m, g), nil
 }
@@ -166,7 +190,13 @@ func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct
 func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Refresh(ctx context.Context) error { return p.m.Refresh(ctx) }
+func (p *cloudProvider) Refresh(ctx context.Context) error {
+	if err := p.m.Refresh(ctx); err != nil {
+		return err
+	}
+	p.m.unknownNodes.Refreshed()
+	return nil
+}
 
 // logTransport logs each API call at V(5): action, status, latency. Never
 // headers (they carry the signature) or bodies.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +21,7 @@ type cloudAPI interface {
 	ListScalingInstances(ctx context.Context, groupID string) ([]volcapi.ScalingInstance, error)
 	SetDesiredInstances(ctx context.Context, groupID string, desired int) error
 	RemoveInstances(ctx context.Context, groupID string, ids []string, decreaseDesired bool) (string, error)
-	RecentActivities(ctx context.Context, groupID string) ([]volcapi.Activity, error)
+	ActivitiesSince(ctx context.Context, groupID string, since time.Time) ([]volcapi.Activity, error)
 	ListScalingConfigurations(ctx context.Context, ids []string) ([]volcapi.ScalingConfiguration, error)
 	ListInstanceTypes(ctx context.Context, ids []string) ([]volcapi.InstanceType, error)
 	ListImages(ctx context.Context, ids []string) ([]volcapi.Image, error)
@@ -87,6 +88,18 @@ func (g *groupState) clone() *groupState {
 	return &c
 }
 
+// active reports whether the group scales: only an Active group does (an
+// empty state, from an API that omits it, counts as active).
+func (g *groupState) active() bool {
+	return g.cloud.LifecycleState == "" || strings.EqualFold(g.cloud.LifecycleState, "Active")
+}
+
+// errDisabled refuses a change to a group the service will not scale.
+func errDisabled(g *groupState, verb string) error {
+	return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+		"scaling group %s is disabled (LifecycleState %s): Volcengine scales only Active groups; enable it to %s", g.cloud.ID, g.cloud.LifecycleState, verb)
+}
+
 func (g *groupState) debug() string {
 	desired := fmt.Sprintf("desired %d", g.cloud.Desired)
 	if !g.hasDesired() {
@@ -101,10 +114,31 @@ func (g *groupState) debug() string {
 		instances = "1 instance"
 	}
 	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s", g.cloud.ID, g.cloud.Name, g.min, g.max, desired, instances, how)
+	if !g.active() {
+		d += fmt.Sprintf(", disabled (LifecycleState %s)", g.cloud.LifecycleState)
+	}
 	if s := g.settings.Summary(); s != "" {
 		d += "; settings " + s
 	}
 	return d
+}
+
+// raisedAt is when we last changed the group's desired number (zero when
+// we have not since start).
+func (m *manager) raisedAt(id string) time.Time {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.changedAt[id]
+}
+
+// noteDesiredChange records that the desired number changed now.
+func (m *manager) noteDesiredChange(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.changedAt == nil {
+		m.changedAt = map[string]time.Time{}
+	}
+	m.changedAt[id] = m.now().Truncate(time.Second)
 }
 
 // manager owns the snapshot and performs every cloud call.
@@ -115,8 +149,21 @@ type manager struct {
 	selectors []tagSelector
 	now       func() time.Time
 
+	// unknownNodes allows one refresh per CA refresh for nodes missing from
+	// the snapshot.
+	unknownNodes cloudprovider.UnknownNodeLookup
+
 	// refreshMu serialises Refresh calls.
 	refreshMu sync.Mutex
+	// listings is each group's last instance listing; only Refresh (under
+	// refreshMu) reads and writes it.
+	listings map[string]groupListing
+	// maxStaleness is how old a reused listing may get (--max-staleness).
+	maxStaleness time.Duration
+	// notOurs are instances a lookup found in no managed group (a control
+	// plane, an unmanaged group): asking again costs nothing until some
+	// group's membership changes (a fresh listing clears it). Guarded by mu.
+	notOurs   map[string]bool
 	specWatch cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
@@ -130,6 +177,9 @@ type manager struct {
 	// reported as deleting until the API stops listing them.
 	removed   map[string]time.Time
 	templates map[string]*templateEntry
+	// changedAt is when we last set a group's desired number, truncated to
+	// the second (activity times have second precision).
+	changedAt map[string]time.Time
 
 	guardsMu sync.Mutex
 	// guards hold each group's mutation discipline (lock, outcome-unknown
@@ -142,18 +192,21 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		now = time.Now
 	}
 	return &manager{
-		api:        api,
-		region:     region,
-		static:     static,
-		selectors:  selectors,
-		now:        now,
-		specWatch:  cloudprovider.SpecWatch{Provider: ProviderName},
-		groups:     map[string]*groupState{},
-		byInstance: map[string]string{},
-		seq:        map[string]uint64{},
-		removed:    map[string]time.Time{},
-		templates:  map[string]*templateEntry{},
-		guards:     map[string]*cloudprovider.MutationGuard{},
+		api:          api,
+		region:       region,
+		static:       static,
+		selectors:    selectors,
+		now:          now,
+		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
+		groups:       map[string]*groupState{},
+		byInstance:   map[string]string{},
+		seq:          map[string]uint64{},
+		removed:      map[string]time.Time{},
+		templates:    map[string]*templateEntry{},
+		guards:       map[string]*cloudprovider.MutationGuard{},
+		listings:     map[string]groupListing{},
+		notOurs:      map[string]bool{},
+		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
 }
 
@@ -186,6 +239,21 @@ func (m *manager) groupList() []*groupState {
 		out = append(out, m.groups[id])
 	}
 	return out
+}
+
+// isNotOurs reports whether a lookup already found id in no managed group
+// since the last change of membership.
+func (m *manager) isNotOurs(id string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.notOurs[id]
+}
+
+// markNotOurs remembers that a lookup found id in no managed group.
+func (m *manager) markNotOurs(id string) {
+	m.mu.Lock()
+	m.notOurs[id] = true
+	m.mu.Unlock()
 }
 
 // groupForInstance maps an ECS instance id to its group.
@@ -299,6 +367,22 @@ func (m *manager) markRemoved(ids []string) {
 func (m *manager) Refresh(ctx context.Context) error {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// lookupRefresh is the lookup for instances missing from the snapshot: a
+// refresh, unless one is running already. That one will bring the instance,
+// and waiting for it could outlast the caller's deadline (found by hack/soak).
+func (m *manager) lookupRefresh(ctx context.Context) error {
+	if !m.refreshMu.TryLock() {
+		return nil
+	}
+	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh; callers hold refreshMu.
+func (m *manager) refreshLocked(ctx context.Context) error {
 	start := m.now()
 
 	m.mu.RLock()
@@ -323,7 +407,7 @@ func (m *manager) Refresh(ctx context.Context) error {
 		return fmt.Errorf("refresh: %w", err)
 	}
 
-	instances, err := m.listInstances(ctx, picked)
+	instances, err := m.listInstances(ctx, picked, start)
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
@@ -390,13 +474,26 @@ func (m *manager) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// listInstances lists every picked group's instances, a few groups at a time.
-func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][]volcapi.ScalingInstance, error) {
+// listInstances returns every picked group's instances: the previous
+// listing where it is still good (groupListing.stillGood), otherwise a fresh
+// one, a few groups at a time. A refresh that finds nothing changed thus
+// costs the one DescribeScalingGroups call.
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now time.Time) ([][]volcapi.ScalingInstance, error) {
 	out := make([][]volcapi.ScalingInstance, len(picked))
 	errs := make([]error, len(picked))
+	fresh := make([]bool, len(picked))
+	attempts := make([]uint64, len(picked))
+	for i, p := range picked {
+		attempts[i] = m.guard(p.cloud.ID).Attempts()
+	}
 	sem := make(chan struct{}, refreshParallelism)
 	var wg sync.WaitGroup
 	for i, p := range picked {
+		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, attempts[i], now, m.maxStaleness) {
+			out[i] = l.instances
+			continue
+		}
+		fresh[i] = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -410,6 +507,21 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup) ([][
 		if err != nil {
 			return nil, fmt.Errorf("list instances of scaling group %s: %w", picked[i].cloud.ID, err)
 		}
+	}
+	listings := make(map[string]groupListing, len(picked))
+	for i, p := range picked {
+		l := m.listings[p.cloud.ID]
+		if fresh[i] {
+			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
+				seq: attempts[i], at: now, instances: out[i]}
+		}
+		listings[p.cloud.ID] = l
+	}
+	m.listings = listings
+	if slices.Contains(fresh, true) {
+		m.mu.Lock()
+		clear(m.notOurs)
+		m.mu.Unlock()
 	}
 	return out, nil
 }
@@ -433,7 +545,8 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 		if !failed && !short {
 			continue
 		}
-		acts, err := m.api.RecentActivities(ctx, p.cloud.ID)
+		// Every activity: failed instances were made by older ones.
+		acts, err := m.api.ActivitiesSince(ctx, p.cloud.ID, time.Time{})
 		if err != nil {
 			klog.V(2).InfoS("Could not read scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
 			continue
@@ -448,10 +561,22 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 				}
 			}
 		}
-		if short && len(acts) > 0 && acts[0].Failed {
-			// Only the latest activity says whether the missing slots are
-			// still being worked on.
-			byGroup[p.cloud.ID] = firstNonEmpty(acts[0].ResultMsg, "the latest scaling activity failed")
+		if !short {
+			continue
+		}
+		// Only an activity that started after our own latest change of the
+		// desired number says whether the missing slots are being worked on
+		// (found by time: the API does not document the list order). An older
+		// failure is about a request that no longer stands.
+		since := m.raisedAt(p.cloud.ID)
+		for _, a := range acts {
+			if a.CreatedAt.Before(since) {
+				continue
+			}
+			if a.Failed {
+				byGroup[p.cloud.ID] = firstNonEmpty(a.ResultMsg, "the latest scaling activity failed")
+			}
+			break
 		}
 	}
 	return byInstance, byGroup

@@ -32,6 +32,8 @@ func TestRefreshRacingMutationKeepsMutation(t *testing.T) {
 	before := target(t, g)
 	hook := &hookAPI{cloudAPI: e.p.m.api}
 	e.p.m.api = hook
+	// An old listing, so the Refresh lists the group's instances again.
+	e.clock.Advance(cloudprovider.DefaultMaxStaleness)
 	hook.onList = func() {
 		hook.onList = nil
 		// The group listing already happened with the old desired number.

@@ -120,6 +120,9 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 			if err := check(g); err != nil {
 				return err
 			}
+			if !g.active() {
+				return errDisabled(g, verb+" it")
+			}
 			if !g.hasDesired() {
 				return errNoDesired(n.id)
 			}
@@ -132,6 +135,7 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
 				return fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, g.target, want, err)
 			}
+			n.m.noteDesiredChange(n.id)
 			n.m.update(n.id, func(c *groupState) {
 				c.target = want
 				c.cloud.Desired = want
@@ -161,7 +165,14 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	for _, in := range g.instances {
 		byID[in.id] = in
 	}
-	var ids, placeholders []string
+	// Each instance takes the path its status allows. RemoveInstances takes
+	// only instances in service (BytePlus Auto Scaling API reference,
+	// RemoveInstances). An Error instance is removed by the service's health
+	// check, which replaces it unless the desired number drops: so lowering
+	// the desired number is its deletion. Instances still starting, stopped,
+	// protected or in standby cannot be removed now: that is refused without
+	// a call, and CA retries on a later loop.
+	var ids, placeholders, broken []string
 	var toDelete []*corev1.Node
 	seen := map[string]bool{}
 	for _, node := range nodes {
@@ -181,18 +192,25 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
 		seen[id] = true
-		if in.placeholder {
+		switch {
+		case in.placeholder:
 			placeholders = append(placeholders, id)
-			toDelete = append(toDelete, node)
-			continue
-		}
-		if !in.live() {
+		case !in.live():
 			// Already on its way out: CA resends failed and unregistered
 			// nodes every loop until they disappear.
 			continue
+		case in.status == asStatusError:
+			broken = append(broken, id)
+		case in.status == asStatusInService:
+			ids = append(ids, id)
+		default:
+			return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+				"node %s: instance %s is %s; Volcengine removes only InService instances from a scaling group, try again once it is in service", name, id, in.status)
 		}
-		ids = append(ids, id)
 		toDelete = append(toDelete, node)
+	}
+	if len(toDelete) > 0 && !g.active() && (len(ids) > 0 || len(broken) > 0 || len(placeholders) > 0) {
+		return errDisabled(g, "remove instances")
 	}
 	if len(toDelete) == 0 {
 		return nil
@@ -255,10 +273,56 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		})
 	}
-	if failure != nil || len(placeholders) == 0 {
+	if failure != nil {
 		return failure
 	}
+	if len(broken) > 0 {
+		var err error
+		if target, err = n.dropBroken(ctx, g, target, broken); err != nil {
+			return guard.Record(err)
+		}
+	}
+	if len(placeholders) == 0 {
+		return nil
+	}
 	return guard.Record(n.dropPlaceholders(ctx, g, target, placeholders))
+}
+
+// dropBroken deletes Error instances: the service's health check removes
+// them, and lowering the desired number by as many keeps it from launching
+// replacements. At min the desired number stays and the service replaces
+// them, which is what min asks for. It returns the new target.
+func (n *nodeGroup) dropBroken(ctx context.Context, g *groupState, target int, broken []string) (int, error) {
+	want := target
+	if g.hasDesired() {
+		want = max(target-len(broken), g.min)
+		if want < target {
+			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				return target, fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, target, want, err)
+			}
+			n.m.noteDesiredChange(n.id)
+		}
+	}
+	n.m.markRemoved(broken)
+	gone := map[string]bool{}
+	for _, id := range broken {
+		gone[id] = true
+	}
+	n.m.update(n.id, func(c *groupState) {
+		for i := range c.instances {
+			if gone[c.instances[i].id] {
+				c.instances[i].removing = true
+			}
+		}
+		if c.hasDesired() {
+			c.target = want
+			c.cloud.Desired = want
+		} else {
+			c.target = c.liveCount()
+		}
+	})
+	klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", target, "desiredTo", want)
+	return want, nil
 }
 
 // dropPlaceholders gives up unfilled slots: placeholders have no instance, so

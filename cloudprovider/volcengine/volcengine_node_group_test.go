@@ -444,8 +444,8 @@ func TestStockOutWithoutInstances(t *testing.T) {
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.fake.RequestCount(); n != 3 {
-		t.Fatalf("%d calls in the Refresh after recovery, want 3 (1 + G)", n)
+	if n := e.fake.RequestCount(); n != 2 {
+		t.Fatalf("%d calls in the Refresh after recovery, want 2 (1 + the group we changed)", n)
 	}
 	if nodes, _ := g.Nodes(testCtx(t)); len(nodes) != before {
 		t.Fatalf("%d instances listed, want %d", len(nodes), before)

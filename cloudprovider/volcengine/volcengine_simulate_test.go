@@ -2,6 +2,7 @@ package volcengine
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
 func TestSimulate(t *testing.T) {
@@ -129,5 +131,73 @@ func TestScaleUpThroughGRPC(t *testing.T) {
 	}
 	if cg, _ := e.fake.Group(simGPUGroupID); cg.Desired != 2 {
 		t.Fatalf("cloud desired %d, want 2", cg.Desired)
+	}
+}
+
+// TestDeleteFailedAndNeverStartedThroughGRPC: CA's clean-up of a failed
+// scale-up succeeds through the externalgrpc server against the --simulate
+// seed on the strict fake: the Error instance (RemoveInstances would refuse
+// it) and the slot the service never started an instance for, in either
+// activity order.
+func TestDeleteFailedAndNeverStartedThroughGRPC(t *testing.T) {
+	for _, oldestFirst := range []bool{false, true} {
+		for _, noInstances := range []bool{false, true} {
+			name := fmt.Sprintf("neverStarted=%v/oldestFirst=%v", noInstances, oldestFirst)
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t, withSeed(seedDemo), withDiscovery("asg:tag=k8s.io/cluster-autoscaler/enabled=true"),
+					func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = oldestFirst })
+				c := grpctest.Serve(t, e.p, externalgrpc.Options{})
+				e.fake.SetCreateFailure(simGPUGroupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock", NoInstances: noInstances})
+				if _, err := c.NodeGroupIncreaseSize(testCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: simGPUGroupID, Delta: 1}); err != nil {
+					t.Fatal(err)
+				}
+				// The service launches at its next check; the launch fails a
+				// provisioning delay later.
+				for range 2 {
+					e.clock.Advance(time.Minute)
+					if _, err := c.Refresh(testCtx(t), &protos.RefreshRequest{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				resp, err := c.NodeGroupNodes(testCtx(t), &protos.NodeGroupNodesRequest{Id: simGPUGroupID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var failed string
+				for _, in := range resp.Instances {
+					if in.GetStatus().GetErrorInfo() != nil {
+						failed = in.Id
+					}
+				}
+				if failed == "" {
+					t.Fatalf("no failed instance reported: %v", resp.Instances)
+				}
+				calls := e.fake.RequestCount()
+				_, err = c.NodeGroupDeleteNodes(testCtx(t), &protos.NodeGroupDeleteNodesRequest{Id: simGPUGroupID, Nodes: []*protos.ExternalGrpcNode{{
+					ProviderID:  failed,
+					Name:        failed,
+					Annotations: map[string]string{cloudprovider.FakeNodeReasonAnnotation: "create-error"},
+				}}})
+				if err != nil {
+					t.Fatalf("DeleteNodes of the failed instance: %v", err)
+				}
+				for _, r := range e.fake.Requests()[calls:] {
+					if r.Operation == fakeapi.ActionRemoveInstances {
+						t.Fatal("RemoveInstances sent for an instance not in service")
+					}
+				}
+				if ts, err := c.NodeGroupTargetSize(testCtx(t), &protos.NodeGroupTargetSizeRequest{Id: simGPUGroupID}); err != nil || ts.TargetSize != 0 {
+					t.Fatalf("TargetSize = %v, %v; want 0", ts, err)
+				}
+				// The service's health check takes the Error instance away and,
+				// with desired 0, launches nothing in its place.
+				e.fake.SetCreateFailure(simGPUGroupID, nil)
+				e.clock.Advance(5 * time.Minute)
+				e.fake.Settle()
+				if insts := e.fake.Instances(simGPUGroupID); len(insts) != 0 {
+					t.Fatalf("instances left: %+v", insts)
+				}
+			})
+		}
 	}
 }

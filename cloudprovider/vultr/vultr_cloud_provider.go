@@ -26,8 +26,13 @@ func init() {
 		Build:       Build,
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
+		RateLimit:   DefaultRateLimit,
 	})
 }
+
+// DefaultRateLimit is Vultr's documented API limit: 30 requests per second
+// per source IP (https://www.vultr.com/api/, "Rate limit").
+var DefaultRateLimit = cloudprovider.RateLimit{Rate: 30, Burst: 30}
 
 // CloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
 type CloudProvider struct {
@@ -99,19 +104,28 @@ func (p *CloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // NodeGroupForNode implements cloudprovider.CloudProvider: the VKE node-id
 // label first, then the providerID (CA's fake nodes have only that). Nodes of
 // pools we do not manage, and nodes of other clouds, belong to no group.
-func (p *CloudProvider) NodeGroupForNode(_ context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil
 	}
-	if id := node.Labels[LabelNodeID]; id != "" {
-		if g := p.m.groupForNodeID(id); g != nil {
-			return g, nil
-		}
+	labelID, providerID := node.Labels[LabelNodeID], nodeIDFromProviderID(node.Spec.ProviderID)
+	if g := p.m.groupForNodeIDs(labelID, providerID); g != nil {
+		return g, nil
 	}
-	if id := nodeIDFromProviderID(node.Spec.ProviderID); id != "" {
-		if g := p.m.groupForNodeID(id); g != nil {
-			return g, nil
-		}
+	if providerID == "" || p.m.inOtherPool(providerID) {
+		return nil, nil
+	}
+	// A Vultr node the snapshot does not know, launched since the last
+	// refresh: one listing of the pools answers for every such node, so it
+	// runs at most once per refresh whatever the number of unknown nodes.
+	if _, err := p.m.unknownNodes.Do(ctx, "node pools", p.m.lookupRefresh); err != nil {
+		// The node stays unknown until the next refresh, as without the
+		// lookup; an error here would fail CA's whole loop.
+		klog.V(2).InfoS("Cannot look up a node missing from the snapshot", "provider", ProviderName, "node", providerID, "err", err)
+		return nil, nil
+	}
+	if g := p.m.groupForNodeIDs(labelID, providerID); g != nil {
+		return g, nil
 	}
 	return nil, nil
 }
@@ -140,4 +154,10 @@ func (p *CloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct
 func (p *CloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
-func (p *CloudProvider) Refresh(ctx context.Context) error { return p.m.Refresh(ctx) }
+func (p *CloudProvider) Refresh(ctx context.Context) error {
+	if err := p.m.Refresh(ctx); err != nil {
+		return err
+	}
+	p.m.unknownNodes.Refreshed()
+	return nil
+}

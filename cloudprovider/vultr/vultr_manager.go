@@ -29,14 +29,21 @@ type manager struct {
 	// its local target instead of the older listed one.
 	mutations atomic.Uint64
 
+	// unknownNodes allows one pool listing per refresh for nodes missing
+	// from the snapshot.
+	unknownNodes cloudprovider.UnknownNodeLookup
+
 	// refreshMu serialises Refresh; reads never wait for it.
 	refreshMu sync.Mutex
 
-	mu        sync.RWMutex
-	groups    map[string]*nodeGroup
-	order     []string
-	byNodeID  map[string]*nodeGroup
-	refreshed bool
+	mu       sync.RWMutex
+	groups   map[string]*nodeGroup
+	order    []string
+	byNodeID map[string]*nodeGroup
+	// otherPoolNodes are the nodes of listed pools that are not node groups
+	// (not named by --nodes): known, so they cost no lookup.
+	otherPoolNodes map[string]bool
+	refreshed      bool
 	// reported remembers pool problems already logged, so a bad pool is
 	// reported once and again only when its problem changes.
 	reported map[string]string
@@ -79,6 +86,22 @@ func newManager(client vultrClient, clusterID string, specs []cloudprovider.Node
 func (m *manager) Refresh(ctx context.Context) error {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// lookupRefresh is the lookup for nodes missing from the snapshot: a
+// refresh, unless one is running already. That one will bring the node, and
+// waiting for it could outlast the caller's deadline (found by hack/soak).
+func (m *manager) lookupRefresh(ctx context.Context) error {
+	if !m.refreshMu.TryLock() {
+		return nil
+	}
+	defer m.refreshMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh; callers hold refreshMu.
+func (m *manager) refreshLocked(ctx context.Context) error {
 
 	startSeq := m.mutations.Load()
 	pools, err := m.client.ListNodePools(ctx, m.clusterID)
@@ -131,6 +154,14 @@ func (m *manager) Refresh(ctx context.Context) error {
 		}
 	}
 	sort.Strings(order)
+	otherPoolNodes := map[string]bool{}
+	for _, p := range pools {
+		if groups[p.ID] == nil {
+			for _, n := range p.Nodes {
+				otherPoolNodes[n.ID] = true
+			}
+		}
+	}
 	for id, g := range old {
 		if groups[id] == nil {
 			g.markRemoved()
@@ -138,7 +169,7 @@ func (m *manager) Refresh(ctx context.Context) error {
 	}
 
 	m.mu.Lock()
-	m.groups, m.order, m.byNodeID, m.refreshed = groups, order, byNodeID, true
+	m.groups, m.order, m.byNodeID, m.otherPoolNodes, m.refreshed = groups, order, byNodeID, otherPoolNodes, true
 	m.reportProblems(problems)
 	m.mu.Unlock()
 	klog.V(4).InfoS("Refreshed node pools", "provider", ProviderName, "cluster", m.clusterID,
@@ -288,6 +319,28 @@ func (m *manager) groupForNodeID(nodeID string) *nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.byNodeID[nodeID]
+}
+
+// groupForNodeIDs is the group of the first id (node label, providerID)
+// the index knows; empty ids are skipped.
+func (m *manager) groupForNodeIDs(ids ...string) *nodeGroup {
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if g := m.groupForNodeID(id); g != nil {
+			return g
+		}
+	}
+	return nil
+}
+
+// inOtherPool reports whether the node belongs to a listed pool that is not
+// a node group.
+func (m *manager) inOtherPool(nodeID string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.otherPoolNodes[nodeID]
 }
 
 // nodeIDFromProviderID returns the instance id of a vultr:// providerID, or

@@ -68,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.binary, "binary", "bin/cluster-autoscaler-provider", "provider binary to benchmark (make build)")
 	fs.StringVar(&providers, "providers", strings.Join(cluster.Providers, ","), "providers to benchmark")
-	fs.StringVar(&nodes, "nodes", "100,1000,5000", "node counts N")
+	fs.StringVar(&nodes, "nodes", "100,1000,5000,10000", "node counts N")
 	fs.StringVar(&groups, "groups", "3,20,100", "node group counts G")
 	fs.IntVar(&o.loops, "loops", 3, "measured CA loops per configuration (after one warm-up loop)")
 	fs.IntVar(&o.unmanaged, "unmanaged", 3, "nodes in no group (control plane), asked repeatedly every loop")
@@ -132,17 +132,20 @@ func ints(s string) ([]int, error) {
 
 // result is one provider × N × G measurement.
 type result struct {
-	provider  string
-	nodes     int
-	groups    int
-	calls     []int
-	byOp      map[string]float64
-	loopWall  []time.Duration
-	latency   map[string][]time.Duration
-	handler   []time.Duration
-	under100  float64
-	heapBytes float64
-	rssBytes  float64
+	provider string
+	nodes    int
+	groups   int
+	calls    []int
+	byOp     map[string]float64
+	loopWall []time.Duration
+	latency  map[string][]time.Duration
+	handler  []time.Duration
+	under100 float64
+	// afterScaleUp is the cloud calls of the loop right after an
+	// IncreaseSize(1) of one group (-1 when the scale-up was refused).
+	afterScaleUp int
+	heapBytes    float64
+	rssBytes     float64
 }
 
 // workload is the prepared requests of one loop.
@@ -234,11 +237,43 @@ func benchOne(ctx context.Context, o options, provider string, nodes, groups int
 	r.heapBytes = cluster.Sum(after, "go_memstats_heap_inuse_bytes", nil)
 	r.rssBytes = cluster.Sum(after, "process_resident_memory_bytes", nil)
 
+	// One loop right after a scale-up of one group: what a change costs.
+	r.afterScaleUp = -1
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = client.NodeGroupIncreaseSize(sctx, &protos.NodeGroupIncreaseSizeRequest{Id: w.groupIDs[0], Delta: 1})
+	cancel()
+	if err == nil {
+		if _, err := runLoop(ctx, client, w, nil); err != nil {
+			return r, fmt.Errorf("loop after scale-up: %w", err)
+		}
+		cur, err := cluster.Scrape(ctx, proc.MetricsURL)
+		if err != nil {
+			return r, err
+		}
+		// The IncreaseSize call itself is not part of the loop.
+		r.afterScaleUp = int(cloudCalls(cur, nil) - cloudCalls(after, nil) - mutationCalls(cur, after))
+	}
+
 	r.handler, err = handlerTimes(ctx, fake, w)
 	if err != nil {
 		return r, err
 	}
 	return r, nil
+}
+
+// mutationCalls counts the non-GET cloud requests between two scrapes
+// (Volcengine's actions all travel as GET, and its scale-up is one
+// ModifyScalingGroup), so a loop's count leaves out the scale-up itself.
+func mutationCalls(cur, prev []cluster.Series) float64 {
+	c := cluster.ByLabel(cur, "cluster_autoscaler_provider_cloud_requests_total", "operation")
+	p := cluster.ByLabel(prev, "cluster_autoscaler_provider_cloud_requests_total", "operation")
+	var n float64
+	for op, v := range c {
+		if !strings.HasPrefix(op, "GET ") || strings.Contains(op, "Action=Modify") {
+			n += v - p[op]
+		}
+	}
+	return n
 }
 
 func cloudCalls(s []cluster.Series, match map[string]string) float64 {
@@ -497,11 +532,16 @@ func render(o options, rs []result, took time.Duration) string {
 	fmt.Fprintf(&b, "### CA loop over gRPC (loopback), provider binary against its fake cloud\n\n")
 	fmt.Fprintf(&b, "Latencies are client round trips in µs as p50 / p99, except *NGFN handler*, which is the server's handler time in-process. ")
 	fmt.Fprintf(&b, "*≤100µs* is the share of NodeGroupForNode requests the binary's own histogram put in its 100 µs bucket.\n\n")
-	fmt.Fprintf(&b, "| provider | N | G | cloud calls/loop | loop wall ms | Refresh | NodeGroupForNode | NGFN handler | ≤100µs | GetOptions | TargetSize | Nodes | heap MiB | RSS MiB |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "*cloud calls/loop* is a loop where nothing changed; *after scale-up* is the loop right after an IncreaseSize(1) of one group (the mutation's own call not counted).\n\n")
+	fmt.Fprintf(&b, "| provider | N | G | cloud calls/loop | after scale-up | loop wall ms | Refresh | NodeGroupForNode | NGFN handler | ≤100µs | GetOptions | TargetSize | Nodes | heap MiB | RSS MiB |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s |\n",
-			r.provider, r.nodes, r.groups, callRange(r.calls), float64(mean(r.loopWall))/float64(time.Millisecond),
+		after := "refused"
+		if r.afterScaleUp >= 0 {
+			after = strconv.Itoa(r.afterScaleUp)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %.1f | %s | %s | %s | %.1f%% | %s | %s | %s | %s | %s |\n",
+			r.provider, r.nodes, r.groups, callRange(r.calls), after, float64(mean(r.loopWall))/float64(time.Millisecond),
 			pq(r.latency["Refresh"]), pq(r.latency["NodeGroupForNode"]), pq(r.handler), 100*r.under100,
 			pq(r.latency["NodeGroupGetOptions"]), pq(r.latency["NodeGroupTargetSize"]), pq(r.latency["NodeGroupNodes"]),
 			mib(r.heapBytes), mib(r.rssBytes))

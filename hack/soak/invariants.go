@@ -131,6 +131,32 @@ func setDiff(mine, cloud map[string]bool) string {
 	return fmt.Sprintf("only ours %v, only the cloud's %v", extra, missing)
 }
 
+// unservedChanges: an instance launched in the fake cloud behind the
+// provider's back at launched[id] is listed by NodeGroupNodes (served) no
+// later than deadline after the launch; deadline is the provider's
+// --max-staleness plus the time the soak may go without a clean Refresh.
+// Instances served, or gone from the cloud, are settled and left out of
+// the returned pending set.
+func unservedChanges(launched map[string]time.Time, served, alive map[string]bool, now time.Time, deadline time.Duration) (violations []string, pending map[string]time.Time) {
+	pending = map[string]time.Time{}
+	ids := make([]string, 0, len(launched))
+	for id := range launched {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		at := launched[id]
+		switch {
+		case served[id] || !alive[id]:
+		case now.Sub(at) > deadline:
+			violations = append(violations, fmt.Sprintf("instance %s launched in the cloud %s ago is still not served (bound %s)", id, now.Sub(at).Round(time.Second), deadline))
+		default:
+			pending[id] = at
+		}
+	}
+	return violations, pending
+}
+
 // answerViolation: every RPC is answered within its deadline (plus
 // answerSlack). A mutation may end with DeadlineExceeded when the cloud is
 // slower than the deadline (cutByDeadline); any other RPC is served from the
@@ -176,6 +202,17 @@ func (s *soaker) check() {
 		views = append(views, v)
 	}
 	s.violateAll(targetViolations(views))
+	served := map[string]bool{}
+	for _, v := range views {
+		for _, in := range v.instances {
+			served[in.GetId()] = true
+		}
+	}
+	s.mu.Lock()
+	late, pending := unservedChanges(s.launched, served, liveInstances(s.fake.State()), time.Now(), servedWithin)
+	s.launched = pending
+	s.mu.Unlock()
+	s.violateAll(late)
 	s.violateAll(cloudDesiredViolations(s.fake.State(), bounds))
 	s.observe()
 }

@@ -156,3 +156,15 @@ func TestSlowAppliedLandsInsideTheUnknownOutcomeWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestUnservedChanges(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	launched := map[string]time.Time{"served": t0, "late": t0, "young": t0.Add(50 * time.Second), "gone": t0}
+	served := map[string]bool{"served": true}
+	alive := map[string]bool{"served": true, "late": true, "young": true}
+	got, pending := unservedChanges(launched, served, alive, t0.Add(61*time.Second), time.Minute)
+	wantViolations(t, got, "instance late launched in the cloud 1m1s ago is still not served (bound 1m0s)")
+	if len(pending) != 1 || pending["young"] != t0.Add(50*time.Second) {
+		t.Fatalf("pending %v, want only young", pending)
+	}
+}

@@ -65,7 +65,19 @@ type soaker struct {
 	history     []string
 	// lastIncrease is the fake-clock time of each group's last increase.
 	lastIncrease map[string]time.Time
+	// launched are instances launched behind the provider's back and not
+	// yet served, with the wall time of the launch (the provider's clock).
+	launched map[string]time.Time
 }
+
+// soakMaxStaleness is the provider's --max-staleness in the soak, short so
+// a 60 s run crosses it; servedWithin adds the longest the soak may go
+// without a successful Refresh (random operations, faults).
+const (
+	soakMaxStaleness = 10 * time.Second
+	servedWithin     = soakMaxStaleness + 10*time.Second
+	launchEvery      = 15
+)
 
 // note records a mutation for the violation report (-v).
 func (s *soaker) note(format string, args ...any) {
@@ -95,12 +107,12 @@ func soakOne(provider string, o options) (report, error) {
 		o: o, rnd: rand.New(rand.NewSource(o.seed)),
 		r:         report{ops: map[string]int{}},
 		requested: map[string]bool{}, cancellable: map[string]bool{}, alive: map[string]bool{},
-		lastIncrease: map[string]time.Time{},
+		lastIncrease: map[string]time.Time{}, launched: map[string]time.Time{},
 	}
 	s.clock = cloudprovidertest.NewManualClock(time.Now())
 	fake, err := cluster.Start(cluster.Options{
 		Provider: provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,
-		Clock: s.clock, Faults: true, Seed: o.seed,
+		Clock: s.clock, Faults: true, Seed: o.seed, MaxStaleness: soakMaxStaleness,
 	})
 	if err != nil {
 		return s.r, err
@@ -145,6 +157,9 @@ func soakOne(provider string, o options) (report, error) {
 	for time.Now().Before(deadline) {
 		s.step()
 		s.r.steps++
+		if s.r.steps%launchEvery == 0 {
+			s.launchOutside()
+		}
 		s.clock.Advance(time.Second)
 		s.check()
 		if s.r.steps%o.cleanEvery == 0 {

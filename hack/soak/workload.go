@@ -309,3 +309,26 @@ func (s *soaker) concurrent(groups []*protos.NodeGroup) {
 	s.refresh()
 	wg.Wait()
 }
+
+// launchOutside makes the cloud launch an instance in a group with room,
+// behind the provider's back: check then expects it served within
+// servedWithin (unservedChanges).
+func (s *soaker) launchOutside() {
+	for _, g := range s.nodeGroups() {
+		v, err := s.view(g)
+		if err != nil || v.target+2 > v.maxSize {
+			continue
+		}
+		id, err := s.fake.Launch(v.id)
+		if err != nil {
+			s.violate("fake cloud: launch in %s: %v", v.id, err)
+			return
+		}
+		s.count("launch-outside")
+		s.note("launched %s in %s behind the provider's back", id, v.id)
+		s.mu.Lock()
+		s.launched[id] = time.Now()
+		s.mu.Unlock()
+		return
+	}
+}

@@ -112,6 +112,9 @@ func call[T any](ctx context.Context, op string, fn func(ctx context.Context) (T
 	if rec.status >= 200 && rec.status < 300 {
 		apiErr.Message = "malformed response body"
 	}
+	if rec.status == 0 {
+		apiErr.Class = cloudprovider.NoResponseClass(err)
+	}
 	return zero, apiErr
 }
 

@@ -3,6 +3,8 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +25,9 @@ type Report struct {
 	// its loop on it; the server still answers from its last good snapshot,
 	// which is what the rest of the report shows.
 	RefreshError string `json:"refreshError,omitempty"`
+	// MaxStaleness is the oldest data the server serves (its --max-staleness),
+	// "" when the server does not say.
+	MaxStaleness string `json:"maxStaleness,omitempty"`
 	// GPULabel is the label key marking GPU nodes ("" if the provider has none).
 	GPULabel string `json:"gpuLabel"`
 	// GPUTypes are the keys of GetAvailableGPUTypes (all CA reads of it).
@@ -132,10 +137,14 @@ func (c client) refresh(ctx context.Context) error {
 func (c client) collect(ctx context.Context, server string, only []string) (*Report, error) {
 	r := &Report{Server: server, GPUTypes: []string{}, Groups: []Group{}}
 	cctx, cancel := c.call(ctx)
-	groups, err := c.api.NodeGroups(cctx, &protos.NodeGroupsRequest{})
+	var header metadata.MD
+	groups, err := c.api.NodeGroups(cctx, &protos.NodeGroupsRequest{}, grpc.Header(&header))
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("NodeGroups: %w", err)
+	}
+	if v := header.Get(maxStalenessHeader); len(v) > 0 {
+		r.MaxStaleness = v[0]
 	}
 	cctx, cancel = c.call(ctx)
 	label, err := c.api.GPULabel(cctx, &protos.GPULabelRequest{})
@@ -174,6 +183,10 @@ func (c client) collect(ctx context.Context, server string, only []string) (*Rep
 	}
 	return r, nil
 }
+
+// maxStalenessHeader is externalgrpc.MaxStalenessHeader (inspect does not
+// import the server).
+const maxStalenessHeader = "x-cap-max-staleness"
 
 func groupIDs(gs []*protos.NodeGroup) string {
 	if len(gs) == 0 {

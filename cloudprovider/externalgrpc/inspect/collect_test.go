@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 )
 
 func decodeResult(t *testing.T, out string) Result {
@@ -28,6 +30,12 @@ func TestCollectShowsWhatCASees(t *testing.T) {
 	r := decodeResult(t, out).Report
 	if r == nil || len(r.Groups) != 2 {
 		t.Fatalf("report = %+v, want 2 groups", r)
+	}
+	if r.MaxStaleness != testMaxStaleness.String() || maxStalenessHeader != externalgrpc.MaxStalenessHeader {
+		t.Fatalf("maxStaleness %q, want the server's %s", r.MaxStaleness, testMaxStaleness)
+	}
+	if _, text, _ := inspectRun(t, "--address", addr); !strings.Contains(text, "at most 45s old (--max-staleness)") {
+		t.Fatalf("text report does not show the staleness bound:\n%s", text)
 	}
 	if r.Server != addr || r.GPULabel != "fake.example/gpu" || !reflect.DeepEqual(r.GPUTypes, []string{"a100", "l4"}) {
 		t.Fatalf("server/GPU = %q %q %v", r.Server, r.GPULabel, r.GPUTypes)

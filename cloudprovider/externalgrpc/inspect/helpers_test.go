@@ -238,11 +238,14 @@ func serve(t *testing.T, p cloudprovider.CloudProvider, tlsCfg *tls.Config, lis 
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
 	gs := grpc.NewServer(opts...)
-	protos.RegisterCloudProviderServer(gs, externalgrpc.NewServer(p, externalgrpc.Options{}))
+	protos.RegisterCloudProviderServer(gs, externalgrpc.NewServer(p, externalgrpc.Options{MaxStaleness: testMaxStaleness}))
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
 	return lis.Addr().String()
 }
+
+// testMaxStaleness is the --max-staleness every test server announces.
+const testMaxStaleness = 45 * time.Second
 
 // inspectRun runs the subcommand and returns its exit code, stdout and stderr.
 func inspectRun(t *testing.T, args ...string) (int, string, string) {

@@ -68,7 +68,11 @@ func writeReport(w io.Writer, r *Report) error {
 	if types == "" {
 		types = "(none)"
 	}
-	fmt.Fprintf(w, "Server %s   GPU label %s   GPU types %s\n\n", r.Server, gpu, types)
+	fmt.Fprintf(w, "Server %s   GPU label %s   GPU types %s\n", r.Server, gpu, types)
+	if r.MaxStaleness != "" {
+		fmt.Fprintf(w, "Data served is at most %s old (--max-staleness)\n", r.MaxStaleness)
+	}
+	fmt.Fprintln(w)
 	if r.RefreshError != "" {
 		fmt.Fprintf(w, "WARNING Refresh failed: %s\n  CA would abort its loop on this; below is the server's last good snapshot.\n\n", r.RefreshError)
 	}

@@ -31,6 +31,11 @@ const (
 	MaxRemoveBatch = 20
 	// maxInstanceTypeIDs is the most InstanceTypeIds one DescribeInstanceTypes accepts.
 	maxInstanceTypeIDs = 10
+	// MaxFilterIDs is the most ids one ScalingGroupIds.N or
+	// ScalingConfigurationIds.N filter accepts (BytePlus Auto Scaling API
+	// reference, DescribeScalingGroups and DescribeScalingConfigurations,
+	// request parameters: N is 1 to 10).
+	MaxFilterIDs = 10
 	// maxPages stops a list whose TotalCount never converges.
 	maxPages = 200
 )
@@ -103,7 +108,49 @@ func (r RelatedInstance) InstanceFailed() bool {
 // ListScalingGroups lists scaling groups, all pages. With ids it asks for
 // those only; the API may still answer with other groups (its docs say unknown
 // ids "query other scaling groups"), so callers must match ids themselves.
+//
+// More than MaxFilterIDs ids are asked for in batches of MaxFilterIDs, each
+// paged; a group answered by two batches (unknown ids may bring back others)
+// is kept once.
 func (c *Client) ListScalingGroups(ctx context.Context, ids []string) ([]ScalingGroup, error) {
+	if len(ids) == 0 {
+		return c.listScalingGroups(ctx, nil)
+	}
+	var out []ScalingGroup
+	seen := map[string]bool{}
+	for _, batch := range batches(ids, MaxFilterIDs) {
+		got, err := c.listScalingGroups(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			if !seen[g.ID] {
+				seen[g.ID] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out, nil
+}
+
+// batches splits ids into slices of at most n, dropping repeats.
+func batches(ids []string, n int) [][]string {
+	var uniq []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
+	}
+	var out [][]string
+	for start := 0; start < len(uniq); start += n {
+		out = append(out, uniq[start:min(start+n, len(uniq))])
+	}
+	return out
+}
+
+func (c *Client) listScalingGroups(ctx context.Context, ids []string) ([]ScalingGroup, error) {
 	var out []ScalingGroup
 	for page := 1; page <= maxPages; page++ {
 		in := &autoscaling.DescribeScalingGroupsInput{PageNumber: int32Ptr(page), PageSize: int32Ptr(PageSize)}
@@ -247,11 +294,27 @@ func (c *Client) RemoveInstances(ctx context.Context, groupID string, ids []stri
 	return str(resp.ScalingActivityId), nil
 }
 
-// ListScalingConfigurations fetches configurations by id, all pages.
+// ListScalingConfigurations fetches configurations by id, in batches of
+// MaxFilterIDs ids, all pages of each.
 func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([]ScalingConfiguration, error) {
-	if len(ids) == 0 {
-		return nil, nil
+	var out []ScalingConfiguration
+	seen := map[string]bool{}
+	for _, batch := range batches(ids, MaxFilterIDs) {
+		got, err := c.listScalingConfigurations(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		for _, sc := range got {
+			if !seen[sc.ID] {
+				seen[sc.ID] = true
+				out = append(out, sc)
+			}
+		}
 	}
+	return out, nil
+}
+
+func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([]ScalingConfiguration, error) {
 	var out []ScalingConfiguration
 	for page := 1; page <= maxPages; page++ {
 		resp, err := c.as.DescribeScalingConfigurationsWithContext(ctx, &autoscaling.DescribeScalingConfigurationsInput{
@@ -286,43 +349,58 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingConfigurations, maxPages)
 }
 
-// RecentActivities returns the group's most recent scaling activities, newest
-// first (first page only: older activities no longer explain the current state).
-func (c *Client) RecentActivities(ctx context.Context, groupID string) ([]Activity, error) {
-	resp, err := c.as.DescribeScalingActivitiesWithContext(ctx, &autoscaling.DescribeScalingActivitiesInput{
-		ScalingGroupId: sp(groupID),
-		PageNumber:     int32Ptr(1),
-		PageSize:       int32Ptr(PageSize),
-	})
-	if err != nil {
-		return nil, c.fail(ctx, ActionDescribeScalingActivities, err)
-	}
+// ActivitiesSince returns the group's scaling activities created at or after
+// since, newest first. The API does not document the order it lists
+// activities in, so every page is read and the order is made here; since
+// keeps older activities (which explain nothing about a change made after
+// them) out of the answer.
+func (c *Client) ActivitiesSince(ctx context.Context, groupID string, since time.Time) ([]Activity, error) {
 	var out []Activity
-	for _, a := range resp.ScalingActivities {
-		if a == nil {
-			continue
+	for page := 1; page <= maxPages; page++ {
+		resp, err := c.as.DescribeScalingActivitiesWithContext(ctx, &autoscaling.DescribeScalingActivitiesInput{
+			ScalingGroupId: sp(groupID),
+			PageNumber:     int32Ptr(page),
+			PageSize:       int32Ptr(PageSize),
+		})
+		if err != nil {
+			return nil, c.fail(ctx, ActionDescribeScalingActivities, err)
 		}
-		act := Activity{
-			ID:         str(a.ScalingActivityId),
-			StatusCode: str(a.StatusCode),
-			ResultMsg:  str(a.ResultMsg),
-			CreatedAt:  parseTime(str(a.CreatedAt)),
-		}
-		switch act.StatusCode {
-		case "Error", "PartialSuccess", "Exception", "Rejected":
-			act.Failed = true
-		}
-		for _, r := range a.RelatedInstances {
-			if r == nil || str(r.InstanceId) == "" {
+		for _, a := range resp.ScalingActivities {
+			if a == nil {
 				continue
 			}
-			act.Related = append(act.Related, RelatedInstance{InstanceID: str(r.InstanceId), Status: str(r.Status), Message: str(r.Message)})
+			act := convertActivity(a)
+			if act.CreatedAt.Before(since) {
+				continue
+			}
+			out = append(out, act)
 		}
-		out = append(out, act)
+		if lastPage(len(resp.ScalingActivities), page*PageSize, i32(resp.TotalCount)) {
+			sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+			return out, nil
+		}
 	}
-	// The API's order is not documented; newest first is what callers need.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
-	return out, nil
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingActivities, maxPages)
+}
+
+func convertActivity(a *autoscaling.ScalingActivityForDescribeScalingActivitiesOutput) Activity {
+	act := Activity{
+		ID:         str(a.ScalingActivityId),
+		StatusCode: str(a.StatusCode),
+		ResultMsg:  str(a.ResultMsg),
+		CreatedAt:  parseTime(str(a.CreatedAt)),
+	}
+	switch act.StatusCode {
+	case "Error", "PartialSuccess", "Exception", "Rejected":
+		act.Failed = true
+	}
+	for _, r := range a.RelatedInstances {
+		if r == nil || str(r.InstanceId) == "" {
+			continue
+		}
+		act.Related = append(act.Related, RelatedInstance{InstanceID: str(r.InstanceId), Status: str(r.Status), Message: str(r.Message)})
+	}
+	return act
 }
 
 func parseTime(s string) time.Time {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -122,17 +124,19 @@ func TestRemoveInstancesParameters(t *testing.T) {
 	}
 }
 
-func TestRecentActivities(t *testing.T) {
+func TestActivitiesSince(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 1); err != nil {
 		t.Fatal(err)
 	}
+	env.fake.Settle()
 	env.fake.SetCreateFailure("scg-a", &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock in zone"})
 	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 3); err != nil {
 		t.Fatal(err)
 	}
-	got, err := env.client.RecentActivities(ctx5s(t), "scg-a")
+	env.fake.Settle()
+	got, err := env.client.ActivitiesSince(ctx5s(t), "scg-a", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +145,30 @@ func TestRecentActivities(t *testing.T) {
 	}
 	if len(got[0].Related) != 2 || !got[0].Related[0].InstanceFailed() || !strings.Contains(got[0].Related[0].Message, "InsufficientInstanceStock") {
 		t.Fatalf("related = %+v", got[0].Related)
+	}
+}
+
+// TestActivitiesSinceAllPagesEitherOrder: with more activities than a page,
+// in either list order, only those at or after since come back, newest first.
+func TestActivitiesSinceAllPagesEitherOrder(t *testing.T) {
+	for _, oldestFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("oldestFirst=%v", oldestFirst), func(t *testing.T) {
+			clock := cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0))
+			env := newTestEnvWith(t, fakeapi.Options{Now: clock.Now, ActivitiesOldestFirst: oldestFirst})
+			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 100, Desired: 0})
+			for i := 1; i <= PageSize+5; i++ {
+				clock.Advance(time.Minute)
+				env.fake.SetGroupBounds("scg-a", 0, 100, i)
+				env.fake.Reconcile()
+			}
+			since := clock.Now().Add(-2*time.Minute + time.Second)
+			got, err := env.client.ActivitiesSince(ctx5s(t), "scg-a", since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || !got[0].CreatedAt.After(got[1].CreatedAt) {
+				t.Fatalf("activities = %+v, want the 2 newest, newest first", got)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package volcapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -31,7 +32,13 @@ type testEnv struct {
 // stack (NewHTTPClient + RetryTransport) whose sleeps are recorded, not slept.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	env := &testEnv{fake: fakeapi.New(fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})}
+	return newTestEnvWith(t, fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
+}
+
+// newTestEnvWith is newTestEnv with the fake's options.
+func newTestEnvWith(t *testing.T, opts fakeapi.Options) *testEnv {
+	t.Helper()
+	env := &testEnv{fake: fakeapi.New(opts)}
 	url := env.fake.Start()
 	t.Cleanup(env.fake.Close)
 	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)
@@ -173,5 +180,30 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 	write(akPath, "AKLTsecondkey", base.Add(time.Minute))
 	if got := signedWith(); !strings.Contains(got, "AKLTsecondkey") {
 		t.Fatalf("after rotation the request is signed with %q", got)
+	}
+}
+
+// TestLocalRateLimitIsRateLimited: a call the client-side budget refuses
+// comes back through the SDK as rate limited with a known outcome, not as
+// an unreachable cloud, and never reaches the API.
+func TestLocalRateLimitIsRateLimited(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
+	url := fake.Start()
+	t.Cleanup(fake.Close)
+	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test", RateLimit: cloudprovider.RateLimit{Rate: 0.001, Burst: 1}}, Operation)
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url, HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListScalingGroups(ctx5s(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	calls := fake.RequestCount()
+	_, err = c.ListScalingGroups(ctx5s(t), nil)
+	if !errors.Is(err, cloudprovider.ErrRateLimited) || errors.Is(err, cloudprovider.ErrUnavailable) || cloudprovider.OutcomeUnknown(err) {
+		t.Fatalf("over budget: %v, want rate limited with a known outcome", err)
+	}
+	if fake.RequestCount() != calls {
+		t.Fatal("a call refused locally reached the API")
 	}
 }

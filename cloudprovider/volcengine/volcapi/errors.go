@@ -94,13 +94,13 @@ func classify(action string, err error) error {
 		case "SerializationError":
 			return answered(cloudprovider.ErrMalformedResponse, ve.Message())
 		case "RequestError", "ResponseTimeout":
-			return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: sanitize(ve), Class: cloudprovider.ErrUnavailable}
+			return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: sanitize(ve), Class: cloudprovider.NoResponseClass(err)}
 		case "EmptyStaticCreds", "NoCredentialProviders":
 			return fmt.Errorf("volcengine %s: %w: no credentials", action, cloudprovider.ErrUnauthenticated)
 		}
 		return fmt.Errorf("volcengine %s: %s", action, sanitize(ve))
 	}
-	return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: err.Error(), Class: cloudprovider.ErrUnavailable}
+	return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: err.Error(), Class: cloudprovider.NoResponseClass(err)}
 }
 
 // sanitize renders an SDK error without the chained original errors, which may

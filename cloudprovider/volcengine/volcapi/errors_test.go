@@ -29,8 +29,9 @@ func TestErrorTyping(t *testing.T) {
 		{name: "auth", fault: cloudprovidertest.Fault{Status: 401, Code: "SignatureDoesNotMatch"}, wantKind: cloudprovider.ErrUnauthenticated, wantCode: "SignatureDoesNotMatch", wantStatus: 401, wantCalls: 1},
 		{name: "denied", fault: cloudprovidertest.Fault{Status: 403, Code: "AccessDenied"}, wantKind: cloudprovider.ErrPermissionDenied, wantCode: "AccessDenied", wantStatus: 403, wantCalls: 1},
 		{name: "quota", fault: cloudprovidertest.Fault{Status: 400, Code: "QuotaExceeded.Instance"}, wantKind: cloudprovider.ErrQuotaExceeded, wantCode: "QuotaExceeded.Instance", wantStatus: 400, wantCalls: 1},
-		{name: "not found", fault: cloudprovidertest.Fault{Status: 404, Code: "InvalidScalingGroupId.NotFound"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidScalingGroupId.NotFound", wantStatus: 404, wantCalls: 1},
-		{name: "operation denied", fault: cloudprovidertest.Fault{Status: 400, Code: "OperationDenied.ScalingActivityInProgress"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "OperationDenied.ScalingActivityInProgress", wantStatus: 400, wantCalls: 1},
+		{name: "not found", fault: cloudprovidertest.Fault{Status: 404, Code: "InvalidActionOrVersion"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidActionOrVersion", wantStatus: 404, wantCalls: 1},
+		{name: "group in the wrong state", fault: cloudprovidertest.Fault{Status: 400, Code: "InvalidScalingGroup.InvalidStatus"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidScalingGroup.InvalidStatus", wantStatus: 400, wantCalls: 1},
+		{name: "missing parameter", fault: cloudprovidertest.Fault{Status: 400, Code: "MissingParameter.ScalingGroupId"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "MissingParameter.ScalingGroupId", wantStatus: 400, wantCalls: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -265,7 +265,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// url.Error carries the URL only, never headers, so the token stays out.
-		return &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Class: cloudprovider.ErrUnavailable, Cause: err}
+		return &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Class: cloudprovider.NoResponseClass(err), Cause: err}
 	}
 	defer resp.Body.Close()
 	klog.V(5).InfoS("Vultr API call", "provider", "vultr", "method", method, "path", path,

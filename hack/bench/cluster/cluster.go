@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -37,6 +38,8 @@ type Options struct {
 	Groups int
 	// MaxPerGroup is each group's max size (default: twice its share plus 10).
 	MaxPerGroup int
+	// MaxStaleness is the provider's --max-staleness (0: the default).
+	MaxStaleness time.Duration
 	// MinPerGroup is each group's min size (default 1).
 	MinPerGroup int
 	// Clock drives the fake's provisioning; nil seeds a fake whose new
@@ -120,6 +123,7 @@ type Fake struct {
 	dir     string
 	state   func() []Group
 	settle  func()
+	launch  func(groupID string) (string, error)
 	closeFn []func()
 	once    sync.Once
 }
@@ -168,7 +172,7 @@ func (f *Fake) serve(api *cloudprovidertest.FakeAPI) string {
 
 // BuildOptions returns what main would pass to the provider's builder.
 func (f *Fake) BuildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
-	opts := cloudprovider.BuildOptions{CloudConfig: f.CloudConfig, UserAgent: "cap-bench"}
+	opts := cloudprovider.BuildOptions{CloudConfig: f.CloudConfig, UserAgent: "cap-bench", MaxStaleness: f.opts.MaxStaleness}
 	for i := 0; i+1 < len(f.Flags); i += 2 {
 		if f.Flags[i] == "--node-group-auto-discovery" {
 			opts.NodeGroupAutoDiscoverySpecs = append(opts.NodeGroupAutoDiscoverySpecs, f.Flags[i+1])
@@ -232,6 +236,11 @@ func (f *Fake) WaitIdle() {
 		f.api.WaitIdle()
 	}
 }
+
+// Launch makes the cloud start one running instance in the group behind the
+// provider's back (as another actor scaling it would) and returns its
+// providerID: a change the provider must notice on its own.
+func (f *Fake) Launch(groupID string) (string, error) { return f.launch(groupID) }
 
 // Close stops the fake and removes the config files.
 func (f *Fake) Close() {

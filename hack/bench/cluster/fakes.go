@@ -44,7 +44,8 @@ func groupName(i int) string { return fmt.Sprintf("pool-%03d", i) }
 
 func startVultr(f *Fake) error {
 	o := f.opts
-	fo := vultrfake.Options{Token: vultrToken, MaxPerPage: 500, Seed: o.Seed + 1}
+	// The strictest plausible VKE: a pool refuses resizes while it creates nodes.
+	fo := vultrfake.Options{Token: vultrToken, MaxPerPage: 500, Seed: o.Seed + 1, Busy: vultrfake.BusyRefuse}
 	if o.Clock != nil {
 		fo.Now = o.Clock.Now
 		fo.AppearAfter, fo.ActiveAfter, fo.CloseLinger = lagAppear, lagReady, lagRemove
@@ -96,6 +97,10 @@ func startVultr(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		n, err := fake.LaunchInstance(vultrCluster, groupID)
+		return vultr.ProviderIDPrefix + n.ID, err
+	}
 	return nil
 }
 
@@ -156,12 +161,17 @@ func startVolcengine(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		id, err := fake.LaunchInstance(groupID)
+		return volcengine.ProviderIDPrefix + id, err
+	}
 	return nil
 }
 
 func startExoscale(f *Fake) error {
 	o := f.opts
-	fo := exofake.Options{Zone: exoZone, APIKey: exoAPIKey, APISecret: exoAPISecret, QuotaLimit: -1}
+	// The strictest plausible Exoscale: 409 for a change to a busy pool.
+	fo := exofake.Options{Zone: exoZone, APIKey: exoAPIKey, APISecret: exoAPISecret, QuotaLimit: -1, Busy: exofake.BusyRefuse}
 	if o.Clock != nil {
 		fo.Now = o.Clock.Now
 		fo.ProvisionDelay, fo.RemovalDelay, fo.OperationDelay = lagReady, lagRemove, lagOperate
@@ -210,5 +220,9 @@ func startExoscale(f *Fake) error {
 		return out
 	}
 	f.settle = fake.Settle
+	f.launch = func(groupID string) (string, error) {
+		id, err := fake.LaunchInstance(groupID)
+		return exoscale.ProviderIDPrefix + id, err
+	}
 	return nil
 }

@@ -55,9 +55,20 @@ type Options struct {
 	RemovalDelay time.Duration
 	// OperationDelay is how long a scale/evict operation stays "pending".
 	OperationDelay time.Duration
-	// RejectBusy makes scale/evict answer 409 while the pool is not "running"
-	// (what the real API does is unknown; the default queues the change).
-	RejectBusy bool
+	// Busy is what :scale and :evict do while the pool is not "running". The
+	// Exoscale API documents no answer for it; BusyAccept (the default)
+	// applies the change at once, BusyQueue accepts it and applies it when
+	// the pool is running again (the operation stays pending until then),
+	// BusyRefuse answers 409 Conflict.
+	Busy BusyPolicy
+	// ScaleDownOldestFirst makes a :scale that shrinks a pool remove its
+	// oldest members; by default the newest go. Which ones the real API
+	// removes is undocumented.
+	ScaleDownOldestFirst bool
+	// QuotaAsFailedOperation makes a :scale past the instance quota be
+	// accepted and its operation end in "failure" (reason "forbidden"),
+	// instead of the default synchronous 400. The API documents neither.
+	QuotaAsFailedOperation bool
 	// QuotaLimit is the instance quota (-1 = unlimited, 0 = default 50).
 	QuotaLimit int64
 }
@@ -113,7 +124,21 @@ type operation struct {
 	state              string
 	doneAt             time.Time
 	final, reason, msg string
+	// queued is the change of a BusyQueue operation, applied when its pool
+	// is running again.
+	queued func()
+	pool   *pool
 }
+
+// BusyPolicy is what the fake does with a change to a pool that is busy.
+type BusyPolicy string
+
+// Busy policies (Options.Busy).
+const (
+	BusyAccept BusyPolicy = ""
+	BusyQueue  BusyPolicy = "queue"
+	BusyRefuse BusyPolicy = "refuse"
+)
 
 type opFault struct {
 	state, reason, message string
@@ -341,7 +366,12 @@ func (s *Server) advanceLocked(now time.Time, force bool) {
 		}
 	}
 	for _, op := range s.ops {
-		if op.state == exoapi.OperationPending && (force || !now.Before(op.doneAt)) {
+		if op.queued != nil && (force || s.poolStateLocked(op.pool) == PoolRunning) {
+			op.queued()
+			op.queued = nil
+			op.doneAt = now.Add(s.opts.OperationDelay)
+		}
+		if op.state == exoapi.OperationPending && op.queued == nil && (force || !now.Before(op.doneAt)) {
 			op.state = op.final
 		}
 	}

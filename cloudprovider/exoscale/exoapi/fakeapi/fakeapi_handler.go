@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -249,9 +250,11 @@ func notFound(kind, id string) *apiError {
 
 // mutate applies :scale or :evict to p; s.mu is held.
 func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiError) {
-	if s.opts.RejectBusy && s.poolStateLocked(p) != PoolRunning {
+	busy := s.poolStateLocked(p) != PoolRunning
+	if s.opts.Busy == BusyRefuse && busy {
 		return nil, &apiError{http.StatusConflict, fmt.Sprintf("instance pool %s is %s", p.id, s.poolStateLocked(p))}
 	}
+	overQuota := false
 	now := s.opts.Now()
 	live := 0
 	for _, id := range p.members {
@@ -269,22 +272,37 @@ func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiEr
 			return nil, &apiError{http.StatusBadRequest, "body must be {\"size\": N}"}
 		}
 		size := *req.Size
+		// egoscale v3.1.43's OpenAPI spec (ScaleSKSNodepoolRequest and
+		// ScaleInstancePoolRequest, field size): gte=0. v3.1.30's said gt=0;
+		// the provider uses v3.1.43, so 0 is accepted and only negatives refused.
 		if size < 0 {
 			return nil, &apiError{http.StatusBadRequest, "size must be >= 0"}
 		}
 		if grow := size - p.size; grow > 0 && s.opts.QuotaLimit >= 0 && s.usageLocked()+int64(grow) > s.opts.QuotaLimit {
-			return nil, &apiError{http.StatusBadRequest, "instance quota exceeded"}
+			if !s.opts.QuotaAsFailedOperation {
+				return nil, &apiError{http.StatusBadRequest, "instance quota exceeded"}
+			}
+			overQuota = true
 		}
 		apply = func() {
 			for live < size {
 				s.newInstanceLocked(p, now)
 				live++
 			}
-			// Scaling down by size removes arbitrary members: the newest.
-			for i := len(p.members) - 1; i >= 0 && live > size; i-- {
-				in := s.instances[p.members[i]]
+			// Scaling down by size removes members the API chooses
+			// (undocumented): the newest, or the oldest with
+			// ScaleDownOldestFirst.
+			order := slices.Clone(p.members)
+			if !s.opts.ScaleDownOldestFirst {
+				slices.Reverse(order)
+			}
+			for _, id := range order {
+				if live <= size {
+					break
+				}
+				in := s.instances[id]
 				if in.state != InstanceDestroying {
-					in.state, in.goneAt = InstanceDestroying, now.Add(s.opts.RemovalDelay)
+					in.state, in.goneAt = InstanceDestroying, s.opts.Now().Add(s.opts.RemovalDelay)
 					live--
 				}
 			}
@@ -316,14 +334,19 @@ func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiEr
 		return nil, &apiError{http.StatusNotFound, "unknown action " + action}
 	}
 	op := &operation{id: s.newID(7), refID: refID, command: action, state: exoapi.OperationPending, final: exoapi.OperationSuccess, doneAt: now.Add(s.opts.OperationDelay)}
-	if len(s.opFaults) > 0 {
+	switch {
+	case len(s.opFaults) > 0:
 		f := s.opFaults[0]
 		s.opFaults = s.opFaults[1:]
 		op.final, op.reason, op.msg = f.state, f.reason, f.message
-	} else {
+	case overQuota:
+		op.final, op.reason, op.msg = exoapi.OperationFailure, "forbidden", "instance quota exceeded"
+	case busy && s.opts.Busy == BusyQueue:
+		op.queued, op.pool = apply, p
+	default:
 		apply()
 	}
-	if s.opts.OperationDelay <= 0 {
+	if s.opts.OperationDelay <= 0 && op.queued == nil {
 		op.state = op.final
 	}
 	s.ops[op.id] = op

@@ -105,7 +105,7 @@ func TestRejections(t *testing.T) {
 		{"missing size", Options{}, nil, ":scale", `{}`, 400},
 		{"over quota", Options{QuotaLimit: 3}, nil, ":scale", `{"size":5}`, 400},
 		{"unknown action", Options{}, nil, ":explode", `{}`, 404},
-		{"busy pool refused", Options{RejectBusy: true, ProvisionDelay: time.Minute}, func(s *Server, base, pool string) {
+		{"busy pool refused", Options{Busy: BusyRefuse, ProvisionDelay: time.Minute}, func(s *Server, base, pool string) {
 			req, _ := http.NewRequest("PUT", base+"/instance-pool/"+pool+":scale", bytes.NewBufferString(`{"size":3}`))
 			resp, _ := http.DefaultClient.Do(req)
 			resp.Body.Close()
@@ -180,5 +180,18 @@ func TestSignatureRequired(t *testing.T) {
 	t.Cleanup(s.Close)
 	if status, body := do(t, base, "GET", "/instance-pool", ""); status != 401 || !strings.Contains(body["message"].(string), "Authorization") {
 		t.Fatalf("unsigned request: %d %v", status, body)
+	}
+}
+
+// TestScaleToZeroAccepted: egoscale v3.1.43's spec takes size >= 0 (v3.1.30's
+// took > 0); the provider is built on v3.1.43.
+func TestScaleToZeroAccepted(t *testing.T) {
+	s, base, _, pool := newFake(t, Options{})
+	if status, body := do(t, base, "PUT", "/instance-pool/"+pool+":scale", `{"size":0}`); status != 200 {
+		t.Fatalf("status %d body %v, want 200", status, body)
+	}
+	s.Settle()
+	if p, _ := s.Pool(pool); p.Size != 0 || len(p.Members) != 0 {
+		t.Fatalf("pool size %d with %d members, want empty", p.Size, len(p.Members))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,6 +100,8 @@ type Instance struct {
 	readyAt time.Time
 	goneAt  time.Time
 	failing bool
+	// errorSince is when the instance went to Error.
+	errorSince time.Time
 }
 
 // RelatedInstance is an instance touched by a scaling activity.
@@ -140,11 +143,27 @@ type Options struct {
 	RemoveDelay time.Duration
 	// Region is echoed in ResponseMetadata (default cn-beijing).
 	Region string
-	// StrictMinOnRemove makes RemoveInstances with DecreaseDesiredCapacity
-	// refuse to take the desired number below the group's min. Whether the
-	// real API does so is not documented; by default the fake lets it happen
-	// (the desired number then sits below min until raised again).
-	StrictMinOnRemove bool
+	// LenientMinOnRemove lets RemoveInstances with DecreaseDesiredCapacity
+	// take the desired number below the group's min. By default the fake is
+	// strict and refuses, as the desired number must stay within min..max
+	// (BytePlus Auto Scaling API reference, ModifyScalingGroup and
+	// RemoveInstances parameters, as surveyed in issue 13).
+	LenientMinOnRemove bool
+	// CheckInterval is the period of the service's own check, which brings
+	// each group's instances to its desired number and removes Error
+	// instances (BytePlus Auto Scaling docs, "health check": the service
+	// reconciles actual and desired numbers periodically; the period is not
+	// documented). A change of the desired number is acted on at the next
+	// check, never inside ModifyScalingGroup. Zero runs the check at every
+	// request after the one that made the change.
+	CheckInterval time.Duration
+	// ErrorGrace is how long an instance stays Error before the check
+	// removes it (and, if the desired number still wants it, replaces it).
+	// Undocumented; default one minute.
+	ErrorGrace time.Duration
+	// ActivitiesOldestFirst lists scaling activities oldest first. The API
+	// does not document its order; the default is newest first.
+	ActivitiesOldestFirst bool
 }
 
 // Server is the fake API. The zero value is not usable; call New.
@@ -167,6 +186,8 @@ type Server struct {
 	unrelatedForUnknown bool
 	// totalCountSkew is added to every TotalCount the fake reports.
 	totalCountSkew int
+	// nextCheck is when the service's periodic check runs next.
+	nextCheck time.Time
 }
 
 // New returns an empty fake.
@@ -176,6 +197,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Region == "" {
 		opts.Region = "cn-beijing"
+	}
+	if opts.ErrorGrace == 0 {
+		opts.ErrorGrace = time.Minute
 	}
 	s := &Server{
 		opts:           opts,
@@ -255,7 +279,19 @@ func (s *Server) AddInstance(groupID, status string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inst := s.newInstanceLocked(groupID, status)
+	if status == StatusError {
+		inst.errorSince = inst.Created
+	}
 	return inst.ID
+}
+
+// SetLifecycleState sets a group's LifecycleState ("Active", "InActive", ...).
+func (s *Server) SetLifecycleState(groupID, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.groups[groupID]; ok {
+		g.LifecycleState = state
+	}
 }
 
 // Reconcile makes every group's instances match its desired number now, as
@@ -330,6 +366,9 @@ func (s *Server) SetTotalCountSkew(skew int) {
 func (s *Server) Settle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, g := range s.groups {
+		s.reconcileLocked(g)
+	}
 	for id, inst := range s.instances {
 		switch inst.Status {
 		case StatusInit, StatusPending, StatusPendingWait:
@@ -406,9 +445,39 @@ func isLive(status string) bool {
 	return status != StatusRemoving && status != StatusRemoveWait
 }
 
-// advanceLocked moves every instance along its lifecycle up to the clock's now.
+// advanceLocked moves every instance along its lifecycle up to the clock's
+// now, and runs the service's periodic check when it is due.
 func (s *Server) advanceLocked() {
 	now := s.opts.Now()
+	s.progressLocked(now)
+	if now.Before(s.nextCheck) {
+		return
+	}
+	s.nextCheck = now.Add(s.opts.CheckInterval)
+	for _, g := range s.groups {
+		s.healthCheckLocked(g, now)
+		s.reconcileLocked(g)
+	}
+	s.progressLocked(now)
+}
+
+// healthCheckLocked removes the group's Error instances that have been in
+// Error for ErrorGrace (the service's health check replaces unhealthy
+// instances: BytePlus Auto Scaling docs, "health check"). The desired
+// number does not change, so the reconciliation that follows replaces them.
+func (s *Server) healthCheckLocked(g *Group, now time.Time) {
+	if !strings.EqualFold(g.LifecycleState, "Active") {
+		return
+	}
+	for _, inst := range s.instances {
+		if inst.GroupID == g.ID && inst.Status == StatusError && !now.Before(inst.errorSince.Add(s.opts.ErrorGrace)) {
+			inst.Status = StatusRemoving
+			inst.goneAt = now.Add(s.opts.RemoveDelay)
+		}
+	}
+}
+
+func (s *Server) progressLocked(now time.Time) {
 	for id, inst := range s.instances {
 		switch inst.Status {
 		case StatusInit, StatusPending, StatusPendingWait:
@@ -426,6 +495,7 @@ func (s *Server) advanceLocked() {
 func (s *Server) finishProvisionLocked(inst *Instance) {
 	if inst.failing {
 		inst.Status = StatusError
+		inst.errorSince = s.opts.Now()
 		return
 	}
 	inst.Status = StatusInService
@@ -434,7 +504,8 @@ func (s *Server) finishProvisionLocked(inst *Instance) {
 // reconcileLocked creates or removes instances so that the live count equals
 // the desired number, the way a scaling activity would.
 func (s *Server) reconcileLocked(g *Group) {
-	if g.Desired < 0 {
+	// A disabled group does not scale (LifecycleState other than Active).
+	if g.Desired < 0 || !strings.EqualFold(g.LifecycleState, "Active") {
 		return
 	}
 	var live []*Instance

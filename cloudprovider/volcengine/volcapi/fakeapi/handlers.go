@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -288,6 +289,14 @@ func (s *Server) describeScalingGroups(q url.Values) (any, *apiError) {
 	}
 	ids := listParam(q, "ScalingGroupIds")
 	names := listParam(q, "ScalingGroupNames")
+	// BytePlus Auto Scaling API reference, DescribeScalingGroups, request
+	// parameters: ScalingGroupIds.N and ScalingGroupNames.N take 1 to 10.
+	if aerr := maxListLen("ScalingGroupIds", ids, maxFilterIDs); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := maxListLen("ScalingGroupNames", names, maxFilterIDs); aerr != nil {
+		return nil, aerr
+	}
 	type tagFilter struct{ key, value string }
 	var filters []tagFilter
 	for i := 1; ; i++ {
@@ -371,14 +380,16 @@ func (s *Server) describeScalingInstances(q url.Values) (any, *apiError) {
 	}
 	groupID := q.Get("ScalingGroupId")
 	if groupID == "" {
-		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+		return nil, missingGroupID()
 	}
 	if _, ok := s.groups[groupID]; !ok {
-		return nil, errf(http.StatusNotFound, "InvalidScalingGroupId.NotFound", "scaling group %s does not exist", groupID)
+		return nil, unknownGroup(groupID)
 	}
 	ids := listParam(q, "InstanceIds")
-	if len(ids) > 20 {
-		return nil, errf(http.StatusBadRequest, "InvalidParameter", "at most 20 InstanceIds")
+	// BytePlus Auto Scaling API reference, DescribeScalingInstances:
+	// InstanceIds.N takes 1 to 20.
+	if aerr := maxListLen("InstanceIds", ids, 20); aerr != nil {
+		return nil, aerr
 	}
 	wanted := idFilter(ids)
 	status := q.Get("Status")
@@ -420,6 +431,11 @@ func (s *Server) describeScalingConfigurations(q url.Values) (any, *apiError) {
 		return nil, aerr
 	}
 	ids := listParam(q, "ScalingConfigurationIds")
+	// BytePlus Auto Scaling API reference, DescribeScalingConfigurations,
+	// request parameters: ScalingConfigurationIds.N takes 1 to 10.
+	if aerr := maxListLen("ScalingConfigurationIds", ids, maxFilterIDs); aerr != nil {
+		return nil, aerr
+	}
 	wanted := idFilter(ids)
 	groupID := q.Get("ScalingGroupId")
 	var matched []*Configuration
@@ -461,17 +477,19 @@ func (s *Server) describeScalingActivities(q url.Values) (any, *apiError) {
 	}
 	groupID := q.Get("ScalingGroupId")
 	if groupID == "" {
-		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+		return nil, missingGroupID()
 	}
 	status := q.Get("StatusCode")
 	var matched []*Activity
-	// Newest first.
-	for i := len(s.activities) - 1; i >= 0; i-- {
-		a := s.activities[i]
+	for _, a := range s.activities {
 		if a.GroupID != groupID || (status != "" && a.StatusCode != status) {
 			continue
 		}
 		matched = append(matched, a)
+	}
+	// The order is undocumented: newest first unless ActivitiesOldestFirst.
+	if !s.opts.ActivitiesOldestFirst {
+		slices.Reverse(matched)
 	}
 	lo, hi := bounds(len(matched), number, size)
 	out := []map[string]any{}
@@ -501,11 +519,11 @@ func (s *Server) describeScalingActivities(q url.Values) (any, *apiError) {
 func (s *Server) modifyScalingGroup(q url.Values) (any, *apiError) {
 	groupID := q.Get("ScalingGroupId")
 	if groupID == "" {
-		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+		return nil, missingGroupID()
 	}
 	g, ok := s.groups[groupID]
 	if !ok {
-		return nil, errf(http.StatusNotFound, "InvalidScalingGroupId.NotFound", "scaling group %s does not exist", groupID)
+		return nil, unknownGroup(groupID)
 	}
 	min, aerr := intParam(q, "MinInstanceNumber", g.Min)
 	if aerr != nil {
@@ -523,26 +541,32 @@ func (s *Server) modifyScalingGroup(q url.Values) (any, *apiError) {
 		return nil, errf(http.StatusBadRequest, "InvalidParameter", "MinInstanceNumber %d and MaxInstanceNumber %d must satisfy 0 <= min <= max <= 100", min, max)
 	}
 	if q.Get("DesireInstanceNumber") != "" {
+		if aerr := groupActive(g); aerr != nil {
+			return nil, aerr
+		}
+		// BytePlus docs, "Desire instance number": the feature is chosen at
+		// creation and cannot be switched on later.
 		if g.Desired < 0 {
-			return nil, errf(http.StatusBadRequest, "OperationDenied.DesireInstanceNumberDisabled", "scaling group %s was created without a desired instance number", groupID)
+			return nil, errf(http.StatusBadRequest, codeInvalidParameter, "scaling group %s was created without a desired instance number", groupID)
 		}
 		if desired < min || desired > max {
 			return nil, errf(http.StatusBadRequest, "InvalidParameter", "DesireInstanceNumber %d must be between %d and %d", desired, min, max)
 		}
 	}
 	g.Min, g.Max, g.Desired = min, max, desired
-	s.reconcileLocked(g)
+	// No reconciliation here: the service acts on the new desired number at
+	// its next periodic check (Options.CheckInterval).
 	return map[string]any{"ScalingGroupId": g.ID}, nil
 }
 
 func (s *Server) removeInstances(q url.Values) (any, *apiError) {
 	groupID := q.Get("ScalingGroupId")
 	if groupID == "" {
-		return nil, errf(http.StatusBadRequest, "MissingParameter", "ScalingGroupId is required")
+		return nil, missingGroupID()
 	}
 	g, ok := s.groups[groupID]
 	if !ok {
-		return nil, errf(http.StatusNotFound, "InvalidScalingGroupId.NotFound", "scaling group %s does not exist", groupID)
+		return nil, unknownGroup(groupID)
 	}
 	ids := listParam(q, "InstanceIds")
 	if len(ids) < 1 || len(ids) > 20 {
@@ -556,27 +580,35 @@ func (s *Server) removeInstances(q url.Values) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
+	if aerr := groupActive(g); aerr != nil {
+		return nil, aerr
+	}
 	seen := map[string]bool{}
 	for _, id := range ids {
 		inst, ok := s.instances[id]
 		if !ok || inst.GroupID != groupID {
-			return nil, errf(http.StatusBadRequest, "InvalidInstanceId.NotFound", "instance %s is not in scaling group %s", id, groupID)
+			return nil, errf(http.StatusBadRequest, codeInvalidParameter, "instance %s is not in scaling group %s", id, groupID)
 		}
-		if !isLive(inst.Status) {
-			return nil, errf(http.StatusBadRequest, "OperationDenied.InstanceRemoving", "instance %s is already being removed", id)
+		// BytePlus Auto Scaling API reference, RemoveInstances: only
+		// instances in service can be removed.
+		if inst.Status != StatusInService {
+			return nil, errf(http.StatusBadRequest, codeInvalidParameter, "instance %s is %s, not InService", id, inst.Status)
 		}
 		if seen[id] {
-			return nil, errf(http.StatusBadRequest, "InvalidParameter", "instance %s given twice", id)
+			return nil, errf(http.StatusBadRequest, codeInvalidParameter, "instance %s given twice", id)
 		}
 		seen[id] = true
 	}
 	live, _ := s.countLive(groupID)
+	// The desired number (and without one the instance count) must stay
+	// within min..max (BytePlus Auto Scaling API reference, RemoveInstances:
+	// ForceDelete only lifts this for a removal that keeps the desired number).
 	if g.Desired >= 0 && decrease {
-		if s.opts.StrictMinOnRemove && g.Desired-len(ids) < g.Min {
-			return nil, errf(http.StatusBadRequest, "OperationDenied.MinInstanceNumber", "removing %d instances would take the desired number %d below min %d", len(ids), g.Desired, g.Min)
+		if !s.opts.LenientMinOnRemove && g.Desired-len(ids) < g.Min {
+			return nil, errf(http.StatusBadRequest, codeInvalidParameter, "removing %d instances would take the desired number %d below min %d", len(ids), g.Desired, g.Min)
 		}
 	} else if live-len(ids) < g.Min && !force {
-		return nil, errf(http.StatusBadRequest, "OperationDenied.MinInstanceNumber", "removing %d instances would leave fewer than min %d", len(ids), g.Min)
+		return nil, errf(http.StatusBadRequest, codeInvalidParameter, "removing %d instances would leave fewer than min %d", len(ids), g.Min)
 	}
 	now := s.opts.Now()
 	for _, id := range ids {
@@ -587,7 +619,6 @@ func (s *Server) removeInstances(q url.Values) (any, *apiError) {
 	if g.Desired >= 0 && decrease {
 		g.Desired = max(g.Desired-len(ids), 0)
 	}
-	s.reconcileLocked(g)
 	act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}
 	for _, id := range ids {
 		act.Related = append(act.Related, RelatedInstance{InstanceID: id, Status: "Success"})
@@ -712,6 +743,44 @@ func (s *Server) describeSubnets(q url.Values) (any, *apiError) {
 		"PageNumber": number,
 		"PageSize":   size,
 	}, nil
+}
+
+// maxFilterIDs is the documented limit of the Auto Scaling id and name filters.
+const maxFilterIDs = 10
+
+func maxListLen(name string, values []string, limit int) *apiError {
+	if len(values) > limit {
+		return errf(http.StatusBadRequest, "InvalidParameter", "%s.N takes at most %d values, got %d", name, limit, len(values))
+	}
+	return nil
+}
+
+// Error codes. Only codes documented for the Auto Scaling API or the gateway
+// are used (BytePlus common error codes: InvalidParameter, MissingParameter;
+// Auto Scaling error codes: the InvalidScalingGroup.InvalidStatus form). An
+// unknown scaling group gets InvalidParameter: the docs name no code for it.
+const (
+	codeInvalidParameter   = "InvalidParameter"
+	codeMissingGroupID     = "MissingParameter.ScalingGroupId"
+	codeGroupInvalidStatus = "InvalidScalingGroup.InvalidStatus"
+)
+
+func unknownGroup(groupID string) *apiError {
+	return errf(http.StatusBadRequest, codeInvalidParameter, "scaling group %s does not exist", groupID)
+}
+
+func missingGroupID() *apiError {
+	return errf(http.StatusBadRequest, codeMissingGroupID, "ScalingGroupId is required")
+}
+
+// groupActive refuses changes to a disabled group: only an Active group
+// scales (BytePlus Auto Scaling API reference, ModifyScalingGroup and
+// RemoveInstances, group status requirement).
+func groupActive(g *Group) *apiError {
+	if !strings.EqualFold(g.LifecycleState, "Active") {
+		return errf(http.StatusBadRequest, codeGroupInvalidStatus, "scaling group %s is %s, not Active", g.ID, g.LifecycleState)
+	}
+	return nil
 }
 
 // idFilter matches every id when ids is empty (the API's "no filter"), else

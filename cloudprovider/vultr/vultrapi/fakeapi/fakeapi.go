@@ -49,7 +49,24 @@ type Options struct {
 	MaxPerPage int
 	// Seed makes ids and random removals reproducible.
 	Seed int64
+	// Busy chooses what the pool reports and does while nodes are still
+	// being created. Vultr documents pool statuses ("pending", "active")
+	// but not when a pool leaves "active" nor whether a resize is refused
+	// meanwhile: BusyNever (default) keeps the pool "active"; BusyPending
+	// reports "pending" and accepts resizes; BusyRefuse reports "pending"
+	// and refuses a node_quantity change with a 400.
+	Busy BusyPolicy
 }
+
+// BusyPolicy is what a pool does while its nodes are being created.
+type BusyPolicy string
+
+// Busy policies (Options.Busy).
+const (
+	BusyNever   BusyPolicy = ""
+	BusyPending BusyPolicy = "pending"
+	BusyRefuse  BusyPolicy = "refuse"
+)
 
 // NodeView is a node as the API currently lists it.
 type NodeView struct {

@@ -144,6 +144,9 @@ func (s *Server) routePool(r *http.Request, p *pool, rest []string, body []byte,
 		if req.NodeQuantity != nil && *req.NodeQuantity < 1 {
 			return http.StatusBadRequest, "`node_quantity` must be a positive integer."
 		}
+		if req.NodeQuantity != nil && s.opts.Busy == BusyRefuse && s.poolStatus(p, now) != "active" {
+			return http.StatusBadRequest, "Node pool is not active; try again once it is."
+		}
 		if req.NodeQuantity != nil {
 			s.resize(p, *req.NodeQuantity, now)
 		}

@@ -70,7 +70,7 @@ func (s *Server) poolJSON(p *pool, now time.Time) poolJSON {
 	s.advance(p, now)
 	out := poolJSON{
 		ID: p.id, DateCreated: p.created.UTC().Format(time.RFC3339), DateUpdated: now.UTC().Format(time.RFC3339),
-		Label: p.label, Plan: p.plan, Status: p.status, NodeQuantity: p.quantity, MinNodes: p.min,
+		Label: p.label, Plan: p.plan, Status: s.poolStatus(p, now), NodeQuantity: p.quantity, MinNodes: p.min,
 		MaxNodes: p.max, AutoScaler: p.autoScaler, Tag: p.tag, Labels: p.labels, Taints: p.taints,
 		Nodes: []nodeJSON{},
 	}
@@ -138,4 +138,18 @@ func (s *Server) page(r *http.Request, n int) (lo, hi int, meta metaJSON, ok boo
 		meta.Links.Prev = encodeCursor(prev)
 	}
 	return lo, hi, meta, true
+}
+
+// poolStatus is "pending" while a busy-reporting pool has nodes not yet
+// active (Options.Busy), else the pool's own status.
+func (s *Server) poolStatus(p *pool, now time.Time) string {
+	if s.opts.Busy == BusyNever {
+		return p.status
+	}
+	for _, n := range p.nodes {
+		if st, _ := nodeStatus(n, now); st != "active" && st != "closed" {
+			return "pending"
+		}
+	}
+	return p.status
 }
