@@ -62,6 +62,8 @@ type config struct {
 	showVersion     bool
 	shutdownTimeout time.Duration
 	priceSheetPath  string
+	// unknownOutcomeWindow is --unknown-outcome-window.
+	unknownOutcomeWindow time.Duration
 	// priceSheet is --price-sheet as loaded by validate.
 	priceSheet *cloudprovider.PriceSheet
 }
@@ -87,6 +89,8 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight RPCs")
 	fs.StringVar(&cfg.priceSheetPath, "price-sheet", "", "file of hourly prices per instance type (see docs/pricing.md); enables NodePrice/PodPrice on Volcengine and Exoscale and replaces Vultr's API prices")
+	fs.DurationVar(&cfg.unknownOutcomeWindow, "unknown-outcome-window", cloudprovider.DefaultUnknownOutcomeWindow,
+		"after a resize or deletion whose outcome is unknown (timeout, 5xx, lost answer), how long the group takes no change because the cloud may still apply the lost request (see docs/architecture.md); 0 only re-reads the group first")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	klogFlags.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
@@ -149,6 +153,9 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 	if c.tlsCert == "" && !addr.Local() && !c.insecure {
 		return reg, addr, fmt.Errorf("--address %s is reachable from other hosts: give --tls-cert-file/--tls-key-file (and --tls-client-ca-file), or --insecure to serve plaintext", c.address)
 	}
+	if c.unknownOutcomeWindow < 0 {
+		return reg, addr, fmt.Errorf("--unknown-outcome-window %s is negative", c.unknownOutcomeWindow)
+	}
 	if c.simulate && reg.Simulate == nil {
 		return reg, addr, fmt.Errorf("--simulate: provider %q has no simulator", c.provider)
 	}
@@ -160,7 +167,10 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 	return reg, addr, nil
 }
 
+// buildOptions also sets the process-wide outcome-unknown window every
+// MutationGuard reads, as the provider is built right after.
 func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
+	cloudprovider.SetUnknownOutcomeWindow(c.unknownOutcomeWindow)
 	return cloudprovider.BuildOptions{
 		CloudConfig:                 c.cloudConfig,
 		NodeGroupSpecs:              c.nodes,

@@ -95,6 +95,7 @@ func TestRefusesBadInput(t *testing.T) {
 		{"stray argument", []string{"--cloud-provider", testProvider, "serve"}, "unexpected arguments"},
 		{"unknown flag", []string{"--cloud-provider", testProvider, "--frobnicate"}, "-frobnicate"},
 		{"bad flag value", []string{"--shutdown-timeout", "soon"}, "shutdown-timeout"},
+		{"negative --unknown-outcome-window", []string{"--cloud-provider", testProvider, "--unknown-outcome-window", "-1s"}, "--unknown-outcome-window"},
 		{"staleness bound too short", []string{"--cloud-provider", testProvider, "--max-staleness", "1s"}, "--max-staleness"},
 		{"bad rate limit", []string{"--cloud-provider", testProvider, "--cloud-api-rate-limit", "fast"}, "--cloud-api-rate-limit"},
 	}

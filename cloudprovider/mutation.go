@@ -3,8 +3,55 @@ package cloudprovider
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// DefaultUnknownOutcomeWindow is how long a group's mutations are refused
+// after a mutation whose outcome is unknown (see MutationGuard): the HTTP
+// client's overall request lifetime (httpOverallTimeout). A request of ours
+// that a gateway still holds after that long is one our own client would
+// have abandoned too, and is assumed never to land.
+const DefaultUnknownOutcomeWindow = httpOverallTimeout
+
+var (
+	unknownOutcomeWindow atomic.Int64 // nanoseconds
+	mutationClockMu      sync.RWMutex
+	mutationClock        = time.Now
+)
+
+func init() { unknownOutcomeWindow.Store(int64(DefaultUnknownOutcomeWindow)) }
+
+// SetUnknownOutcomeWindow sets the quarantine after an outcome-unknown
+// mutation for every group (--unknown-outcome-window); 0 turns it off,
+// leaving only the fresh read before the next mutation.
+func SetUnknownOutcomeWindow(d time.Duration) { unknownOutcomeWindow.Store(int64(max(d, 0))) }
+
+// UnknownOutcomeWindow returns the window SetUnknownOutcomeWindow set.
+func UnknownOutcomeWindow() time.Duration { return time.Duration(unknownOutcomeWindow.Load()) }
+
+// SetMutationClock makes every MutationGuard measure the window with now
+// (tests pass a ManualClock's Now) and returns a function restoring the
+// previous clock. The window is real time in production: the late request
+// it waits for travels on the real network.
+func SetMutationClock(now func() time.Time) (restore func()) {
+	mutationClockMu.Lock()
+	defer mutationClockMu.Unlock()
+	prev := mutationClock
+	mutationClock = now
+	return func() {
+		mutationClockMu.Lock()
+		defer mutationClockMu.Unlock()
+		mutationClock = prev
+	}
+}
+
+func mutationNow() time.Time {
+	mutationClockMu.RLock()
+	defer mutationClockMu.RUnlock()
+	return mutationClock()
+}
 
 // MutationGuard is the one mutation discipline every node group follows:
 //
@@ -20,15 +67,25 @@ import (
 //     choosing); the request is checked again against the fresh state;
 //  4. one cloud call;
 //  5. the answer is applied to the snapshot, or, when the outcome is
-//     unknown, the group is marked so the next mutation re-reads first.
+//     unknown, the group is marked so the next mutation re-reads first, and
+//     quarantined: until UnknownOutcomeWindow has passed since the unknown
+//     call ended, every mutation of the group is refused with ErrUnavailable
+//     (retry later), without a cloud call.
+//
+// The quarantine exists because all three clouds resize by absolute size: a
+// resize the client gave up on can still be applied by the cloud later,
+// after a newer one, and the older, smaller size then makes the cloud remove
+// instances nobody asked to delete. A fresh read cannot see a request that
+// has not landed yet; only waiting until it can no longer land helps.
 //
 // Do runs those steps; providers with several calls per mutation (batched
-// removals) use Lock, NeedsRead and Record directly.
+// removals) use BeginMutation, NeedsRead and Record directly.
 type MutationGuard struct {
-	group    string
-	lock     chan struct{}
-	unknown  atomic.Bool
-	attempts atomic.Uint64
+	group     string
+	lock      chan struct{}
+	unknown   atomic.Bool
+	unknownAt atomic.Int64 // mutation clock, Unix nanoseconds; 0: none
+	attempts  atomic.Uint64
 }
 
 // NewMutationGuard returns the guard of the group with id group.
@@ -49,6 +106,35 @@ func (g *MutationGuard) Lock(ctx context.Context) (unlock func(), err error) {
 	}
 }
 
+// BeginMutation takes the group's mutation lock like Lock, then refuses
+// while the group is quarantined after an outcome-unknown mutation (see
+// MutationGuard); the error wraps ErrUnavailable, which CA receives as
+// Unavailable and retries in a later loop.
+func (g *MutationGuard) BeginMutation(ctx context.Context) (unlock func(), err error) {
+	unlock, err = g.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.quarantined(); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+func (g *MutationGuard) quarantined() error {
+	at := g.unknownAt.Load()
+	if at == 0 {
+		return nil
+	}
+	until := time.Unix(0, at).Add(UnknownOutcomeWindow())
+	if !mutationNow().Before(until) {
+		return nil
+	}
+	return fmt.Errorf("node group %s: an earlier change's outcome is unknown and the cloud may still apply it until %s; no change is sent before then: %w",
+		g.group, until.UTC().Format(time.RFC3339), ErrUnavailable)
+}
+
 // Attempts counts the mutations that took the lock, whatever their outcome:
 // a refresh that reuses earlier reads compares it to tell that the group
 // may have changed, even when the answer was lost.
@@ -59,11 +145,13 @@ func (g *MutationGuard) Attempts() uint64 { return g.attempts.Load() }
 func (g *MutationGuard) NeedsRead() bool { return g.unknown.Load() }
 
 // Record notes the outcome of a mutating cloud call and returns err: an
-// outcome-unknown error makes the next mutation re-read first; success
-// leaves that mark alone (a fresh read clears it, see Confirmed).
+// outcome-unknown error quarantines the group and makes the next mutation
+// re-read first; success leaves that mark alone (a fresh read clears it, see
+// Confirmed).
 func (g *MutationGuard) Record(err error) error {
 	if OutcomeUnknown(err) {
 		g.unknown.Store(true)
+		g.unknownAt.Store(mutationNow().UnixNano())
 	}
 	return err
 }
@@ -88,7 +176,7 @@ type Mutation struct {
 
 // Do runs m under the discipline described on MutationGuard.
 func (g *MutationGuard) Do(ctx context.Context, m Mutation) error {
-	unlock, err := g.Lock(ctx)
+	unlock, err := g.BeginMutation(ctx)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 		t.Fatal("a 5xx must leave the group needing a fresh read")
 	}
 	f.callErr = nil
+	SetUnknownOutcomeWindow(0)
+	defer SetUnknownOutcomeWindow(DefaultUnknownOutcomeWindow)
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,10 @@ package cloudprovidertest
 
 import (
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // ManualClock is a clock that moves only when told to. The fake clouds read it
@@ -28,4 +31,21 @@ func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// MutationClock makes every cloudprovider.MutationGuard measure its
+// outcome-unknown quarantine with a ManualClock for the rest of the test (t's
+// cleanup restores the wall clock), so a test passes the window with
+// PassUnknownOutcomeWindow instead of waiting it out.
+func MutationClock(t testing.TB) *ManualClock {
+	t.Helper()
+	c := NewManualClock(time.Now())
+	t.Cleanup(cloudprovider.SetMutationClock(c.Now))
+	return c
+}
+
+// PassUnknownOutcomeWindow moves c past the quarantine an outcome-unknown
+// mutation started (cloudprovider.UnknownOutcomeWindow).
+func PassUnknownOutcomeWindow(c *ManualClock) {
+	c.Advance(cloudprovider.UnknownOutcomeWindow() + time.Nanosecond)
 }

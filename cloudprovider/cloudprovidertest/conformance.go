@@ -47,6 +47,7 @@ func Run(t *testing.T, h Harness) {
 		{"HarnessHooksReachTheCloud", checkHarnessHooks},
 		{"ReadsNeverWaitBehindMutation", checkReadsNeverWaitBehindMutation},
 		{"LostAnswerNotUndoneByNextResize", checkLostAnswerNotUndone},
+		{"LateResizeRemovesNoInstance", checkLateResizeRemovesNone},
 		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
 		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
 		{"GroupSettingsFromCloud", func(t *testing.T, k *kit) { checkGroupSettings(t, k, h) }},
@@ -64,6 +65,8 @@ func Run(t *testing.T, h Harness) {
 type kit struct {
 	t   *testing.T
 	env *Env
+	// mutationClock measures the guards' outcome-unknown quarantine.
+	mutationClock *ManualClock
 }
 
 // ctx returns a context with CA's deadline. Calls that overrun it fail with

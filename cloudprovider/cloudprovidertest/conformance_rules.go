@@ -221,10 +221,11 @@ func checkMutationFaultMatrix(t *testing.T, h Harness) {
 }
 
 // checkLostAnswerNotUndone: an IncreaseSize the cloud applied but whose
-// answer was lost, then another IncreaseSize before any Refresh. A provider
-// that resizes by absolute size from its stale target would send the size
-// the cloud already has, losing the second increase; the rule
-// (cloudprovider.OutcomeUnknown) re-reads the group first.
+// answer was lost, then another IncreaseSize before any Refresh. Inside the
+// outcome-unknown window the group takes no change (ErrUnavailable, no cloud
+// call); after it, a provider that resizes by absolute size from its stale
+// target would send the size the cloud already has, losing the second
+// increase; the rule (cloudprovider.OutcomeUnknown) re-reads the group first.
 func checkLostAnswerNotUndone(t *testing.T, k *kit) {
 	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
 		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
@@ -239,11 +240,72 @@ func checkLostAnswerNotUndone(t *testing.T, k *kit) {
 	if first == nil {
 		t.Fatal("IncreaseSize succeeded although every answer was lost")
 	}
+	calls := k.env.CloudCalls()
+	k.expectErr(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1) right after a lost answer", cloudprovider.ErrUnavailable)
+	k.noCalls(calls, "IncreaseSize inside the outcome-unknown window")
+	PassUnknownOutcomeWindow(k.mutationClock)
 	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1) after a lost answer")
 	k.settle()
 	k.refresh()
 	if got := k.target(k.group(id)); got != before+2 {
 		t.Fatalf("cloud target %d after an applied-but-lost increase and a second increase from %d, want %d", got, before, before+2)
+	}
+}
+
+// checkLateResizeRemovesNone: an IncreaseSize whose request the cloud holds
+// until after the client gave up, then applies; meanwhile CA asks for a
+// bigger increase. All three clouds resize by absolute size, so the late,
+// older size would shrink the group and the cloud would remove instances
+// nobody asked to delete; a fresh read cannot see a request that has not
+// landed. The rule (cloudprovider.MutationGuard's quarantine) refuses every
+// change of the group until the unknown request can no longer land, then
+// re-reads the group before the next one.
+func checkLateResizeRemovesNone(t *testing.T, k *kit) {
+	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
+		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
+	}
+	g := k.mainGroup()
+	id, before := g.Id(k.ctx()), k.target(g)
+	release, landed := make(chan struct{}), make(chan struct{})
+	k.env.InjectMutationFault(MutationIncreaseSize, Fault{Release: release, Landed: landed, AfterApply: true, PassThrough: true})
+	ctx, cancel := context.WithTimeout(context.Background(), hangDeadline)
+	err := g.IncreaseSize(ctx, 1)
+	cancel()
+	k.clearFaults()
+	if err == nil {
+		close(release)
+		t.Fatal("IncreaseSize succeeded although the cloud held its request past the deadline")
+	}
+	newer := g.IncreaseSize(k.ctx(), 2)
+	if newer != nil {
+		k.expectErr(newer, "IncreaseSize(2) while an earlier resize may still land", cloudprovider.ErrUnavailable)
+	}
+	k.settle()
+	k.refresh()
+	asked := k.liveIDs(k.group(id))
+	close(release)
+	select {
+	case <-landed:
+	case <-time.After(CallDeadline):
+		t.Fatal("the held resize never landed")
+	}
+	k.settle()
+	k.refresh()
+	after := k.liveIDs(k.group(id))
+	for inst := range asked {
+		if !after[inst] {
+			t.Fatalf("instance %s removed that nobody asked to delete: the resize given up on landed after a newer one (newer resize: err %v)", inst, newer)
+		}
+	}
+	// Once the late request can no longer land, the group takes changes
+	// again, from a fresh read.
+	PassUnknownOutcomeWindow(k.mutationClock)
+	g = k.group(id)
+	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1) after the outcome-unknown window")
+	k.settle()
+	k.refresh()
+	if got := k.target(k.group(id)); got != before+2 {
+		t.Fatalf("cloud target %d after a late increase and one more from %d, want %d", got, before, before+2)
 	}
 }
 
@@ -336,7 +398,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 // newKit builds an environment and takes its first snapshot.
 func newKit(t *testing.T, h Harness) *kit {
 	t.Helper()
-	k := &kit{t: t, env: h.NewEnv(t)}
+	k := &kit{t: t, env: h.NewEnv(t), mutationClock: MutationClock(t)}
 	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
 	return k
 }

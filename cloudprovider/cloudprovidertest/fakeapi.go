@@ -207,6 +207,11 @@ func (a *FakeAPI) Close() {
 // after their client gave up, so a test can look at what they did.
 func (a *FakeAPI) WaitFinished(n int) { a.recorder.waitFinished(n) }
 
+// WaitIdle blocks until every request received so far (since the last
+// ResetRequests) has been served, held ones included: a request a Delay
+// holds after its client gave up may still change the cloud until then.
+func (a *FakeAPI) WaitIdle() { a.recorder.waitFinished(a.recorder.Count()) }
+
 // SetFaultPolicy makes policy pick a fault for every request no queued fault
 // hits (nil turns it off). The soak uses it to inject faults at random.
 func (a *FakeAPI) SetFaultPolicy(policy func(FaultRequest) (Fault, bool)) {
@@ -270,7 +275,10 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.recorder.record(entry)
 
 	fault, hit := a.takeFault(FaultRequest{Method: r.Method, Path: r.URL.Path, Operation: op})
-	if hit && fault.Delay > 0 && !a.hold(r, fault) {
+	if hit && fault.Landed != nil {
+		defer close(fault.Landed)
+	}
+	if hit && (fault.Delay > 0 || fault.Release != nil) && !a.hold(r, fault) {
 		if fault.AfterApply && !a.closed() {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(r.Context())))
@@ -302,14 +310,24 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// hold waits out f's Delay and reports whether the client still waits.
+// hold waits out f's Delay and Release and reports whether the client still
+// waits.
 func (a *FakeAPI) hold(r *http.Request, f Fault) bool {
-	timer := time.NewTimer(f.Delay)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-a.stop:
-		return false
+	if f.Delay > 0 {
+		timer := time.NewTimer(f.Delay)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-a.stop:
+			return false
+		}
+	}
+	if f.Release != nil {
+		select {
+		case <-f.Release:
+		case <-a.stop:
+			return false
+		}
 	}
 	return r.Context().Err() == nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -215,5 +216,40 @@ func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
 	c.SetFaultPolicy(nil)
 	if got := c.call(context.Background(), http.MethodPost, ""); got.status != http.StatusOK {
 		t.Fatalf("policy off: %d", got.status)
+	}
+}
+
+func TestFakeAPIReleaseLandsWhenTheTestSays(t *testing.T) {
+	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+	release, landed := make(chan struct{}), make(chan struct{})
+	c.AddFault(Fault{Release: release, Landed: landed, AfterApply: true, PassThrough: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// The client gives up once the fake holds its request.
+		for c.RequestCount() == 0 {
+			runtime.Gosched()
+		}
+		cancel()
+	}()
+	if got := c.call(ctx, http.MethodPost, ""); got.err == nil {
+		t.Fatalf("answer %d to a client that gave up", got.status)
+	}
+	done := make(chan struct{})
+	go func() { c.WaitIdle(); close(done) }()
+	select {
+	case <-landed:
+		t.Fatal("the held request landed before its release")
+	case <-done:
+		t.Fatal("WaitIdle returned while a request was held")
+	default:
+	}
+	if c.value.Load() != 0 {
+		t.Fatal("the held request was applied before its release")
+	}
+	close(release)
+	<-landed
+	<-done
+	if c.value.Load() != 1 {
+		t.Fatal("the released request was not applied")
 	}
 }

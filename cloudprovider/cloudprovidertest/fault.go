@@ -61,6 +61,13 @@ type Fault struct {
 	// PassThrough answers normally once Delay is over: a slow answer, not a
 	// failed one.
 	PassThrough bool
+	// Release, when set, holds the request like Delay until it is closed
+	// (after Delay, if both are set): the test, not the wall clock, decides
+	// when a request the client gave up on lands.
+	Release <-chan struct{}
+	// Landed, when set, is closed once a request held by Delay or Release
+	// has been carried out or dropped, so a test can look at what it did.
+	Landed chan<- struct{}
 }
 
 // FaultRequest is what a fault is matched against.

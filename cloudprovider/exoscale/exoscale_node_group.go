@@ -464,7 +464,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		}
 	}
-	unlock, err := g.guard.Lock(ctx)
+	unlock, err := g.guard.BeginMutation(ctx)
 	if err != nil {
 		return err
 	}

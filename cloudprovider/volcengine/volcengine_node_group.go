@@ -152,7 +152,7 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 // instances that never registered can always go.
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	guard := n.m.guard(n.id)
-	unlock, err := guard.Lock(ctx)
+	unlock, err := guard.BeginMutation(ctx)
 	if err != nil {
 		return err
 	}

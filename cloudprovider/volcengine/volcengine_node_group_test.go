@@ -166,6 +166,7 @@ func TestDeleteNodesBatchesOf20(t *testing.T) {
 }
 
 func TestDeleteNodesPartialFailure(t *testing.T) {
+	mutationClock := cloudprovidertest.MutationClock(t)
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetGroupBounds(mainGroupID, 0, 100, 30)
@@ -190,6 +191,12 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 		t.Fatalf("cloud desired %d, want 10", cg.Desired)
 	}
 	first := nodes[:20]
+	// The failed batch's outcome is unknown: the group takes no change
+	// until it can no longer land.
+	if err := g.DeleteNodes(testCtx(t), first); !errors.Is(err, cloudprovider.ErrUnavailable) {
+		t.Fatalf("DeleteNodes inside the unknown-outcome window = %v, want ErrUnavailable", err)
+	}
+	cloudprovidertest.PassUnknownOutcomeWindow(mutationClock)
 	// Resending the already removed nodes (as CA does) is a no-op.
 	before := e.fake.CountOperation(fakeapi.ActionRemoveInstances)
 	if err := g.DeleteNodes(testCtx(t), first); err != nil {

@@ -260,7 +260,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		ids = append(ids, id)
 	}
 
-	unlock, err := g.guard.Lock(ctx)
+	unlock, err := g.guard.BeginMutation(ctx)
 	if err != nil {
 		return err
 	}

@@ -246,6 +246,9 @@ func (s *soaker) observe() {
 func (s *soaker) cleanCompare() {
 	s.fake.Chaos.SetFaults(0)
 	defer s.fake.Chaos.SetFaults(s.o.faultRate, s.o.faults...)
+	// A slow-applied request of an earlier step may still land; compare
+	// only once it has.
+	s.fake.WaitIdle()
 	s.fake.Settle()
 	s.observe()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -145,6 +145,18 @@ func TestHandlerOverrun(t *testing.T) {
 	}
 }
 
+func TestSlowAppliedLandsInsideTheUnknownOutcomeWindow(t *testing.T) {
+	for _, rpcTimeout := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second} {
+		slow, window := slowTimings(rpcTimeout)
+		if slow <= rpcTimeout {
+			t.Fatalf("rpc timeout %s: slow fault %s answers before the caller gives up; nothing lands late", rpcTimeout, slow)
+		}
+		if window < slow {
+			t.Fatalf("rpc timeout %s: window %s shorter than the slow fault's %s: a late resize can land after a newer one", rpcTimeout, window, slow)
+		}
+	}
+}
+
 func TestUnservedChanges(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	launched := map[string]time.Time{"served": t0, "late": t0, "young": t0.Add(50 * time.Second), "gone": t0}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
@@ -88,6 +89,18 @@ func (s *soaker) note(format string, args ...any) {
 	}
 }
 
+// slowTimings returns how long the slow faults hold a request and the
+// outcome-unknown window the providers' guards get (in production
+// --unknown-outcome-window). A request is sent before its caller gives up, so
+// a slow-applied one lands at most slow after the guard saw the unknown
+// outcome; the window covers that with a margin for scheduling. A shorter
+// window lets the late, older resize land after a newer one and remove
+// instances nobody asked to delete.
+func slowTimings(rpcTimeout time.Duration) (slow, window time.Duration) {
+	slow = rpcTimeout + 500*time.Millisecond
+	return slow, slow + time.Second
+}
+
 func soakOne(provider string, o options) (report, error) {
 	baseline := runtime.NumGoroutine()
 	s := &soaker{
@@ -105,9 +118,12 @@ func soakOne(provider string, o options) (report, error) {
 		return s.r, err
 	}
 	s.fake = fake
+	slow, window := slowTimings(o.rpcTimeout)
 	// The slow fault holds a request past the RPC deadline, then lets it
 	// through: the cloud may still apply what the caller gave up on.
-	fake.Chaos.SetSlow(o.rpcTimeout + 500*time.Millisecond)
+	fake.Chaos.SetSlow(slow)
+	cloudprovider.SetUnknownOutcomeWindow(window)
+	defer cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
 	m, _ := cluster.NewMetrics()
 	ctx := context.Background()
 	p, err := fake.Build(ctx, m)

@@ -119,6 +119,7 @@ type Fake struct {
 	Chaos *Chaos
 
 	opts    Options
+	api     *cloudprovidertest.FakeAPI
 	dir     string
 	state   func() []Group
 	settle  func()
@@ -164,6 +165,7 @@ func (f *Fake) serve(api *cloudprovidertest.FakeAPI) string {
 		f.Chaos = NewChaos(f.opts.Seed)
 		api.SetFaultPolicy(f.Chaos.Pick)
 	}
+	f.api = api
 	f.closeFn = append(f.closeFn, api.Close)
 	return api.Start()
 }
@@ -225,6 +227,15 @@ func (f *Fake) State() []Group { return f.state() }
 
 // Settle finishes every pending provisioning and removal in the fake now.
 func (f *Fake) Settle() { f.settle() }
+
+// WaitIdle blocks until every request the fake received has been served,
+// including requests a slow fault holds after their caller gave up (they may
+// still change the cloud).
+func (f *Fake) WaitIdle() {
+	if f.api != nil {
+		f.api.WaitIdle()
+	}
+}
 
 // Launch makes the cloud start one running instance in the group behind the
 // provider's back (as another actor scaling it would) and returns its
