@@ -254,24 +254,7 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "activity", activity)
 	}
 	if len(removed) > 0 {
-		n.m.markRemoved(removed)
-		gone := map[string]bool{}
-		for _, id := range removed {
-			gone[id] = true
-		}
-		n.m.update(n.id, func(c *groupState) {
-			for i := range c.instances {
-				if gone[c.instances[i].id] {
-					c.instances[i].removing = true
-				}
-			}
-			if c.hasDesired() {
-				c.target = target
-				c.cloud.Desired = target
-			} else {
-				c.target = c.liveCount()
-			}
-		})
+		n.noteRemoved(removed, target)
 	}
 	if failure != nil {
 		return failure
@@ -303,24 +286,7 @@ func (n *nodeGroup) dropBroken(ctx context.Context, g *groupState, target int, b
 			n.m.noteDesiredChange(n.id)
 		}
 	}
-	n.m.markRemoved(broken)
-	gone := map[string]bool{}
-	for _, id := range broken {
-		gone[id] = true
-	}
-	n.m.update(n.id, func(c *groupState) {
-		for i := range c.instances {
-			if gone[c.instances[i].id] {
-				c.instances[i].removing = true
-			}
-		}
-		if c.hasDesired() {
-			c.target = want
-			c.cloud.Desired = want
-		} else {
-			c.target = c.liveCount()
-		}
-	})
+	n.noteRemoved(broken, want)
 	klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", target, "desiredTo", want)
 	return want, nil
 }
@@ -407,4 +373,28 @@ func (n *nodeGroup) Settings() cloudprovider.GroupSettings {
 		return g.settings
 	}
 	return cloudprovider.GroupSettings{Source: settingsSource}
+}
+
+// noteRemoved applies accepted removals to the snapshot: the instances show as
+// deleting, and the target becomes the new desired number (or, for a group
+// without one, what is left).
+func (n *nodeGroup) noteRemoved(ids []string, target int) {
+	n.m.markRemoved(ids)
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	n.m.update(n.id, func(c *groupState) {
+		for i := range c.instances {
+			if gone[c.instances[i].id] {
+				c.instances[i].removing = true
+			}
+		}
+		if c.hasDesired() {
+			c.target = target
+			c.cloud.Desired = target
+		} else {
+			c.target = c.liveCount()
+		}
+	})
 }
