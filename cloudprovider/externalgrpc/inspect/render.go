@@ -108,6 +108,9 @@ func writeReport(w io.Writer, r *Report) error {
 				return err
 			}
 		}
+		if n := notListedYet(g); n > 0 {
+			fmt.Fprintf(w, "  +%d requested, not listed by the cloud yet (CA counts them as upcoming)\n", n)
+		}
 		if t := g.Template; t != nil {
 			fmt.Fprintf(w, "  template capacity    %s\n", resources(t.Capacity))
 			fmt.Fprintf(w, "  template allocatable %s\n", resources(t.Allocatable))
@@ -294,4 +297,18 @@ func groupHeading(g Group) string {
 		return g.Debug
 	}
 	return g.ID + "  (" + g.Debug + ")"
+}
+
+// notListedYet is how many of the target's instances the cloud does not list
+// yet. Some clouds (Vultr) list new nodes only a few seconds after a resize
+// is accepted; CA counts the gap as upcoming nodes, so inspect shows it too
+// rather than leaving a scale-up invisible until the cloud catches up.
+func notListedYet(g Group) int {
+	live := 0
+	for _, in := range g.Instances {
+		if in.State != "deleting" {
+			live++
+		}
+	}
+	return g.Target - live
 }

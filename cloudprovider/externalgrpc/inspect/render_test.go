@@ -100,3 +100,23 @@ func TestGroupHeadingNamesTheIDOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestedButNotListedInstancesShown(t *testing.T) {
+	r := &Report{Server: "x", Groups: []Group{
+		{ID: "pool-a", Min: 1, Max: 5, Target: 3, Instances: []Instance{
+			{ProviderID: "fake://a-1", State: "running"},
+			{ProviderID: "fake://a-2", State: "deleting"},
+		}},
+		{ID: "pool-b", Min: 1, Max: 5, Target: 1, Instances: []Instance{{ProviderID: "fake://b-1", State: "running"}}},
+	}}
+	var out strings.Builder
+	if err := writeReport(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(out.String(), "not listed by the cloud yet"); got != 1 {
+		t.Fatalf("want the note once (pool-a only), got %d:\n%s", got, out.String())
+	}
+	if !strings.Contains(out.String(), "  +2 requested, not listed by the cloud yet") {
+		t.Errorf("pool-a should show 2 requested instances (target 3, one running, one deleting):\n%s", out.String())
+	}
+}
