@@ -153,10 +153,10 @@ type manager struct {
 	// the snapshot.
 	unknownNodes cloudprovider.UnknownNodeLookup
 
-	// refreshMu serialises Refresh calls.
-	refreshMu sync.Mutex
+	// refreshGate serialises Refresh calls and the lookup refresh.
+	refreshGate cloudprovider.RefreshGate
 	// listings is each group's last instance listing; only Refresh (under
-	// refreshMu) reads and writes it.
+	// refreshGate) reads and writes it.
 	listings map[string]groupListing
 	// maxStaleness is how old a reused listing may get (--max-staleness).
 	maxStaleness time.Duration
@@ -365,23 +365,16 @@ func (m *manager) markRemoved(ids []string) {
 // when something changed or failed) activity and template look-ups. On error
 // the previous snapshot stays.
 func (m *manager) Refresh(ctx context.Context) error {
-	m.refreshMu.Lock()
-	defer m.refreshMu.Unlock()
-	return m.refreshLocked(ctx)
+	return m.refreshGate.Run(ctx, m.refreshLocked)
 }
 
 // lookupRefresh is the lookup for instances missing from the snapshot: a
-// refresh, unless one is running already. That one will bring the instance,
-// and waiting for it could outlast the caller's deadline (found by hack/soak).
+// refresh, unless one is running already (the shared RefreshGate rule).
 func (m *manager) lookupRefresh(ctx context.Context) error {
-	if !m.refreshMu.TryLock() {
-		return nil
-	}
-	defer m.refreshMu.Unlock()
-	return m.refreshLocked(ctx)
+	return m.refreshGate.RunUnlessBusy(ctx, m.refreshLocked)
 }
 
-// refreshLocked is Refresh; callers hold refreshMu.
+// refreshLocked is Refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context) error {
 	start := m.now()
 

@@ -33,8 +33,8 @@ type manager struct {
 	// from the snapshot.
 	unknownNodes cloudprovider.UnknownNodeLookup
 
-	// refreshMu serialises Refresh; reads never wait for it.
-	refreshMu sync.Mutex
+	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
+	refreshGate cloudprovider.RefreshGate
 
 	mu       sync.RWMutex
 	groups   map[string]*nodeGroup
@@ -84,23 +84,16 @@ func newManager(client vultrClient, clusterID string, specs []cloudprovider.Node
 // snapshot and indexes. Plans and the cluster region are fetched only when
 // unknown or stale. A failed list leaves the previous snapshot untouched.
 func (m *manager) Refresh(ctx context.Context) error {
-	m.refreshMu.Lock()
-	defer m.refreshMu.Unlock()
-	return m.refreshLocked(ctx)
+	return m.refreshGate.Run(ctx, m.refreshLocked)
 }
 
-// lookupRefresh is the lookup for nodes missing from the snapshot: a
-// refresh, unless one is running already. That one will bring the node, and
-// waiting for it could outlast the caller's deadline (found by hack/soak).
+// lookupRefresh is the lookup for nodes missing from the snapshot: a refresh,
+// unless one is running already (the shared RefreshGate rule).
 func (m *manager) lookupRefresh(ctx context.Context) error {
-	if !m.refreshMu.TryLock() {
-		return nil
-	}
-	defer m.refreshMu.Unlock()
-	return m.refreshLocked(ctx)
+	return m.refreshGate.RunUnlessBusy(ctx, m.refreshLocked)
 }
 
-// refreshLocked is Refresh; callers hold refreshMu.
+// refreshLocked is Refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context) error {
 
 	startSeq := m.mutations.Load()
