@@ -2,6 +2,7 @@ package cloudprovider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -148,10 +149,20 @@ func (g *MutationGuard) NeedsRead() bool { return g.unknown.Load() }
 // outcome-unknown error quarantines the group and makes the next mutation
 // re-read first; success leaves that mark alone (a fresh read clears it, see
 // Confirmed).
+//
+// A mutation answered NotFound also makes the next one re-read first, without
+// a quarantine: nothing is left in flight, but the snapshot was wrong about
+// the group. The common case is a retried delete whose first answer was lost:
+// the retry finds the instance gone, the cloud has already lowered its
+// target, and a later delete checked against the old target would take the
+// group below min.
 func (g *MutationGuard) Record(err error) error {
-	if OutcomeUnknown(err) {
+	switch {
+	case OutcomeUnknown(err):
 		g.unknown.Store(true)
 		g.unknownAt.Store(mutationNow().UnixNano())
+	case errors.Is(err, ErrNotFound):
+		g.unknown.Store(true)
 	}
 	return err
 }

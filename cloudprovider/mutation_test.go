@@ -98,3 +98,23 @@ func TestMutationGuardLockHonoursDeadline(t *testing.T) {
 		t.Fatalf("second Lock = %v, want DeadlineExceeded", err)
 	}
 }
+
+// A NotFound answer (a retried delete finding the instance gone) leaves the
+// snapshot's target wrong but nothing in flight: the next mutation re-reads
+// and is not quarantined.
+func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
+	ctx := context.Background()
+	g := NewMutationGuard("g")
+	f := &fakeGroup{callErr: &APIError{Status: 404, Class: ErrNotFound}}
+	_ = g.Do(ctx, f.mutation(false))
+	if !g.NeedsRead() {
+		t.Fatal("a NotFound answer must make the next mutation re-read")
+	}
+	f.callErr = nil
+	if err := g.Do(ctx, f.mutation(false)); err != nil {
+		t.Fatalf("mutation after a NotFound answer: %v (quarantined?)", err)
+	}
+	if f.reads != 1 || g.NeedsRead() {
+		t.Fatalf("after a NotFound answer: reads %d, needs read %v; want 1 and false", f.reads, g.NeedsRead())
+	}
+}

@@ -451,3 +451,57 @@ func ghostOf(providerID string) string {
 	}
 	return providerID[:len(providerID)-len(tail)] + tail
 }
+
+// checkLostDeleteKeepsMin: a DeleteNodes the cloud carried out but whose
+// answer was lost once, so a client that retries finds the instance gone
+// (404) and one that does not hears a 502. Either way the instance is gone
+// and the cloud's target dropped; a provider that keeps its old target then
+// lets CA delete one node too many, below min (found by the soak on Vultr:
+// a pool at 0 with min 1). CA then deletes registered nodes one at a time,
+// without a Refresh in between, until the provider refuses: the cloud's
+// target and instances must never go below min.
+func checkLostDeleteKeepsMin(t *testing.T, k *kit) {
+	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
+		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
+	}
+	g := k.mainGroup()
+	id, minSize := g.Id(k.ctx()), g.MinSize(k.ctx())
+	var registered []string
+	for _, in := range k.nodes(g) {
+		registered = append(registered, in.Id)
+	}
+	lost := FaultAnswerLost
+	lost.Times = 1
+	k.env.InjectMutationFault(MutationDeleteNodes, lost)
+	firstErr := g.DeleteNodes(k.ctx(), []*corev1.Node{k.env.Node(cloudprovider.Instance{Id: registered[0]})})
+	k.clearFaults()
+	refused := false
+	for _, victim := range registered[1:] {
+		del := func() error {
+			return g.DeleteNodes(k.ctx(), []*corev1.Node{k.env.Node(cloudprovider.Instance{Id: victim})})
+		}
+		err := del()
+		if errors.Is(err, cloudprovider.ErrUnavailable) {
+			// Quarantined after the unknown outcome: CA retries later.
+			PassUnknownOutcomeWindow(k.mutationClock)
+			err = del()
+		}
+		if err != nil {
+			k.expectErr(err, "DeleteNodes of registered node "+victim+" after a lost delete answer", cloudprovider.ErrFailedPrecondition)
+			refused = true
+			break
+		}
+	}
+	if !refused {
+		t.Fatalf("every registered node of group %s was deleted after a lost delete answer (first delete: %v); min is %d", id, firstErr, minSize)
+	}
+	k.settle()
+	k.refresh()
+	g = k.group(id)
+	if got := k.target(g); got < minSize {
+		t.Fatalf("cloud target %d below min %d after a lost delete answer (first delete: %v) and deletions down to min", got, minSize, firstErr)
+	}
+	if got := len(k.liveIDs(g)); got < minSize {
+		t.Fatalf("%d live instances below min %d after a lost delete answer (first delete: %v)", got, minSize, firstErr)
+	}
+}
