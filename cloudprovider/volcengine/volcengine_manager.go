@@ -387,8 +387,9 @@ func (m *manager) markRemoved(ids []string) {
 	}
 }
 
-// Refresh takes a new snapshot: one paged DescribeScalingGroups for all
-// groups, one paged DescribeScalingInstances per managed group, plus (only
+// Refresh takes a new snapshot: group descriptions (groupCatalog: one page
+// of DescribeScalingGroups in rotation, more only where needed), instance
+// listings of the groups that need one (groupListing.stillGood), plus (only
 // when something changed or failed) activity and template look-ups. On error
 // the previous snapshot stays.
 func (m *manager) Refresh(ctx context.Context) error {
