@@ -45,6 +45,8 @@ type groupCatalog struct {
 	byID bool
 	// decided is set once the --nodes read mode is chosen.
 	decided bool
+	// lastAt is when the last successful read started.
+	lastAt time.Time
 }
 
 // catalogRead is one refresh's reads: it works on a copy of the records, so
@@ -62,6 +64,11 @@ type catalogRead struct {
 	seen        map[string]bool
 	total       int
 	totalChange bool
+	// gap is the time since the previous refresh (at most the bound): a
+	// description is read again when it would pass the bound before the
+	// next refresh, if CA keeps its pace, so what is served between two
+	// refreshes stays younger than the bound.
+	gap time.Duration
 }
 
 // readGroups returns every group the provider may manage, each described by
@@ -72,6 +79,10 @@ func (m *manager) readGroups(ctx context.Context, now time.Time) ([]volcapi.Scal
 	r := &catalogRead{m: m, ctx: ctx, now: now, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
 	if r.records == nil {
 		r.records = map[string]groupRecord{}
+	}
+	r.gap = m.maxStaleness
+	if !c.lastAt.IsZero() {
+		r.gap = min(now.Sub(c.lastAt), m.maxStaleness)
 	}
 	var err error
 	switch static := m.staticIDs(); {
@@ -88,7 +99,7 @@ func (m *manager) readGroups(ctx context.Context, now time.Time) ([]volcapi.Scal
 	if err != nil {
 		return nil, err
 	}
-	c.records, c.total = r.records, r.total
+	c.records, c.total, c.lastAt = r.records, r.total, now
 	if c.pageAt == nil {
 		c.pageAt = map[int]time.Time{}
 	}
@@ -235,14 +246,21 @@ func (r *catalogRead) completeByID(ids []string) error {
 	return r.byID(ids, true)
 }
 
-// due reports whether a record must be read again this refresh: it reached
-// the staleness bound, or the group was mutated since it was read.
+// due reports whether a record must be read again this refresh: it would
+// reach the staleness bound before the next refresh, or the group was
+// mutated since it was read.
 func (r *catalogRead) due(rec groupRecord) bool {
-	return r.now.Sub(rec.at) >= r.m.maxStaleness || rec.seq != r.m.attempts(rec.cloud.ID)
+	return r.stale(rec.at) || rec.seq != r.m.attempts(rec.cloud.ID)
 }
 
-// rotatePages reads the next page of the group list, plus every page not
-// read for the staleness bound. A list whose TotalCount changed (a group
+// stale reports whether something read at would reach the staleness bound
+// before the next refresh.
+func (r *catalogRead) stale(at time.Time) bool {
+	return r.now.Sub(at)+r.gap >= r.m.maxStaleness
+}
+
+// rotatePages reads the next page of the group list, plus every page that
+// would pass the staleness bound before the next refresh. A list whose TotalCount changed (a group
 // created or deleted) is read whole. Managed groups the pages read did not
 // return but that are due are then read by id, or, when that would take as
 // many calls as the pages left, the list is read whole.
@@ -257,7 +275,7 @@ func (r *catalogRead) rotatePages() error {
 	}
 	defer func() { c.next = next%max(c.pages, 1) + 1 }()
 	for n := 1; n <= c.pages; n++ {
-		if n == next || r.now.Sub(c.pageAt[n]) >= r.m.maxStaleness {
+		if n == next || r.stale(c.pageAt[n]) {
 			if err := r.page(n); err != nil {
 				return err
 			}
