@@ -73,8 +73,8 @@ type catalogRead struct {
 
 // readGroups returns every group the provider may manage, each described by
 // a DescribeScalingGroups answer younger than the staleness bound (or read
-// this refresh), in id order.
-func (m *manager) readGroups(ctx context.Context, now time.Time) ([]volcapi.ScalingGroup, error) {
+// this refresh), in id order. whole reads every group.
+func (m *manager) readGroups(ctx context.Context, now time.Time, whole bool) ([]volcapi.ScalingGroup, error) {
 	c := &m.catalog
 	r := &catalogRead{m: m, ctx: ctx, now: now, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
 	if r.records == nil {
@@ -91,8 +91,12 @@ func (m *manager) readGroups(ctx context.Context, now time.Time) ([]volcapi.Scal
 		err = r.completeByID(static)
 	case len(static) > 0 && !c.decided:
 		err = r.chooseStaticMode(static)
+	case len(static) > 0 && c.byID && whole:
+		err = r.completeByID(static)
 	case len(static) > 0 && c.byID:
 		err = r.rotateByID(static)
+	case whole:
+		err = r.complete()
 	default:
 		err = r.rotatePages()
 	}

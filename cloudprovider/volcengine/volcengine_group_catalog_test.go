@@ -305,3 +305,21 @@ func TestNodeInNoGroupCostsNoLookupAfterAFreshListing(t *testing.T) {
 		t.Fatal("an instance CA stopped asking about is still remembered after the bound")
 	}
 }
+
+// TestUnknownNodeOnAnotherPageIsFoundAtOnce: the lookup for an instance the
+// snapshot does not know reads the whole group list, since the rotation
+// might not read the page of the group that holds it.
+func TestUnknownNodeOnAnotherPageIsFoundAtOnce(t *testing.T) {
+	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
+	e.clock.Advance(10 * time.Second)
+	e.refreshCalls(t) // page 1; page 2 is next
+	last := catalogGroupID(100)
+	id, err := e.fake.LaunchInstance(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := e.p.NodeGroupForNode(testCtx(t), nodeFor(ProviderIDPrefix+id))
+	if err != nil || g == nil || g.Id(testCtx(t)) != last {
+		t.Fatalf("NodeGroupForNode(instance launched in %s on page 3) = %v, %v; want %s", last, g, err, last)
+	}
+}

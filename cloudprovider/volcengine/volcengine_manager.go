@@ -399,11 +399,16 @@ func (m *manager) Refresh(ctx context.Context) error {
 // lookupRefresh is the lookup for instances missing from the snapshot: a
 // refresh, unless one is running already (the shared RefreshGate rule).
 func (m *manager) lookupRefresh(ctx context.Context) error {
-	return m.refreshGate.RunUnlessBusy(ctx, m.refreshLocked)
+	return m.refreshGate.RunUnlessBusy(ctx, func(ctx context.Context) error { return m.refreshWith(ctx, true) })
 }
 
 // refreshLocked is Refresh; callers hold refreshGate.
-func (m *manager) refreshLocked(ctx context.Context) error {
+func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWith(ctx, false) }
+
+// refreshWith is a refresh; wholeList reads the whole group list, as a
+// lookup for unknown instances must: the instance's group may be on a page
+// the rotation would not read this time. Callers hold refreshGate.
+func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	start := m.now()
 
 	m.mu.RLock()
@@ -413,7 +418,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	}
 	m.mu.RUnlock()
 
-	all, err := m.readGroups(ctx, start)
+	all, err := m.readGroups(ctx, start, wholeList)
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
