@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
@@ -124,18 +125,8 @@ func (m *manager) readGroups(ctx context.Context, now time.Time, whole bool) ([]
 			out = append(out, rec.cloud)
 		}
 	}
-	slices.SortFunc(out, func(a, b volcapi.ScalingGroup) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b volcapi.ScalingGroup) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // staticIDs returns the --nodes group ids when no auto-discovery is
