@@ -58,6 +58,9 @@ type pendingOp struct {
 	evicted   []string
 	submitted time.Time
 	quotaHit  bool
+	// polled is a success GET /operation showed after the pool list of
+	// its refresh was taken; the next refresh settles it.
+	polled *exoapi.Operation
 }
 
 // failedSlot is an instance a failed scale-up never created. It is reported
@@ -132,16 +135,41 @@ func (g *nodeGroup) liveLocked() int {
 	return n
 }
 
-func (g *nodeGroup) pendingOperationIDs(before uint64) []string {
+// unsettledOp is a pending operation a refresh has to settle.
+type unsettledOp struct {
+	id     string
+	to     int
+	polled *exoapi.Operation
+}
+
+// unsettledOperations returns the operations submitted before seq whose
+// outcome is not known yet. alone is true when it is the group's only
+// operation submitted before seq, so the pool's size can speak for it.
+func (g *nodeGroup) unsettledOperations(before uint64) (ops []unsettledOp, alone bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var ids []string
+	submitted := 0
 	for _, p := range g.pending {
-		if p.seq < before && !p.op.Done() && p.op.ID != "" {
-			ids = append(ids, p.op.ID)
+		if p.seq >= before {
+			continue
+		}
+		submitted++
+		if !p.op.Done() && p.op.ID != "" {
+			ops = append(ops, unsettledOp{id: p.op.ID, to: p.to, polled: p.polled})
 		}
 	}
-	return ids
+	return ops, submitted == 1 && len(ops) == 1
+}
+
+// notePolled keeps a success seen by GET /operation for the next refresh.
+func (g *nodeGroup) notePolled(id string, op exoapi.Operation) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, p := range g.pending {
+		if p.op.ID == id {
+			p.polled = &op
+		}
+	}
 }
 
 // applySnapshot installs a new snapshot and settles the operations that
