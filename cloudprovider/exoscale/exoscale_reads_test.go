@@ -43,7 +43,8 @@ func TestReadsPlan(t *testing.T) {
 		{name: "operation settled", reads: read, pools: listed, opSettled: true, wantInstances: true},
 		{name: "new pool", reads: read, pools: append([]exoapi.InstancePool{sks("p2", "np2", 0)}, listed...), wantClusters: true, wantInstances: true},
 		{name: "pool gone", reads: read, pools: listed[:1], wantClusters: true, wantInstances: true},
-		{name: "pool's manager changed", reads: read, pools: []exoapi.InstancePool{sks("p1", "np9", 2, "i1", "i2"), plain}, wantClusters: true},
+		{name: "pool's nodepool changed", reads: read, pools: []exoapi.InstancePool{sks("p1", "np9", 2, "i1", "i2"), plain}, wantClusters: true},
+		{name: "pool no longer managed by a nodepool", reads: read, pools: []exoapi.InstancePool{{ID: "p1", State: "running", Size: 2, InstanceIDs: []string{"i1", "i2"}}, plain}, wantClusters: true},
 		{name: "SKS pool the nodepool list does not map", reads: func() *refreshReads {
 			r := read()
 			r.clusters = []exoapi.Cluster{{ID: "c"}}
