@@ -16,8 +16,8 @@ type refreshReads struct {
 	// clusterPoolManagers is each pool's manager as listed with the last
 	// cluster read.
 	clusterPoolManagers map[string]string
-	members    []exoapi.Instance
-	membersAt  time.Time
+	members             []exoapi.Instance
+	membersAt           time.Time
 	// pools is the pool list at the last instance read.
 	pools []exoapi.InstancePool
 }
