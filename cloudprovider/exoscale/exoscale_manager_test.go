@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
@@ -180,6 +182,52 @@ func TestPendingOperations(t *testing.T) {
 		}
 		if n, _ := g.TargetSize(ctx); n != 5 || len(g.pending) != 0 {
 			t.Fatalf("target %d with %d pending, want 5 and 0", n, len(g.pending))
+		}
+	})
+
+	// pendingEnv's operations stay pending for 30 s; the fake applies the
+	// change itself at once.
+	pendingEnv := func(t *testing.T) (*testEnv, *nodeGroup, []string) {
+		t.Helper()
+		o := defaultEnvOptions()
+		o.fake.OperationDelay = 30 * time.Second
+		e := newTestEnv(t, o)
+		e.refresh(t)
+		return e, e.group(t, e.workersPool), memberIDs(t, e, e.workersPool)
+	}
+	deleteOne := func(t *testing.T, g *nodeGroup, id string) {
+		t.Helper()
+		if err := g.DeleteNodes(ctx5s(t), []*corev1.Node{node(ProviderIDPrefix + id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("two evictions: the pool shows both", func(t *testing.T) {
+		e, g, members := pendingEnv(t)
+		deleteOne(t, g, members[0])
+		deleteOne(t, g, members[1])
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 0 || len(g.pending) != 0 {
+			t.Fatalf("%d polls, %d pending; want 0 and 0", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx5s(t)); n != 1 {
+			t.Fatalf("target %d, want 1", n)
+		}
+	})
+
+	t.Run("a scale-up then an eviction: polled", func(t *testing.T) {
+		// 3 -> 4 -> 3: a failed scale-up and a pending eviction would show
+		// the same size.
+		e, g, members := pendingEnv(t)
+		if err := g.IncreaseSize(ctx5s(t), 1); err != nil {
+			t.Fatal(err)
+		}
+		deleteOne(t, g, members[0])
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 2 || len(g.pending) != 2 {
+			t.Fatalf("%d polls, %d pending; want 2 and 2", n, len(g.pending))
 		}
 	})
 

@@ -135,30 +135,29 @@ func (g *nodeGroup) liveLocked() int {
 	return n
 }
 
-// unsettledOp is a pending operation a refresh has to settle.
-type unsettledOp struct {
-	id     string
-	to     int
-	polled *exoapi.Operation
+// submittedOp is what a refresh needs of an operation submitted before it.
+type submittedOp struct {
+	id       string
+	kind     string
+	from, to int
+	// settled is true when the outcome is known without a poll (the cloud
+	// answered with a final state); applySnapshot settles those.
+	settled bool
+	polled  *exoapi.Operation
 }
 
-// unsettledOperations returns the operations submitted before seq whose
-// outcome is not known yet. alone is true when it is the group's only
-// operation submitted before seq, so the pool's size can speak for it.
-func (g *nodeGroup) unsettledOperations(before uint64) (ops []unsettledOp, alone bool) {
+// submittedOperations returns the pending operations submitted before seq,
+// oldest first.
+func (g *nodeGroup) submittedOperations(before uint64) []submittedOp {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	submitted := 0
+	var ops []submittedOp
 	for _, p := range g.pending {
-		if p.seq >= before {
-			continue
-		}
-		submitted++
-		if !p.op.Done() && p.op.ID != "" {
-			ops = append(ops, unsettledOp{id: p.op.ID, to: p.to, polled: p.polled})
+		if p.seq < before {
+			ops = append(ops, submittedOp{id: p.op.ID, kind: p.kind, from: p.from, to: p.to, settled: p.op.Done() || p.op.ID == "", polled: p.polled})
 		}
 	}
-	return ops, submitted == 1 && len(ops) == 1
+	return ops
 }
 
 // notePolled keeps a success seen by GET /operation for the next refresh.

@@ -159,14 +159,13 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 
 // settleOperations returns the operations submitted before seq that this
 // refresh settles, by id. The pool list, taken after they were submitted,
-// settles most without a call: a group's only pending scale or eviction
-// succeeded when its pool shows the size it asked for. The rest cost one
-// GET /operation each: the pool cannot tell a failed operation (the
-// fake's QuotaAsFailedOperation, FailNextOperation) from one still queued
-// behind a busy pool. A failure settles at once (the cloud changed
-// nothing, so the lists agree with it); a success seen after the pool list
-// was taken may not be in it yet, so it waits for the next refresh, whose
-// lists come after it. Failures to read one leave it pending.
+// settles most without a call (poolShows). The rest cost one
+// GET /operation each: a failed operation leaves the pool as it was, just
+// like one still queued behind a busy pool. A failure settles at once (the
+// cloud changed nothing, so the lists agree with it); a success seen after
+// the pool list was taken may not be in it yet, so it waits for the next
+// refresh, whose lists come after it. Failures to read one leave it
+// pending.
 func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoapi.InstancePool) map[string]exoapi.Operation {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
@@ -174,13 +173,20 @@ func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoa
 	}
 	results := map[string]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
-		ops, alone := g.unsettledOperations(seq)
-		if size, listed := sizes[g.id]; listed && alone && ops[0].to == size {
-			results[ops[0].id] = exoapi.Operation{ID: ops[0].id, State: exoapi.OperationSuccess}
+		ops := g.submittedOperations(seq)
+		if size, listed := sizes[g.id]; listed && poolShows(ops, size) {
+			for _, o := range ops {
+				if !o.settled {
+					results[o.id] = exoapi.Operation{ID: o.id, State: exoapi.OperationSuccess}
+				}
+			}
 			continue
 		}
 		for _, o := range ops {
-			if o.polled != nil {
+			switch {
+			case o.settled:
+				continue
+			case o.polled != nil:
 				results[o.id] = *o.polled
 				continue
 			}
@@ -200,6 +206,30 @@ func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoa
 		}
 	}
 	return results
+}
+
+// poolShows reports whether a pool of size settles a group's operations
+// (oldest first) as successes. Scales send an absolute size: once the pool
+// has the last one's, the cloud is where we last asked, and an older scale
+// that failed or is still queued no longer matters (a late one is the
+// absolute-resize race docs/performance.md describes, which polling cannot
+// prevent either). Evictions shrink by their count, so a chain of them
+// (each starting from the previous one's target) reaching the last target
+// means every one was applied. Mixed kinds cannot be told apart (a failed
+// scale-up followed by a pending eviction shows the same size as both
+// done), nor scales back to the size they started from (none applied
+// shows it too), so those are polled.
+func poolShows(ops []submittedOp, size int) bool {
+	if len(ops) == 0 || ops[len(ops)-1].to != size || ops[len(ops)-1].to == ops[0].from {
+		return false
+	}
+	kind := ops[len(ops)-1].kind
+	for i, o := range ops {
+		if o.kind != kind || (kind == opEvict && i > 0 && o.from != ops[i-1].to) {
+			return false
+		}
+	}
+	return true
 }
 
 // selectGroups decides which instance pools are node groups: every nodepool
