@@ -46,7 +46,7 @@ type groupCatalog struct {
 	byID bool
 	// decided is set once the --nodes read mode is chosen.
 	decided bool
-	// lastAt is when the last successful read started.
+	// lastAt is when the last successful refresh (not a lookup) started.
 	lastAt time.Time
 }
 
@@ -104,7 +104,11 @@ func (m *manager) readGroups(ctx context.Context, now time.Time, whole bool) ([]
 	if err != nil {
 		return nil, err
 	}
-	c.records, c.total, c.lastAt = r.records, r.total, now
+	c.records, c.total = r.records, r.total
+	if !whole {
+		// A lookup between two of CA's refreshes says nothing of CA's pace.
+		c.lastAt = now
+	}
 	if c.pageAt == nil {
 		c.pageAt = map[int]time.Time{}
 	}
