@@ -246,10 +246,20 @@ func (r *catalogRead) completeByID(ids []string) error {
 }
 
 // due reports whether a record must be read again this refresh: it would
-// reach the staleness bound before the next refresh, or the group was
-// mutated since it was read.
+// reach the staleness bound before the next refresh, the group was mutated
+// since it was read, or the group will be listed this refresh anyway
+// (groupListing.due). A listing stores the description it was compared
+// with; one older than the listing could hide a change undone since (an
+// instance added before the listing and removed after it leaves the same
+// total), and the listing would then be reused.
 func (r *catalogRead) due(rec groupRecord) bool {
-	return r.stale(rec.at) || rec.seq != r.m.attempts(rec.cloud.ID)
+	id := rec.cloud.ID
+	seq := r.m.attempts(id)
+	if r.stale(rec.at) || rec.seq != seq {
+		return true
+	}
+	l, listed := r.m.listings[id]
+	return !listed || l.due(seq, r.now, r.m.maxStaleness)
 }
 
 // stale reports whether something read at would reach the staleness bound

@@ -83,12 +83,14 @@ func TestManyGroupsUnchangedRefreshCostsOneCall(t *testing.T) {
 			t.Fatalf("refresh %d with nothing changed made %d calls, want 1 (one page of the group list)", i, n)
 		}
 	}
-	// Past the bound every listing is read again (groupListing), once;
-	// the group list still costs one page per refresh.
+	// Past the bound every listing is read again (groupListing), once,
+	// with the whole group list (catalogRead.due); otherwise the group
+	// list still costs one page per refresh.
 	for i := range 6 {
 		e.clock.Advance(10 * time.Second)
-		if n := groupsCalls(t, e); n != 1 {
-			t.Fatalf("refresh %d: %d DescribeScalingGroups calls, want 1", i, n)
+		n := groupsCalls(t, e)
+		if listings := e.fake.CountOperation(fakeapi.ActionDescribeScalingInstances); listings == 0 && n != 1 || n > 3 {
+			t.Fatalf("refresh %d: %d DescribeScalingGroups calls with %d listings, want 1 (3 with listings)", i, n, listings)
 		}
 		if age := oldestRecord(e) + 10*time.Second; age >= cloudprovider.DefaultMaxStaleness {
 			t.Fatalf("refresh %d: a group's description will be %v old at the next refresh, want younger than the bound %v", i, age, cloudprovider.DefaultMaxStaleness)
@@ -245,7 +247,8 @@ func TestStaticIDsInALargeAccountAreReadByID(t *testing.T) {
 	}
 	for i := range 8 {
 		e.clock.Advance(10 * time.Second)
-		if n := groupsCalls(t, e); n != 1 {
+		n := groupsCalls(t, e)
+		if listings := e.fake.CountOperation(fakeapi.ActionDescribeScalingInstances); listings == 0 && n != 1 {
 			t.Fatalf("refresh %d with nothing changed made %d DescribeScalingGroups calls, want 1 (one batch of ids)", i, n)
 		}
 		if age := oldestRecord(e); age >= cloudprovider.DefaultMaxStaleness {
@@ -321,5 +324,24 @@ func TestUnknownNodeOnAnotherPageIsFoundAtOnce(t *testing.T) {
 	g, err := e.p.NodeGroupForNode(testCtx(t), nodeFor(ProviderIDPrefix+id))
 	if err != nil || g == nil || g.Id(testCtx(t)) != last {
 		t.Fatalf("NodeGroupForNode(instance launched in %s on page 3) = %v, %v; want %s", last, g, err, last)
+	}
+}
+
+// TestGroupListedOffPageIsReadByID: a group whose instances are listed this
+// refresh anyway (here one is pending) is also described afresh, by id when
+// its page is not read, so the listing is stored with the description it
+// matches.
+func TestGroupListedOffPageIsReadByID(t *testing.T) {
+	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
+	last := catalogGroupID(100)
+	e.fake.AddInstance(last, fakeapi.StatusPending)
+	for page := 1; page <= 3; page++ {
+		e.clock.Advance(10 * time.Second)
+		e.refreshCalls(t) // page 3 shows the change and the group is listed
+	}
+	e.clock.Advance(10 * time.Second)
+	n, listings := e.refreshCalls(t)
+	if groups := e.fake.CountOperation(fakeapi.ActionDescribeScalingGroups); groups != 2 || listings != 1 || n != 3 {
+		t.Fatalf("refresh while %s (page 3) has a pending instance: %d calls (%d DescribeScalingGroups, %d listings), want 3 (2: page 1 and the group by id; 1)", last, n, groups, listings)
 	}
 }
