@@ -269,11 +269,11 @@ func (r *catalogRead) stale(at time.Time) bool {
 }
 
 // rotatePages reads the next page of the group list, plus every page that
-// would pass the staleness bound before the next refresh. A list whose TotalCount changed (a group
-// created or deleted) is read whole. Managed groups the pages read did not
+// would pass the staleness bound before the next refresh. A list whose
+// TotalCount changed (a group created or deleted) is read whole. Managed groups the pages read did not
 // return but that are due are then read by id, or, when that would take as
 // many calls as the pages left, the list is read whole.
-func (r *catalogRead) rotatePages() error {
+func (r *catalogRead) rotatePages() (err error) {
 	c := &r.m.catalog
 	if c.pages == 0 {
 		return r.complete()
@@ -282,10 +282,16 @@ func (r *catalogRead) rotatePages() error {
 	if next < 1 || next > c.pages {
 		next = 1
 	}
-	defer func() { c.next = next%max(c.pages, 1) + 1 }()
+	defer func() {
+		// A failed refresh reads the same page again next time, so a
+		// page is not skipped by the refreshes that fail to read it.
+		if err == nil {
+			c.next = next%max(c.pages, 1) + 1
+		}
+	}()
 	for n := 1; n <= c.pages; n++ {
 		if n == next || r.stale(c.pageAt[n]) {
-			if err := r.page(n); err != nil {
+			if err = r.page(n); err != nil {
 				return err
 			}
 		}

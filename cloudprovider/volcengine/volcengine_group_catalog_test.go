@@ -345,3 +345,28 @@ func TestGroupListedOffPageIsReadByID(t *testing.T) {
 		t.Fatalf("refresh while %s (page 3) has a pending instance: %d calls (%d DescribeScalingGroups, %d listings), want 3 (2: page 1 and the group by id; 1)", last, n, groups, listings)
 	}
 }
+
+// TestFailedRefreshReadsTheSamePageAgain: a refresh that fails reading its
+// page does not move the rotation on, so failures cannot keep skipping a
+// page.
+func TestFailedRefreshReadsTheSamePageAgain(t *testing.T) {
+	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
+	e.clock.Advance(10 * time.Second)
+	e.refreshCalls(t) // page 1; page 2 is next
+	e.fake.FailNext(10)
+	e.clock.Advance(time.Second)
+	if err := e.p.Refresh(testCtx(t)); err == nil {
+		t.Fatal("refresh with a failing page read succeeded")
+	}
+	if next := e.p.m.catalog.next; next != 2 {
+		t.Fatalf("after a failed read of page 2 the next page is %d, want 2 again", next)
+	}
+	e.fake.ClearFaults()
+	e.fake.ResetRequests()
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if e.p.m.catalog.next != 3 {
+		t.Fatalf("after reading page 2 the next page is %d, want 3", e.p.m.catalog.next)
+	}
+}
