@@ -46,8 +46,10 @@ type groupCatalog struct {
 	byID bool
 	// decided is set once the --nodes read mode is chosen.
 	decided bool
-	// lastAt is when the last successful refresh (not a lookup) started.
-	lastAt time.Time
+	// lastAt is when the last successful refresh (not a lookup) started,
+	// and lastTook how long it took (a slow API, the rate limit).
+	lastAt   time.Time
+	lastTook time.Duration
 }
 
 // catalogRead is one refresh's reads: it works on a copy of the records, so
@@ -65,11 +67,12 @@ type catalogRead struct {
 	seen        map[string]bool
 	total       int
 	totalChange bool
-	// gap is the time since the previous refresh (at most the bound): a
-	// description is read again when it would pass the bound before the
-	// next refresh, if CA keeps its pace, so what is served between two
-	// refreshes stays younger than the bound.
-	gap time.Duration
+	// horizon is how long what is read now will be served: until the next
+	// refresh has run, if CA keeps its pace and the refresh takes as long
+	// as the last one (at most the bound). A description is read again when
+	// it would pass the bound within the horizon, so what is served between
+	// two refreshes stays younger than the bound.
+	horizon time.Duration
 }
 
 // readGroups returns every group the provider may manage, each described by
@@ -81,9 +84,9 @@ func (m *manager) readGroups(ctx context.Context, now time.Time, whole bool) ([]
 	if r.records == nil {
 		r.records = map[string]groupRecord{}
 	}
-	r.gap = m.maxStaleness
+	r.horizon = m.maxStaleness
 	if !c.lastAt.IsZero() {
-		r.gap = min(now.Sub(c.lastAt), m.maxStaleness)
+		r.horizon = min(now.Sub(c.lastAt)+c.lastTook, m.maxStaleness)
 	}
 	var err error
 	switch static := m.staticIDs(); {
@@ -263,9 +266,9 @@ func (r *catalogRead) due(rec groupRecord) bool {
 }
 
 // stale reports whether something read at would reach the staleness bound
-// before the next refresh.
+// within the horizon.
 func (r *catalogRead) stale(at time.Time) bool {
-	return r.now.Sub(at)+r.gap >= r.m.maxStaleness
+	return r.now.Sub(at)+r.horizon >= r.m.maxStaleness
 }
 
 // rotatePages reads the next page of the group list, plus every page that

@@ -370,3 +370,20 @@ func TestFailedRefreshReadsTheSamePageAgain(t *testing.T) {
 		t.Fatalf("after reading page 2 the next page is %d, want 3", e.p.m.catalog.next)
 	}
 }
+
+// TestSlowRefreshReadsAhead: what a refresh reads is served until the next
+// refresh has finished, so a refresh that takes long (a slow API, the rate
+// limit) counts towards the horizon too.
+func TestSlowRefreshReadsAhead(t *testing.T) {
+	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
+	e.clock.Advance(10 * time.Second)
+	e.refreshCalls(t) // page 1; page 2 is next
+	e.p.m.catalog.lastTook = 35 * time.Second
+	e.clock.Advance(10 * time.Second)
+	if n := groupsCalls(t, e); n != 2 {
+		t.Fatalf("%d DescribeScalingGroups calls, want 2 (pages 2 and 3, which would pass the bound before the next refresh ends)", n)
+	}
+	if age := oldestRecord(e) + 45*time.Second; age >= cloudprovider.DefaultMaxStaleness {
+		t.Fatalf("a description will be %v old when the next refresh ends, want younger than the bound", age)
+	}
+}

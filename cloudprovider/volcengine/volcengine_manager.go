@@ -491,6 +491,9 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	}
 	m.groups, m.order, m.byInstance = next, order, byInstance
 	m.forgetNotOursLocked(start)
+	if !wholeList {
+		m.catalog.lastTook = m.now().Sub(start)
+	}
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(start))
 	return nil
 }
