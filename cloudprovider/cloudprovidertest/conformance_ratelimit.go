@@ -38,6 +38,7 @@ type limiterDriver struct {
 	mu       sync.Mutex
 	sleepers []*sleeper
 	sleeps   int
+	refusals int
 }
 
 type sleeper struct {
@@ -92,6 +93,22 @@ func (d *limiterDriver) parked(mutation bool) int {
 	return n
 }
 
+// observe is BuildOptions.ObserveRateLimit: it counts local refusals.
+func (d *limiterDriver) observe(_ time.Duration, refused bool) {
+	if refused {
+		d.mu.Lock()
+		d.refusals++
+		d.mu.Unlock()
+	}
+}
+
+// refusalCount is how many calls the limiter has refused so far.
+func (d *limiterDriver) refusalCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.refusals
+}
+
 // sleepCount is how many waits the limiter has asked for so far.
 func (d *limiterDriver) sleepCount() int {
 	d.mu.Lock()
@@ -118,15 +135,23 @@ func (d *limiterDriver) release(mutation bool) {
 // the wall-clock bound only keeps a broken provider from hanging the test.
 func (d *limiterDriver) await(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	guard := time.NewTimer(4 * CallDeadline)
+	if !d.awaitOK(cond) {
+		t.Fatalf("rate limit: gave up waiting until %s", what)
+	}
+}
+
+// awaitOK is await reporting instead of failing when it gives up.
+func (d *limiterDriver) awaitOK(cond func() bool) bool {
+	guard := time.NewTimer(2 * CallDeadline)
 	defer guard.Stop()
 	for !cond() {
 		select {
 		case <-d.kick:
 		case <-guard.C:
-			t.Fatalf("rate limit: gave up waiting until %s", what)
+			return false
 		}
 	}
+	return true
 }
 
 // The limiter compares a call's deadline, a wall-clock time (CA's gRPC
@@ -216,7 +241,7 @@ func newLimitedKit(t *testing.T, h Harness) *limitedKit {
 	}
 	drv := newLimiterDriver()
 	env := h.NewEnvWithOptions(t, cloudprovider.BuildOptions{
-		RateLimit: kitRateLimit, RateLimitNow: drv.clock.Now, RateLimitSleep: drv.sleep,
+		RateLimit: kitRateLimit, RateLimitNow: drv.clock.Now, RateLimitSleep: drv.sleep, ObserveRateLimit: drv.observe,
 	})
 	k := &kit{t: t, env: env, mutationClock: MutationClock(t)}
 	if err := env.Provider.Refresh(k.ctx()); err != nil {
@@ -243,10 +268,11 @@ func (lk *limitedKit) grpcTarget() int {
 
 // refusal is a locally refused IncreaseSize, seen through gRPC.
 type refusal struct {
-	err           error
-	targetBefore  int
-	sleepsBefore  int
-	refreshesUsed int
+	err            error
+	targetBefore   int
+	sleepsBefore   int
+	refusalsBefore int
+	refreshesUsed  int
 }
 
 // emptyBucket spends the budget down to nothing and returns the IncreaseSize
@@ -283,13 +309,13 @@ func (lk *limitedKit) emptyBucket() refusal {
 			if lk.drv.lead() < -(tokenInterval - CallDeadline - time.Second) {
 				break
 			}
-			calls, target, sleeps := lk.env.CloudCalls(), lk.grpcTarget(), lk.drv.sleepCount()
+			calls, target, sleeps, refusals := lk.env.CloudCalls(), lk.grpcTarget(), lk.drv.sleepCount(), lk.drv.refusalCount()
 			err := lk.increase(lk.drv.ctx(t, CallDeadline))
 			switch code := status.Code(err); {
 			case code == codes.OK:
 				// It took a token the bucket still held.
 			case code == codes.ResourceExhausted && lk.env.CloudCalls() == calls:
-				r.err, r.targetBefore, r.sleepsBefore = err, target, sleeps
+				r.err, r.targetBefore, r.sleepsBefore, r.refusalsBefore = err, target, sleeps, refusals
 				return r
 			case code == codes.ResourceExhausted:
 				// Refused part-way (a re-read took the last token); the
@@ -311,6 +337,9 @@ func checkRateLimitRefusesPastDeadline(t *testing.T, h Harness) {
 	r := lk.emptyBucket()
 	if got := lk.drv.sleepCount(); got != r.sleepsBefore {
 		t.Fatalf("the refused IncreaseSize waited for a token (%d waits) although none could come before its deadline", got-r.sleepsBefore)
+	}
+	if got := lk.drv.refusalCount() - r.refusalsBefore; got != 1 {
+		t.Fatalf("the refused IncreaseSize asked the rate limiter %d times: a local refusal is final (retrying it only spends the caller's deadline on backoff)", got)
 	}
 	if got := lk.grpcTarget(); got != r.targetBefore {
 		t.Fatalf("target %d after a locally refused IncreaseSize, want %d", got, r.targetBefore)
@@ -358,10 +387,14 @@ func checkRateLimitMutationsFirst(t *testing.T, h Harness) {
 	calls := lk.env.CloudCalls()
 	drv.clock.Advance(2 * tokenInterval)
 	drv.release(false)
-	drv.await(t, "the released Refresh waits again or ends", func() bool { return read.finished() || drv.parked(false) >= reads })
+	// A read that takes the budget may then block on the mutation's lock.
+	settled := drv.awaitOK(func() bool { return read.finished() || drv.parked(false) >= reads })
 	if got := lk.env.CloudCalls(); got != calls || read.finished() {
 		t.Fatalf("a Refresh took the budget while IncreaseSize waited for it (%d cloud calls; refresh ended: %v, %v): mutations must go first",
 			got-calls, read.finished(), read.err)
+	}
+	if !settled {
+		t.Fatal("rate limit: the released Refresh neither waited again nor made a call")
 	}
 	drv.pump(t, mutation, true, "IncreaseSize")
 	if mutation.err != nil {
