@@ -3,6 +3,7 @@ package cloudprovidertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -196,6 +197,14 @@ func (d *limiterDriver) start(f func() error) *driven {
 	return c
 }
 
+// outcome describes how c ended, or that it still runs.
+func (c *driven) outcome() string {
+	if !c.finished() {
+		return "still running"
+	}
+	return fmt.Sprintf("ended with %v", c.err)
+}
+
 func (c *driven) finished() bool {
 	select {
 	case <-c.done:
@@ -335,6 +344,7 @@ func (lk *limitedKit) emptyBucket() refusal {
 func checkRateLimitRefusesPastDeadline(t *testing.T, h Harness) {
 	lk := newLimitedKit(t, h)
 	r := lk.emptyBucket()
+	t.Logf("IncreaseSize with the budget spent: %v", r.err)
 	if got := lk.drv.sleepCount(); got != r.sleepsBefore {
 		t.Fatalf("the refused IncreaseSize waited for a token (%d waits) although none could come before its deadline", got-r.sleepsBefore)
 	}
@@ -390,8 +400,8 @@ func checkRateLimitMutationsFirst(t *testing.T, h Harness) {
 	// A read that takes the budget may then block on the mutation's lock.
 	settled := drv.awaitOK(func() bool { return read.finished() || drv.parked(false) >= reads })
 	if got := lk.env.CloudCalls(); got != calls || read.finished() {
-		t.Fatalf("a Refresh took the budget while IncreaseSize waited for it (%d cloud calls; refresh ended: %v, %v): mutations must go first",
-			got-calls, read.finished(), read.err)
+		t.Fatalf("a Refresh took the budget while IncreaseSize waited for it (%d cloud calls; the Refresh %s): mutations must go first",
+			got-calls, read.outcome())
 	}
 	if !settled {
 		t.Fatal("rate limit: the released Refresh neither waited again nor made a call")
