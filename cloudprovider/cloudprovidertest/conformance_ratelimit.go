@@ -164,7 +164,7 @@ func (d *limiterDriver) awaitOK(cond func() bool) bool {
 // wait. sync and the few tokens each check hands out keep it there.
 
 // lead is how far the limiter's clock runs ahead of the wall clock.
-func (d *limiterDriver) lead() time.Duration { return d.clock.Now().Sub(time.Now()) }
+func (d *limiterDriver) lead() time.Duration { return time.Until(d.clock.Now()) }
 
 // sync moves the limiter's clock up to the wall clock in whole token
 // intervals, so the bucket still holds whole tokens.
