@@ -166,56 +166,68 @@ func checkMutationFaultMatrix(t *testing.T, h Harness) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, kind := range Mutations {
-		for _, name := range names {
-			t.Run(string(kind)+"/"+name, func(t *testing.T) {
-				k := newKit(t, h)
-				if k.env.InjectMutationFault == nil {
-					t.Skip("Env.InjectMutationFault not provided")
+	// Each fault hits every attempt (the call fails) or only the first, so
+	// a client's own retry meets the cloud as the first attempt left it
+	// (a lost answer's retry finds the change already made).
+	for _, times := range []int{faultTimes, 1} {
+		for _, kind := range Mutations {
+			for _, name := range names {
+				label := string(kind) + "/" + name
+				if times == 1 {
+					label += "/once"
 				}
-				c := mutationCases[kind]
-				g := k.mainGroup()
-				id := g.Id(k.ctx())
-				victims := c.prepare(k, g)
-				before := k.liveIDs(g)
-				fault := MutationFaults[name]
-				fault.Times = faultTimes
-				k.env.InjectMutationFault(kind, fault)
-				ctx, cancel := context.WithTimeout(context.Background(), CallDeadline)
-				if fault.Hang {
-					ctx, cancel = context.WithTimeout(context.Background(), hangDeadline)
-				}
-				targetBefore := k.target(g)
-				err := c.run(ctx, k, g, victims)
-				cancel()
-				k.clearFaults()
-				if err != nil {
-					// No answer was applied, so the target CA reads at once
-					// is the one before the call.
-					if got := k.target(g); got != targetBefore {
-						t.Fatalf("%s under %s failed (%v) but moved the target from %d to %d", kind, name, err, targetBefore, got)
-					}
-				}
-				if err != nil && errors.Is(err, cloudprovider.ErrNotImplemented) {
-					t.Fatalf("%s under %s: %v", kind, name, err)
-				}
-				k.settle()
-				k.refresh()
-				g = k.group(id)
-				target, minSize, maxSize := k.target(g), g.MinSize(k.ctx()), g.MaxSize(k.ctx())
-				if target < minSize || target > maxSize {
-					t.Fatalf("%s under %s (err %v): target %d outside [%d, %d]", kind, name, err, target, minSize, maxSize)
-				}
-				after := k.liveIDs(g)
-				if len(after) > maxSize {
-					t.Fatalf("%s under %s: %d live instances, max %d", kind, name, len(after), maxSize)
-				}
-				for inst := range before {
-					if !after[inst] && !victims[inst] {
-						t.Fatalf("%s under %s (err %v): instance %s was removed without being asked for", kind, name, err, inst)
-					}
-				}
-			})
+				t.Run(label, func(t *testing.T) { runMutationFault(t, h, kind, name, times) })
+			}
+		}
+	}
+}
+
+// runMutationFault is one cell of checkMutationFaultMatrix.
+func runMutationFault(t *testing.T, h Harness, kind Mutation, name string, times int) {
+	k := newKit(t, h)
+	if k.env.InjectMutationFault == nil {
+		t.Skip("Env.InjectMutationFault not provided")
+	}
+	c := mutationCases[kind]
+	g := k.mainGroup()
+	id := g.Id(k.ctx())
+	victims := c.prepare(k, g)
+	before := k.liveIDs(g)
+	fault := MutationFaults[name]
+	fault.Times = times
+	k.env.InjectMutationFault(kind, fault)
+	ctx, cancel := context.WithTimeout(context.Background(), CallDeadline)
+	if fault.Hang {
+		ctx, cancel = context.WithTimeout(context.Background(), hangDeadline)
+	}
+	targetBefore := k.target(g)
+	err := c.run(ctx, k, g, victims)
+	cancel()
+	k.clearFaults()
+	if err != nil {
+		// No answer was applied, so the target CA reads at once
+		// is the one before the call.
+		if got := k.target(g); got != targetBefore {
+			t.Fatalf("%s under %s failed (%v) but moved the target from %d to %d", kind, name, err, targetBefore, got)
+		}
+	}
+	if err != nil && errors.Is(err, cloudprovider.ErrNotImplemented) {
+		t.Fatalf("%s under %s: %v", kind, name, err)
+	}
+	k.settle()
+	k.refresh()
+	g = k.group(id)
+	target, minSize, maxSize := k.target(g), g.MinSize(k.ctx()), g.MaxSize(k.ctx())
+	if target < minSize || target > maxSize {
+		t.Fatalf("%s under %s (err %v): target %d outside [%d, %d]", kind, name, err, target, minSize, maxSize)
+	}
+	after := k.liveIDs(g)
+	if len(after) > maxSize {
+		t.Fatalf("%s under %s: %d live instances, max %d", kind, name, len(after), maxSize)
+	}
+	for inst := range before {
+		if !after[inst] && !victims[inst] {
+			t.Fatalf("%s under %s (err %v): instance %s was removed without being asked for", kind, name, err, inst)
 		}
 	}
 }

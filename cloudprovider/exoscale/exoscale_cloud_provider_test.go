@@ -219,12 +219,15 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 					taints = append(taints, exoapi.Taint{Key: tt.Key, Value: tt.Value, Effect: string(tt.Effect)})
 				}
 				e.fake.AddLabels(groupID, seed.NodeLabels(), taints)
+				// Nodepool labels leave no trace in the pool list: they are
+				// served within --max-staleness (docs/providers/exoscale.md).
+				e.clock.Advance(cloudprovider.DefaultMaxStaleness)
 			},
 			Clock: e.clock,
 			Budget: &cloudprovidertest.RefreshBudget{
-				// The instance-pool list, and the SKS nodepool list (read
-				// every refresh: nodepool labels carry per-group settings).
-				Unchanged: 2,
+				// The instance-pool list; the SKS nodepool list only at the
+				// bound or when the pool list shows a new, gone or unmapped pool.
+				Unchanged: 1,
 				// One /instance list covers every pool's members.
 				GroupPages: func(string) int { return 1 },
 			},
@@ -317,9 +320,8 @@ func TestRefreshCallBudget(t *testing.T) {
 				e.fake.ResetRequests()
 				e.refresh(t)
 				calls := e.fake.OperationCounts()
-				// Nothing changed: the pool list shows it; the nodepool list is
-				// read anyway (its labels carry per-group settings).
-				want := map[string]int{"GET /v2/instance-pool": 1, "GET /v2/sks-cluster": 1}
+				// Nothing changed, and the pool list shows it.
+				want := map[string]int{"GET /v2/instance-pool": 1}
 				if fmt.Sprint(calls) != fmt.Sprint(want) {
 					t.Fatalf("steady-state Refresh made %v, want %v", calls, want)
 				}
@@ -337,6 +339,46 @@ func TestRefreshCallBudget(t *testing.T) {
 				t.Fatalf("workers has %d members, want %d", n, nodes)
 			}
 		})
+	}
+}
+
+// TestNodepoolSettingsWithinBound: a nodepool's labels carry its group's
+// settings and leave no trace in the pool list, so a change shows once the
+// nodepool list reaches --max-staleness, not at every Refresh.
+func TestNodepoolSettingsWithinBound(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	ctx := ctx5s(t)
+	g := e.group(t, e.workersPool)
+	unneeded := cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime)
+	e.fake.AddLabels(e.workersPool, map[string]string{unneeded: "7m"}, nil)
+	e.clock.Advance(cloudprovider.DefaultMaxStaleness - time.Second)
+	e.refresh(t)
+	if _, err := g.GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{}); !errors.Is(err, cloudprovider.ErrNotImplemented) {
+		t.Fatalf("GetOptions before the bound: %v, want the nodepool list not re-read (ErrNotImplemented)", err)
+	}
+	e.clock.Advance(time.Second)
+	e.refresh(t)
+	got, err := g.GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{})
+	if err != nil || got.ScaleDownUnneededTime != 7*time.Minute {
+		t.Fatalf("GetOptions at the bound = %+v, %v; want the nodepool's 7m", got, err)
+	}
+}
+
+// TestNewNodepoolReadsNodepoolList: a pool the last nodepool list did not
+// show makes the next Refresh read it at once, so a new nodepool is a group
+// at the next loop, not at the bound.
+func TestNewNodepoolReadsNodepoolList(t *testing.T) {
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	_, pool := e.fake.AddNodepool(e.clusterID, fakeapi.PoolSeed{Name: "extra", Size: 1})
+	e.fake.ResetRequests()
+	e.refresh(t)
+	if n := e.fake.OperationCounts()["GET /v2/sks-cluster"]; n != 1 {
+		t.Fatalf("nodepool list read %d times after a pool appeared, want 1", n)
+	}
+	if g := e.group(t, pool); !g.state().sks {
+		t.Fatalf("new nodepool's group %s is not an SKS group", pool)
 	}
 }
 

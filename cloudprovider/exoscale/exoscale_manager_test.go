@@ -3,10 +3,13 @@ package exoscale
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
@@ -23,6 +26,11 @@ func TestRefreshErrorsKeepSnapshot(t *testing.T) {
 			g := e.group(t, e.workersPool)
 			if err := g.IncreaseSize(ctx, 2); err != nil {
 				t.Fatal(err)
+			}
+			if op == "GET /v2/sks-cluster" {
+				// Nothing in the pool list needs the nodepool list: it is
+				// read again at the staleness bound.
+				e.clock.Advance(cloudprovider.DefaultMaxStaleness)
 			}
 			e.fake.AddFault(cloudprovidertest.Fault{Status: 403, Operation: op})
 			err := e.provider.Refresh(ctx)
@@ -127,50 +135,160 @@ func TestRefreshInterval(t *testing.T) {
 	}
 	e.clock.Advance(10 * time.Second)
 	e.refresh(t)
-	if n := e.fake.RequestCount(); n != 2 {
-		t.Fatalf("Refresh after the interval made %d calls, want 2 (nothing changed: the pool and nodepool lists)", n)
+	if n := e.fake.RequestCount(); n != 1 {
+		t.Fatalf("Refresh after the interval made %d calls, want 1 (nothing changed: the pool list)", n)
 	}
 }
 
+// TestPendingOperations: the pool list settles a group's only pending
+// operation when the pool shows the size it asked for; only what the pool
+// cannot tell costs a GET /operation (TestFailedOperation and
+// TestQuotaAsFailedOperation cover failures found that way).
 func TestPendingOperations(t *testing.T) {
-	o := defaultEnvOptions()
-	o.fake.OperationDelay = 30 * time.Second
-	e := newTestEnv(t, o)
-	e.refresh(t)
-	ctx := ctx5s(t)
-	g := e.group(t, e.workersPool)
-	if err := g.IncreaseSize(ctx, 2); err != nil {
-		t.Fatal(err)
+	// queued returns an env whose workers pool is busy, so that a scale is
+	// accepted and queued: the pool keeps its size until it runs again.
+	queued := func(t *testing.T) (*testEnv, *nodeGroup) {
+		t.Helper()
+		o := defaultEnvOptions()
+		o.fake.Busy = fakeapi.BusyQueue
+		e := newTestEnv(t, o)
+		e.refresh(t)
+		e.fake.SetPoolState(e.workersPool, fakeapi.PoolScalingUp)
+		g := e.group(t, e.workersPool)
+		if err := g.IncreaseSize(ctx5s(t), 1); err != nil {
+			t.Fatal(err)
+		}
+		return e, g
 	}
-	e.fake.ResetRequests()
-	e.refresh(t)
-	if n := e.fake.OperationCounts()["GET /v2/operation/{id}"]; n != 1 {
-		t.Fatalf("pending operation checked %d times, want 1", n)
+	polls := func(e *testEnv) int { return e.fake.OperationCounts()["GET /v2/operation/{id}"] }
+
+	t.Run("the pool shows the new size: settled without a poll", func(t *testing.T) {
+		o := defaultEnvOptions()
+		o.fake.OperationDelay = 30 * time.Second // the operation itself is still pending
+		e := newTestEnv(t, o)
+		e.refresh(t)
+		ctx := ctx5s(t)
+		g := e.group(t, e.workersPool)
+		if err := g.IncreaseSize(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+		e.fake.ResetRequests()
+		e.refresh(t)
+		// The loop right after a scale-up: the pool list, and the instance
+		// list for the new members (issue 15: 1 + changed groups).
+		want := map[string]int{"GET /v2/instance-pool": 1, "GET /v2/instance": 1}
+		if calls := e.fake.OperationCounts(); fmt.Sprint(calls) != fmt.Sprint(want) {
+			t.Fatalf("Refresh after a scale-up made %v, want %v", calls, want)
+		}
+		if n, _ := g.TargetSize(ctx); n != 5 || len(g.pending) != 0 {
+			t.Fatalf("target %d with %d pending, want 5 and 0", n, len(g.pending))
+		}
+	})
+
+	// pendingEnv's operations stay pending for 30 s; the fake applies the
+	// change itself at once.
+	pendingEnv := func(t *testing.T) (*testEnv, *nodeGroup, []string) {
+		t.Helper()
+		o := defaultEnvOptions()
+		o.fake.OperationDelay = 30 * time.Second
+		e := newTestEnv(t, o)
+		e.refresh(t)
+		return e, e.group(t, e.workersPool), memberIDs(t, e, e.workersPool)
 	}
-	e.clock.Advance(31 * time.Second)
-	e.refresh(t)
-	e.fake.ResetRequests()
-	e.refresh(t)
-	// The pool and nodepool lists, and the instance list while the new
-	// members start.
-	if n := e.fake.RequestCount(); n != 3 {
-		t.Fatalf("after the operation finished, Refresh made %d calls, want 3", n)
+	deleteOne := func(t *testing.T, g *nodeGroup, id string) {
+		t.Helper()
+		if err := g.DeleteNodes(ctx5s(t), []*corev1.Node{node(ProviderIDPrefix + id)}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if n, _ := g.TargetSize(ctx); n != 5 {
-		t.Fatalf("target %d, want 5", n)
-	}
-	// An operation the API has forgotten (404) counts as done.
-	if err := g.IncreaseSize(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	e.fake.AddFault(cloudprovidertest.Fault{Status: 404, Operation: "GET /v2/operation/{id}"})
-	e.refresh(t)
-	if len(g.pending) != 0 {
-		t.Fatalf("%d operations still pending after a 404", len(g.pending))
-	}
-	if n, _ := g.TargetSize(ctx); n != 6 {
-		t.Fatalf("target %d, want 6", n)
-	}
+
+	t.Run("two evictions: the pool shows both", func(t *testing.T) {
+		e, g, members := pendingEnv(t)
+		deleteOne(t, g, members[0])
+		deleteOne(t, g, members[1])
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 0 || len(g.pending) != 0 {
+			t.Fatalf("%d polls, %d pending; want 0 and 0", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx5s(t)); n != 1 {
+			t.Fatalf("target %d, want 1", n)
+		}
+	})
+
+	t.Run("a scale-up then an eviction: polled", func(t *testing.T) {
+		// 3 -> 4 -> 3: a failed scale-up and a pending eviction would show
+		// the same size.
+		e, g, members := pendingEnv(t)
+		if err := g.IncreaseSize(ctx5s(t), 1); err != nil {
+			t.Fatal(err)
+		}
+		deleteOne(t, g, members[0])
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 2 || len(g.pending) != 2 {
+			t.Fatalf("%d polls, %d pending; want 2 and 2", n, len(g.pending))
+		}
+	})
+
+	t.Run("queued: polled until the pool shows it", func(t *testing.T) {
+		e, g := queued(t)
+		ctx := ctx5s(t)
+		for range 2 {
+			e.fake.ResetRequests()
+			e.refresh(t)
+			if n := polls(e); n != 1 {
+				t.Fatalf("queued operation polled %d times in a Refresh, want 1", n)
+			}
+			if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 1 {
+				t.Fatalf("target %d with %d pending while queued, want 4 and 1", n, len(g.pending))
+			}
+		}
+		e.fake.SetPoolState(e.workersPool, "") // runs again: the queued scale applies
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 0 || len(g.pending) != 0 {
+			t.Fatalf("once the pool showed the size: %d polls, %d pending; want 0 and 0", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx); n != 4 {
+			t.Fatalf("target %d, want 4", n)
+		}
+	})
+
+	t.Run("a success seen after the pool list waits for the next refresh", func(t *testing.T) {
+		e, g := queued(t)
+		ctx := ctx5s(t)
+		// The queued scale applies between the pool list and the poll.
+		e.provider.m.client = &hookAPI{cloudAPI: e.provider.m.client, hook: func() { e.fake.SetPoolState(e.workersPool, "") }}
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 1 {
+			t.Fatalf("%d polls, want 1", n)
+		}
+		// Settling it now would serve the pool list's old size (3).
+		if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 1 {
+			t.Fatalf("target %d with %d pending after a success newer than the pool list, want 4 and 1", n, len(g.pending))
+		}
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 0 || len(g.pending) != 0 {
+			t.Fatalf("next Refresh: %d polls, %d pending; want 0 and 0", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx); n != 4 {
+			t.Fatalf("target %d, want 4", n)
+		}
+	})
+
+	t.Run("an operation the API has forgotten counts as done", func(t *testing.T) {
+		e, g := queued(t)
+		e.fake.AddFault(cloudprovidertest.Fault{Status: 404, Operation: "GET /v2/operation/{id}"})
+		e.refresh(t)
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 0 || len(g.pending) != 0 {
+			t.Fatalf("after a 404: %d polls, %d pending; want 0 and 0", n, len(g.pending))
+		}
+	})
 }
 
 // TestConcurrentUse runs reads, lookups, mutations and refreshes together;
@@ -240,8 +358,8 @@ func TestQuotaForbidden(t *testing.T) {
 	}
 	e.fake.ResetRequests()
 	e.refresh(t)
-	if n := e.fake.RequestCount(); n != 2 {
-		t.Fatalf("Refresh after a failed quota read made %d calls, want 2 (no quota retry, nothing changed)", n)
+	if n := e.fake.RequestCount(); n != 1 {
+		t.Fatalf("Refresh after a failed quota read made %d calls, want 1 (no quota retry, nothing changed)", n)
 	}
 	e.clock.Advance(quotaTTL)
 	e.refresh(t)

@@ -58,6 +58,9 @@ type pendingOp struct {
 	evicted   []string
 	submitted time.Time
 	quotaHit  bool
+	// polled is a success GET /operation showed after the pool list of
+	// its refresh was taken; the next refresh settles it.
+	polled *exoapi.Operation
 }
 
 // failedSlot is an instance a failed scale-up never created. It is reported
@@ -132,16 +135,40 @@ func (g *nodeGroup) liveLocked() int {
 	return n
 }
 
-func (g *nodeGroup) pendingOperationIDs(before uint64) []string {
+// submittedOp is what a refresh needs of an operation submitted before it.
+type submittedOp struct {
+	id       string
+	kind     string
+	from, to int
+	// settled is true when the outcome is known without a poll (the cloud
+	// answered with a final state); applySnapshot settles those.
+	settled bool
+	polled  *exoapi.Operation
+}
+
+// submittedOperations returns the pending operations submitted before seq,
+// oldest first.
+func (g *nodeGroup) submittedOperations(before uint64) []submittedOp {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var ids []string
+	var ops []submittedOp
 	for _, p := range g.pending {
-		if p.seq < before && !p.op.Done() && p.op.ID != "" {
-			ids = append(ids, p.op.ID)
+		if p.seq < before {
+			ops = append(ops, submittedOp{id: p.op.ID, kind: p.kind, from: p.from, to: p.to, settled: p.op.Done() || p.op.ID == "", polled: p.polled})
 		}
 	}
-	return ids
+	return ops
+}
+
+// notePolled keeps a success seen by GET /operation for the next refresh.
+func (g *nodeGroup) notePolled(id string, op exoapi.Operation) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, p := range g.pending {
+		if p.op.ID == id {
+			p.polled = &op
+		}
+	}
 }
 
 // applySnapshot installs a new snapshot and settles the operations that

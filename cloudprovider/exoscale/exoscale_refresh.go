@@ -13,8 +13,9 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 )
 
-// refresh takes a new snapshot. Pending operations are checked before the
-// lists are taken, so an operation seen as finished is reflected in them.
+// refresh takes a new snapshot. The pool list comes first: what it shows
+// decides which other lists this refresh needs (see reads.plan) and which
+// pending operations still need their own GET (see settleOperations).
 // Nothing is changed unless every list call succeeds.
 func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.refreshMu.Lock()
@@ -29,15 +30,13 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 		return nil
 	}
 	seq := m.nextSeq()
-	opResults := m.checkOperations(ctx, seq)
 
-	// The pool list comes first: what it shows decides which of the other
-	// lists this refresh needs (see reads.plan).
 	pools, err := m.client.ListInstancePools(ctx)
 	if err != nil {
 		return fmt.Errorf("refresh exoscale snapshot: %w", err)
 	}
-	readClusters, readMembers := m.reads.plan(pools, len(opResults) > 0 || force, now, m.maxStaleness)
+	opResults := m.settleOperations(ctx, seq, pools)
+	readClusters, readMembers := m.reads.plan(pools, force, len(opResults) > 0, now, m.maxStaleness)
 	var (
 		wg             sync.WaitGroup
 		clusters       = m.reads.clusters
@@ -158,27 +157,79 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	return nil
 }
 
-// checkOperations fetches the state of operations submitted before seq that
-// were still pending; failures to read one leave it pending.
-func (m *manager) checkOperations(ctx context.Context, seq uint64) map[string]exoapi.Operation {
+// settleOperations returns the operations submitted before seq that this
+// refresh settles, by id. The pool list, taken after they were submitted,
+// settles most without a call (poolShows). The rest cost one
+// GET /operation each: a failed operation leaves the pool as it was, just
+// like one still queued behind a busy pool. A failure settles at once (the
+// cloud changed nothing, so the lists agree with it); a success seen after
+// the pool list was taken may not be in it yet, so it waits for the next
+// refresh, whose lists come after it. Failures to read one leave it
+// pending.
+func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoapi.InstancePool) map[string]exoapi.Operation {
+	sizes := make(map[string]int, len(pools))
+	for _, p := range pools {
+		sizes[p.ID] = p.Size
+	}
 	results := map[string]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
-		for _, id := range g.pendingOperationIDs(seq) {
-			op, err := m.client.GetOperation(ctx, id)
-			switch {
-			case err == nil:
-				if op.Done() {
-					results[id] = op
+		ops := g.submittedOperations(seq)
+		if size, listed := sizes[g.id]; listed && poolShows(ops, size) {
+			for _, o := range ops {
+				if !o.settled {
+					results[o.id] = exoapi.Operation{ID: o.id, State: exoapi.OperationSuccess}
 				}
+			}
+			continue
+		}
+		for _, o := range ops {
+			switch {
+			case o.settled:
+				continue
+			case o.polled != nil:
+				results[o.id] = *o.polled
+				continue
+			}
+			op, err := m.client.GetOperation(ctx, o.id)
+			switch {
+			case err == nil && !op.Done():
+			case err == nil && op.State != exoapi.OperationSuccess:
+				results[o.id] = op
+			case err == nil:
+				g.notePolled(o.id, op)
 			case errors.Is(err, cloudprovider.ErrNotFound):
 				// Expired operations are gone; the lists tell the truth now.
-				results[id] = exoapi.Operation{ID: id, State: exoapi.OperationSuccess}
+				g.notePolled(o.id, exoapi.Operation{ID: o.id, State: exoapi.OperationSuccess})
 			default:
-				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", id, "err", err)
+				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", o.id, "err", err)
 			}
 		}
 	}
 	return results
+}
+
+// poolShows reports whether a pool of size settles a group's operations
+// (oldest first) as successes. Scales send an absolute size: once the pool
+// has the last one's, the cloud is where we last asked, and an older scale
+// that failed or is still queued no longer matters (a late one is the
+// absolute-resize race docs/performance.md describes, which polling cannot
+// prevent either). Evictions shrink by their count, so a chain of them
+// (each starting from the previous one's target) reaching the last target
+// means every one was applied. Mixed kinds cannot be told apart (a failed
+// scale-up followed by a pending eviction shows the same size as both
+// done), nor scales back to the size they started from (none applied
+// shows it too), so those are polled.
+func poolShows(ops []submittedOp, size int) bool {
+	if len(ops) == 0 || ops[len(ops)-1].to != size || ops[len(ops)-1].to == ops[0].from {
+		return false
+	}
+	kind := ops[len(ops)-1].kind
+	for i, o := range ops {
+		if o.kind != kind || (kind == opEvict && i > 0 && o.from != ops[i-1].to) {
+			return false
+		}
+	}
+	return true
 }
 
 // selectGroups decides which instance pools are node groups: every nodepool
@@ -256,8 +307,9 @@ func (m *manager) buildState(poolID string, spec *cloudprovider.NodeGroupSpec, s
 	if np, ok := snap.nodepoolByPool[poolID]; ok {
 		st.sks = true
 		st.clusterID, st.nodepoolID, st.nodepoolName = np.ClusterID, np.ID, np.Name
-		// The nodepool's size is the one users set; the pool follows it.
-		st.cloudSize = np.Size
+		// st.cloudSize stays the pool's: the nodepool list may be up to
+		// --max-staleness old while the pool list is fresh, and the two
+		// sizes stay equal (shared doc §6.3; readPool relies on it too).
 		if np.InstanceTypeID != "" {
 			st.typeID = np.InstanceTypeID
 		}

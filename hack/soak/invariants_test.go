@@ -168,3 +168,23 @@ func TestUnservedChanges(t *testing.T) {
 		t.Fatalf("pending %v, want only young", pending)
 	}
 }
+
+// A state that stays broken is reported once with its count and the
+// mutations before it, not once per check.
+func TestViolationsListedOnceWithHistory(t *testing.T) {
+	s := &soaker{}
+	s.note("delete g1 target 2 nodes [a]: lost answer")
+	s.violate("group %s: target %d outside [1, 16]", "g1", 0)
+	s.r.steps = 7
+	s.violate("group %s: target %d outside [1, 16]", "g1", 0)
+	s.violate("goroutine leak")
+	if got := s.r.violationCount(); got != 3 {
+		t.Fatalf("violation count %d, want 3", got)
+	}
+	if len(s.r.violations) != 2 || s.r.occurrences[s.r.violations[0]] != 2 {
+		t.Fatalf("distinct violations %q, occurrences %v; want 2 distinct, the first seen twice", s.r.violations, s.r.occurrences)
+	}
+	if !strings.Contains(s.r.contexts[0], "first at step 0") || !strings.Contains(s.r.contexts[0], "lost answer") {
+		t.Fatalf("context %q lacks the first step or the mutation before it", s.r.contexts[0])
+	}
+}

@@ -108,10 +108,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "| %s | %d | %s | %d (%d; %d mutations cut by the deadline) | %s | %d | %d |\n", p, r.steps, summary(r.ops), r.rpcs, r.rpcErrors,
-			r.mutationTimeouts, cluster.FaultSummary(r.faults), r.checks, len(r.violations))
-		total += len(r.violations)
-		for _, v := range r.violations {
-			details = append(details, p+": "+v)
+			r.mutationTimeouts, cluster.FaultSummary(r.faults), r.checks, r.violationCount())
+		total += r.violationCount()
+		for i, v := range r.violations {
+			d := p + ": " + v
+			if n := r.occurrences[v]; n > 1 {
+				d += fmt.Sprintf(" (seen %d times)", n)
+			}
+			details = append(details, d+"\n    "+r.contexts[i])
 		}
 	}
 	fmt.Fprintf(stdout, "\nviolations: %d\n", total)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +31,20 @@ type report struct {
 	rpcErrors        int
 	faults           map[cluster.FaultKind]int
 	checks           int
-	violations       []string
+	// violations are the distinct violations in the order first seen, each
+	// with the mutations that led to it; occurrences counts every one.
+	violations  []string
+	contexts    []string
+	occurrences map[string]int
+}
+
+// violationCount is how many violations the run saw, repeats included.
+func (r report) violationCount() int {
+	n := 0
+	for _, c := range r.occurrences {
+		n += c
+	}
+	return n
 }
 
 // mutations are the RPCs that change the cloud; under a slow cloud they
@@ -192,10 +206,22 @@ func soakOne(provider string, o options) (report, error) {
 	return s.r, nil
 }
 
+// violate records a violation. A state that stays broken is reported at
+// every check: it is listed once, with the count and the mutations before
+// its first occurrence, so a CI log shows how it came about.
 func (s *soaker) violate(format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.r.violations = append(s.r.violations, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if s.r.occurrences == nil {
+		s.r.occurrences = map[string]int{}
+	}
+	s.r.occurrences[msg]++
+	if s.r.occurrences[msg] > 1 {
+		return
+	}
+	s.r.violations = append(s.r.violations, msg)
+	s.r.contexts = append(s.r.contexts, fmt.Sprintf("first at step %d, after:\n      %s", s.r.steps, strings.Join(s.history, "\n      ")))
 }
 
 // rpc runs one call under the deadline and checks it was answered in time.
