@@ -174,7 +174,7 @@ func (d *limiterDriver) sync() {
 	}
 }
 
-// ctx is a context with a wall-clock deadline d away.
+// ctx is a context whose wall-clock deadline lies the given time away.
 func (d *limiterDriver) ctx(t *testing.T, deadline time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	t.Cleanup(cancel)
