@@ -39,7 +39,9 @@ func NewHTTPClient(opts BuildOptions, operation OperationFunc) *http.Client {
 	}
 	// Above the instrumentation, so a call refused locally is not counted as
 	// a cloud call; below any retrying transport, so every attempt pays.
-	if limiter := NewRateLimiter(opts.RateLimit, RateLimiterOptions{Observe: opts.ObserveRateLimit}); limiter != nil {
+	if limiter := NewRateLimiter(opts.RateLimit, RateLimiterOptions{
+		Now: opts.RateLimitNow, Sleep: opts.RateLimitSleep, Observe: opts.ObserveRateLimit,
+	}); limiter != nil {
 		rt = &rateLimitTransport{base: rt, limiter: limiter}
 	}
 	if opts.UserAgent != "" {

@@ -32,6 +32,11 @@ type BuildOptions struct {
 	// budget, and each call refused locally because the wait would pass the
 	// caller's deadline.
 	ObserveRateLimit func(waited time.Duration, refused bool)
+	// RateLimitNow and RateLimitSleep, when set, are the rate limiter's clock
+	// and sleep instead of the wall clock, so the conformance kit drives the
+	// budget on a manual clock; main leaves them nil.
+	RateLimitNow   func() time.Time
+	RateLimitSleep func(ctx context.Context, d time.Duration) error
 	// PriceSheet is the validated --price-sheet, nil without one. Providers
 	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
 	// it, it is every provider's only price source.

@@ -2,6 +2,7 @@ package cloudprovider
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -108,7 +109,9 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var wait time.Duration
 		switch {
 		case err != nil:
-			if !t.Opts.RetryServerErrors(req) {
+			// A call the client-side budget refused would only be refused
+			// again: its next slot lies past the deadline.
+			if errors.Is(err, ErrRateLimited) || !t.Opts.RetryServerErrors(req) {
 				return resp, err
 			}
 			wait = backoff

@@ -2,6 +2,8 @@ package cloudprovider
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -103,5 +105,22 @@ func TestRetryAfter(t *testing.T) {
 func TestRetryAfterHugeValueIsClamped(t *testing.T) {
 	if d := RetryAfter(http.Header{"Retry-After": {"9227000000"}}, time.Second); d != 24*time.Hour {
 		t.Fatalf("RetryAfter(9227000000) = %s, want the one-day cap", d)
+	}
+}
+
+// A call the client-side budget refused is not retried: the limiter would
+// refuse it again, after backoff spent from the caller's deadline.
+func TestRetryTransportKeepsALocalRefusal(t *testing.T) {
+	attempts, slept := 0, 0
+	rt := NewRetryTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		attempts++
+		return nil, fmt.Errorf("budget: %w", ErrRateLimited)
+	}), RetryOptions{Sleep: func(context.Context, time.Duration) error { slept++; return nil }})
+	req := httptest.NewRequest(http.MethodGet, "http://cloud.invalid/list", nil)
+	if _, err := rt.RoundTrip(req); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("err = %v, want ErrRateLimited", err)
+	}
+	if attempts != 1 || slept != 0 {
+		t.Fatalf("%d attempts and %d backoff sleeps, want 1 and 0", attempts, slept)
 	}
 }

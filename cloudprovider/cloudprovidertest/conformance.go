@@ -52,6 +52,8 @@ func Run(t *testing.T, h Harness) {
 		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
 		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
 		{"GroupSettingsFromCloud", func(t *testing.T, k *kit) { checkGroupSettings(t, k, h) }},
+		{"UnchangedRefreshWithinBudget", checkUnchangedRefreshBudget},
+		{"RefreshAfterScaleUpWithinBudget", checkAfterScaleUpRefreshBudget},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,6 +63,10 @@ func Run(t *testing.T, h Harness) {
 	// These build their own environments.
 	t.Run("MutationFaultMatrix", func(t *testing.T) { checkMutationFaultMatrix(t, h) })
 	t.Run("EnrichmentFailureKeepsTemplates", func(t *testing.T) { checkEnrichmentFailureKeepsTemplates(t, h) })
+	t.Run("RateLimitRefusesPastDeadlineAtOnce", func(t *testing.T) { checkRateLimitRefusesPastDeadline(t, h) })
+	t.Run("RateLimitMutationsFirst", func(t *testing.T) { checkRateLimitMutationsFirst(t, h) })
+	t.Run("RateLimitCountsRetries", func(t *testing.T) { checkRateLimitCountsRetries(t, h) })
+	t.Run("ServedWithinStalenessBound", func(t *testing.T) { checkServedWithinStalenessBound(t, h) })
 }
 
 type kit struct {

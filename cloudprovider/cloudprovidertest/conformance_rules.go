@@ -385,7 +385,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 			want[g.Id(normal.ctx())] = true
 		}
 	}
-	env := h.NewEnv(t)
+	env := h.newEnv(t, cloudprovider.BuildOptions{})
 	k := &kit{t: t, env: env}
 	env.FailEnrichmentLookups()
 	k.refresh()
@@ -410,7 +410,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 // newKit builds an environment and takes its first snapshot.
 func newKit(t *testing.T, h Harness) *kit {
 	t.Helper()
-	k := &kit{t: t, env: h.NewEnv(t), mutationClock: MutationClock(t)}
+	k := &kit{t: t, env: h.newEnv(t, cloudprovider.BuildOptions{}), mutationClock: MutationClock(t)}
 	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
 	return k
 }

@@ -84,6 +84,37 @@ type Env struct {
 	// group's own when it has them. Required: the settings check fails
 	// without it.
 	SetGroupSettings func(groupID string, seed SettingsSeed)
+
+	// Clock is the clock the provider measures the age of its reads with
+	// (and its fake cloud its lag): the staleness check moves it past
+	// --max-staleness. Optional; enables that check.
+	Clock *ManualClock
+	// Budget is what a Refresh may cost this provider in cloud calls.
+	// Optional; enables the budget checks.
+	Budget *RefreshBudget
+	// ChangeUnseen makes a change to one running instance of the group in
+	// the fake cloud without the provider hearing of it, one the provider's
+	// cheapest read (the group list) does not show where the cloud has such
+	// a change, and returns how to recognise it among the group's
+	// instances. Optional; enables the staleness check.
+	ChangeUnseen func(groupID string) (shows func([]cloudprovider.Instance) bool, what string)
+}
+
+// RefreshBudget is issue 15's budget of cloud calls per Refresh, with this
+// provider's numbers.
+type RefreshBudget struct {
+	// Unchanged bounds a Refresh where nothing changed and no read is older
+	// than --max-staleness (one call per cloud is the goal).
+	Unchanged int
+	// GroupPages returns how many requests listing the group's instances
+	// takes in this cloud (0 when the group list already carries them).
+	GroupPages func(groupID string) int
+	// AfterScaleUpExcess is how many calls a Refresh right after an
+	// IncreaseSize(1) of one group still makes above Unchanged + 1 + that
+	// group's pages. 0 meets the budget; anything else is a known gap the
+	// check logs, and the check fails once the provider does better, so the
+	// number only goes down.
+	AfterScaleUpExcess int
 }
 
 // Mutation names the kind of mutation a fault is injected into.
@@ -122,8 +153,16 @@ var MutationFaults = map[string]Fault{
 
 // Harness builds environments for the kit.
 type Harness struct {
-	// NewEnv returns a fresh Env; the kit calls it once per check.
+	// NewEnv returns a fresh Env; the kit calls it once per check. Optional
+	// when NewEnvWithOptions is set.
 	NewEnv func(t *testing.T) *Env
+	// NewEnvWithOptions is NewEnv with the provider built from opts, as main
+	// builds it from its flags: the kit sets RateLimit
+	// (--cloud-api-rate-limit) with RateLimitNow and RateLimitSleep, and
+	// MaxStaleness (--max-staleness); the harness adds what it needs (user
+	// agent). With the zero BuildOptions it must equal NewEnv. Optional;
+	// enables the rate-limit and staleness checks.
+	NewEnvWithOptions func(t *testing.T, opts cloudprovider.BuildOptions) *Env
 	// Serve serves p through the real externalgrpc server and returns a
 	// client, as CA talks to it (grpctest.Serve; the kit cannot import the
 	// server, whose tests import the kit). Optional; enables the checks of
@@ -151,4 +190,17 @@ func (m MutationSelectors) Injector(add func(Fault)) func(Mutation, Fault) {
 		f.Method, f.PathContains, f.Operation = selector.Method, selector.PathContains, selector.Operation
 		add(f)
 	}
+}
+
+// newEnv builds an environment from NewEnvWithOptions, or from NewEnv when
+// the check needs no options.
+func (h Harness) newEnv(t *testing.T, opts cloudprovider.BuildOptions) *Env {
+	t.Helper()
+	if h.NewEnvWithOptions != nil {
+		return h.NewEnvWithOptions(t, opts)
+	}
+	if h.NewEnv == nil {
+		t.Fatal("Harness has neither NewEnv nor NewEnvWithOptions")
+	}
+	return h.NewEnv(t)
 }

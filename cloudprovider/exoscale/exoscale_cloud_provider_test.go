@@ -47,6 +47,8 @@ type envOptions struct {
 	cluster string
 	workers int // size of nodepool "workers"
 	noGPU   bool
+	// build is what main would pass from its flags.
+	build cloudprovider.BuildOptions
 }
 
 func defaultEnvOptions() envOptions {
@@ -89,14 +91,19 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
+	if o.build.UserAgent == "" {
+		o.build.UserAgent = "ca-test/1.0"
+	}
 	p, err := newProvider(cfg, providerDeps{
-		httpClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "ca-test/1.0"}, exoapi.OperationName),
+		httpClient: cloudprovider.NewHTTPClient(o.build, exoapi.OperationName),
 		now:        clock.Now,
 		retry:      &cloudprovider.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
 	})
 	if err != nil {
 		t.Fatalf("newProvider: %v", err)
 	}
+	// As Build does.
+	p.m.maxStaleness = o.build.MaxStalenessOrDefault()
 	e.provider = p
 	return e
 }
@@ -155,8 +162,9 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
 		o := defaultEnvOptions()
+		o.build = opts
 		variant(&o.fake)
 		e := newTestEnv(t, o)
 		refuseForQuota := func() {
@@ -214,6 +222,32 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				// Nodepool labels leave no trace in the pool list: they are
 				// served within --max-staleness (docs/providers/exoscale.md).
 				e.clock.Advance(cloudprovider.DefaultMaxStaleness)
+			},
+			Clock: e.clock,
+			Budget: &cloudprovidertest.RefreshBudget{
+				// The instance-pool list; the SKS nodepool list only at the
+				// bound or when the pool list shows a new, gone or unmapped pool.
+				Unchanged: 1,
+				// One /instance list covers every pool's members.
+				GroupPages: func(string) int { return 1 },
+			},
+			// A member that fails by itself: the instance-pool list still
+			// shows the same members, only /instance shows the state.
+			ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
+				p, _ := e.fake.Pool(groupID)
+				if len(p.Members) == 0 {
+					t.Fatalf("pool %s has no member to change", groupID)
+				}
+				id := p.Members[0].ID
+				e.fake.SetInstanceState(id, "error")
+				return func(in []cloudprovider.Instance) bool {
+					for _, i := range in {
+						if i.Id == ProviderIDPrefix+id {
+							return i.Status != nil && i.Status.ErrorInfo != nil
+						}
+					}
+					return false
+				}, "a member in state error"
 			},
 		}
 	}})

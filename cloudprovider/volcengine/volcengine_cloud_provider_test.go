@@ -24,6 +24,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -51,6 +52,8 @@ type envConfig struct {
 	seed      func(f *fakeapi.Server)
 	// firstRefreshErr, when set, is what the initial Refresh must wrap.
 	firstRefreshErr error
+	// build is what main would pass from its flags.
+	build cloudprovider.BuildOptions
 }
 
 // withFirstRefreshError expects the initial Refresh to fail with err.
@@ -115,7 +118,10 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 		retrySleep: func(context.Context, time.Duration) error { return nil },
 		now:        clock.Now,
 	}
-	p, err := build(context.Background(), cloudprovider.BuildOptions{UserAgent: "volcengine-test"}, o)
+	if cfg.build.UserAgent == "" {
+		cfg.build.UserAgent = "volcengine-test"
+	}
+	p, err := build(context.Background(), cfg.build, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +179,8 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, activitiesOldestFirst bool) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
-		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst })
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst; c.build = opts })
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
 			CloudCalls:    e.fake.RequestCount,
@@ -218,6 +224,33 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 				tags := maps.Clone(g.Tags)
 				maps.Copy(tags, seed.AWSKeys())
 				e.fake.SetGroupTags(groupID, tags)
+			},
+			Clock: e.clock,
+			Budget: &cloudprovidertest.RefreshBudget{
+				// DescribeScalingGroups, one page up to 50 groups.
+				Unchanged: 1,
+				// DescribeScalingInstances pages at volcapi.PageSize.
+				GroupPages: func(groupID string) int {
+					return max(1, (len(e.fake.Instances(groupID))+volcapi.PageSize-1)/volcapi.PageSize)
+				},
+			},
+			// The fake has no change DescribeScalingGroups does not show
+			// (an instance replaced at unchanged totals would need one), so
+			// this change shows at once; TestGroupsAreListedAgainWithinTheBound
+			// covers the bound itself.
+			ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
+				id, err := e.fake.LaunchInstance(groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return func(in []cloudprovider.Instance) bool {
+					for _, i := range in {
+						if i.Id == ProviderIDPrefix+id {
+							return true
+						}
+					}
+					return false
+				}, "an instance launched in the group"
 			},
 		}
 	}})

@@ -37,6 +37,7 @@ type testEnv struct {
 	noMetal  bool
 	specs    []string
 	fakeOpts fakeapi.Options
+	build    cloudprovider.BuildOptions
 }
 
 type envOption func(*testEnv)
@@ -44,6 +45,9 @@ type envOption func(*testEnv)
 func withSpecs(s ...string) envOption             { return func(e *testEnv) { e.specs = s } }
 func withFake(f func(*fakeapi.Options)) envOption { return func(e *testEnv) { f(&e.fakeOpts) } }
 func withoutMetalPool() envOption                 { return func(e *testEnv) { e.noMetal = true } }
+func withBuildOptions(o cloudprovider.BuildOptions) envOption {
+	return func(e *testEnv) { e.build = o }
+}
 
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
@@ -82,7 +86,10 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		e.sleeps = append(e.sleeps, d)
 		return ctx.Err()
 	}}
-	p, err := newProvider(context.Background(), cfg, specs, cloudprovider.BuildOptions{UserAgent: "test-agent"}, retry, e.clock.Now)
+	if e.build.UserAgent == "" {
+		e.build.UserAgent = "test-agent"
+	}
+	p, err := newProvider(context.Background(), cfg, specs, e.build, retry, e.clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +169,8 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnv: func(t *testing.T) *cloudprovidertest.Env {
-		e := newTestEnv(t, withFake(func(o *fakeapi.Options) {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+		e := newTestEnv(t, withBuildOptions(opts), withFake(func(o *fakeapi.Options) {
 			o.Busy = busy
 			if busy == fakeapi.BusyRefuse {
 				// The kit changes one pool several times in a row, as CA
@@ -213,8 +220,32 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 					t.Fatal(err)
 				}
 			},
+			Clock: e.clock,
+			// One node-pool list carries every pool's nodes.
+			Budget: &cloudprovidertest.RefreshBudget{Unchanged: 1},
+			// Every Refresh reads every node: a node launched behind the
+			// provider's back is a change like any other.
+			ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
+				n, err := e.fake.LaunchInstance(testClusterID, groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return listsInstance(ProviderIDPrefix + n.ID), "a node launched in the pool"
+			},
 		}
 	}})
+}
+
+// listsInstance recognises a group listing that holds providerID.
+func listsInstance(providerID string) func([]cloudprovider.Instance) bool {
+	return func(in []cloudprovider.Instance) bool {
+		for _, i := range in {
+			if i.Id == providerID {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // serveForKit serves a provider through the real gRPC server for the kit.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -89,6 +90,38 @@ func StartProcess(ctx context.Context, binary string, args, env []string, stderr
 	case <-ctx.Done():
 		p.Stop(time.Second)
 		return nil, ctx.Err()
+	}
+}
+
+// WaitReady waits (up to timeout) until the child reports a first snapshot
+// on /readyz.
+func (p *Process) WaitReady(ctx context.Context, timeout time.Duration) error {
+	readyz := strings.TrimSuffix(p.MetricsURL, "/metrics") + "/readyz"
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-p.done:
+			return fmt.Errorf("provider exited before its first snapshot: %v; stdout: %s", p.err, p.Stdout())
+		case <-deadline.C:
+			return fmt.Errorf("provider not ready (no first snapshot) within %s", timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
