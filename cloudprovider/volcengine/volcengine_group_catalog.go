@@ -261,6 +261,10 @@ func (r *catalogRead) due(rec groupRecord) bool {
 	if r.stale(rec.at) || rec.seq != seq {
 		return true
 	}
+	if rec.missing {
+		// Nothing to list: asked again at the bound.
+		return false
+	}
 	l, listed := r.m.listings[id]
 	return !listed || l.due(seq, r.now, r.m.maxStaleness)
 }
