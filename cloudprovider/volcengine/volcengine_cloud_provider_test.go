@@ -227,7 +227,8 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 			},
 			Clock: e.clock,
 			Budget: &cloudprovidertest.RefreshBudget{
-				// DescribeScalingGroups, one page up to 50 groups.
+				// One page of DescribeScalingGroups (in rotation beyond 50
+				// groups: groupCatalog).
 				Unchanged: 1,
 				// DescribeScalingInstances pages at volcapi.PageSize.
 				GroupPages: func(groupID string) int {

@@ -3,8 +3,9 @@
 //
 // Node groups are scaling groups, chosen with --nodes min:max:<scaling group id>
 // or discovered by tags with --node-group-auto-discovery=asg:tag=<key>[=<value>].
-// Every read is served from a snapshot taken at Refresh (one paged
-// DescribeScalingGroups plus one paged DescribeScalingInstances per group);
+// Every read is served from a snapshot taken at Refresh (DescribeScalingGroups,
+// one page in rotation when the list is long, and DescribeScalingInstances
+// for the groups that changed; see groupCatalog and groupListing);
 // mutations go through ModifyScalingGroup's desired number and RemoveInstances
 // and return as soon as the API accepts them.
 package volcengine

@@ -25,14 +25,21 @@ type groupListing struct {
 // younger than the staleness bound. Anything else lists the group, so a
 // change made in the cloud is served within the bound at the latest.
 func (l groupListing) stillGood(g volcapi.ScalingGroup, seq uint64, now time.Time, maxAge time.Duration) bool {
-	if l.desired != g.Desired || l.total != g.TotalInstances || l.lifecycle != g.LifecycleState ||
-		l.seq != seq || now.Sub(l.at) >= maxAge {
-		return false
+	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
+		!l.due(seq, now, maxAge)
+}
+
+// due reports whether the listing must be taken again whatever
+// DescribeScalingGroups says: we attempted a mutation since, it reached the
+// bound, or an instance was not in service.
+func (l groupListing) due(seq uint64, now time.Time, maxAge time.Duration) bool {
+	if l.seq != seq || now.Sub(l.at) >= maxAge {
+		return true
 	}
 	for _, in := range l.instances {
 		if in.Status != asStatusInService {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -18,6 +19,7 @@ import (
 // cloudAPI is the narrow set of Volcengine calls the manager makes.
 type cloudAPI interface {
 	ListScalingGroups(ctx context.Context, ids []string) ([]volcapi.ScalingGroup, error)
+	ScalingGroupsPage(ctx context.Context, page int) (volcapi.GroupPage, error)
 	ListScalingInstances(ctx context.Context, groupID string) ([]volcapi.ScalingInstance, error)
 	SetDesiredInstances(ctx context.Context, groupID string, desired int) error
 	RemoveInstances(ctx context.Context, groupID string, ids []string, decreaseDesired bool) (string, error)
@@ -158,12 +160,20 @@ type manager struct {
 	// listings is each group's last instance listing; only Refresh (under
 	// refreshGate) reads and writes it.
 	listings map[string]groupListing
+	// catalog is each group's last DescribeScalingGroups answer; only
+	// Refresh (under refreshGate) reads and writes it.
+	catalog groupCatalog
 	// maxStaleness is how old a reused listing may get (--max-staleness).
 	maxStaleness time.Duration
 	// notOurs are instances a lookup found in no managed group (a control
-	// plane, an unmanaged group): asking again costs nothing until some
-	// group's membership changes (a fresh listing clears it). Guarded by mu.
-	notOurs   map[string]bool
+	// plane, an unmanaged group), with when CA last asked about each. Asking
+	// again costs nothing: a later refresh that finds one in a group serves
+	// it from the snapshot (it is asked for the snapshot first), and a
+	// lookup refresh reuses listings by the same rules as that refresh, so
+	// it could not find more. An entry goes when its instance appears in
+	// the snapshot or CA has not asked about it for the staleness bound.
+	// Guarded by mu (the map; the times are atomic).
+	notOurs   map[string]*atomic.Int64
 	specWatch cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
@@ -205,7 +215,7 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		templates:    map[string]*templateEntry{},
 		guards:       map[string]*cloudprovider.MutationGuard{},
 		listings:     map[string]groupListing{},
-		notOurs:      map[string]bool{},
+		notOurs:      map[string]*atomic.Int64{},
 		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
 }
@@ -245,15 +255,32 @@ func (m *manager) groupList() []*groupState {
 // since the last change of membership.
 func (m *manager) isNotOurs(id string) bool {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.notOurs[id]
+	asked := m.notOurs[id]
+	m.mu.RUnlock()
+	if asked == nil {
+		return false
+	}
+	asked.Store(m.now().UnixNano())
+	return true
 }
 
 // markNotOurs remembers that a lookup found id in no managed group.
 func (m *manager) markNotOurs(id string) {
+	asked := &atomic.Int64{}
+	asked.Store(m.now().UnixNano())
 	m.mu.Lock()
-	m.notOurs[id] = true
+	m.notOurs[id] = asked
 	m.mu.Unlock()
+}
+
+// forgetNotOursLocked drops the entries of instances the snapshot now holds and of
+// those CA stopped asking about. Called with mu held.
+func (m *manager) forgetNotOursLocked(now time.Time) {
+	for id, asked := range m.notOurs {
+		if _, known := m.byInstance[id]; known || now.Sub(time.Unix(0, asked.Load())) >= m.maxStaleness {
+			delete(m.notOurs, id)
+		}
+	}
 }
 
 // groupForInstance maps an ECS instance id to its group.
@@ -360,8 +387,9 @@ func (m *manager) markRemoved(ids []string) {
 	}
 }
 
-// Refresh takes a new snapshot: one paged DescribeScalingGroups for all
-// groups, one paged DescribeScalingInstances per managed group, plus (only
+// Refresh takes a new snapshot: group descriptions (groupCatalog: one page
+// of DescribeScalingGroups in rotation, more only where needed), instance
+// listings of the groups that need one (groupListing.stillGood), plus (only
 // when something changed or failed) activity and template look-ups. On error
 // the previous snapshot stays.
 func (m *manager) Refresh(ctx context.Context) error {
@@ -371,11 +399,16 @@ func (m *manager) Refresh(ctx context.Context) error {
 // lookupRefresh is the lookup for instances missing from the snapshot: a
 // refresh, unless one is running already (the shared RefreshGate rule).
 func (m *manager) lookupRefresh(ctx context.Context) error {
-	return m.refreshGate.RunUnlessBusy(ctx, m.refreshLocked)
+	return m.refreshGate.RunUnlessBusy(ctx, func(ctx context.Context) error { return m.refreshWith(ctx, true) })
 }
 
 // refreshLocked is Refresh; callers hold refreshGate.
-func (m *manager) refreshLocked(ctx context.Context) error {
+func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWith(ctx, false) }
+
+// refreshWith is a refresh; wholeList reads the whole group list, as a
+// lookup for unknown instances must: the instance's group may be on a page
+// the rotation would not read this time. Callers hold refreshGate.
+func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	start := m.now()
 
 	m.mu.RLock()
@@ -385,15 +418,9 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	}
 	m.mu.RUnlock()
 
-	var ids []string
-	if len(m.selectors) == 0 {
-		for _, s := range m.static {
-			ids = append(ids, s.Name)
-		}
-	}
-	all, err := m.api.ListScalingGroups(ctx, ids)
+	all, err := m.readGroups(ctx, start, wholeList)
 	if err != nil {
-		return fmt.Errorf("refresh: list scaling groups: %w", err)
+		return fmt.Errorf("refresh: %w", err)
 	}
 	picked, resolved := selectGroups(all, m.static, m.selectors)
 	if err := m.specWatch.Check(resolved); err != nil {
@@ -463,6 +490,10 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 		}
 	}
 	m.groups, m.order, m.byInstance = next, order, byInstance
+	m.forgetNotOursLocked(start)
+	if !wholeList {
+		m.catalog.lastTook = m.now().Sub(start)
+	}
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(start))
 	return nil
 }
@@ -511,11 +542,6 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now 
 		listings[p.cloud.ID] = l
 	}
 	m.listings = listings
-	if slices.Contains(fresh, true) {
-		m.mu.Lock()
-		clear(m.notOurs)
-		m.mu.Unlock()
-	}
 	return out, nil
 }
 

@@ -36,8 +36,8 @@ const (
 	// reference, DescribeScalingGroups and DescribeScalingConfigurations,
 	// request parameters: N is 1 to 10).
 	MaxFilterIDs = 10
-	// maxPages stops a list whose TotalCount never converges.
-	maxPages = 200
+	// MaxPages stops a list whose TotalCount never converges.
+	MaxPages = 200
 )
 
 // NoDesiredNumber is the DesireInstanceNumber of a group created without one.
@@ -152,26 +152,57 @@ func batches(ids []string, n int) [][]string {
 
 func (c *Client) listScalingGroups(ctx context.Context, ids []string) ([]ScalingGroup, error) {
 	var out []ScalingGroup
-	for page := 1; page <= maxPages; page++ {
-		in := &autoscaling.DescribeScalingGroupsInput{PageNumber: int32Ptr(page), PageSize: int32Ptr(PageSize)}
-		if len(ids) > 0 {
-			in.ScalingGroupIds = strs(ids)
-		}
-		resp, err := c.as.DescribeScalingGroupsWithContext(ctx, in)
+	for page := 1; page <= MaxPages; page++ {
+		got, err := c.scalingGroupsPage(ctx, ids, page)
 		if err != nil {
-			return nil, c.fail(ctx, ActionDescribeScalingGroups, err)
+			return nil, err
 		}
-		for _, g := range resp.ScalingGroups {
-			if g == nil || str(g.ScalingGroupId) == "" {
-				continue
-			}
-			out = append(out, convertGroup(g))
-		}
-		if lastPage(len(resp.ScalingGroups), page*PageSize, i32(resp.TotalCount)) {
+		out = append(out, got.Groups...)
+		if got.Last {
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingGroups, maxPages)
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingGroups, MaxPages)
+}
+
+// GroupPage is one page of the unfiltered group list.
+type GroupPage struct {
+	Groups []ScalingGroup
+	// TotalCount is the number of groups the API reports in the whole list.
+	TotalCount int
+	// Last is set when no page follows (a short page, or TotalCount reached).
+	Last bool
+}
+
+// ScalingGroupsPage reads page number page (from 1) of the unfiltered group
+// list, PageSize groups to a page, so a caller can read a long list a page
+// at a time. Pages shift when groups are created or deleted between reads.
+func (c *Client) ScalingGroupsPage(ctx context.Context, page int) (GroupPage, error) {
+	if page < 1 || page > MaxPages {
+		return GroupPage{}, fmt.Errorf("volcengine %s: page %d, want 1 to %d", ActionDescribeScalingGroups, page, MaxPages)
+	}
+	return c.scalingGroupsPage(ctx, nil, page)
+}
+
+func (c *Client) scalingGroupsPage(ctx context.Context, ids []string, page int) (GroupPage, error) {
+	in := &autoscaling.DescribeScalingGroupsInput{PageNumber: int32Ptr(page), PageSize: int32Ptr(PageSize)}
+	if len(ids) > 0 {
+		in.ScalingGroupIds = strs(ids)
+	}
+	resp, err := c.as.DescribeScalingGroupsWithContext(ctx, in)
+	if err != nil {
+		return GroupPage{}, c.fail(ctx, ActionDescribeScalingGroups, err)
+	}
+	var out GroupPage
+	for _, g := range resp.ScalingGroups {
+		if g == nil || str(g.ScalingGroupId) == "" {
+			continue
+		}
+		out.Groups = append(out.Groups, convertGroup(g))
+	}
+	out.TotalCount = i32(resp.TotalCount)
+	out.Last = lastPage(len(resp.ScalingGroups), page*PageSize, out.TotalCount)
+	return out, nil
 }
 
 // lastPage decides when paging stops: a short page always ends it (a wrong
@@ -221,7 +252,7 @@ func convertGroup(g *autoscaling.ScalingGroupForDescribeScalingGroupsOutput) Sca
 func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]ScalingInstance, error) {
 	var out []ScalingInstance
 	seen := map[string]bool{}
-	for page := 1; page <= maxPages; page++ {
+	for page := 1; page <= MaxPages; page++ {
 		resp, err := c.as.DescribeScalingInstancesWithContext(ctx, &autoscaling.DescribeScalingInstancesInput{
 			ScalingGroupId: sp(groupID),
 			PageNumber:     int32Ptr(page),
@@ -254,7 +285,7 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingInstances, maxPages)
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingInstances, MaxPages)
 }
 
 // SetDesiredInstances sets the group's DesireInstanceNumber. The service then
@@ -316,7 +347,7 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 
 func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([]ScalingConfiguration, error) {
 	var out []ScalingConfiguration
-	for page := 1; page <= maxPages; page++ {
+	for page := 1; page <= MaxPages; page++ {
 		resp, err := c.as.DescribeScalingConfigurationsWithContext(ctx, &autoscaling.DescribeScalingConfigurationsInput{
 			ScalingConfigurationIds: strs(ids),
 			PageNumber:              int32Ptr(page),
@@ -346,7 +377,7 @@ func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingConfigurations, maxPages)
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingConfigurations, MaxPages)
 }
 
 // ActivitiesSince returns the group's scaling activities created at or after
@@ -356,7 +387,7 @@ func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([
 // them) out of the answer.
 func (c *Client) ActivitiesSince(ctx context.Context, groupID string, since time.Time) ([]Activity, error) {
 	var out []Activity
-	for page := 1; page <= maxPages; page++ {
+	for page := 1; page <= MaxPages; page++ {
 		resp, err := c.as.DescribeScalingActivitiesWithContext(ctx, &autoscaling.DescribeScalingActivitiesInput{
 			ScalingGroupId: sp(groupID),
 			PageNumber:     int32Ptr(page),
@@ -380,7 +411,7 @@ func (c *Client) ActivitiesSince(ctx context.Context, groupID string, since time
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingActivities, maxPages)
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeScalingActivities, MaxPages)
 }
 
 func convertActivity(a *autoscaling.ScalingActivityForDescribeScalingActivitiesOutput) Activity {

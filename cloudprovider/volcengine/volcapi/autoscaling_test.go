@@ -172,3 +172,41 @@ func TestActivitiesSinceAllPagesEitherOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestScalingGroupsPage: one page of the unfiltered list, with the list's
+// TotalCount and whether it is the last; a page out of range is refused
+// without a call.
+func TestScalingGroupsPage(t *testing.T) {
+	env := newTestEnv(t)
+	for i := 1; i <= PageSize+7; i++ {
+		env.fake.AddGroup(fakeapi.Group{ID: fmt.Sprintf("scg-%04d", i), Min: 0, Max: 10, Desired: 0})
+	}
+	tests := []struct {
+		page     int
+		want     int
+		wantLast bool
+		first    string
+	}{
+		{page: 1, want: PageSize, first: "scg-0001"},
+		{page: 2, want: 7, wantLast: true, first: fmt.Sprintf("scg-%04d", PageSize+1)},
+	}
+	for _, tc := range tests {
+		got, err := env.client.ScalingGroupsPage(ctx5s(t), tc.page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Groups) != tc.want || got.Last != tc.wantLast || got.TotalCount != PageSize+7 || got.Groups[0].ID != tc.first {
+			t.Fatalf("page %d: %d groups from %s, last %v, TotalCount %d; want %d from %s, last %v, TotalCount %d",
+				tc.page, len(got.Groups), got.Groups[0].ID, got.Last, got.TotalCount, tc.want, tc.first, tc.wantLast, PageSize+7)
+		}
+	}
+	env.fake.ResetRequests()
+	for _, bad := range []int{0, MaxPages + 1} {
+		if _, err := env.client.ScalingGroupsPage(ctx5s(t), bad); err == nil {
+			t.Fatalf("page %d accepted", bad)
+		}
+	}
+	if n := env.fake.RequestCount(); n != 0 {
+		t.Fatalf("%d calls for pages out of range, want 0", n)
+	}
+}

@@ -39,8 +39,8 @@ func (c *Client) ListInstanceTypes(ctx context.Context, ids []string) ([]Instanc
 		end := min(start+maxInstanceTypeIDs, len(ids))
 		var token string
 		for page := 1; ; page++ {
-			if page > maxPages {
-				return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeInstanceTypes, maxPages)
+			if page > MaxPages {
+				return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeInstanceTypes, MaxPages)
 			}
 			in := &ecs.DescribeInstanceTypesInput{InstanceTypeIds: strs(ids[start:end]), MaxResults: int32Ptr(maxInstanceTypeIDs)}
 			if token != "" {
@@ -90,7 +90,7 @@ func (c *Client) ListImages(ctx context.Context, ids []string) ([]Image, error) 
 	}
 	var out []Image
 	var token string
-	for page := 1; page <= maxPages; page++ {
+	for page := 1; page <= MaxPages; page++ {
 		in := &ecs.DescribeImagesInput{ImageIds: strs(ids), MaxResults: int32Ptr(PageSize)}
 		if token != "" {
 			in.NextToken = sp(token)
@@ -110,7 +110,7 @@ func (c *Client) ListImages(ctx context.Context, ids []string) ([]Image, error) 
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeImages, maxPages)
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeImages, MaxPages)
 }
 
 // ListSubnets fetches subnets by id, all pages.
@@ -119,7 +119,7 @@ func (c *Client) ListSubnets(ctx context.Context, ids []string) ([]Subnet, error
 		return nil, nil
 	}
 	var out []Subnet
-	for page := 1; page <= maxPages; page++ {
+	for page := 1; page <= MaxPages; page++ {
 		size := int64(PageSize)
 		pn := int64(page)
 		resp, err := c.vpc.DescribeSubnetsWithContext(ctx, &vpc.DescribeSubnetsInput{SubnetIds: strs(ids), PageNumber: &pn, PageSize: &size})
@@ -140,5 +140,5 @@ func (c *Client) ListSubnets(ctx context.Context, ids []string) ([]Subnet, error
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeSubnets, maxPages)
+	return nil, fmt.Errorf("volcengine %s: more than %d pages", ActionDescribeSubnets, MaxPages)
 }

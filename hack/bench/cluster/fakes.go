@@ -116,12 +116,13 @@ func startVolcengine(f *Fake) error {
 	fake.AddImage(volcfake.Image{ID: "image-bench-linux", Architecture: "x86_64", OSType: "Linux"})
 	fake.AddInstanceType(volcfake.InstanceType{ID: "ecs.g3i.xlarge", Family: "ecs.g3i", CPUs: 4, MemoryMiB: 16384})
 	var ids []string
+	maxSize, sizes := volcSizes(o)
 	for i := 0; i < o.Groups; i++ {
 		id := "scg-" + groupName(i)
 		cfg := "scc-" + groupName(i)
 		fake.AddConfiguration(volcfake.Configuration{ID: cfg, GroupID: id, InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-bench-linux"})
 		fake.AddGroup(volcfake.Group{
-			ID: id, Name: groupName(i), Min: o.MinPerGroup, Max: o.MaxPerGroup, Desired: o.share(i),
+			ID: id, Name: groupName(i), Min: o.MinPerGroup, Max: maxSize, Desired: sizes[i],
 			ActiveConfigID: cfg, SubnetIDs: []string{"subnet-bench-a"},
 			Tags: map[string]string{volcTagKey: "true"},
 		})
@@ -166,6 +167,37 @@ func startVolcengine(f *Fake) error {
 		return volcengine.ProviderIDPrefix + id, err
 	}
 	return nil
+}
+
+// volcMaxGroupSize is the most instances a scaling group may hold (BytePlus
+// Auto Scaling API reference, CreateScalingGroup and ModifyScalingGroup:
+// MaxInstanceNumber 0 to 100); the fake refuses a ModifyScalingGroup of a
+// group whose max is above it.
+const volcMaxGroupSize = 100
+
+// volcSizes returns the groups' max and each group's starting size for
+// Volcengine. The max is capped at the documented 100, so that the
+// benchmark's scale-up of the first group (its groups in id order) is
+// accepted, and that group starts one below the cap when its share would
+// fill it, its spare instances going to the other groups round robin, so
+// the cluster still holds N nodes. Groups above the cap (N / G > 100, which
+// a real account could not hold) are seeded as they are: the fake accepts
+// them, and only the first group is ever scaled.
+func volcSizes(o Options) (maxSize int, sizes []int) {
+	maxSize = min(o.MaxPerGroup, volcMaxGroupSize)
+	sizes = make([]int, o.Groups)
+	for i := range sizes {
+		sizes[i] = o.share(i)
+	}
+	if o.Groups < 2 || sizes[0] < maxSize {
+		return maxSize, sizes
+	}
+	spare := sizes[0] - (maxSize - 1)
+	sizes[0] = maxSize - 1
+	for i := 0; spare > 0; i, spare = i+1, spare-1 {
+		sizes[1+i%(o.Groups-1)]++
+	}
+	return maxSize, sizes
 }
 
 func startExoscale(f *Fake) error {
