@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.loops, "loops", 3, "measured CA loops per configuration (after one warm-up loop)")
 	fs.IntVar(&o.unmanaged, "unmanaged", 3, "nodes in no group (control plane), asked repeatedly every loop")
 	fs.StringVar(&o.out, "out", "", "also write the markdown report to this file")
-	fs.DurationVar(&o.window, "window", 70*time.Second, "keep looping each row until this long after the first measured loop, for the mean over a window that includes the --max-staleness re-reads (0: off)")
+	fs.DurationVar(&o.window, "window", 0, "keep looping each row until this long after the first measured loop, for the mean over a window that includes the --max-staleness re-reads (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
