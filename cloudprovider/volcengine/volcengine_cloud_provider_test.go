@@ -240,7 +240,10 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 			// this change shows at once; TestGroupsAreListedAgainWithinTheBound
 			// covers the bound itself.
 			ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
-				id, err := e.fake.LaunchInstance(groupID)
+				// The health check's swap keeps desired and total: only a
+				// new listing of the group shows it, which the provider
+				// skips until the listing reaches the bound.
+				id, err := e.fake.ReplaceInstance(groupID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -251,7 +254,7 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 						}
 					}
 					return false
-				}, "an instance launched in the group"
+				}, "an instance replaced by the health check at unchanged totals"
 			},
 		}
 	}})

@@ -281,8 +281,11 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	for _, id := range todo {
 		if err := g.m.client.DeleteNode(ctx, g.m.clusterID, g.id, id); err != nil {
 			if errors.Is(err, cloudprovider.ErrNotFound) {
-				// Gone already: report it as deleting until a list drops it,
-				// but leave the target to the next Refresh.
+				// Gone already (often our own retry after a lost answer):
+				// report it as deleting until a list drops it. The target is
+				// unknown now; guard.Record makes the next mutation re-read
+				// the pool first (a NotFound answer), so a later delete is
+				// not checked against a target one too high.
 				g.mu.Lock()
 				g.deleting[id] = g.m.now()
 				g.mu.Unlock()

@@ -577,3 +577,25 @@ func (s *Server) LaunchInstance(groupID string) (string, error) {
 	g.Desired = max(g.Desired, live+1)
 	return inst.ID, nil
 }
+
+// ReplaceInstance swaps one InService instance of a group for a new InService
+// one in a single step, as the service's health check does when an instance
+// fails and its replacement is up before the client looks again. The group's
+// desired, total and lifecycle state stay the same, so DescribeScalingGroups
+// does not reveal it: only a new instance listing does. It returns the new
+// instance's id.
+func (s *Server) ReplaceInstance(groupID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.groups[groupID]; !ok {
+		return "", fmt.Errorf("fakeapi: no scaling group %q", groupID)
+	}
+	s.advanceLocked()
+	for _, old := range s.instancesOfLocked(groupID) {
+		if old.Status == StatusInService {
+			delete(s.instances, old.ID)
+			return s.newInstanceLocked(groupID, StatusInService).ID, nil
+		}
+	}
+	return "", fmt.Errorf("fakeapi: scaling group %q has no InService instance to replace", groupID)
+}
