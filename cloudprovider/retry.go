@@ -3,6 +3,7 @@ package cloudprovider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -90,6 +91,12 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.Base.RoundTrip(req)
 	}
 	backoff := t.Opts.BaseBackoff
+	// uncertain is set once an attempt of a mutating request failed in a
+	// way that leaves open whether the cloud carried it out (no answer, or
+	// a 5xx): a refusal of a later attempt then says nothing about the
+	// first (a pool refusing a resize as busy because the first attempt
+	// already resized it), so it must not reach the caller as a refusal.
+	uncertain := false
 	for attempt := 1; ; attempt++ {
 		try := req
 		if attempt > 1 {
@@ -104,7 +111,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.Base.RoundTrip(try)
 		if attempt >= t.Opts.MaxAttempts || ctx.Err() != nil {
-			return resp, err
+			return afterUncertain(req, resp, err, uncertain)
 		}
 		var wait time.Duration
 		switch {
@@ -123,20 +130,23 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			wait = RetryAfter(resp.Header, backoff)
 		default:
-			return resp, nil
+			return afterUncertain(req, resp, nil, uncertain)
 		}
 		if wait > t.Opts.MaxBackoff && resp != nil && resp.StatusCode != http.StatusTooManyRequests {
 			wait = t.Opts.MaxBackoff
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= wait {
 			// Waiting would outlive the caller; give it the answer we have.
-			return resp, err
+			return afterUncertain(req, resp, err, uncertain)
 		} else if !ok && wait > maxUnboundedWait {
 			return resp, err
 		}
+		if req.Method != http.MethodGet && req.Method != http.MethodHead &&
+			(err != nil || resp.StatusCode != http.StatusTooManyRequests) {
+			uncertain = true
+		}
 		if resp != nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
+			drain(resp)
 		}
 		if serr := t.Opts.Sleep(ctx, wait); serr != nil {
 			return nil, serr
@@ -146,6 +156,30 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			backoff = t.Opts.MaxBackoff
 		}
 	}
+}
+
+// drain reads a little of resp's body and closes it, so its connection can
+// be reused.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// afterUncertain returns the last attempt's answer, except that a 4xx
+// refusal following an attempt the cloud may have carried out becomes an
+// error without an APIError, so OutcomeUnknown holds for it and the
+// mutation guard re-reads and quarantines the group. A 404 stays: the thing
+// is gone, most likely by the earlier attempt, and a mutation answered
+// NotFound already makes the next one re-read (MutationGuard.Record).
+func afterUncertain(req *http.Request, resp *http.Response, err error, uncertain bool) (*http.Response, error) {
+	if !uncertain || err != nil || resp == nil || resp.StatusCode < 400 || resp.StatusCode >= 500 ||
+		resp.StatusCode == http.StatusNotFound {
+		return resp, err
+	}
+	status := resp.StatusCode
+	drain(resp)
+	return nil, fmt.Errorf("%s %s: a retry was answered %d after an earlier attempt the cloud may have carried out: outcome unknown: %w",
+		req.Method, req.URL.Path, status, ErrUnavailable)
 }
 
 // RetryAfter reads a Retry-After header given in seconds (or as an HTTP date),

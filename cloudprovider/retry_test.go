@@ -124,3 +124,52 @@ func TestRetryTransportKeepsALocalRefusal(t *testing.T) {
 		t.Fatalf("%d attempts and %d backoff sleeps, want 1 and 0", attempts, slept)
 	}
 }
+
+// A refusal that follows an attempt the cloud may have carried out (a 5xx)
+// is not a refusal of the request: the first attempt may have landed and be
+// why the retry is refused (a pool busy resizing). It reaches the caller as
+// an outcome-unknown error. A 429 before it leaves the outcome known; a 404
+// (gone, most likely by the first attempt) and reads keep their answer.
+func TestRetryTransportRefusalAfterUncertainAttempt(t *testing.T) {
+	cases := []struct {
+		name, method string
+		statuses     []int
+		unknown      bool
+		want         int
+	}{
+		{name: "PATCH 502 then 400", method: "PATCH", statuses: []int{502, 400}, unknown: true},
+		{name: "DELETE 503 then 409", method: "DELETE", statuses: []int{503, 409}, unknown: true},
+		{name: "PATCH 502 then 429 until the attempts run out", method: "PATCH", statuses: []int{502, 429, 429, 429}, unknown: true},
+		{name: "PATCH 429 then 400", method: "PATCH", statuses: []int{429, 400}, want: 400},
+		{name: "DELETE 502 then 404", method: "DELETE", statuses: []int{502, 404}, want: 404},
+		{name: "GET 502 then 400", method: "GET", statuses: []int{502, 400}, want: 400},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := scripted(t, nil, tc.statuses...)
+			rt := NewRetryTransport(http.DefaultTransport, RetryOptions{
+				RetryServerErrors: func(*http.Request) bool { return true },
+				Sleep:             func(context.Context, time.Duration) error { return nil },
+			})
+			req, _ := http.NewRequest(tc.method, srv.URL, strings.NewReader("payload"))
+			resp, err := (&http.Client{Transport: rt}).Do(req)
+			if tc.unknown {
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("answered %d, want an outcome-unknown error", resp.StatusCode)
+				}
+				if !OutcomeUnknown(err) || !errors.Is(err, ErrUnavailable) {
+					t.Fatalf("error %v: OutcomeUnknown %v, want true and ErrUnavailable", err, OutcomeUnknown(err))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
