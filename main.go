@@ -22,7 +22,6 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
 )
@@ -85,7 +84,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.maxStaleness, "max-staleness", cloudprovider.DefaultMaxStaleness, "oldest data the server may serve: a refresh that finds nothing changed in the cloud's group list reuses earlier detailed reads (instance listings) only while they are younger than this; 10s to 1h")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow plaintext gRPC on a non-loopback TCP address")
 	fs.BoolVar(&cfg.simulate, "simulate", false, "serve the provider against an embedded fake of its cloud seeded with a demo cluster (no account needed)")
-	fs.BoolVar(&cfg.checkConfig, "check-config", false, "validate flags and provider configuration without contacting the cloud, then exit; with --simulate, start the simulated cloud and read its node groups once")
+	fs.BoolVar(&cfg.checkConfig, "check-config", false, "validate flags and provider configuration without contacting the cloud, then exit (the preflight command checks them against the cloud); with --simulate, start the simulated cloud and read its node groups once")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight RPCs")
 	fs.StringVar(&cfg.priceSheetPath, "price-sheet", "", "file of hourly prices per instance type (see docs/pricing.md); enables NodePrice/PodPrice on Volcengine and Exoscale and replaces Vultr's API prices")
@@ -99,21 +98,20 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 
 // parseFlags parses args quietly: the flag package would print the whole
 // usage after any mistake, burying the one line that matters. --help still
-// prints the full usage.
+// prints the full usage (fs.Usage).
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	fs.SetOutput(stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintf(stderr, "Usage of %s:\n", fs.Name())
-		fs.PrintDefaults()
+		fs.Usage()
 		return 0, false
 	case err != nil:
 		fmt.Fprintf(stderr, "error: %s (see --help)\n", err)
 		return 2, false
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "error: unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		fmt.Fprintf(stderr, "error: unexpected arguments: %s (commands come first: see --help)\n", strings.Join(fs.Args(), " "))
 		return 2, false
 	}
 	return 0, true
@@ -223,16 +221,17 @@ func providerError(provider string, err error) error {
 
 // run is main without the exit, so tests can drive it. Errors are one line on
 // stderr; the exit code is 2 for bad flags and configuration, 1 at run time.
-// "inspect" as the first argument runs the client subcommand instead.
+// A command as the first argument (inspect, probe, preflight, help) runs it
+// instead of the server.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == inspect.Command {
-		return inspect.Main(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == inspect.ProbeCommand {
-		return inspect.ProbeMain(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		if cmd, ok := commandByName(args[0]); ok {
+			return cmd.main(ctx, args[1:], stdout, stderr)
+		}
 	}
 	var cfg config
 	fs := newFlagSet(&cfg, stderr)
+	fs.Usage = func() { printServerUsage(fs.Output()) }
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}

@@ -82,6 +82,15 @@ type Registration struct {
 	// RateLimit is the default client-side budget, from the cloud's documented
 	// limits (see docs/flags.md); --cloud-api-rate-limit overrides it.
 	RateLimit RateLimit
+	// Location, when set, returns the zone or region the configuration
+	// names, what the cloud calls it ("zone", "region"), and the cloud's
+	// published list of them as its SDK carries it, so preflight warns
+	// about a misspelt one without a call. Optional.
+	Location func(opts BuildOptions) (name, kind string, published []string)
+	// OptionalOperations are read operations, as the provider's
+	// OperationFunc names them, whose refusal only costs a template detail:
+	// preflight warns about them instead of failing. Optional.
+	OptionalOperations []string
 }
 
 var (

@@ -24,6 +24,7 @@ func init() {
 			return err
 		},
 		RateLimit: DefaultRateLimit,
+		Location:  zoneLocation,
 	})
 }
 

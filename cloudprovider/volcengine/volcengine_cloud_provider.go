@@ -22,6 +22,12 @@ func init() {
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
 		RateLimit:   DefaultRateLimit,
+		// Subnet zones and image architectures only refine a template (see
+		// volcengine_template.go); the SDK carries no region list.
+		OptionalOperations: []string{
+			"GET /?Action=" + volcapi.ActionDescribeSubnets,
+			"GET /?Action=" + volcapi.ActionDescribeImages,
+		},
 	})
 }
 

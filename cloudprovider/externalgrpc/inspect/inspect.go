@@ -18,6 +18,9 @@ import (
 // Command is the subcommand's name on the binary's command line.
 const Command = "inspect"
 
+// Summary is the one line the binary's --help shows for the subcommand.
+const Summary = "connect like the Cluster Autoscaler and print what it would see; --scale-up and --delete rehearse changes"
+
 type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
@@ -50,6 +53,31 @@ func NewFlagSet(f *Flags, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&f.ScaleUp, "scale-up", "send NodeGroupIncreaseSize: <group id>=<delta>; repeatable (changes the cloud)")
 	fs.Var(&f.Delete, "delete", "send NodeGroupDeleteNodes for the node with this providerID, its group found by NodeGroupForNode; repeatable (changes the cloud)")
 	fs.BoolVar(&f.Refresh, "refresh", true, "send Refresh first (and again after mutations), as CA does before every loop; it changes nothing in the cloud")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: cluster-autoscaler-provider inspect [flags]
+
+Connects to a provider server like the Cluster Autoscaler does and prints what
+CA would see. Read-only unless --scale-up or --delete is given.
+
+Exit codes: 0 the server gave a consistent view (and accepted every change);
+1 it could not (unreachable, Refresh failed or not ready: the last good
+snapshot is still printed, with the server's reason) or it refused a change;
+2 bad flags.
+
+Examples:
+  # What CA sees from the server on the default address
+  cluster-autoscaler-provider inspect
+
+  # Connect exactly as CA does, with its cloud-config file (TLS included)
+  cluster-autoscaler-provider inspect --cloud-config /etc/ca/cloud-config.yaml
+
+  # Rehearse a scale-up of one group, as JSON for a script
+  cluster-autoscaler-provider inspect --scale-up <group id>=1 -o json
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
@@ -122,10 +150,6 @@ func (f *Flags) connection(fs *flag.FlagSet) (Connection, error) {
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f Flags
 	fs := NewFlagSet(&f, stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: cluster-autoscaler-provider inspect [flags]\n\nConnects to a provider server like the Cluster Autoscaler does and prints what CA would see.\nRead-only unless --scale-up or --delete is given.\n\n")
-		fs.PrintDefaults()
-	}
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}

@@ -14,12 +14,36 @@ import (
 // ProbeCommand is the name of the health-probe subcommand.
 const ProbeCommand = "probe"
 
+// ProbeSummary is the one line the binary's --help shows for the probe.
+const ProbeSummary = "ask the server's gRPC health service whether it is SERVING (a Kubernetes exec probe)"
+
 // NewProbeFlagSet declares the probe's flags (how to reach the server, as for
 // inspect) into f; docs/flags.md is generated from it.
 func NewProbeFlagSet(f *Flags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(ProbeCommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addConnectionFlags(fs, f)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: cluster-autoscaler-provider probe [flags]
+
+Asks the server's gRPC health service whether the CloudProvider service is
+SERVING, over the same address and TLS settings CA uses: a Kubernetes exec
+probe for a loopback sidecar or an mTLS listener, which the kubelet's own gRPC
+probe cannot reach.
+
+Exit codes: 0 serving; 1 not serving or unreachable; 2 bad flags.
+
+Examples:
+  # Readiness probe of a sidecar on the default loopback address
+  cluster-autoscaler-provider probe
+
+  # The same over mTLS, with CA's cloud-config file
+  cluster-autoscaler-provider probe --cloud-config /etc/ca/cloud-config.yaml
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	return fs
 }
 

@@ -1,0 +1,27 @@
+package exoscale
+
+import (
+	"os"
+	"strings"
+
+	v3 "github.com/exoscale/egoscale/v3"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// publishedZones are the zones egoscale v3 names (its ZoneName constants):
+// the list preflight checks EXOSCALE_ZONE against without a call. A zone
+// the SDK does not know yet only gets a warning.
+var publishedZones = []v3.ZoneName{
+	v3.ZoneNameCHGva2, v3.ZoneNameCHDk2, v3.ZoneNameDEFra1, v3.ZoneNameDEMuc1,
+	v3.ZoneNameATVie1, v3.ZoneNameATVie2, v3.ZoneNameBGSof1, v3.ZoneNameHrZag1,
+}
+
+// zoneLocation is the registration's Location: EXOSCALE_ZONE as read from
+// the environment, and the published zones.
+func zoneLocation(cloudprovider.BuildOptions) (name, kind string, published []string) {
+	for _, z := range publishedZones {
+		published = append(published, string(z))
+	}
+	return strings.TrimSpace(os.Getenv(EnvZone)), "zone", published
+}

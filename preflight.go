@@ -1,0 +1,401 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// PreflightCommand is the subcommand that checks the configuration against
+// the real cloud with read calls only, before the server is deployed.
+const PreflightCommand = "preflight"
+
+// preflightTimeout bounds the whole check: the cloud client's own retries
+// and request lifetime decide how long one call may take, this only makes
+// sure a stuck cloud cannot keep an operator waiting forever.
+const preflightTimeout = 3 * time.Minute
+
+// preflightMain runs "preflight" with the server's own flags and environment.
+// It builds the provider, takes one snapshot (authentication, group listing,
+// --nodes and discovery resolution), then reads each group's instances,
+// template and price, and prints one summary. Exit codes are the server's:
+// 2 for bad configuration, 1 when the cloud cannot be read, 0 otherwise.
+func preflightMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var cfg config
+	fs := newFlagSet(&cfg, stderr)
+	fs.Init(PreflightCommand, flag.ContinueOnError)
+	fs.Usage = func() { printCommandUsage(fs.Output(), PreflightCommand, fs) }
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	reg, _, err := cfg.validate()
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	report, code := preflight(ctx, &cfg, reg)
+	report.write(stdout, stderr)
+	return code
+}
+
+// preflightReport is what preflight found, printed at the end.
+type preflightReport struct {
+	provider string
+	simulate bool
+	groups   []preflightGroup
+	specs    []string
+	calls    *callRecorder
+	warnings []string
+	// problem is the one-line cause of a failed check ("" when it passed).
+	problem string
+}
+
+type preflightGroup struct {
+	id, debug              string
+	min, max, target       int
+	instances              map[cloudprovider.InstanceState]int
+	template, price, notes string
+}
+
+// preflight runs the checks; the report is printed whatever the outcome.
+func preflight(ctx context.Context, cfg *config, reg cloudprovider.Registration) (*preflightReport, int) {
+	r := &preflightReport{provider: cfg.provider, simulate: cfg.simulate, calls: &callRecorder{}}
+	opts := cfg.buildOptions(nil)
+	opts.InstrumentTransport = r.calls.wrap
+	if reg.Location != nil {
+		if name, kind, published := reg.Location(opts); name != "" && len(published) > 0 && !slices.Contains(published, name) {
+			r.warnings = append(r.warnings, fmt.Sprintf("%s %q is not in %s's published list (%s): check the spelling", kind, name, cfg.provider, strings.Join(published, ", ")))
+		}
+	}
+
+	var p cloudprovider.CloudProvider
+	if cfg.simulate {
+		sim, err := reg.Simulate(ctx, opts)
+		if err != nil {
+			return r.fail(2, providerError(cfg.provider, err))
+		}
+		defer sim.Close()
+		p = sim.Provider
+	} else {
+		built, err := reg.Build(ctx, opts)
+		if err != nil {
+			// Builders never contact the cloud: this is the configuration.
+			return r.fail(2, providerError(cfg.provider, err))
+		}
+		p = built
+	}
+	defer func() { _ = p.Cleanup(context.WithoutCancel(ctx)) }()
+
+	if err := p.Refresh(ctx); err != nil {
+		return r.fail(preflightCode(err), r.cause(err))
+	}
+	groups, err := p.NodeGroups(ctx)
+	if err != nil {
+		return r.fail(1, r.cause(err))
+	}
+	pricing, pricingErr := p.Pricing(ctx)
+	for _, g := range groups {
+		r.groups = append(r.groups, checkGroup(ctx, g, pricing, pricingErr))
+	}
+	sort.Slice(r.groups, func(i, j int) bool { return r.groups[i].id < r.groups[j].id })
+	r.specs = resolveSpecsForReport(cfg, r.groups)
+	for _, c := range r.calls.refused() {
+		if slices.Contains(reg.OptionalOperations, c.operation) {
+			r.warnings = append(r.warnings, fmt.Sprintf("the cloud refused the optional read %s (HTTP %d): templates use defaults instead of what it would tell; grant it for exact templates", c.operation, c.status))
+			continue
+		}
+		r.warnings = append(r.warnings, fmt.Sprintf("the cloud refused %s (HTTP %d)", c.operation, c.status))
+	}
+	if len(groups) == 0 {
+		r.warnings = append(r.warnings, "no node groups are served with these --nodes/--node-group-auto-discovery flags: CA would do nothing")
+	}
+	return r, 0
+}
+
+func (r *preflightReport) fail(code int, err error) (*preflightReport, int) {
+	r.problem = oneLine(err)
+	return r, code
+}
+
+// checkGroup reads one group the way CA does before its first scale-up.
+func checkGroup(ctx context.Context, g cloudprovider.NodeGroup, pricing cloudprovider.PricingModel, pricingErr error) preflightGroup {
+	pg := preflightGroup{id: g.Id(ctx), debug: g.Debug(ctx), min: g.MinSize(ctx), max: g.MaxSize(ctx), instances: map[cloudprovider.InstanceState]int{}}
+	var notes []string
+	if t, err := g.TargetSize(ctx); err == nil {
+		pg.target = t
+	} else {
+		notes = append(notes, "target: "+oneLine(err))
+	}
+	if ins, err := g.Nodes(ctx); err == nil {
+		for _, in := range ins {
+			state := cloudprovider.InstanceRunning
+			if in.Status != nil && in.Status.State != 0 {
+				state = in.Status.State
+			}
+			pg.instances[state]++
+		}
+	} else {
+		notes = append(notes, "instances: "+oneLine(err))
+	}
+	node, err := g.TemplateNodeInfo(ctx)
+	switch {
+	case err != nil:
+		pg.template = "none (cannot scale up from zero): " + oneLine(err)
+	case node == nil:
+		pg.template = "none (cannot scale up from zero)"
+	default:
+		c := node.Status.Capacity
+		pg.template = fmt.Sprintf("cpu %s, memory %s", c.Cpu().String(), c.Memory().String())
+		if gpu, ok := c["nvidia.com/gpu"]; ok && !gpu.IsZero() {
+			pg.template += ", nvidia.com/gpu " + gpu.String()
+		}
+	}
+	switch {
+	case pricingErr != nil:
+		pg.price = "none (" + oneLine(pricingErr) + ")"
+	case node == nil:
+		pg.price = "none (no template to price)"
+	default:
+		now := time.Now()
+		if v, err := pricing.NodePrice(ctx, node, now, now.Add(time.Hour)); err != nil {
+			pg.price = "none (" + oneLine(err) + ")"
+		} else {
+			pg.price = fmt.Sprintf("%g per hour", v)
+		}
+	}
+	pg.notes = strings.Join(notes, "; ")
+	return pg
+}
+
+// resolveSpecsForReport says which group each --nodes spec landed on; the
+// provider has already refused a spec naming nothing (ErrConfig), so each
+// one names a served group: by id, or by a name its description carries.
+func resolveSpecsForReport(cfg *config, groups []preflightGroup) []string {
+	specs, err := cloudprovider.ParseNodeGroupSpecs(cfg.nodes)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range specs {
+		found := ""
+		for _, g := range groups {
+			if g.id == s.Name {
+				found = g.id
+				break
+			}
+		}
+		if found == "" {
+			for _, g := range groups {
+				if g.min == s.MinSize && g.max == s.MaxSize && strings.Contains(g.debug, s.Name) {
+					found = g.id
+					break
+				}
+			}
+		}
+		if found == "" {
+			found = "a served group (the provider matched it)"
+		}
+		out = append(out, fmt.Sprintf("--nodes %s -> %s", s, found))
+	}
+	for _, d := range cfg.autoDiscovery {
+		out = append(out, fmt.Sprintf("--node-group-auto-discovery %s -> part of the %s above", d, count(len(groups), "node group")))
+	}
+	return out
+}
+
+// preflightCode is the exit code for a failed snapshot: 2 when the cloud's
+// answer shows the configuration wrong (a spec naming nothing or twice), as
+// serving exits; 1 for everything the cloud or the network did.
+func preflightCode(err error) int {
+	if errors.Is(err, cloudprovider.ErrConfig) {
+		return 2
+	}
+	return 1
+}
+
+// cause names what went wrong in the operator's terms: credentials, a
+// permission (with the API action), an endpoint that does not answer, or
+// the provider's own error.
+func (r *preflightReport) cause(err error) error {
+	var api *cloudprovider.APIError
+	hasAPI := errors.As(err, &api)
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, cloudprovider.ErrConfig):
+		return providerError(r.provider, err)
+	case errors.Is(err, cloudprovider.ErrUnauthenticated):
+		return fmt.Errorf("%s: authentication failed: the cloud refused the credentials%s; check the key and secret (or their *_FILE files)", r.provider, onOperation(api, hasAPI))
+	case errors.Is(err, cloudprovider.ErrPermissionDenied):
+		op := "a read call"
+		if hasAPI {
+			op = api.Operation
+		}
+		return fmt.Errorf("%s: permission refused for %s: grant the key this read permission (%s)", r.provider, op, err)
+	case errors.As(err, &dns):
+		return fmt.Errorf("%s: the API host %s does not resolve: check the zone or region (and the endpoint override, if any): %s", r.provider, dns.Name, err)
+	case hasAPI && api.Status == 0:
+		return fmt.Errorf("%s: cannot reach the cloud API%s: check the endpoint, zone or region, and the network path to it: %s", r.provider, onOperation(api, true), err)
+	}
+	return providerError(r.provider, err)
+}
+
+func onOperation(api *cloudprovider.APIError, ok bool) string {
+	if !ok {
+		return ""
+	}
+	if api.Status == 0 {
+		return " on " + api.Operation
+	}
+	return fmt.Sprintf(" on %s (HTTP %d)", api.Operation, api.Status)
+}
+
+// write prints the summary on stdout, then warnings and the problem (if
+// any) one line each on stderr.
+func (r *preflightReport) write(stdout, stderr io.Writer) {
+	where := "the cloud"
+	if r.simulate {
+		where = "the simulated cloud"
+	}
+	fmt.Fprintf(stdout, "Preflight of %s against %s (read calls only)\n", r.provider, where)
+	if len(r.groups) > 0 {
+		fmt.Fprintln(stdout, "Node groups:")
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, g := range r.groups {
+			fmt.Fprintf(tw, "  %s\tmin %d, max %d, target %d\t%s\n", g.id, g.min, g.max, g.target, instanceCounts(g.instances))
+		}
+		_ = tw.Flush()
+		for _, g := range r.groups {
+			fmt.Fprintf(stdout, "  %s: %s\n    template: %s\n    price: %s\n", g.id, g.debug, g.template, g.price)
+			if g.notes != "" {
+				fmt.Fprintf(stdout, "    could not read: %s\n", g.notes)
+			}
+		}
+	}
+	if len(r.specs) > 0 {
+		fmt.Fprintln(stdout, "Node group selection:")
+		for _, s := range r.specs {
+			fmt.Fprintf(stdout, "  %s\n", s)
+		}
+	}
+	if calls := r.calls.summary(); calls != "" {
+		fmt.Fprintf(stdout, "Cloud calls made: %s\n", calls)
+	}
+	if r.problem == "" {
+		fmt.Fprintln(stdout, "Not checked: write permissions (resize, delete). Read calls cannot prove them; the first scale-up or scale-down will. Grant them as docs/providers lists for this provider.")
+	}
+	for _, w := range r.warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	if r.problem != "" {
+		fmt.Fprintf(stderr, "error: %s\n", r.problem)
+		return
+	}
+	fmt.Fprintf(stdout, "preflight OK for %s: %s\n", r.provider, count(len(r.groups), "node group"))
+}
+
+func instanceCounts(m map[cloudprovider.InstanceState]int) string {
+	total := 0
+	var parts []string
+	for _, s := range []cloudprovider.InstanceState{cloudprovider.InstanceRunning, cloudprovider.InstanceCreating, cloudprovider.InstanceDeleting} {
+		if n := m[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+		total += m[s]
+	}
+	s := count(total, "instance")
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
+}
+
+// callRecorder sees every cloud call the provider makes (through
+// BuildOptions.InstrumentTransport), so the summary can say what was read
+// and which optional reads the cloud refused.
+type callRecorder struct {
+	mu    sync.Mutex
+	calls []recordedCall
+}
+
+type recordedCall struct {
+	operation string
+	status    int // 0: no answer
+}
+
+func (c *callRecorder) wrap(base http.RoundTripper, op cloudprovider.OperationFunc) http.RoundTripper {
+	return recordingTransport{rec: c, base: base, op: op}
+}
+
+type recordingTransport struct {
+	rec  *callRecorder
+	base http.RoundTripper
+	op   cloudprovider.OperationFunc
+}
+
+func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	op := req.Method + " " + req.URL.Path
+	if t.op != nil {
+		op = t.op(req)
+	}
+	resp, err := t.base.RoundTrip(req)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	}
+	t.rec.mu.Lock()
+	t.rec.calls = append(t.rec.calls, recordedCall{operation: op, status: status})
+	t.rec.mu.Unlock()
+	return resp, err
+}
+
+// refused lists the distinct operations answered 401 or 403.
+func (c *callRecorder) refused() []recordedCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[string]bool{}
+	var out []recordedCall
+	for _, call := range c.calls {
+		if (call.status == http.StatusUnauthorized || call.status == http.StatusForbidden) && !seen[call.operation] {
+			seen[call.operation] = true
+			out = append(out, call)
+		}
+	}
+	return out
+}
+
+// summary renders "GET /x 200 x2, ..." sorted by operation.
+func (c *callRecorder) summary() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := map[string]int{}
+	for _, call := range c.calls {
+		code := "no answer"
+		if call.status != 0 {
+			code = fmt.Sprint(call.status)
+		}
+		counts[call.operation+" "+code]++
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%s x%d", k, counts[k])
+	}
+	return strings.Join(keys, ", ")
+}

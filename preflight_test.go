@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// vultrSimClusterID is the cluster the Vultr simulation seeds.
+const vultrSimClusterID = "5e3d6a1c-0c5b-4f4e-9d55-5a1b2c3d4e5f"
+
+// fakeCloud starts provider's fake cloud (the one --simulate uses, with the
+// credentials in the environment at this point) and returns its URL. The
+// preflight under test then reaches it through the real builder, with the
+// configuration an operator would write.
+func fakeCloud(t *testing.T, provider string) string {
+	t.Helper()
+	reg, ok := cloudprovider.Lookup(provider)
+	if !ok {
+		t.Skipf("%s is not compiled in", provider)
+	}
+	sim, err := reg.Simulate(context.Background(), cloudprovider.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sim.Provider.Cleanup(context.Background())
+		sim.Close()
+	})
+	return sim.URL
+}
+
+// closedPort returns a loopback URL nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return "http://" + addr
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func vultrConfig(t *testing.T, token, url string) string {
+	return writeFile(t, "vultr.json", `{"cluster_id": "`+vultrSimClusterID+`", "token": "`+token+`", "api_url": "`+url+`"}`)
+}
+
+// preflightRun runs preflight with a deadline, so a check that hangs fails
+// the test instead of stalling it.
+func preflightRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errb strings.Builder
+	code := run(ctx, append([]string{PreflightCommand}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// errorLines are the "error:" lines of stderr: each problem is one.
+func errorLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "error: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func wantOneError(t *testing.T, code int, stderr string, wantCode int, wants ...string) {
+	t.Helper()
+	lines := errorLines(stderr)
+	if code != wantCode || len(lines) != 1 {
+		t.Fatalf("exit %d with %d error lines, want %d and one line:\n%s", code, len(lines), wantCode, stderr)
+	}
+	for _, w := range wants {
+		if !strings.Contains(lines[0], w) {
+			t.Errorf("error line lacks %q: %s", w, lines[0])
+		}
+	}
+}
+
+// TestPreflightAgainstEachFakeCloud: with the configuration an operator
+// writes, preflight reads each fake cloud and prints the groups, what each
+// spec found, the calls made and what it could not check, then exits 0.
+func TestPreflightAgainstEachFakeCloud(t *testing.T) {
+	t.Run("vultr", func(t *testing.T) {
+		t.Setenv("VULTR_API_KEY", "preflight-test-key")
+		url := fakeCloud(t, "vultr")
+		code, out, stderr := preflightRun(t, "--cloud-provider", "vultr", "--cloud-config", vultrConfig(t, "preflight-test-key", url), "--nodes", "1:4:static")
+		checkSummary(t, code, out, stderr, "vultr", "--nodes 1:4:static -> ", "GET /v2/kubernetes/clusters/{id}/node-pools 200")
+	})
+	t.Run("exoscale", func(t *testing.T) {
+		t.Setenv("EXOSCALE_API_KEY", "EXOpreflighttest00000000")
+		t.Setenv("EXOSCALE_API_SECRET", "preflight-secret")
+		url := fakeCloud(t, "exoscale")
+		t.Setenv("EXOSCALE_ZONE", "ch-gva-2")
+		t.Setenv("EXOSCALE_API_ENDPOINT", url)
+		t.Setenv("EXOSCALE_SKS_CLUSTER", "demo")
+		code, out, stderr := preflightRun(t, "--cloud-provider", "exoscale", "--nodes", "1:10:workers", "--nodes", "1:4:batch")
+		checkSummary(t, code, out, stderr, "exoscale", "--nodes 1:10:workers -> ", "GET /v2/instance-pool 200")
+	})
+	t.Run("volcengine", func(t *testing.T) {
+		url := fakeCloud(t, "volcengine")
+		cfg := writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTpreflight\nsecret-key = preflight-secret\nendpoint = "+url+"\nscheme = http\n")
+		code, out, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--node-group-auto-discovery", "asg:tag=k8s.io/cluster-autoscaler/enabled=true")
+		checkSummary(t, code, out, stderr, "volcengine", "--node-group-auto-discovery asg:tag=k8s.io/cluster-autoscaler/enabled=true -> ", "DescribeScalingGroups 200")
+	})
+}
+
+func checkSummary(t *testing.T, code int, out, stderr, provider string, wants ...string) {
+	t.Helper()
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	wants = append(wants, "Preflight of "+provider+" against the cloud", "Node groups:", "template: cpu ",
+		"Not checked: write permissions", "preflight OK for "+provider+": ")
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("summary lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(stderr, "error:") {
+		t.Errorf("stderr has an error:\n%s", stderr)
+	}
+}
+
+// TestPreflightFailures: each way the cloud cannot be read exits 1 and each
+// configuration mistake exits 2, with one line naming the cause.
+func TestPreflightFailures(t *testing.T) {
+	t.Run("wrong vultr key", func(t *testing.T) {
+		t.Setenv("VULTR_API_KEY", "the-right-key")
+		url := fakeCloud(t, "vultr")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "vultr", "--cloud-config", vultrConfig(t, "a-wrong-key", url))
+		wantOneError(t, code, stderr, 1, "vultr: authentication failed", "HTTP 401", "check the key")
+		if strings.Contains(stderr, "a-wrong-key") || strings.Contains(stderr, "the-right-key") {
+			t.Errorf("a key is in the output:\n%s", stderr)
+		}
+	})
+	t.Run("wrong exoscale secret", func(t *testing.T) {
+		t.Setenv("EXOSCALE_API_KEY", "EXOpreflighttest00000000")
+		t.Setenv("EXOSCALE_API_SECRET", "the-right-secret")
+		url := fakeCloud(t, "exoscale")
+		t.Setenv("EXOSCALE_API_SECRET", "a-wrong-secret")
+		t.Setenv("EXOSCALE_ZONE", "ch-gva-2")
+		t.Setenv("EXOSCALE_API_ENDPOINT", url)
+		t.Setenv("EXOSCALE_SKS_CLUSTER", "demo")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "exoscale")
+		wantOneError(t, code, stderr, 1, "exoscale: authentication failed", "HTTP 401", "check the key and secret")
+		if strings.Contains(stderr, "the-right-secret") || strings.Contains(stderr, "a-wrong-secret") {
+			t.Errorf("a secret is in the output:\n%s", stderr)
+		}
+	})
+	t.Run("unreachable endpoint", func(t *testing.T) {
+		t.Setenv("VULTR_API_KEY", "")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "vultr", "--cloud-config", vultrConfig(t, "some-key", closedPort(t)))
+		wantOneError(t, code, stderr, 1, "vultr: cannot reach the cloud API", "check the endpoint")
+	})
+	t.Run("unknown exoscale zone", func(t *testing.T) {
+		// The zone's endpoint is a closed port here, as api-<zone> of a zone
+		// that does not exist answers nowhere, without a DNS lookup in a test.
+		t.Setenv("EXOSCALE_API_KEY", "EXOpreflighttest00000000")
+		t.Setenv("EXOSCALE_API_SECRET", "preflight-secret")
+		t.Setenv("EXOSCALE_ZONE", "xx-bad-9")
+		t.Setenv("EXOSCALE_API_ENDPOINT", closedPort(t)+"/v2")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "exoscale")
+		wantOneError(t, code, stderr, 1, "exoscale: cannot reach the cloud API", "zone")
+		if !strings.Contains(stderr, `warning: zone "xx-bad-9" is not in exoscale's published list (ch-gva-2, `) {
+			t.Errorf("no warning about the unpublished zone:\n%s", stderr)
+		}
+	})
+	t.Run("spec matching nothing", func(t *testing.T) {
+		t.Setenv("VULTR_API_KEY", "preflight-test-key")
+		url := fakeCloud(t, "vultr")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "vultr", "--cloud-config", vultrConfig(t, "preflight-test-key", url), "--nodes", "1:2:no-such-pool")
+		wantOneError(t, code, stderr, 2, "--nodes 1:2:no-such-pool matches no node group")
+	})
+	t.Run("bad flag", func(t *testing.T) {
+		code, _, stderr := preflightRun(t, "--cloud-provider", "vultr", "--max-staleness", "1s")
+		wantOneError(t, code, stderr, 2, "--max-staleness")
+	})
+}
+
+// TestPreflightZoneWarningOffline: a zone outside the SDK's list is a
+// warning even offline, and a reachable cloud still passes.
+func TestPreflightZoneWarningOffline(t *testing.T) {
+	t.Setenv("EXOSCALE_API_KEY", "EXOpreflighttest00000000")
+	t.Setenv("EXOSCALE_API_SECRET", "preflight-secret")
+	url := fakeCloud(t, "exoscale")
+	t.Setenv("EXOSCALE_ZONE", "ch-gva-9")
+	t.Setenv("EXOSCALE_API_ENDPOINT", url)
+	t.Setenv("EXOSCALE_SKS_CLUSTER", "demo")
+	code, out, stderr := preflightRun(t, "--cloud-provider", "exoscale")
+	if code != 0 || !strings.Contains(stderr, `warning: zone "ch-gva-9" is not in exoscale's published list`) {
+		t.Fatalf("exit %d, want 0 with a zone warning:\n%s\n%s", code, stderr, out)
+	}
+}
