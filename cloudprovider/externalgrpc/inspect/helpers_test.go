@@ -31,6 +31,8 @@ type fakeProvider struct {
 	noPricing bool
 	// refreshErr makes every Refresh fail.
 	refreshErr error
+	// groupsErr makes NodeGroups fail.
+	groupsErr error
 }
 
 type fakeGroup struct {
@@ -94,6 +96,9 @@ func (p *fakeProvider) Refreshes() int {
 func (p *fakeProvider) Name() string { return "fake" }
 
 func (p *fakeProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
+	if p.groupsErr != nil {
+		return nil, p.groupsErr
+	}
 	out := make([]cloudprovider.NodeGroup, len(p.groups))
 	for i, g := range p.groups {
 		out[i] = g

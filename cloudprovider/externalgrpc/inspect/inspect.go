@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
@@ -187,7 +188,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if status.Code(err) == codes.Unavailable {
-		err = fmt.Errorf("cannot reach the server at %s (is it running, and are address and TLS settings right?): %w", conn.Address, err)
+		err = unavailable(conn.Address, cc.GetState(), err)
 	}
 	if err != nil {
 		return fail(1, err)
@@ -195,9 +196,31 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// unavailable tells the two things an Unavailable status means apart: the
+// client could not connect (nothing listens, wrong address or TLS), or the
+// server answered with Unavailable itself (its message says why). A
+// connection that reached Ready carried the server's answer.
+func unavailable(address string, state connectivity.State, err error) error {
+	if state == connectivity.Ready || state == connectivity.Idle {
+		st, _ := status.FromError(err)
+		return fmt.Errorf("the server at %s answered Unavailable: %s", address, st.Message())
+	}
+	return fmt.Errorf("cannot connect to the server at %s (is it running, and are address and TLS settings right?): %w", address, err)
+}
+
 // errRefused reports that the server refused a mutation; the details are in
 // the printed actions.
 var errRefused = errors.New("the server refused a mutation (see actions)")
+
+// inconsistent is the error of a run whose Refresh failed: the server
+// answered from its last good snapshot, which CA would not act on, so a
+// script must not read the output as the cloud's current state.
+func inconsistent(r *Report) error {
+	if r == nil || r.RefreshError == "" {
+		return nil
+	}
+	return fmt.Errorf("the server's Refresh failed, so the output is its last good snapshot, not the cloud's current state: %s", r.RefreshError)
+}
 
 // refreshAndCollect refreshes (when asked) and reads the server. A failed Refresh is
 // reported, not fatal: the server keeps serving its last snapshot, and seeing
@@ -226,7 +249,7 @@ func run(ctx context.Context, c client, server string, f Flags, ups []ScaleUp) (
 		return nil, err
 	}
 	if len(ups) == 0 && len(f.Delete) == 0 {
-		return &Result{Report: before}, nil
+		return &Result{Report: before}, inconsistent(before)
 	}
 	res := &Result{Before: before, Actions: []Action{}}
 	for _, u := range ups {
@@ -247,5 +270,5 @@ func run(ctx context.Context, c client, server string, f Flags, ups []ScaleUp) (
 			return res, errRefused
 		}
 	}
-	return res, nil
+	return res, inconsistent(res.After)
 }

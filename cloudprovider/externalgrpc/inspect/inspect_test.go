@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 func TestMainRefusesBadInput(t *testing.T) {
@@ -40,8 +42,21 @@ func TestMainServerDown(t *testing.T) {
 	addr := lis.Addr().String()
 	lis.Close()
 	code, out, stderr := inspectRun(t, "--address", addr, "--timeout", "2s")
-	if code != 1 || out != "" || !strings.Contains(stderr, "cannot reach the server at "+addr) || strings.Count(stderr, "\n") != 1 {
+	if code != 1 || out != "" || !strings.Contains(stderr, "cannot connect to the server at "+addr) || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("exit %d out %q stderr %q", code, out, stderr)
+	}
+}
+
+// TestMainServerAnsweredUnavailable: a server that answers Unavailable
+// itself is not reported as one that cannot be reached.
+func TestMainServerAnsweredUnavailable(t *testing.T) {
+	p := newFakeProvider()
+	p.groupsErr = cloudprovider.Errorf(cloudprovider.ErrUnavailable, "cloud API is down for maintenance")
+	addr := serve(t, p, nil, nil)
+	code, _, stderr := inspectRun(t, "--address", addr, "--refresh=false")
+	if code != 1 || !strings.Contains(stderr, "the server at "+addr+" answered Unavailable: ") ||
+		!strings.Contains(stderr, "down for maintenance") || strings.Contains(stderr, "cannot connect") {
+		t.Fatalf("exit %d stderr %q", code, stderr)
 	}
 }
 

@@ -33,6 +33,15 @@ func WriteTable(w io.Writer, r *Result) error {
 	if r.Report != nil {
 		return writeReport(w, r.Report)
 	}
+	if allRefused(r.Actions) {
+		// Nothing changed: the tables before and after would be the same,
+		// and the refusal is what the operator needs to read.
+		fmt.Fprintln(w, "== actions (all refused; nothing changed)")
+		for _, a := range r.Actions {
+			fmt.Fprintln(w, describeAction(a))
+		}
+		return nil
+	}
 	fmt.Fprintln(w, "== before")
 	if err := writeReport(w, r.Before); err != nil {
 		return err
@@ -46,6 +55,16 @@ func WriteTable(w io.Writer, r *Result) error {
 		return writeReport(w, r.After)
 	}
 	return nil
+}
+
+// allRefused reports whether every action was refused (and there was one).
+func allRefused(actions []Action) bool {
+	for _, a := range actions {
+		if a.Error == "" {
+			return false
+		}
+	}
+	return len(actions) > 0
 }
 
 func describeAction(a Action) string {
@@ -77,6 +96,11 @@ func writeReport(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, "WARNING Refresh failed: %s\n  CA would abort its loop on this; below is the server's last good snapshot.\n\n", r.RefreshError)
 	}
 	if len(r.Groups) == 0 {
+		if r.RefreshError != "" {
+			// The selection may be right: the server has no good snapshot yet.
+			fmt.Fprintln(w, "No node groups in the server's last good snapshot (it may have none yet); fix the Refresh failure above first.")
+			return nil
+		}
 		fmt.Fprintln(w, "No node groups: CA would do nothing. Check the provider's node group selection (--nodes, auto-discovery).")
 		return nil
 	}

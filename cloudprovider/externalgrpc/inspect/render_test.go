@@ -42,14 +42,29 @@ func TestTableOutput(t *testing.T) {
 func TestTableBeforeAfter(t *testing.T) {
 	p := newFakeProvider()
 	addr := serve(t, p, nil, nil)
+	code, out, stderr := inspectRun(t, "--address", addr, "--group", "workers", "--scale-up", "workers=1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	before, after := strings.Index(out, "== before"), strings.Index(out, "== after")
+	actions := strings.Index(out, "== actions\nNodeGroupIncreaseSize workers delta=1: OK")
+	if before < 0 || actions < before || after < actions {
+		t.Fatalf("want before, actions, after in order:\n%s", out)
+	}
+}
+
+// TestRefusedMutationPrintsOnlyTheRefusal: when every change was refused
+// nothing changed, so the tables are left out and the refusal stands alone.
+func TestRefusedMutationPrintsOnlyTheRefusal(t *testing.T) {
+	p := newFakeProvider()
+	addr := serve(t, p, nil, nil)
 	code, out, _ := inspectRun(t, "--address", addr, "--group", "workers", "--scale-up", "workers=9")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 for a refused mutation", code)
 	}
-	before, after := strings.Index(out, "== before"), strings.Index(out, "== after")
-	actions := strings.Index(out, "== actions\nNodeGroupIncreaseSize workers delta=9: REFUSED: FailedPrecondition")
-	if before < 0 || actions < before || after < actions {
-		t.Fatalf("want before, actions, after in order:\n%s", out)
+	if !strings.HasPrefix(out, "== actions (all refused; nothing changed)\nNodeGroupIncreaseSize workers delta=9: REFUSED: FailedPrecondition") ||
+		strings.Contains(out, "== before") || strings.Contains(out, "NODE GROUP") {
+		t.Fatalf("want only the refusal:\n%s", out)
 	}
 }
 
@@ -64,21 +79,36 @@ func TestEmptyServer(t *testing.T) {
 }
 
 // TestRefreshFailureStillShowsSnapshot: a failing Refresh is what makes CA
-// stop, so inspect reports it and still shows what the server serves.
+// stop, so inspect still shows what the server serves, and exits 1 with the
+// server's reason so a script cannot take the snapshot for the cloud.
 func TestRefreshFailureStillShowsSnapshot(t *testing.T) {
 	p := newFakeProvider()
 	p.refreshErr = cloudprovider.Errorf(cloudprovider.ErrUnauthenticated, "key revoked")
 	addr := serve(t, p, nil, nil)
 	code, out, stderr := inspectRun(t, "--address", addr)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code != 1 || !strings.Contains(stderr, "Refresh failed") || !strings.Contains(stderr, "key revoked") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("exit %d stderr %q; want 1 and the server's reason", code, stderr)
 	}
 	if !strings.Contains(out, "WARNING Refresh failed: Unauthenticated: refresh fake: key revoked") || !strings.Contains(out, "workers     1    5    3") {
 		t.Fatalf("output:\n%s", out)
 	}
 	code, out, _ = inspectRun(t, "--address", addr, "-o", "json")
-	if r := decodeResult(t, out).Report; code != 0 || r == nil || !strings.HasPrefix(r.RefreshError, "Unauthenticated:") || len(r.Groups) != 2 {
+	if r := decodeResult(t, out).Report; code != 1 || r == nil || !strings.HasPrefix(r.RefreshError, "Unauthenticated:") || len(r.Groups) != 2 {
 		t.Fatalf("exit %d json %s", code, out)
+	}
+}
+
+// TestRefreshFailureWithoutGroupsBlamesTheRefresh: a server with no good
+// snapshot yet serves no groups; the advice points at the failure, not at
+// the node group selection.
+func TestRefreshFailureWithoutGroupsBlamesTheRefresh(t *testing.T) {
+	p := newFakeProvider()
+	p.groups = nil
+	p.refreshErr = cloudprovider.Errorf(cloudprovider.ErrUnavailable, "no such host")
+	addr := serve(t, p, nil, nil)
+	code, out, stderr := inspectRun(t, "--address", addr)
+	if code != 1 || strings.Contains(out, "--nodes") || !strings.Contains(out, "fix the Refresh failure above first") || !strings.Contains(stderr, "no such host") {
+		t.Fatalf("exit %d stderr %q out:\n%s", code, stderr, out)
 	}
 }
 
