@@ -136,6 +136,29 @@ func (g *MutationGuard) quarantined() error {
 		g.group, until.UTC().Format(time.RFC3339), ErrUnavailable)
 }
 
+// QuarantinedUntil returns when the group's quarantine after an
+// outcome-unknown mutation ends, or the zero time when its mutations are not
+// being refused.
+func (g *MutationGuard) QuarantinedUntil() time.Time {
+	at := g.unknownAt.Load()
+	if at == 0 {
+		return time.Time{}
+	}
+	until := time.Unix(0, at).Add(UnknownOutcomeWindow())
+	if !mutationNow().Before(until) {
+		return time.Time{}
+	}
+	return until
+}
+
+// QuarantineReporter is implemented by node groups whose mutations a
+// MutationGuard runs, by delegating to it; the server counts the groups
+// currently quarantined for the quarantined-groups metric.
+type QuarantineReporter interface {
+	// QuarantinedUntil is MutationGuard.QuarantinedUntil of the group.
+	QuarantinedUntil() time.Time
+}
+
 // Attempts counts the mutations that took the lock, whatever their outcome:
 // a refresh that reuses earlier reads compares it to tell that the group
 // may have changed, even when the answer was lost.

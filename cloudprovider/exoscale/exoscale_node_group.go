@@ -590,3 +590,6 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	return g.state().settings.GetOptions(defaults)
 }
+
+// QuarantinedUntil implements cloudprovider.QuarantineReporter.
+func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

@@ -3,6 +3,7 @@
 package externalgrpc
 
 import (
+	"context"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -22,9 +23,10 @@ import (
 
 // noteGeneration counts a request whose fields tell the CA generation, and
 // logs the first one of each generation, so an operator can see which CA
-// talks to the server. gen "" (a request that carries neither) is ignored.
-func (s *Server) noteGeneration(gen metrics.ProtocolGeneration, message string) {
-	if gen == "" {
+// talks to the server. gen "" (a request that carries neither) and requests
+// from our own tools (inspect) are ignored.
+func (s *Server) noteGeneration(ctx context.Context, gen metrics.ProtocolGeneration, message string) {
+	if gen == "" || ClientOf(ctx) != clientCA {
 		return
 	}
 	s.opts.Metrics.ObserveProtocolGeneration(gen)

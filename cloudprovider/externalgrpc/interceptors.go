@@ -20,6 +20,7 @@ func UnaryInterceptor(m *metrics.Metrics) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		start := time.Now()
 		method := path.Base(info.FullMethod)
+		noteTool(ctx, method)
 		defer func() {
 			if r := recover(); r != nil {
 				klog.ErrorS(nil, "Panic in RPC handler", "method", method, "panic", r, "stack", string(debug.Stack()))

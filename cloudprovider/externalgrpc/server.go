@@ -192,10 +192,53 @@ func (s *Server) recordSizes(ctx context.Context) {
 		return
 	}
 	sizes := make([]metrics.GroupSize, 0, len(groups))
+	instances := make(map[string]metrics.InstanceCounts, len(groups))
 	for _, g := range groups {
 		sizes = append(sizes, groupSize(ctx, g))
+		instances[g.Id(ctx)] = instanceCounts(ctx, g)
 	}
 	s.opts.Metrics.SetGroupSizes(sizes)
+	s.opts.Metrics.SetGroupInstances(instances)
+	s.recordQuarantined(groups)
+}
+
+// recordQuarantined counts the groups refusing changes right now.
+func (s *Server) recordQuarantined(groups []cloudprovider.NodeGroup) {
+	n := 0
+	for _, g := range groups {
+		// QuarantinedUntil is zero unless the guard's clock is inside the window.
+		if q, ok := g.(cloudprovider.QuarantineReporter); ok && !q.QuarantinedUntil().IsZero() {
+			n++
+		}
+	}
+	s.opts.Metrics.SetQuarantinedGroups(n)
+}
+
+// instanceCounts counts a group's listed instances by state, as CA reads
+// them: no state is running, and a creating instance with error info failed.
+func instanceCounts(ctx context.Context, g cloudprovider.NodeGroup) metrics.InstanceCounts {
+	var c metrics.InstanceCounts
+	list, err := g.Nodes(ctx)
+	if err != nil {
+		return c
+	}
+	for _, in := range list {
+		state := cloudprovider.InstanceRunning
+		if in.Status != nil && in.Status.State != 0 {
+			state = in.Status.State
+		}
+		switch {
+		case state == cloudprovider.InstanceCreating && in.Status.ErrorInfo != nil && in.Status.ErrorInfo.ErrorCode != "":
+			c.Failed++
+		case state == cloudprovider.InstanceCreating:
+			c.Creating++
+		case state == cloudprovider.InstanceDeleting:
+			c.Deleting++
+		default:
+			c.Running++
+		}
+	}
+	return c
 }
 
 // reportSettings logs and counts, per group, the settings in the cloud's
@@ -324,7 +367,7 @@ func checkWindow(start, end time.Time) error {
 
 // PricingNodePrice implements the optional PricingNodePrice RPC.
 func (s *Server) PricingNodePrice(ctx context.Context, req *protos.PricingNodePriceRequest) (*protos.PricingNodePriceResponse, error) {
-	s.noteGeneration(nodePriceGeneration(req), "PricingNodePriceRequest")
+	s.noteGeneration(ctx, nodePriceGeneration(req), "PricingNodePriceRequest")
 	if err := checkNode(req.GetNode()); err != nil {
 		return nil, toStatus(err, true)
 	}
@@ -345,7 +388,7 @@ func (s *Server) PricingNodePrice(ctx context.Context, req *protos.PricingNodePr
 
 // PricingPodPrice implements the optional PricingPodPrice RPC.
 func (s *Server) PricingPodPrice(ctx context.Context, req *protos.PricingPodPriceRequest) (*protos.PricingPodPriceResponse, error) {
-	s.noteGeneration(podPriceGeneration(req), "PricingPodPriceRequest")
+	s.noteGeneration(ctx, podPriceGeneration(req), "PricingPodPriceRequest")
 	pod := &corev1.Pod{}
 	if err := pod.Unmarshal(podPriceBytes(req)); err != nil {
 		return nil, toStatus(cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "pod_bytes (or the legacy pod) is not a protobuf core/v1 Pod: %v", err), true)
@@ -444,22 +487,74 @@ func (s *Server) NodeGroupTargetSize(ctx context.Context, req *protos.NodeGroupT
 	return &protos.NodeGroupTargetSizeResponse{TargetSize: int32(n)}, nil
 }
 
+// maxLoggedInstances bounds the instances one mutation's log line names.
+const maxLoggedInstances = 20
+
+// change is one mutation CA asked for, as logged and counted.
+type change struct {
+	// operation is metrics.OperationIncrease, OperationDecrease or OperationDelete.
+	operation string
+	// delta is the requested change of the target (negative for decrease
+	// and delete).
+	delta int
+	// nodes names the nodes to delete.
+	nodes []string
+}
+
 // mutate runs one resize of group id: the request is checked (bad is non-nil
 // for a malformed request) before the group is touched, so a bad request never
-// reaches the cloud, and the size metric follows a successful change.
-func (s *Server) mutate(ctx context.Context, id string, bad error, change func(cloudprovider.NodeGroup) error) error {
+// reaches the cloud, and the size metric follows a successful change. Every
+// request ends in one log line at the default level and one count, with its
+// outcome (cloudprovider.OutcomeOf): what an operator follows of the
+// autoscaler's decisions.
+func (s *Server) mutate(ctx context.Context, id string, c change, bad error, apply func(cloudprovider.NodeGroup) error) error {
 	g, err := s.group(ctx, id)
 	if err != nil {
+		// Not counted: an unknown id must not become a metric label.
+		s.logMutation(ctx, id, c, -1, cloudprovider.MutationRefused, err)
 		return toStatus(err, false)
 	}
-	if bad != nil {
-		return toStatus(bad, false)
+	from, _ := g.TargetSize(ctx)
+	err, outcome := bad, cloudprovider.MutationRefused
+	if err == nil {
+		// A malformed request is refused before any call; otherwise the
+		// outcome is what the call's error says.
+		err = apply(g)
+		outcome = cloudprovider.OutcomeOf(err)
 	}
-	if err := change(g); err != nil {
+	s.logMutation(ctx, id, c, from, outcome, err)
+	s.opts.Metrics.ObserveMutation(id, c.operation, outcome.String())
+	if groups, gerr := s.provider.NodeGroups(ctx); gerr == nil {
+		s.recordQuarantined(groups)
+	}
+	if err != nil {
 		return toStatus(err, false)
 	}
 	s.opts.Metrics.SetGroupSize(groupSize(ctx, g))
 	return nil
+}
+
+// logMutation writes the one line of a mutation: group, target from -> to
+// (the target asked for), the instances named, the outcome and the client.
+// from is -1 when the group is unknown.
+func (s *Server) logMutation(ctx context.Context, id string, c change, from int, outcome cloudprovider.MutationOutcome, err error) {
+	kv := []any{"nodeGroup", id, "operation", c.operation}
+	if from >= 0 {
+		kv = append(kv, "from", from, "to", from+c.delta)
+	} else {
+		kv = append(kv, "delta", c.delta)
+	}
+	if n := len(c.nodes); n > maxLoggedInstances {
+		kv = append(kv, "instances", append(c.nodes[:maxLoggedInstances:maxLoggedInstances], fmt.Sprintf("and %d more", n-maxLoggedInstances)))
+	} else if n > 0 {
+		kv = append(kv, "instances", c.nodes)
+	}
+	kv = append(kv, "outcome", outcome.String(), "client", ClientOf(ctx))
+	if err == nil {
+		klog.InfoS("Node group changed", kv...)
+		return
+	}
+	klog.ErrorS(err, "Node group change not applied", kv...)
 }
 
 // NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
@@ -469,7 +564,8 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 	if req.GetDelta() <= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta())
 	}
-	err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.IncreaseSize(ctx, int(req.GetDelta())) })
+	c := change{operation: metrics.OperationIncrease, delta: int(req.GetDelta())}
+	err := s.mutate(ctx, req.GetId(), c, bad, func(g cloudprovider.NodeGroup) error { return g.IncreaseSize(ctx, int(req.GetDelta())) })
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +576,11 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
 	ctx = cloudprovider.WithMutationPriority(ctx)
 	nodes, bad := deleteRequestNodes(req)
-	if err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.DeleteNodes(ctx, nodes) }); err != nil {
+	c := change{operation: metrics.OperationDelete, delta: -len(req.GetNodes())}
+	for _, n := range req.GetNodes() {
+		c.nodes = append(c.nodes, cloudprovider.NodeName(n.GetName(), n.GetProviderID()))
+	}
+	if err := s.mutate(ctx, req.GetId(), c, bad, func(g cloudprovider.NodeGroup) error { return g.DeleteNodes(ctx, nodes) }); err != nil {
 		return nil, err
 	}
 	return &protos.NodeGroupDeleteNodesResponse{}, nil
@@ -515,7 +615,8 @@ func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.No
 	if req.GetDelta() >= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta())
 	}
-	err := s.mutate(ctx, req.GetId(), bad, func(g cloudprovider.NodeGroup) error { return g.DecreaseTargetSize(ctx, int(req.GetDelta())) })
+	c := change{operation: metrics.OperationDecrease, delta: int(req.GetDelta())}
+	err := s.mutate(ctx, req.GetId(), c, bad, func(g cloudprovider.NodeGroup) error { return g.DecreaseTargetSize(ctx, int(req.GetDelta())) })
 	if err != nil {
 		return nil, err
 	}
@@ -596,7 +697,7 @@ func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.Node
 // options the protocol cannot carry), so it answers Unimplemented unless the
 // group really has overrides, and then starts from the request's defaults.
 func (s *Server) NodeGroupGetOptions(ctx context.Context, req *protos.NodeGroupAutoscalingOptionsRequest) (*protos.NodeGroupAutoscalingOptionsResponse, error) {
-	s.noteGeneration(optionsGeneration(req.GetDefaults()), "NodeGroupAutoscalingOptionsRequest")
+	s.noteGeneration(ctx, optionsGeneration(req.GetDefaults()), "NodeGroupAutoscalingOptionsRequest")
 	g, err := s.group(ctx, req.GetId())
 	if err != nil {
 		return nil, toStatus(err, true)

@@ -38,6 +38,7 @@ type Metrics struct {
 	noTemplate    *prometheus.CounterVec
 	budgetWait    *prometheus.HistogramVec
 	budgetRefused *prometheus.CounterVec
+	groups        groupMetrics
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -106,6 +107,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
 	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol)
+	m.groups = newGroupMetrics(reg)
 	return m
 }
 
@@ -272,4 +274,76 @@ func (t *instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, er
 	t.m.cloudRequests.WithLabelValues(t.provider, op, code).Inc()
 	t.m.cloudDuration.WithLabelValues(t.provider, op).Observe(time.Since(start).Seconds())
 	return resp, err
+}
+
+// groupMetrics are what an operator follows of the groups' changes: every
+// mutation by outcome, the groups refusing changes after an unknown
+// outcome, and the instances each group lists by state.
+type groupMetrics struct {
+	mutations   *prometheus.CounterVec
+	quarantined prometheus.Gauge
+	instances   *prometheus.GaugeVec
+}
+
+func newGroupMetrics(reg prometheus.Registerer) groupMetrics {
+	g := groupMetrics{
+		mutations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "mutations_total",
+			Help: "Node group changes CA asked for, by node group, operation (increase, decrease, delete) and outcome (applied, refused, unknown).",
+		}, []string{"node_group", "operation", "outcome"}),
+		quarantined: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "quarantined_node_groups",
+			Help: "Node groups whose changes are refused because an earlier change's outcome is unknown (--unknown-outcome-window).",
+		}),
+		instances: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "node_group_instances",
+			Help: "Instances each node group lists, by state (running, creating, deleting, failed: creating with error info), at the last refresh.",
+		}, []string{"node_group", "state"}),
+	}
+	reg.MustRegister(g.mutations, g.quarantined, g.instances)
+	return g
+}
+
+// Mutation operations, the operation label of mutations_total.
+const (
+	OperationIncrease = "increase"
+	OperationDecrease = "decrease"
+	OperationDelete   = "delete"
+)
+
+// ObserveMutation counts one change of group; operation is one of the
+// Operation constants, outcome a cloudprovider.MutationOutcome's name.
+func (m *Metrics) ObserveMutation(group, operation, outcome string) {
+	if m == nil {
+		return
+	}
+	m.groups.mutations.WithLabelValues(group, operation, outcome).Inc()
+}
+
+// SetQuarantinedGroups records how many groups refuse changes now.
+func (m *Metrics) SetQuarantinedGroups(n int) {
+	if m == nil {
+		return
+	}
+	m.groups.quarantined.Set(float64(n))
+}
+
+// InstanceCounts is one group's listed instances by state.
+type InstanceCounts struct {
+	Running, Creating, Deleting, Failed int
+}
+
+// SetGroupInstances replaces every node_group_instances series, so groups
+// that disappeared stop being reported; each group reports all four states.
+func (m *Metrics) SetGroupInstances(perGroup map[string]InstanceCounts) {
+	if m == nil {
+		return
+	}
+	m.groups.instances.Reset()
+	for id, c := range perGroup {
+		m.groups.instances.WithLabelValues(id, "running").Set(float64(c.Running))
+		m.groups.instances.WithLabelValues(id, "creating").Set(float64(c.Creating))
+		m.groups.instances.WithLabelValues(id, "deleting").Set(float64(c.Deleting))
+		m.groups.instances.WithLabelValues(id, "failed").Set(float64(c.Failed))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -398,3 +399,6 @@ func (n *nodeGroup) noteRemoved(ids []string, target int) {
 		}
 	})
 }
+
+// QuarantinedUntil implements cloudprovider.QuarantineReporter.
+func (n *nodeGroup) QuarantinedUntil() time.Time { return n.m.guard(n.id).QuarantinedUntil() }

@@ -423,3 +423,6 @@ func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	defer g.mu.Unlock()
 	return g.settings.GetOptions(defaults)
 }
+
+// QuarantinedUntil implements cloudprovider.QuarantineReporter.
+func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 )
 
 // DefaultTimeout is CA's default grpc_timeout: every RPC gets this deadline.
@@ -43,6 +45,9 @@ type Connection struct {
 	CAFile string
 	// Timeout is the deadline of each call (CA's grpc_timeout).
 	Timeout time.Duration
+	// Tool names the command dialling ("inspect", "probe"); it is sent in
+	// the user agent so the server's logs tell it from a Cluster Autoscaler.
+	Tool string
 }
 
 // caCloudConfig is the YAML file CA reads for --cloud-provider=externalgrpc.
@@ -155,7 +160,11 @@ func (c Connection) Dial() (*grpc.ClientConn, error) {
 		}
 		creds = credentials.NewTLS(cfg)
 	}
-	conn, err := grpc.NewClient(c.target(), grpc.WithTransportCredentials(creds))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if c.Tool != "" {
+		opts = append(opts, grpc.WithUserAgent(externalgrpc.ToolUserAgentPrefix+c.Tool))
+	}
+	conn, err := grpc.NewClient(c.target(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", c.Address, err)
 	}

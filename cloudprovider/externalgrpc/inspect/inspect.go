@@ -170,6 +170,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, err)
 	}
+	conn.Tool = Command
 	cc, err := conn.Dial()
 	if err != nil {
 		return fail(2, err)

@@ -64,6 +64,7 @@ func ProbeMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(2, err)
 	}
+	conn.Tool = ProbeCommand
 	cc, err := conn.Dial()
 	if err != nil {
 		return fail(2, err)

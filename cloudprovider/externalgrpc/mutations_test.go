@@ -1,0 +1,246 @@
+package externalgrpc
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+)
+
+// guardedProvider wraps the in-memory provider's groups so their increases
+// run through a real MutationGuard, with a scripted error for the next call.
+type guardedProvider struct {
+	*cloudprovidertest.InMemoryProvider
+	mu     sync.Mutex
+	guards map[string]*cloudprovider.MutationGuard
+	next   error
+}
+
+type guardedGroup struct {
+	cloudprovider.NodeGroup
+	p     *guardedProvider
+	guard *cloudprovider.MutationGuard
+}
+
+func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
+	groups, err := p.InMemoryProvider.NodeGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]cloudprovider.NodeGroup, len(groups))
+	for i, g := range groups {
+		id := g.Id(ctx)
+		if p.guards[id] == nil {
+			p.guards[id] = cloudprovider.NewMutationGuard(id)
+		}
+		out[i] = guardedGroup{NodeGroup: g, p: p, guard: p.guards[id]}
+	}
+	return out, nil
+}
+
+func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
+	return g.guard.Do(ctx, cloudprovider.Mutation{
+		Check: func() error { return nil },
+		Read:  func(context.Context) error { return nil },
+		Call: func(ctx context.Context) error {
+			g.p.mu.Lock()
+			err := g.p.next
+			g.p.next = nil
+			g.p.mu.Unlock()
+			if err != nil {
+				return err
+			}
+			return g.NodeGroup.IncreaseSize(ctx, delta)
+		},
+	})
+}
+
+func (g guardedGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }
+
+// TestMutationLoggedAndCounted: every change CA asks for is one log line at
+// the default level (group, from -> to, instances, outcome, client) and one
+// count by outcome; an unknown outcome shows in the quarantined-groups gauge
+// until its window has passed.
+func TestMutationLoggedAndCounted(t *testing.T) {
+	var buf bytes.Buffer
+	klog.LogToStderr(false)
+	klog.SetOutput(&buf)
+	t.Cleanup(func() {
+		klog.Flush()
+		klog.SetOutput(os.Stderr)
+		klog.LogToStderr(true)
+	})
+	clock := cloudprovidertest.MutationClock(t)
+	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*cloudprovider.MutationGuard{}}
+	reg := prometheus.NewRegistry()
+	client, srv := startServer(t, p, Options{Metrics: metrics.New(reg)})
+	if err := srv.RefreshOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	gauge := func(want float64) {
+		t.Helper()
+		if got := metricValue(t, reg, "cluster_autoscaler_provider_quarantined_node_groups", nil); got != want {
+			t.Fatalf("quarantined_node_groups = %v, want %v", got, want)
+		}
+	}
+	count := func(group, op, outcome string) float64 {
+		t.Helper()
+		return metricValue(t, reg, "cluster_autoscaler_provider_mutations_total", map[string]string{"node_group": group, "operation": op, "outcome": outcome})
+	}
+
+	if _, err := client.NodeGroupIncreaseSize(rpcCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: "pool-a", Delta: 1}); err != nil {
+		t.Fatal(err)
+	}
+	klog.Flush()
+	if !strings.Contains(buf.String(), `"Node group changed" nodeGroup="pool-a" operation="increase" from=2 to=3 outcome="applied" client="cluster-autoscaler"`) {
+		t.Fatalf("no log line for the applied increase:\n%s", buf.String())
+	}
+	if count("pool-a", "increase", "applied") != 1 {
+		t.Fatal("applied increase not counted")
+	}
+	gauge(0)
+
+	p.mu.Lock()
+	p.next = &cloudprovider.APIError{Cloud: "test", Operation: "PATCH /pools/{id}", Class: cloudprovider.ErrUnavailable}
+	p.mu.Unlock()
+	_, err := client.NodeGroupIncreaseSize(rpcCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: "pool-a", Delta: 1})
+	if err == nil {
+		t.Fatal("the lost answer was not reported")
+	}
+	klog.Flush()
+	if !strings.Contains(buf.String(), `nodeGroup="pool-a" operation="increase" from=3 to=4 outcome="unknown"`) {
+		t.Fatalf("no log line for the unknown outcome:\n%s", buf.String())
+	}
+	if count("pool-a", "increase", "unknown") != 1 {
+		t.Fatal("unknown outcome not counted")
+	}
+	gauge(1)
+
+	// A malformed request is refused before any call, and counted so.
+	_, err = client.NodeGroupDeleteNodes(rpcCtx(t), &protos.NodeGroupDeleteNodesRequest{Id: "pool-b"})
+	wantCode(t, err, codes.InvalidArgument, "empty delete")
+	if count("pool-b", "delete", "refused") != 1 {
+		t.Fatal("refused delete not counted")
+	}
+
+	cloudprovidertest.PassUnknownOutcomeWindow(clock)
+	if err := srv.RefreshOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	gauge(0)
+}
+
+// TestToolsIdentifiedInMutationLog: a change sent by this binary's inspect
+// command is logged with that client, not as a Cluster Autoscaler.
+func TestToolsIdentifiedInMutationLog(t *testing.T) {
+	var buf bytes.Buffer
+	klog.LogToStderr(false)
+	klog.SetOutput(&buf)
+	t.Cleanup(func() {
+		klog.Flush()
+		klog.SetOutput(os.Stderr)
+		klog.LogToStderr(true)
+	})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(seededProvider(t), Options{})
+	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(UnaryInterceptor(nil)))
+	protos.RegisterCloudProviderServer(gs, srv)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUserAgent(ToolUserAgentPrefix+"inspect"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := protos.NewCloudProviderClient(conn).NodeGroupIncreaseSize(rpcCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: "pool-a", Delta: 1}); err != nil {
+		t.Fatal(err)
+	}
+	klog.Flush()
+	for _, want := range []string{`outcome="applied" client="inspect"`, `"Connection from this binary's inspect command (not a Cluster Autoscaler)"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+// TestInstancesByStateAfterRefresh: node_group_instances counts each
+// group's listed instances by state at every refresh.
+func TestInstancesByStateAfterRefresh(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	p := seededProvider(t)
+	srv := NewServer(p, Options{Metrics: metrics.New(reg)})
+	if err := srv.RefreshOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	groups, _ := p.NodeGroups(context.Background())
+	for _, g := range groups {
+		if g.Id(context.Background()) == "pool-a" {
+			if err := g.IncreaseSize(context.Background(), 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := srv.RefreshOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"running": 2, "creating": 2, "deleting": 0, "failed": 0}
+	for state, n := range want {
+		if got := metricValue(t, reg, "cluster_autoscaler_provider_node_group_instances", map[string]string{"node_group": "pool-a", "state": state}); got != n {
+			t.Errorf("pool-a %s = %v, want %v", state, got, n)
+		}
+	}
+}
+
+// metricValue is the value of the one series of name whose labels include
+// labels (a counter or a gauge); 0 when no series matches.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue series
+				}
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+		return 0
+	}
+	t.Fatalf("metric %s not registered", name)
+	return 0
+}
