@@ -492,6 +492,9 @@ func TestDocsMetricsReference(t *testing.T) {
 	m.TemplateUnavailable("g")
 	m.ObserveRateLimit("vultr")(time.Millisecond, true)
 	m.SetSettingErrors(map[string]int{"g": 0})
+	m.ObserveMutation("g", metrics.OperationIncrease, "applied")
+	m.SetQuarantinedGroups(0)
+	m.SetGroupInstances(map[string]metrics.InstanceCounts{"g": {Running: 1}})
 	rt := m.InstrumentTransport("vultr")(fakeTransport{}, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://fake/v2/x", nil)
 	if _, err := rt.RoundTrip(req); err != nil {

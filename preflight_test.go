@@ -211,3 +211,24 @@ func TestPreflightZoneWarningOffline(t *testing.T) {
 		t.Fatalf("exit %d, want 0 with a zone warning:\n%s\n%s", code, stderr, out)
 	}
 }
+
+// TestDemoNamesItsDeliberateMistake: each simulation says which of its
+// settings is malformed on purpose, so the warning reads as an example.
+func TestDemoNamesItsDeliberateMistake(t *testing.T) {
+	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
+		t.Run(provider, func(t *testing.T) {
+			reg, ok := cloudprovider.Lookup(provider)
+			if !ok {
+				t.Skipf("%s is not compiled in", provider)
+			}
+			sim, err := reg.Simulate(context.Background(), cloudprovider.BuildOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sim.Close()
+			if len(sim.Deliberate) != 1 || !strings.Contains(sim.Deliberate[0], `maxnodeprovisiontime="soon" on purpose`) {
+				t.Fatalf("Deliberate = %q", sim.Deliberate)
+			}
+		})
+	}
+}

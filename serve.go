@@ -70,7 +70,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
-	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "address", lis.Addr().String(), "tls", tlsCfg != nil, "mtls", cfg.tlsClientCA != "", "version", version)
+	startupSummary(ctx, cfg, provider, lis.Addr().String(), tlsCfg != nil, srv.Ready())
 	fmt.Fprintf(stdout, "Serving %s on %s%s\n", cfg.provider, displayAddress(addr, lis), tlsNote(tlsCfg != nil))
 	if cfg.simulate {
 		printBanner(ctx, stdout, selfCommand(os.Args[0]), cfg, provider, groupNames, displayAddress(addr, lis), tlsCfg != nil)
@@ -107,7 +107,32 @@ func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registrat
 	if err != nil {
 		return nil, nil, nil, configError{fmt.Errorf("start simulation: %w", providerError(cfg.provider, err))}
 	}
-	klog.InfoS("Simulated cloud started", "provider", cfg.provider, "url", sim.URL, "description", sim.Description)
+	// The description goes to stdout only; the log's start-up summary is
+	// the "Serving externalgrpc" line.
+	klog.V(2).InfoS("Simulated cloud started", "provider", cfg.provider, "url", sim.URL)
 	fmt.Fprintf(stdout, "Simulating %s: %s\nFake cloud API: %s\n", cfg.provider, sim.Description, sim.URL)
+	for _, note := range sim.Deliberate {
+		klog.InfoS("Demo data: "+note, "provider", cfg.provider)
+	}
 	return sim.Provider, sim.GroupNames, sim.Close, nil
+}
+
+// startupSummary is the one log line that says what this process serves and
+// how: an operator reading the log from the start sees the configuration
+// that matters in one place.
+func startupSummary(ctx context.Context, cfg *config, p cloudprovider.CloudProvider, address string, tls, ready bool) {
+	groups, _ := p.NodeGroups(ctx)
+	ids := make([]string, 0, len(groups))
+	for _, g := range groups {
+		ids = append(ids, g.Id(ctx))
+	}
+	limit := cfg.rateLimit()
+	rate := "off"
+	if limit.Rate > 0 {
+		rate = fmt.Sprintf("%g/s burst %d", limit.Rate, limit.Burst)
+	}
+	klog.InfoS("Serving externalgrpc", "provider", cfg.provider, "version", version, "simulated", cfg.simulate,
+		"address", address, "tls", tls, "mtls", cfg.tlsClientCA != "", "ready", ready, "nodeGroups", ids,
+		"maxStaleness", cfg.maxStaleness, "unknownOutcomeWindow", cfg.unknownOutcomeWindow, "cloudRateLimit", rate,
+		"priceSheet", cfg.priceSheetPath != "", "metricsAddress", cfg.metricsAddress)
 }

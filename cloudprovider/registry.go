@@ -63,6 +63,16 @@ type Simulation struct {
 	GroupNames map[string]string
 	// Close stops the fake cloud.
 	Close func()
+	// Deliberate lists what the demo data does wrong on purpose (a
+	// malformed per-group setting), each logged once at start-up, so the
+	// warnings they cause read as the example they are. Optional.
+	Deliberate []string
+}
+
+// DeliberateMalformedSetting is the Simulation.Deliberate note of a demo
+// group that carries a malformed value for option on purpose.
+func DeliberateMalformedSetting(group, option, value string) string {
+	return fmt.Sprintf("node group %s carries %s=%q on purpose, to show how a malformed per-group setting is reported: the warning about it is expected", group, option, value)
 }
 
 // Builder constructs a provider. It must not exit the process; it returns errors

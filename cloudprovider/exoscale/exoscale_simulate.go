@@ -100,6 +100,7 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 			"and instance pool batch %s (1x standard.large); members boot in 6s, evictions finish in 3s",
 			groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"]),
 		GroupNames: groupNames,
+		Deliberate: []string{cloudprovider.DeliberateMalformedSetting("workers "+groupIDs["workers"], cloudprovider.OptionMaxNodeProvisionTime, "soon")},
 		Close:      fake.Close,
 	}, nil
 }

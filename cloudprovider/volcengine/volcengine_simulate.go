@@ -105,6 +105,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		Description: fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
 			simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay),
 		GroupNames: map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"},
+		Deliberate: []string{cloudprovider.DeliberateMalformedSetting(simGeneralGroupID, cloudprovider.OptionMaxNodeProvisionTime, "soon")},
 		Close:      closeFn,
 	}, nil
 }

@@ -61,6 +61,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 			"new nodes are pending after %s and active after %s",
 			simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter),
 		GroupNames: invert(pools),
+		Deliberate: []string{cloudprovider.DeliberateMalformedSetting("general "+pools["general"], cloudprovider.OptionMaxNodeProvisionTime, "soon")},
 		Close:      fake.Close,
 	}, nil
 }
