@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +121,7 @@ func TestPreflightAgainstEachFakeCloud(t *testing.T) {
 		checkSummary(t, code, out, stderr, "exoscale", "--nodes 1:10:workers -> ", "GET /v2/instance-pool 200")
 	})
 	t.Run("volcengine", func(t *testing.T) {
+		t.Setenv("ACCESS_KEY", "AKLTpreflight")
 		url := fakeCloud(t, "volcengine")
 		cfg := writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTpreflight\nsecret-key = preflight-secret\nendpoint = "+url+"\nscheme = http\n")
 		code, out, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--node-group-auto-discovery", "asg:tag=k8s.io/cluster-autoscaler/enabled=true")
@@ -166,6 +171,14 @@ func TestPreflightFailures(t *testing.T) {
 		if strings.Contains(stderr, "the-right-secret") || strings.Contains(stderr, "a-wrong-secret") {
 			t.Errorf("a secret is in the output:\n%s", stderr)
 		}
+	})
+	t.Run("wrong volcengine key", func(t *testing.T) {
+		t.Setenv("ACCESS_KEY", "AKLTtheright")
+		url := fakeCloud(t, "volcengine")
+		t.Setenv("ACCESS_KEY", "")
+		cfg := writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTawrongone\nsecret-key = s\nendpoint = "+url+"\nscheme = http\n")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
+		wantOneError(t, code, stderr, 1, "volcengine: authentication failed", "HTTP 401", "check the key")
 	})
 	t.Run("unreachable endpoint", func(t *testing.T) {
 		t.Setenv("VULTR_API_KEY", "")
@@ -230,5 +243,35 @@ func TestDemoNamesItsDeliberateMistake(t *testing.T) {
 				t.Fatalf("Deliberate = %q", sim.Deliberate)
 			}
 		})
+	}
+}
+
+// TestPreflightOptionalPermissionIsAWarning: a Volcengine key without
+// ecs:DescribeImages still passes, with one warning naming the action; the
+// gateway's refusal is played by a proxy in front of the fake cloud.
+func TestPreflightOptionalPermissionIsAWarning(t *testing.T) {
+	t.Setenv("ACCESS_KEY", "AKLTpreflight")
+	target, err := url.Parse(fakeCloud(t, "volcengine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("Action") == "DescribeImages" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"ResponseMetadata":{"RequestId":"r-1","Action":"DescribeImages","Version":"2020-04-01","Service":"ecs","Region":"cn-beijing","Error":{"Code":"AccessDenied","Message":"not allowed"}}}`))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gateway.Close)
+	cfg := writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTpreflight\nsecret-key = s\nendpoint = "+gateway.URL+"\nscheme = http\n")
+	code, out, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
+	if code != 0 || !strings.Contains(out, "preflight OK for volcengine") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "warning: the cloud refused the optional read GET /?Action=DescribeImages (HTTP 403)") || strings.Contains(stderr, "error:") {
+		t.Fatalf("want one warning naming DescribeImages:\n%s", stderr)
 	}
 }

@@ -59,10 +59,15 @@ func seedDemo(f *fakeapi.Server) {
 // with dummy credentials. --nodes and --node-group-auto-discovery from opts are
 // honoured; without them both demo groups are discovered by tag.
 func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+	accessKey := firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated")
 	fake := fakeapi.New(fakeapi.Options{
 		ProvisionDelay: simProvisionDelay,
 		RemoveDelay:    simRemoveDelay,
 		Region:         simRegion,
+		// The fake checks the key the simulation signs with, so a client
+		// given another one (preflight's tests) is refused as the gateway
+		// would refuse it.
+		AccessKey: accessKey,
 	})
 	seedDemo(fake)
 	url := fake.Start()
@@ -85,8 +90,8 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		cfg: Config{
 			Region: simRegion,
 			// Keys from the environment let a test follow known credentials
-			// through the whole binary; the fake accepts any.
-			AccessKey: cloudprovider.Secret(firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated")),
+			// through the whole binary.
+			AccessKey: cloudprovider.Secret(accessKey),
 			SecretKey: cloudprovider.Secret(firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret")),
 			Endpoint:  url,
 			Scheme:    "http",

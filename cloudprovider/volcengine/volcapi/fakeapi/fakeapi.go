@@ -164,6 +164,10 @@ type Options struct {
 	// ActivitiesOldestFirst lists scaling activities oldest first. The API
 	// does not document its order; the default is newest first.
 	ActivitiesOldestFirst bool
+	// AccessKey, when set, is the only access key the fake accepts: a
+	// request signed with another gets the gateway's 401 InvalidAccessKey.
+	// Empty accepts any key.
+	AccessKey string
 }
 
 // Server is the fake API. The zero value is not usable; call New.

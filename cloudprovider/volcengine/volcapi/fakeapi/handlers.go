@@ -83,6 +83,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		aerr = errf(http.StatusNotFound, "InvalidActionOrVersion", "path %s not found", r.URL.Path)
 	case r.Header.Get("Authorization") == "":
 		aerr = errf(http.StatusUnauthorized, "MissingAuthenticationToken", "request is not signed")
+	case s.opts.AccessKey != "" && accessKeyOf(r.Header.Get("Authorization")) != s.opts.AccessKey:
+		aerr = errf(http.StatusUnauthorized, "InvalidAccessKey", "the access key is not valid")
 	default:
 		h, ok := handlers[action]
 		switch {
@@ -187,6 +189,17 @@ func parseCredential(auth string) (service, region string) {
 		return "", ""
 	}
 	return parts[3], parts[2]
+}
+
+// accessKeyOf pulls the access key out of the Authorization header's
+// "Credential=AK/date/region/service/request".
+func accessKeyOf(auth string) string {
+	_, cred, ok := strings.Cut(auth, "Credential=")
+	if !ok {
+		return ""
+	}
+	ak, _, _ := strings.Cut(cred, "/")
+	return ak
 }
 
 // listParam reads Name.1, Name.2, ... in order.
