@@ -48,6 +48,7 @@ func Run(t *testing.T, h Harness) {
 		{"ReadsNeverWaitBehindMutation", checkReadsNeverWaitBehindMutation},
 		{"LostAnswerNotUndoneByNextResize", checkLostAnswerNotUndone},
 		{"LateResizeRemovesNoInstance", checkLateResizeRemovesNone},
+		{"QuarantineReportedWhileChangesRefused", checkQuarantineReported},
 		{"LostDeleteAnswerKeepsMinRule", checkLostDeleteKeepsMin},
 		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
 		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
