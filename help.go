@@ -51,7 +51,7 @@ func helpMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case len(args) > 1:
 		fmt.Fprintf(stderr, "error: help takes one command, got %s\n", strings.Join(args, " "))
 		return 2
-	case args[0] == "help":
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
 		printServerUsage(stdout)
 		return 0
 	}

@@ -36,6 +36,7 @@ func TestHelpCommand(t *testing.T) {
 		want []string
 	}{
 		{[]string{"help"}, []string{"Commands:", "preflight", "Logging flags (klog):"}},
+		{[]string{"help", "--help"}, []string{"Commands:"}},
 		{[]string{"help", "inspect"}, []string{"Usage: cluster-autoscaler-provider inspect [flags]", "Examples:", "Exit codes:", "-scale-up"}},
 		{[]string{"help", "probe"}, []string{"Usage: cluster-autoscaler-provider probe [flags]", "Examples:", "-address"}},
 		{[]string{"help", "preflight"}, []string{"Usage: cluster-autoscaler-provider preflight [server flags]", "Examples:", "-nodes", "Logging flags (klog):"}},

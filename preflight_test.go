@@ -246,10 +246,11 @@ func TestDemoNamesItsDeliberateMistake(t *testing.T) {
 	}
 }
 
-// TestPreflightOptionalPermissionIsAWarning: a Volcengine key without
-// ecs:DescribeImages still passes, with one warning naming the action; the
-// gateway's refusal is played by a proxy in front of the fake cloud.
-func TestPreflightOptionalPermissionIsAWarning(t *testing.T) {
+// volcengineGateway puts a proxy in front of the fake Volcengine cloud that
+// refuses action with 403 AccessDenied, as the gateway does for a key
+// without that permission, and returns a cloud config pointing at it.
+func volcengineGateway(t *testing.T, action string) string {
+	t.Helper()
 	t.Setenv("ACCESS_KEY", "AKLTpreflight")
 	target, err := url.Parse(fakeCloud(t, "volcengine"))
 	if err != nil {
@@ -257,16 +258,22 @@ func TestPreflightOptionalPermissionIsAWarning(t *testing.T) {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("Action") == "DescribeImages" {
+		if r.URL.Query().Get("Action") == action {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"ResponseMetadata":{"RequestId":"r-1","Action":"DescribeImages","Version":"2020-04-01","Service":"ecs","Region":"cn-beijing","Error":{"Code":"AccessDenied","Message":"not allowed"}}}`))
+			_, _ = w.Write([]byte(`{"ResponseMetadata":{"RequestId":"r-1","Action":"` + action + `","Version":"2020-04-01","Service":"ecs","Region":"cn-beijing","Error":{"Code":"AccessDenied","Message":"not allowed"}}}`))
 			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(gateway.Close)
-	cfg := writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTpreflight\nsecret-key = s\nendpoint = "+gateway.URL+"\nscheme = http\n")
+	return writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTpreflight\nsecret-key = s\nendpoint = "+gateway.URL+"\nscheme = http\n")
+}
+
+// TestPreflightOptionalPermissionIsAWarning: a Volcengine key without
+// ecs:DescribeImages still passes, with one warning naming the action.
+func TestPreflightOptionalPermissionIsAWarning(t *testing.T) {
+	cfg := volcengineGateway(t, "DescribeImages")
 	code, out, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
 	if code != 0 || !strings.Contains(out, "preflight OK for volcengine") {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, stderr)
@@ -274,4 +281,12 @@ func TestPreflightOptionalPermissionIsAWarning(t *testing.T) {
 	if !strings.Contains(stderr, "warning: the cloud refused the optional read GET /?Action=DescribeImages (HTTP 403)") || strings.Contains(stderr, "error:") {
 		t.Fatalf("want one warning naming DescribeImages:\n%s", stderr)
 	}
+}
+
+// TestPreflightRefusedReadNamesTheAction: a key without a permission the
+// provider needs fails with one line naming the API action.
+func TestPreflightRefusedReadNamesTheAction(t *testing.T) {
+	cfg := volcengineGateway(t, "DescribeScalingGroups")
+	code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
+	wantOneError(t, code, stderr, 1, "volcengine: permission refused for DescribeScalingGroups", "AccessDenied")
 }
