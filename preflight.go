@@ -212,7 +212,18 @@ func resolveSpecsForReport(cfg *config, groups []preflightGroup) []string {
 		out = append(out, fmt.Sprintf("--nodes %s -> %s", s, found))
 	}
 	for _, d := range cfg.autoDiscovery {
-		out = append(out, fmt.Sprintf("--node-group-auto-discovery %s -> part of the %s above", d, count(len(groups), "node group")))
+		// Providers that say which rule found a group say it in Debug.
+		var found []string
+		for _, g := range groups {
+			if strings.Contains(g.debug, d) {
+				found = append(found, g.id)
+			}
+		}
+		what := fmt.Sprintf("part of the %s above", count(len(groups), "node group"))
+		if len(found) > 0 {
+			what = strings.Join(found, ", ")
+		}
+		out = append(out, fmt.Sprintf("--node-group-auto-discovery %s -> %s", d, what))
 	}
 	return out
 }

@@ -125,7 +125,7 @@ func TestPreflightAgainstEachFakeCloud(t *testing.T) {
 		url := fakeCloud(t, "volcengine")
 		cfg := writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTpreflight\nsecret-key = preflight-secret\nendpoint = "+url+"\nscheme = http\n")
 		code, out, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--node-group-auto-discovery", "asg:tag=k8s.io/cluster-autoscaler/enabled=true")
-		checkSummary(t, code, out, stderr, "volcengine", "--node-group-auto-discovery asg:tag=k8s.io/cluster-autoscaler/enabled=true -> ", "DescribeScalingGroups 200")
+		checkSummary(t, code, out, stderr, "volcengine", "--node-group-auto-discovery asg:tag=k8s.io/cluster-autoscaler/enabled=true -> scg-sim-general, scg-sim-gpu", "DescribeScalingGroups 200")
 	})
 }
 
