@@ -130,11 +130,21 @@ type InstanceErrorInfo struct {
 	ErrorMessage string
 }
 
-// InstanceStatus is an instance's state plus optional error information. State
-// must be set whenever ErrorInfo is: CA drops ErrorInfo without a state.
+// InstanceStatus is an instance's state plus optional error information.
+// ErrorInfo goes only with InstanceCreating (build it with FailedCreation):
+// CA drops it without a state and reads it on no other state, so on a
+// running or deleting instance it would say nothing to CA while telling
+// readers of Nodes that CA acts on it.
 type InstanceStatus struct {
 	State     InstanceState
 	ErrorInfo *InstanceErrorInfo
+}
+
+// FailedCreation is the status of an instance whose creation failed: creating
+// with error info, which makes CA back the group off and delete the instance.
+// It is the one place providers attach error info to an instance.
+func FailedCreation(info InstanceErrorInfo) *InstanceStatus {
+	return &InstanceStatus{State: InstanceCreating, ErrorInfo: &info}
 }
 
 // Instance is one cloud machine of a group.

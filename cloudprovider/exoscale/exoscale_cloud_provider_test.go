@@ -401,31 +401,38 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		t.Fatalf("NodeGroupForNode for %d known nodes made %d cloud calls, want 0", len(members), n)
 	}
 
-	// The unmanaged control plane costs one GET, then never again.
-	cp := node(ProviderIDPrefix + e.controlPlane)
-	for i := 0; i < 3; i++ {
-		if g, err := e.provider.NodeGroupForNode(ctx, cp); g != nil || err != nil {
-			t.Fatalf("control plane: %v, %v; want nil, nil", g, err)
-		}
-		e.refresh(t)
-	}
-	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 1 {
-		t.Fatalf("unmanaged instance looked up %d times, want 1", n)
-	}
-
-	// An unknown instance costs at most one GET per refresh.
+	// The unmanaged control plane and a gone instance cost one instance
+	// listing together, then none until --max-staleness has passed since.
 	e.fake.ResetRequests()
+	cp := node(ProviderIDPrefix + e.controlPlane)
 	ghost := node(ProviderIDPrefix + "00000000-dead-4000-8000-000000000000")
-	for round := 0; round < 2; round++ {
-		for i := 0; i < 5; i++ {
-			if g, err := e.provider.NodeGroupForNode(ctx, ghost); g != nil || err != nil {
-				t.Fatalf("unknown instance: %v, %v; want nil, nil", g, err)
+	lookups := func() int { return e.fake.OperationCounts()["GET /v2/instance"] }
+	for i := 0; i < 3; i++ {
+		for _, n := range []*corev1.Node{cp, ghost, cp, ghost} {
+			if g, err := e.provider.NodeGroupForNode(ctx, n); g != nil || err != nil {
+				t.Fatalf("%s: %v, %v; want nil, nil", n.Spec.ProviderID, g, err)
 			}
 		}
+		if i == 0 && lookups() != 1 {
+			t.Fatalf("first round: %d instance listings, want 1", lookups())
+		}
+		e.clock.Advance(10 * time.Second)
 		e.refresh(t)
 	}
-	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 2 {
-		t.Fatalf("unknown instance looked up %d times over 2 refreshes, want 2", n)
+	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 0 {
+		t.Fatalf("%d GETs of single instances, want 0: one listing answers for all", n)
+	}
+	e.fake.ResetRequests()
+	e.clock.Advance(cloudprovider.DefaultMaxStaleness)
+	e.refresh(t)
+	before := lookups()
+	for _, n := range []*corev1.Node{cp, ghost, cp, ghost} {
+		if g, err := e.provider.NodeGroupForNode(ctx, n); g != nil || err != nil {
+			t.Fatalf("%s past the bound: %v, %v; want nil, nil", n.Spec.ProviderID, g, err)
+		}
+	}
+	if n := lookups() - before; n != 1 {
+		t.Fatalf("past the bound: %d instance listings for two remembered instances, want 1", n)
 	}
 }
 
