@@ -492,6 +492,8 @@ func TestDocsMetricsReference(t *testing.T) {
 	m.TemplateUnavailable("g")
 	m.ObserveRateLimit("vultr")(time.Millisecond, true)
 	m.SetSettingErrors(map[string]int{"g": 0})
+	m.NodeLookupFailed("vultr")()
+	m.NodeIdentityMismatch("g")
 	rt := m.InstrumentTransport("vultr")(fakeTransport{}, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://fake/v2/x", nil)
 	if _, err := rt.RoundTrip(req); err != nil {

@@ -165,7 +165,7 @@ type manager struct {
 	catalog groupCatalog
 	// maxStaleness is how old a reused listing may get (--max-staleness).
 	maxStaleness time.Duration
-	specWatch cloudprovider.SpecWatch
+	specWatch    cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
 	groups     map[string]*groupState

@@ -470,6 +470,22 @@ func TestNodeGroupForNode(t *testing.T) {
 		{name: "real node by label", node: realNode(e.main, n0), want: "a-main"},
 		{name: "label only", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelNodeID: n0.ID}}}, want: "a-main"},
 		{name: "fake node by providerID", node: unregisteredNode(e.second.Nodes[1].ID), want: "b-gpu"},
+		// A node can write its own labels: the providerID decides.
+		{name: "label of another pool's node", node: func() *corev1.Node {
+			n := realNode(e.main, n0)
+			n.Spec.ProviderID = ProviderIDPrefix + e.second.Nodes[0].ID
+			return n
+		}(), want: "b-gpu"},
+		{name: "label of a node, providerID of another pool's node", node: func() *corev1.Node {
+			n := realNode(e.second, e.second.Nodes[0])
+			n.Spec.ProviderID = ProviderIDPrefix + n0.ID
+			return n
+		}(), want: "a-main"},
+		{name: "label of a managed node, providerID of an unmanaged one", node: func() *corev1.Node {
+			n := realNode(e.main, n0)
+			n.Spec.ProviderID = ProviderIDPrefix + e.static.Nodes[0].ID
+			return n
+		}(), want: ""},
 		{name: "unmanaged pool", node: realNode(e.static, e.static.Nodes[0]), want: ""},
 		{name: "other cloud", node: &corev1.Node{Spec: corev1.NodeSpec{ProviderID: "aws:///eu-west-1a/i-1"}}, want: ""},
 		{name: "no ids", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cp-1"}}, want: ""},
