@@ -49,6 +49,9 @@ type envOptions struct {
 	noGPU   bool
 	// build is what main would pass from its flags.
 	build cloudprovider.BuildOptions
+	// startErr, when set, receives the error of loading the configuration
+	// or of the first Refresh instead of failing the test.
+	startErr *error
 }
 
 func defaultEnvOptions() envOptions {
@@ -88,6 +91,10 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 
 	env := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone, EnvAPIEndpoint: endpoint, EnvSKSCluster: o.cluster, EnvRefreshInterval: "0s"}
 	cfg, err := LoadConfig(cloudprovider.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
+	if err != nil && o.startErr != nil {
+		*o.startErr = err
+		return e
+	}
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -104,7 +111,12 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	}
 	// As Build does.
 	p.m.maxStaleness = o.build.MaxStalenessOrDefault()
+	p.m.unknownNodes.Remember = o.build.MaxStalenessOrDefault()
+	p.m.unknownNodes.Failed = o.build.NodeLookupFailed
 	e.provider = p
+	if o.startErr != nil {
+		*o.startErr = p.Refresh(ctx5s(t))
+	}
 	return e
 }
 
@@ -162,7 +174,14 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
+		o := defaultEnvOptions()
+		variant(&o.fake)
+		var err error
+		o.specs, o.startErr = specs, &err
+		newTestEnv(t, o)
+		return err
+	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
 		o := defaultEnvOptions()
 		o.build = opts
 		variant(&o.fake)
@@ -248,6 +267,12 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 					}
 					return false
 				}, "a member in state error"
+			},
+			// A spec names a pool by id, by its name, or by its nodepool's
+			// id or name.
+			SpecNames: func(groupID string) []string {
+				p, _ := e.fake.Pool(groupID)
+				return []string{p.Name, p.NodepoolID}
 			},
 		}
 	}})
