@@ -192,7 +192,10 @@ func TestConformance(t *testing.T) {
 func runConformance(t *testing.T, activitiesOldestFirst bool) {
 	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
 		var err error
-		newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst; c.static, c.startErr = specs, &err })
+		newEnv(t, func(c *envConfig) {
+			c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst
+			c.static, c.startErr = specs, &err
+		})
 		return err
 	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
 		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst; c.build = opts })
