@@ -129,8 +129,7 @@ func (r SpecResolution) Problems() []string {
 		out = append(out, fmt.Sprintf("--nodes name %q matches several node groups (%s); use an id", name, strings.Join(ids, ", ")))
 	}
 	for _, d := range r.Duplicates {
-		out = append(out, fmt.Sprintf("--nodes %s and --nodes %s both name node group %s; give each group one spec (%s is ignored)",
-			d.Kept, d.Ignored, d.Group, d.Ignored))
+		out = append(out, fmt.Sprintf("--nodes %s and --nodes %s both name node group %s; keep one", d.Kept, d.Ignored, d.Group))
 	}
 	sort.Strings(out)
 	return out
@@ -230,6 +229,11 @@ func (w *SpecWatch) Check(res SpecResolution) error {
 	if first {
 		return fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
 	}
-	klog.ErrorS(nil, "Node group specs no longer match one node group each", "provider", w.Provider, "problems", problems)
+	var applied []string
+	for _, d := range res.Duplicates {
+		applied = append(applied, d.Kept.String())
+	}
+	klog.ErrorS(nil, "Node group specs no longer match one node group each", "provider", w.Provider, "problems", problems,
+		"appliedOfDuplicates", applied)
 	return nil
 }
