@@ -30,7 +30,6 @@ func Run(t *testing.T, h Harness) {
 		{"NodeGroupForNodeByProviderID", checkNodeGroupForNode},
 		{"NodeGroupForNodeUnknownIsNil", checkUnknownNode},
 		{"UnknownNodeHealsWithOneLookupPerRefresh", checkUnknownNodeHealsFast},
-		{"FailingLookupAnswersNoGroup", checkFailingLookupAnswersNoGroup},
 		{"NodeGroupForNodeByProviderIDNotLabels", checkProviderIDOverLabels},
 		{"InstancesWellFormed", checkInstancesWellFormed},
 		{"IncreaseSizePastMaxMakesNoCloudCall", checkIncreasePastMax},
@@ -69,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("RateLimitMutationsFirst", func(t *testing.T) { checkRateLimitMutationsFirst(t, h) })
 	t.Run("RateLimitCountsRetries", func(t *testing.T) { checkRateLimitCountsRetries(t, h) })
 	t.Run("ServedWithinStalenessBound", func(t *testing.T) { checkServedWithinStalenessBound(t, h) })
+	t.Run("FailingLookupAnswersNoGroup", func(t *testing.T) { checkFailingLookupAnswersNoGroup(t, h) })
 	t.Run("GoneNodesCostAtMostTwoCallsPerLoop", func(t *testing.T) { checkGoneNodesCostBounded(t, h) })
 	t.Run("TwoSpecsForOneGroupAreAConfigError", func(t *testing.T) { checkTwoSpecsForOneGroup(t, h) })
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -133,9 +134,14 @@ func (k *kit) registeredNodes() ([]*corev1.Node, map[string]string) {
 // checkFailingLookupAnswersNoGroup: when the cloud fails the lookup of a
 // node the snapshot lacks, NodeGroupForNode answers "no group", never an
 // error (CA does not read one as "not autoscaled") and never a group, for a
-// node just launched in a group as for one the cloud does not have; once
-// the cloud answers again, the next Refresh places the new node.
-func checkFailingLookupAnswersNoGroup(t *testing.T, k *kit) {
+// node just launched in a group as for one the cloud does not have; every
+// such answer is counted (BuildOptions.NodeLookupFailed, when the harness
+// builds from options). Once the cloud answers again, the next Refresh
+// places the new node.
+func checkFailingLookupAnswersNoGroup(t *testing.T, h Harness) {
+	var failures atomic.Int32
+	k := &kit{t: t, env: h.newEnv(t, cloudprovider.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }}), mutationClock: MutationClock(t)}
+	k.refresh()
 	if k.env.FailNextCalls == nil || k.env.AddUnseenInstance == nil {
 		t.Skip("Env.FailNextCalls or Env.AddUnseenInstance not provided")
 	}
@@ -155,6 +161,9 @@ func checkFailingLookupAnswersNoGroup(t *testing.T, k *kit) {
 		}
 	}
 	k.env.FailNextCalls(0)
+	if n := failures.Load(); h.NewEnvWithOptions != nil && n != 3 {
+		t.Fatalf("%d answers counted as failed lookups (BuildOptions.NodeLookupFailed), want 3", n)
+	}
 	k.refresh()
 	g, err := k.env.Provider.NodeGroupForNode(k.ctx(), fakeNode(unseen, "unregistered"))
 	if err != nil || g == nil || g.Id(k.ctx()) != id {

@@ -45,13 +45,19 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 	if err != nil {
 		return nil, err
 	}
+	p.useOptions(opts)
+	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
+	return p, nil
+}
+
+// useOptions applies what main passes besides the configuration: the
+// staleness bound, the price sheet and the metric hooks.
+func (p *provider) useOptions(opts cloudprovider.BuildOptions) {
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.sheet = opts.PriceSheet
-	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
-	return p, nil
 }
 
 // providerDeps are the injectable parts (tests swap them).

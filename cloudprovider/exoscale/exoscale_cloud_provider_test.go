@@ -110,9 +110,7 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 		t.Fatalf("newProvider: %v", err)
 	}
 	// As Build does.
-	p.m.maxStaleness = o.build.MaxStalenessOrDefault()
-	p.m.unknownNodes.Remember = o.build.MaxStalenessOrDefault()
-	p.m.unknownNodes.Failed = o.build.NodeLookupFailed
+	p.useOptions(o.build)
 	e.provider = p
 	if o.startErr != nil {
 		*o.startErr = p.Refresh(ctx5s(t))
