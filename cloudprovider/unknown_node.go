@@ -33,9 +33,10 @@ const LookupMargin = 500 * time.Millisecond
 //     the answer is "no group", never an error and never a guess: CA does not
 //     read an error from NodeGroupForNode as "not autoscaled" but aborts or
 //     skips whatever it was doing (docs/architecture.md), and a failing cloud
-//     would then stop its whole loop. The failure is logged once per node
-//     and counted (Failed); the node is looked up again after the next
-//     Refresh.
+//     would then stop its whole loop. The failure is counted (Failed) and
+//     logged once per node (again only once Remember has passed, so a cloud
+//     down for long still says so); the node is looked up again after the
+//     next Refresh.
 //
 // The exported fields are set before first use; the zero value of each is a
 // usable default.
