@@ -25,6 +25,9 @@ type CloudProvider interface {
 	NodeGroups(ctx context.Context) ([]NodeGroup, error)
 	// NodeGroupForNode returns the group owning node, or (nil, nil) when the node
 	// is not autoscaled. CA never caches the nil answer, so it must be cheap.
+	// CA does not read an error as "not autoscaled" either, so a node the
+	// provider cannot place (its cloud lookup failed) is (nil, nil) too
+	// (ResolveUnknownNode).
 	NodeGroupForNode(ctx context.Context, node *corev1.Node) (NodeGroup, error)
 	// Pricing returns the price model, or ErrNotImplemented.
 	Pricing(ctx context.Context) (PricingModel, error)
