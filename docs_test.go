@@ -495,6 +495,8 @@ func TestDocsMetricsReference(t *testing.T) {
 	m.ObserveMutation("g", metrics.OperationIncrease, "applied")
 	m.SetQuarantinedGroups(0)
 	m.SetGroupInstances(map[string]metrics.InstanceCounts{"g": {Running: 1}})
+	m.NodeLookupFailed("vultr")()
+	m.NodeIdentityMismatch("g")
 	rt := m.InstrumentTransport("vultr")(fakeTransport{}, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://fake/v2/x", nil)
 	if _, err := rt.RoundTrip(req); err != nil {

@@ -180,6 +180,8 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		RateLimit:                   c.rateLimit(),
 		MaxStaleness:                c.maxStaleness,
 		ObserveRateLimit:            m.ObserveRateLimit(c.provider),
+		NodeLookupFailed:            m.NodeLookupFailed(c.provider),
+		NodeIdentityMismatch:        m.NodeIdentityMismatch,
 	}
 }
 

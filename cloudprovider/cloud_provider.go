@@ -25,6 +25,9 @@ type CloudProvider interface {
 	NodeGroups(ctx context.Context) ([]NodeGroup, error)
 	// NodeGroupForNode returns the group owning node, or (nil, nil) when the node
 	// is not autoscaled. CA never caches the nil answer, so it must be cheap.
+	// CA does not read an error as "not autoscaled" either, so a node the
+	// provider cannot place (its cloud lookup failed) is (nil, nil) too
+	// (ResolveUnknownNode).
 	NodeGroupForNode(ctx context.Context, node *corev1.Node) (NodeGroup, error)
 	// Pricing returns the price model, or ErrNotImplemented.
 	Pricing(ctx context.Context) (PricingModel, error)
@@ -130,11 +133,21 @@ type InstanceErrorInfo struct {
 	ErrorMessage string
 }
 
-// InstanceStatus is an instance's state plus optional error information. State
-// must be set whenever ErrorInfo is: CA drops ErrorInfo without a state.
+// InstanceStatus is an instance's state plus optional error information.
+// ErrorInfo goes only with InstanceCreating (build it with FailedCreation):
+// CA drops it without a state and reads it on no other state, so on a
+// running or deleting instance it would say nothing to CA while telling
+// readers of Nodes that CA acts on it.
 type InstanceStatus struct {
 	State     InstanceState
 	ErrorInfo *InstanceErrorInfo
+}
+
+// FailedCreation is the status of an instance whose creation failed: creating
+// with error info, which makes CA back the group off and delete the instance.
+// It is the one place providers attach error info to an instance.
+func FailedCreation(info InstanceErrorInfo) *InstanceStatus {
+	return &InstanceStatus{State: InstanceCreating, ErrorInfo: &info}
 }
 
 // Instance is one cloud machine of a group.

@@ -51,28 +51,36 @@ func ParseNodeGroupSpec(value string) (NodeGroupSpec, error) {
 }
 
 // ParseNodeGroupSpecs parses every value and reports all bad ones together.
+// The error wraps ErrConfig (exit 2).
 func ParseNodeGroupSpecs(values []string) ([]NodeGroupSpec, error) {
 	var specs []NodeGroupSpec
 	var errs []string
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	for _, v := range values {
 		s, err := ParseNodeGroupSpec(v)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		if seen[s.Name] {
-			errs = append(errs, fmt.Sprintf("--nodes %q: group %q given twice", v, s.Name))
+		if first, dup := seen[s.Name]; dup {
+			errs = append(errs, fmt.Sprintf("--nodes %q and --nodes %q: group %q given twice; keep one", first, v, s.Name))
 			continue
 		}
-		seen[s.Name] = true
+		seen[s.Name] = v
 		specs = append(specs, s)
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+		return nil, specError(strings.Join(errs, "; "))
 	}
 	return specs, nil
 }
+
+// specError is a --nodes problem: its text names the specs, and it wraps
+// ErrConfig so the process exits 2 wherever it surfaces.
+type specError string
+
+func (e specError) Error() string { return string(e) }
+func (e specError) Unwrap() error { return ErrConfig }
 
 // SpecCandidate is a cloud group a --nodes spec may name.
 type SpecCandidate struct {
@@ -96,10 +104,22 @@ type SpecResolution struct {
 	// Ambiguous maps a spec that names several groups (by name, none by id)
 	// to their ids.
 	Ambiguous map[string][]string
+	// Duplicates are specs that name a group another spec names too (one by
+	// id, one by name, or by two of its names).
+	Duplicates []SpecDuplicate
 }
 
-// Problems renders the unmatched and ambiguous specs, sorted, for an error
-// or a log line; empty when every spec matched one group.
+// SpecDuplicate is a second spec for one group. The spec naming the group by
+// id is kept (ids survive a rename, names do not), else the earlier one; the
+// other is ignored.
+type SpecDuplicate struct {
+	Group   string
+	Kept    NodeGroupSpec
+	Ignored NodeGroupSpec
+}
+
+// Problems renders the unmatched, ambiguous and duplicate specs, sorted, for
+// an error or a log line; empty when every spec matched its own group.
 func (r SpecResolution) Problems() []string {
 	var out []string
 	for _, s := range r.Unmatched {
@@ -108,6 +128,9 @@ func (r SpecResolution) Problems() []string {
 	for name, ids := range r.Ambiguous {
 		out = append(out, fmt.Sprintf("--nodes name %q matches several node groups (%s); use an id", name, strings.Join(ids, ", ")))
 	}
+	for _, d := range r.Duplicates {
+		out = append(out, fmt.Sprintf("--nodes %s and --nodes %s both name node group %s; keep one", d.Kept, d.Ignored, d.Group))
+	}
 	sort.Strings(out)
 	return out
 }
@@ -115,9 +138,25 @@ func (r SpecResolution) Problems() []string {
 // ResolveSpecs is the one resolution of --nodes specs every provider uses: a
 // spec matches the group whose id it names; otherwise the one group one of
 // whose names it is; otherwise, among several, the one preferred group.
-// Anything else is unmatched or ambiguous, never a silent pick.
+// Anything else is unmatched or ambiguous, never a silent pick; two specs
+// landing on one group are a duplicate, never "last one wins".
 func ResolveSpecs(specs []NodeGroupSpec, candidates []SpecCandidate) SpecResolution {
 	res := SpecResolution{ByGroup: map[string]NodeGroupSpec{}, Ambiguous: map[string][]string{}}
+	namedByID := map[string]bool{}
+	assign := func(group string, spec NodeGroupSpec, byID bool) {
+		prev, taken := res.ByGroup[group]
+		if !taken {
+			res.ByGroup[group], namedByID[group] = spec, byID
+			return
+		}
+		kept, ignored := prev, spec
+		if byID && !namedByID[group] {
+			kept, ignored = spec, prev
+			namedByID[group] = true
+		}
+		res.ByGroup[group] = kept
+		res.Duplicates = append(res.Duplicates, SpecDuplicate{Group: group, Kept: kept, Ignored: ignored})
+	}
 	for _, spec := range specs {
 		var byID string
 		var byName, preferred []string
@@ -136,11 +175,11 @@ func ResolveSpecs(specs []NodeGroupSpec, candidates []SpecCandidate) SpecResolut
 		sort.Strings(byName)
 		switch {
 		case byID != "":
-			res.ByGroup[byID] = spec
+			assign(byID, spec, true)
 		case len(byName) == 1:
-			res.ByGroup[byName[0]] = spec
+			assign(byName[0], spec, false)
 		case len(byName) > 1 && len(preferred) == 1:
-			res.ByGroup[preferred[0]] = spec
+			assign(preferred[0], spec, false)
 		case len(byName) > 1:
 			res.Ambiguous[spec.Name] = byName
 		default:
@@ -154,12 +193,15 @@ func ResolveSpecs(specs []NodeGroupSpec, candidates []SpecCandidate) SpecResolut
 // listed; main exits 2 on it, naming the offending setting.
 var ErrConfig = errors.New("configuration error")
 
-// SpecWatch reports --nodes specs that name no group. The first successful
-// listing's problems are a configuration error (Check returns an error
-// wrapping ErrConfig: the operator mistyped a name and main exits 2 naming
-// it); later ones, a group that disappeared, are logged at error level on
-// every Refresh and counted in a metric, while the other groups keep being
-// served.
+// SpecWatch reports --nodes specs that name no group, several groups, or a
+// group another spec names too. The first successful listing's problems are
+// a configuration error (Check returns an error wrapping ErrConfig: the
+// operator mistyped a name or gave one group twice, and main exits 2 naming
+// the specs); later ones, a group that disappeared or was renamed onto
+// another spec's name, are logged at error level on every Refresh and
+// counted in a metric, while the other groups keep being served (a
+// duplicate's kept spec included), so a change in the cloud never turns into
+// a crash loop.
 type SpecWatch struct {
 	// Provider names the provider in logs.
 	Provider string
@@ -187,6 +229,11 @@ func (w *SpecWatch) Check(res SpecResolution) error {
 	if first {
 		return fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
 	}
-	klog.ErrorS(nil, "Node group specs match no node group any more", "provider", w.Provider, "problems", problems)
+	var applied []string
+	for _, d := range res.Duplicates {
+		applied = append(applied, d.Kept.String())
+	}
+	klog.ErrorS(nil, "Node group specs no longer match one node group each", "provider", w.Provider, "problems", problems,
+		"appliedOfDuplicates", applied)
 	return nil
 }

@@ -107,3 +107,71 @@ func TestSpecWatchFirstListingIsAConfigError(t *testing.T) {
 		t.Fatalf("reported %v, want [1 1 0]", reported)
 	}
 }
+
+func TestResolveSpecsTwoSpecsForOneGroup(t *testing.T) {
+	spec := func(max int, name string) NodeGroupSpec { return NodeGroupSpec{MinSize: 1, MaxSize: max, Name: name} }
+	candidates := []SpecCandidate{
+		{ID: "p-1", Names: []string{"workers", "np-workers"}},
+		{ID: "p-2", Names: []string{"batch"}},
+	}
+	for _, tc := range []struct {
+		name          string
+		specs         []NodeGroupSpec
+		kept, ignored NodeGroupSpec
+	}{
+		// The id survives a rename, so it wins whatever the order.
+		{"by name, then by id", []NodeGroupSpec{spec(5, "workers"), spec(9, "p-1")}, spec(9, "p-1"), spec(5, "workers")},
+		{"by id, then by name", []NodeGroupSpec{spec(9, "p-1"), spec(5, "workers")}, spec(9, "p-1"), spec(5, "workers")},
+		{"by two names", []NodeGroupSpec{spec(5, "workers"), spec(7, "np-workers")}, spec(5, "workers"), spec(7, "np-workers")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := ResolveSpecs(append(tc.specs, spec(3, "batch")), candidates)
+			if got := res.ByGroup["p-1"]; got != tc.kept {
+				t.Fatalf("group p-1 got %v, want %v", got, tc.kept)
+			}
+			if res.ByGroup["p-2"].Name != "batch" {
+				t.Fatalf("the other group lost its spec: %v", res.ByGroup)
+			}
+			problems := res.Problems()
+			if len(problems) != 1 || !strings.Contains(problems[0], tc.kept.String()) || !strings.Contains(problems[0], tc.ignored.String()) ||
+				!strings.Contains(problems[0], "p-1") {
+				t.Fatalf("Problems = %q, want one naming both specs and the group", problems)
+			}
+		})
+	}
+}
+
+func TestSpecWatchDuplicateIsAConfigErrorFirstThenCounted(t *testing.T) {
+	candidates := []SpecCandidate{{ID: "p-1", Names: []string{"workers"}}, {ID: "p-2", Names: []string{"batch"}}}
+	specs := []NodeGroupSpec{{MinSize: 1, MaxSize: 5, Name: "p-1"}, {MinSize: 1, MaxSize: 3, Name: "batch"}}
+	var reported []int
+	w := &SpecWatch{Provider: "test", Report: func(n int) { reported = append(reported, n) }}
+	if err := w.Check(ResolveSpecs(specs, candidates)); err != nil {
+		t.Fatalf("first listing without duplicates: %v", err)
+	}
+	// p-2 is deleted and p-1 renamed "batch": both specs land on p-1.
+	renamed := []SpecCandidate{{ID: "p-1", Names: []string{"batch"}}}
+	res := ResolveSpecs(specs, renamed)
+	if err := w.Check(res); err != nil {
+		t.Fatalf("a duplicate that appears later: %v, want nil (logged and counted, not a crash loop)", err)
+	}
+	if got := res.ByGroup["p-1"]; got != specs[0] {
+		t.Fatalf("p-1 serves %v, want the spec naming it by id, %v", got, specs[0])
+	}
+	if len(reported) != 2 || reported[0] != 0 || reported[1] != 1 {
+		t.Fatalf("reported %v, want [0 1]", reported)
+	}
+
+	first := &SpecWatch{Provider: "test"}
+	err := first.Check(ResolveSpecs(specs, renamed))
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "1:5:p-1") || !strings.Contains(err.Error(), "1:3:batch") {
+		t.Fatalf("duplicate at the first listing: %v, want ErrConfig naming both specs", err)
+	}
+}
+
+func TestParseNodeGroupSpecsSameNameTwiceNamesBoth(t *testing.T) {
+	_, err := ParseNodeGroupSpecs([]string{"1:5:p-1", "2:6:p-1"})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "1:5:p-1") || !strings.Contains(err.Error(), "2:6:p-1") {
+		t.Fatalf("err = %v, want ErrConfig naming both specs", err)
+	}
+}

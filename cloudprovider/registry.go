@@ -44,6 +44,14 @@ type BuildOptions struct {
 	// ReportUnmatchedSpecs, when set, receives after every listing how many
 	// --nodes specs name no node group (see SpecWatch).
 	ReportUnmatchedSpecs func(n int)
+	// NodeLookupFailed, when set, counts a NodeGroupForNode answered "no
+	// group" because looking up a node the snapshot lacks failed (see
+	// UnknownNodeLookup).
+	NodeLookupFailed func()
+	// NodeIdentityMismatch, when set, counts a node of groupID refused
+	// because what it says about itself (a label naming its instance)
+	// disagrees with its providerID.
+	NodeIdentityMismatch func(groupID string)
 }
 
 // OperationFunc maps a cloud request to a low-cardinality operation name such

@@ -30,6 +30,7 @@ func Run(t *testing.T, h Harness) {
 		{"NodeGroupForNodeByProviderID", checkNodeGroupForNode},
 		{"NodeGroupForNodeUnknownIsNil", checkUnknownNode},
 		{"UnknownNodeHealsWithOneLookupPerRefresh", checkUnknownNodeHealsFast},
+		{"NodeGroupForNodeByProviderIDNotLabels", checkProviderIDOverLabels},
 		{"InstancesWellFormed", checkInstancesWellFormed},
 		{"IncreaseSizePastMaxMakesNoCloudCall", checkIncreasePastMax},
 		{"NonPositiveDeltaRejectedWithoutCloudCall", checkBadDeltas},
@@ -68,6 +69,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("RateLimitMutationsFirst", func(t *testing.T) { checkRateLimitMutationsFirst(t, h) })
 	t.Run("RateLimitCountsRetries", func(t *testing.T) { checkRateLimitCountsRetries(t, h) })
 	t.Run("ServedWithinStalenessBound", func(t *testing.T) { checkServedWithinStalenessBound(t, h) })
+	t.Run("FailingLookupAnswersNoGroup", func(t *testing.T) { checkFailingLookupAnswersNoGroup(t, h) })
+	t.Run("GoneNodesCostAtMostTwoCallsPerLoop", func(t *testing.T) { checkGoneNodesCostBounded(t, h) })
+	t.Run("TwoSpecsForOneGroupAreAConfigError", func(t *testing.T) { checkTwoSpecsForOneGroup(t, h) })
 }
 
 type kit struct {
@@ -113,6 +117,9 @@ func (k *kit) nodes(g cloudprovider.NodeGroup) []cloudprovider.Instance {
 	k.t.Helper()
 	in, err := g.Nodes(k.ctx())
 	k.must(err, "Nodes of "+g.Id(k.ctx()))
+	for _, i := range in {
+		k.checkStatus(i)
+	}
 	return in
 }
 
@@ -269,6 +276,7 @@ func checkInstancesWellFormed(t *testing.T, k *kit) {
 			if in.Status != nil && in.Status.ErrorInfo != nil && in.Status.State == 0 {
 				t.Fatalf("instance %s has error info but no state; CA would drop the error", in.Id)
 			}
+			k.checkStatus(in)
 		}
 	}
 }

@@ -98,6 +98,11 @@ type Env struct {
 	// a change, and returns how to recognise it among the group's
 	// instances. Optional; enables the staleness check.
 	ChangeUnseen func(groupID string) (shows func([]cloudprovider.Instance) bool, what string)
+	// SpecNames returns the names besides its id by which a --nodes spec
+	// may name the group (a pool label, an instance-pool or nodepool name);
+	// nil or empty when specs name groups by id only. Optional; enables the
+	// by-id-and-by-name part of the two-specs check.
+	SpecNames func(groupID string) []string
 }
 
 // RefreshBudget is issue 15's budget of cloud calls per Refresh, with this
@@ -172,6 +177,12 @@ type Harness struct {
 	// checks can also speak the CA 1.34.1 layout on it. Optional; enables
 	// the gRPC part of the settings check.
 	ServeConn func(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface
+	// StartWithSpecs builds the provider as main does, with these --nodes
+	// values instead of the harness's own, against a freshly seeded cloud
+	// (the same ids as NewEnv's), and takes its first snapshot; it returns
+	// the error of the construction or of that first Refresh, nil when both
+	// succeed. Optional; enables the two-specs check.
+	StartWithSpecs func(t *testing.T, specs []string) error
 }
 
 // MutationSelectors names, per Mutation, the requests a cloud's provider

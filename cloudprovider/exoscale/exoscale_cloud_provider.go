@@ -46,11 +46,19 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 	if err != nil {
 		return nil, err
 	}
-	p.m.maxStaleness = opts.MaxStalenessOrDefault()
-	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
-	p.sheet = opts.PriceSheet
+	p.useOptions(opts)
 	klog.InfoS("Exoscale provider configured", "provider", ProviderName, "config", cfg.String())
 	return p, nil
+}
+
+// useOptions applies what main passes besides the configuration: the
+// staleness bound, the price sheet and the metric hooks.
+func (p *provider) useOptions(opts cloudprovider.BuildOptions) {
+	p.m.maxStaleness = opts.MaxStalenessOrDefault()
+	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
+	p.m.unknownNodes.Failed = opts.NodeLookupFailed
+	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
+	p.sheet = opts.PriceSheet
 }
 
 // providerDeps are the injectable parts (tests swap them).
@@ -122,11 +130,10 @@ func (p *provider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (clo
 		// Another cloud's node is simply not ours.
 		return nil, nil
 	}
-	g, err := p.m.nodeGroupForInstance(ctx, id)
-	if err != nil || g == nil {
-		return nil, err
+	if g := p.m.nodeGroupForInstance(ctx, id); g != nil {
+		return g, nil
 	}
-	return g, nil
+	return nil, nil
 }
 
 // Pricing implements cloudprovider.CloudProvider from the --price-sheet;

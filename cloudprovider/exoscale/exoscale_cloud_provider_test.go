@@ -49,6 +49,9 @@ type envOptions struct {
 	noGPU   bool
 	// build is what main would pass from its flags.
 	build cloudprovider.BuildOptions
+	// startErr, when set, receives the error of loading the configuration
+	// or of the first Refresh instead of failing the test.
+	startErr *error
 }
 
 func defaultEnvOptions() envOptions {
@@ -88,6 +91,10 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 
 	env := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone, EnvAPIEndpoint: endpoint, EnvSKSCluster: o.cluster, EnvRefreshInterval: "0s"}
 	cfg, err := LoadConfig(cloudprovider.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
+	if err != nil && o.startErr != nil {
+		*o.startErr = err
+		return e
+	}
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -103,8 +110,11 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 		t.Fatalf("newProvider: %v", err)
 	}
 	// As Build does.
-	p.m.maxStaleness = o.build.MaxStalenessOrDefault()
+	p.useOptions(o.build)
 	e.provider = p
+	if o.startErr != nil {
+		*o.startErr = p.Refresh(ctx5s(t))
+	}
 	return e
 }
 
@@ -162,7 +172,14 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
+		o := defaultEnvOptions()
+		variant(&o.fake)
+		var err error
+		o.specs, o.startErr = specs, &err
+		newTestEnv(t, o)
+		return err
+	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
 		o := defaultEnvOptions()
 		o.build = opts
 		variant(&o.fake)
@@ -248,6 +265,12 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 					}
 					return false
 				}, "a member in state error"
+			},
+			// A spec names a pool by id, by its name, or by its nodepool's
+			// id or name.
+			SpecNames: func(groupID string) []string {
+				p, _ := e.fake.Pool(groupID)
+				return []string{p.Name, p.NodepoolID}
 			},
 		}
 	}})
@@ -401,31 +424,38 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		t.Fatalf("NodeGroupForNode for %d known nodes made %d cloud calls, want 0", len(members), n)
 	}
 
-	// The unmanaged control plane costs one GET, then never again.
-	cp := node(ProviderIDPrefix + e.controlPlane)
-	for i := 0; i < 3; i++ {
-		if g, err := e.provider.NodeGroupForNode(ctx, cp); g != nil || err != nil {
-			t.Fatalf("control plane: %v, %v; want nil, nil", g, err)
-		}
-		e.refresh(t)
-	}
-	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 1 {
-		t.Fatalf("unmanaged instance looked up %d times, want 1", n)
-	}
-
-	// An unknown instance costs at most one GET per refresh.
+	// The unmanaged control plane and a gone instance cost one instance
+	// listing together, then none until --max-staleness has passed since.
 	e.fake.ResetRequests()
+	cp := node(ProviderIDPrefix + e.controlPlane)
 	ghost := node(ProviderIDPrefix + "00000000-dead-4000-8000-000000000000")
-	for round := 0; round < 2; round++ {
-		for i := 0; i < 5; i++ {
-			if g, err := e.provider.NodeGroupForNode(ctx, ghost); g != nil || err != nil {
-				t.Fatalf("unknown instance: %v, %v; want nil, nil", g, err)
+	lookups := func() int { return e.fake.OperationCounts()["GET /v2/instance"] }
+	for i := 0; i < 3; i++ {
+		for _, n := range []*corev1.Node{cp, ghost, cp, ghost} {
+			if g, err := e.provider.NodeGroupForNode(ctx, n); g != nil || err != nil {
+				t.Fatalf("%s: %v, %v; want nil, nil", n.Spec.ProviderID, g, err)
 			}
 		}
+		if i == 0 && lookups() != 1 {
+			t.Fatalf("first round: %d instance listings, want 1", lookups())
+		}
+		e.clock.Advance(10 * time.Second)
 		e.refresh(t)
 	}
-	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 2 {
-		t.Fatalf("unknown instance looked up %d times over 2 refreshes, want 2", n)
+	if n := e.fake.OperationCounts()["GET /v2/instance/{id}"]; n != 0 {
+		t.Fatalf("%d GETs of single instances, want 0: one listing answers for all", n)
+	}
+	e.fake.ResetRequests()
+	e.clock.Advance(cloudprovider.DefaultMaxStaleness)
+	e.refresh(t)
+	before := lookups()
+	for _, n := range []*corev1.Node{cp, ghost, cp, ghost} {
+		if g, err := e.provider.NodeGroupForNode(ctx, n); g != nil || err != nil {
+			t.Fatalf("%s past the bound: %v, %v; want nil, nil", n.Spec.ProviderID, g, err)
+		}
+	}
+	if n := lookups() - before; n != 1 {
+		t.Fatalf("past the bound: %d instance listings for two remembered instances, want 1", n)
 	}
 }
 

@@ -2,7 +2,6 @@ package exoscale
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"k8s.io/klog/v2"
@@ -12,43 +11,46 @@ import (
 )
 
 // nodeGroupForInstance answers NodeGroupForNode for a real instance id from
-// the index; an instance missing from it costs at most one GET per refresh
-// (cloudprovider.UnknownNodeLookup).
-func (m *manager) nodeGroupForInstance(ctx context.Context, id string) (*nodeGroup, error) {
-	if g, known := m.indexedGroup(id); known {
-		return g, nil
-	}
-	_, err := m.unknownNodes.Do(ctx, id, func(ctx context.Context) error {
-		inst, err := m.client.GetInstance(ctx, id)
-		switch {
-		case errors.Is(err, cloudprovider.ErrNotFound):
-			return nil
-		case err != nil:
-			return fmt.Errorf("look up instance %s: %w", id, err)
-		}
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if inst.ManagerType != exoapi.ManagerTypeInstancePool || inst.ManagerID == "" {
-			m.unmanaged[id] = true
-		} else {
-			m.instancePool[id] = inst.ManagerID
-		}
+// the index; instances missing from it are resolved by the shared rule
+// (cloudprovider.UnknownNodeLookup) with one instance listing per refresh
+// (lookupMembers), never one call per instance: a thousand gone instances
+// would otherwise cost a thousand GETs in every CA loop.
+func (m *manager) nodeGroupForInstance(ctx context.Context, id string) *nodeGroup {
+	return cloudprovider.ResolveUnknownNode(ctx, &m.unknownNodes, id, m.indexedGroup)
+}
+
+// lookupMembers is the lookup for instances missing from the index: the
+// instance-pool member list, whose pools it adds to the index. It skips when
+// a refresh is running, which brings the same list (the RefreshGate rule:
+// waiting behind it could outlast CA's deadline), and holds refreshMu
+// otherwise, so a refresh never replaces the index under it with an older
+// list.
+func (m *manager) lookupMembers(ctx context.Context) error {
+	if !m.refreshMu.TryLock() {
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	g, _ := m.indexedGroup(id)
-	return g, nil
+	defer m.refreshMu.Unlock()
+	members, err := m.client.ListPoolMembers(ctx)
+	if err != nil {
+		return fmt.Errorf("list instance-pool members: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, in := range members {
+		if in.ManagerType == exoapi.ManagerTypeInstancePool && in.ManagerID != "" {
+			m.instancePool[in.ID] = in.ManagerID
+		}
+	}
+	return nil
 }
 
 // indexedGroup answers from the index alone: known is false when the
-// instance is in neither the pool index nor the unmanaged set.
+// instance is in no pool the index holds. A member of a pool that is not a
+// group yet becomes one (learn).
 func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	poolID, indexed := m.instancePool[id]
 	g = m.groups[poolID]
-	unmanaged := m.unmanaged[id]
 	m.mu.RUnlock()
 	switch {
 	case indexed && g != nil:
@@ -56,7 +58,7 @@ func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	case indexed:
 		return m.learn(poolID), true
 	}
-	return nil, unmanaged
+	return nil, false
 }
 
 // learn makes poolID a node group. When the pool is in the snapshot the group

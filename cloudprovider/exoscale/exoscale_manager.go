@@ -19,7 +19,6 @@ type cloudAPI interface {
 	ListInstancePools(ctx context.Context) ([]exoapi.InstancePool, error)
 	ListPoolMembers(ctx context.Context) ([]exoapi.Instance, error)
 	GetInstancePool(ctx context.Context, id string) (exoapi.InstancePool, error)
-	GetInstance(ctx context.Context, id string) (exoapi.Instance, error)
 	GetQuota(ctx context.Context, entity string) (exoapi.Quota, error)
 	GetInstanceType(ctx context.Context, id string) (exoapi.InstanceType, error)
 	GetOperation(ctx context.Context, id string) (exoapi.Operation, error)
@@ -54,9 +53,9 @@ type manager struct {
 	groups       map[string]*nodeGroup
 	instancePool map[string]string // instance id -> pool id, for every pool member
 	learned      map[string]bool   // pool ids learnt from NodeGroupForNode
-	// unknownNodes allows one GET /instance per unknown instance per refresh.
+	// unknownNodes allows one instance listing per refresh for instances
+	// missing from the index, and remembers those in no pool.
 	unknownNodes cloudprovider.UnknownNodeLookup
-	unmanaged    map[string]bool // instances without a pool: a manager never appears later
 	types        map[string]exoapi.InstanceType
 	quota        *exoapi.Quota
 	quotaAt      time.Time
@@ -79,18 +78,19 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
-	return &manager{
+	m := &manager{
 		cfg: cfg, client: client, now: now,
 		snap:         &snapshot{pools: map[string]exoapi.InstancePool{}, nodepoolByPool: map[string]exoapi.Nodepool{}, membersByPool: map[string][]exoapi.Instance{}},
 		groups:       map[string]*nodeGroup{},
 		instancePool: map[string]string{},
 		learned:      map[string]bool{},
-		unmanaged:    map[string]bool{},
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
 		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
 		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
+	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupMembers
+	return m
 }
 
 // nextSeq orders mutations against refreshes: a refresh settles only

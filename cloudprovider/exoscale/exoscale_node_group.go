@@ -568,7 +568,7 @@ func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 		info := *f.info
 		out = append(out, cloudprovider.Instance{
 			Id:     fmt.Sprintf("%s%s/%s%d", placeholderPrefix, g.id, failedSlotPrefix, f.n),
-			Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating, ErrorInfo: &info},
+			Status: cloudprovider.FailedCreation(info),
 		})
 	}
 	return out, nil

@@ -87,8 +87,7 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		fake.Close()
 		return nil, err
 	}
-	p.m.maxStaleness = opts.MaxStalenessOrDefault()
-	p.sheet = opts.PriceSheet
+	p.useOptions(opts)
 	groupNames := map[string]string{}
 	for name, id := range groupIDs {
 		groupNames[id] = name

@@ -26,14 +26,11 @@ func instanceStatus(state string) *cloudprovider.InstanceStatus {
 	case "error":
 		// Creating + error info makes CA treat it as a failed scale-up: it backs
 		// the group off and deletes the instance through DeleteNodes.
-		return &cloudprovider.InstanceStatus{
-			State: cloudprovider.InstanceCreating,
-			ErrorInfo: &cloudprovider.InstanceErrorInfo{
-				ErrorClass:   cloudprovider.OtherErrorClass,
-				ErrorCode:    errorCodeInstance,
-				ErrorMessage: "Exoscale reports the instance in state error",
-			},
-		}
+		return cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{
+			ErrorClass:   cloudprovider.OtherErrorClass,
+			ErrorCode:    errorCodeInstance,
+			ErrorMessage: "Exoscale reports the instance in state error",
+		})
 	default:
 		// A state newer than this code: keep the instance counted and leave it
 		// alone rather than guess that it failed.

@@ -39,6 +39,9 @@ type Metrics struct {
 	budgetWait    *prometheus.HistogramVec
 	budgetRefused *prometheus.CounterVec
 	groups        groupMetrics
+	// Nodes CA asks about that the provider cannot or will not place.
+	nodeLookupFailures *prometheus.CounterVec
+	identityMismatch   *prometheus.CounterVec
 
 	mu         sync.Mutex
 	operations map[string]bool
@@ -79,7 +82,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"node_group"}),
 		unmatched: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "unmatched_node_group_specs",
-			Help: "--nodes specs that matched no node group (or several) at the last listing.",
+			Help: "--nodes specs that matched no node group (or several, or one another spec names too) at the last listing.",
 		}),
 		noTemplate: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "template_unavailable_total",
@@ -94,6 +97,15 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "cloud_rate_limit_refused_total",
 			Help: "Cloud calls refused locally because waiting for the client-side rate limit would pass the caller's deadline, by provider.",
 		}, []string{"provider"}),
+		// Nodes CA asks about that the provider cannot or will not place.
+		nodeLookupFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "node_lookup_failures_total",
+			Help: "NodeGroupForNode answered \"no group\" because looking up a node missing from the snapshot failed (cloud error or deadline), by provider; each node is also logged once.",
+		}, []string{"provider"}),
+		identityMismatch: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "node_identity_mismatch_total",
+			Help: "Nodes refused because a label naming their instance disagrees with their providerID, by node group.",
+		}, []string{"node_group"}),
 		operations: map[string]bool{},
 	}
 	caProtocol := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -106,7 +118,8 @@ func New(reg prometheus.Registerer) *Metrics {
 		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol)
+	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol,
+		m.nodeLookupFailures, m.identityMismatch)
 	m.groups = newGroupMetrics(reg)
 	return m
 }
@@ -178,6 +191,26 @@ func (m *Metrics) ObserveRateLimit(provider string) func(waited time.Duration, r
 			wait.Observe(waited.Seconds())
 		}
 	}
+}
+
+// NodeLookupFailed returns the counter of provider's NodeGroupForNode
+// answers of "no group" after a failed lookup
+// (cloudprovider.BuildOptions.NodeLookupFailed); nil on nil Metrics.
+func (m *Metrics) NodeLookupFailed(provider string) func() {
+	if m == nil {
+		return nil
+	}
+	return m.nodeLookupFailures.WithLabelValues(provider).Inc
+}
+
+// NodeIdentityMismatch counts a node of groupID refused because its label
+// and providerID name different instances
+// (cloudprovider.BuildOptions.NodeIdentityMismatch).
+func (m *Metrics) NodeIdentityMismatch(groupID string) {
+	if m == nil {
+		return
+	}
+	m.identityMismatch.WithLabelValues(groupID).Inc()
 }
 
 // TemplateUnavailable counts a TemplateNodeInfo answered without a template.

@@ -79,8 +79,26 @@ func TestUnmatchedSpecs(t *testing.T) {
 	}
 }
 
+func TestNodeCounters(t *testing.T) {
+	m := New(prometheus.NewRegistry())
+	failed := m.NodeLookupFailed("exoscale")
+	failed()
+	failed()
+	m.NodeIdentityMismatch("pool-a")
+	if got := testutil.ToFloat64(m.nodeLookupFailures.WithLabelValues("exoscale")); got != 2 {
+		t.Fatalf("node lookup failures %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.identityMismatch.WithLabelValues("pool-a")); got != 1 {
+		t.Fatalf("identity mismatches %v, want 1", got)
+	}
+}
+
 func TestNilMetricsRecordNothing(t *testing.T) {
 	var m *Metrics
+	if m.NodeLookupFailed("x") != nil {
+		t.Fatal("nil metrics must give no lookup-failure counter")
+	}
+	m.NodeIdentityMismatch("a")
 	m.SetUnmatchedSpecs(1)
 	m.ObserveRPC("NodeGroups", "OK", time.Millisecond)
 	m.RefreshFailed()

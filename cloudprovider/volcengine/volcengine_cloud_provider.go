@@ -122,6 +122,8 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
+	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
+	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil
@@ -142,7 +144,11 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 
 // NodeGroupForNode resolves by providerID only. Nodes of other clouds, or
 // without a providerID, are "not autoscaled" (nil, nil), never an error: CA
-// treats an error here as a failure, not as "unmanaged".
+// treats an error here as a failure, not as "unmanaged". An instance the
+// snapshot does not know is looked up by the shared rule
+// (cloudprovider.UnknownNodeLookup): Auto Scaling cannot be asked which
+// group holds one instance without naming the group, so one refresh answers
+// for every unknown node, at most once per refresh.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil || !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
 		return nil, nil
@@ -151,25 +157,12 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	if err != nil {
 		return nil, nil
 	}
-	g, ok := p.m.groupForInstance(id)
-	if !ok && p.m.isNotOurs(id) {
+	g := cloudprovider.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*groupState, bool) {
+		g, _ := p.m.groupForInstance(id)
+		return g, false
+	})
+	if g == nil {
 		return nil, nil
-	}
-	if !ok {
-		// An instance the snapshot does not know, launched since the last
-		// refresh. Auto Scaling cannot be asked which group holds one
-		// instance without naming the group, so one refresh answers for
-		// every unknown node, at most once per refresh.
-		if _, err := p.m.unknownNodes.Do(ctx, "scaling groups", p.m.lookupRefresh); err != nil {
-			// The node stays unknown until the next refresh, as without the
-			// lookup; an error here would fail CA's whole loop.
-			klog.V(2).InfoS("Cannot look up a node missing from the snapshot", "provider", ProviderName, "node", node.Spec.ProviderID, "err", err)
-			return nil, nil
-		}
-		if g, ok = p.m.groupForInstance(id); !ok {
-			p.m.markNotOurs(id)
-			return nil, nil
-		}
 	}
 	return newNodeGroup(p.m, g), nil
 }

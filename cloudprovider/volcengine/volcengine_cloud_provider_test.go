@@ -54,6 +54,9 @@ type envConfig struct {
 	firstRefreshErr error
 	// build is what main would pass from its flags.
 	build cloudprovider.BuildOptions
+	// startErr, when set, receives the error of parsing the specs or of the
+	// first Refresh instead of failing the test.
+	startErr *error
 }
 
 // withFirstRefreshError expects the initial Refresh to fail with err.
@@ -104,6 +107,10 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	url := fake.Start()
 	t.Cleanup(fake.Close)
 	static, err := cloudprovider.ParseNodeGroupSpecs(cfg.static)
+	if err != nil && cfg.startErr != nil {
+		*cfg.startErr = err
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +134,10 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	}
 	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("build made %d cloud calls, want 0", n)
+	}
+	if cfg.startErr != nil {
+		*cfg.startErr = p.Refresh(testCtx(t))
+		return &testEnv{fake: fake, clock: clock, p: p, url: url}
 	}
 	if err := p.Refresh(testCtx(t)); cfg.firstRefreshErr != nil {
 		if !errors.Is(err, cfg.firstRefreshErr) {
@@ -179,7 +190,14 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, activitiesOldestFirst bool) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
+		var err error
+		newEnv(t, func(c *envConfig) {
+			c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst
+			c.static, c.startErr = specs, &err
+		})
+		return err
+	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
 		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst; c.build = opts })
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
@@ -256,6 +274,8 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 					return false
 				}, "an instance replaced by the health check at unchanged totals"
 			},
+			// --nodes names scaling groups by id only.
+			SpecNames: nil,
 		}
 	}})
 }

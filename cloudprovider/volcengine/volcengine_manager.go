@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -152,7 +151,8 @@ type manager struct {
 	now       func() time.Time
 
 	// unknownNodes allows one refresh per CA refresh for nodes missing from
-	// the snapshot.
+	// the snapshot, and remembers instances it found in no managed group (a
+	// control plane, an unmanaged group).
 	unknownNodes cloudprovider.UnknownNodeLookup
 
 	// refreshGate serialises Refresh calls and the lookup refresh.
@@ -165,16 +165,7 @@ type manager struct {
 	catalog groupCatalog
 	// maxStaleness is how old a reused listing may get (--max-staleness).
 	maxStaleness time.Duration
-	// notOurs are instances a lookup found in no managed group (a control
-	// plane, an unmanaged group), with when CA last asked about each. Asking
-	// again costs nothing: a later refresh that finds one in a group serves
-	// it from the snapshot (it is asked for the snapshot first), and a
-	// lookup refresh reuses listings by the same rules as that refresh, so
-	// it could not find more. An entry goes when its instance appears in
-	// the snapshot or CA has not asked about it for the staleness bound.
-	// Guarded by mu (the map; the times are atomic).
-	notOurs   map[string]*atomic.Int64
-	specWatch cloudprovider.SpecWatch
+	specWatch    cloudprovider.SpecWatch
 
 	mu         sync.RWMutex
 	groups     map[string]*groupState
@@ -201,7 +192,7 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 	if now == nil {
 		now = time.Now
 	}
-	return &manager{
+	m := &manager{
 		api:          api,
 		region:       region,
 		static:       static,
@@ -215,9 +206,10 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		templates:    map[string]*templateEntry{},
 		guards:       map[string]*cloudprovider.MutationGuard{},
 		listings:     map[string]groupListing{},
-		notOurs:      map[string]*atomic.Int64{},
 		maxStaleness: cloudprovider.DefaultMaxStaleness,
 	}
+	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
+	return m
 }
 
 // guard returns the mutation guard of group id.
@@ -249,38 +241,6 @@ func (m *manager) groupList() []*groupState {
 		out = append(out, m.groups[id])
 	}
 	return out
-}
-
-// isNotOurs reports whether a lookup already found id in no managed group
-// since the last change of membership.
-func (m *manager) isNotOurs(id string) bool {
-	m.mu.RLock()
-	asked := m.notOurs[id]
-	m.mu.RUnlock()
-	if asked == nil {
-		return false
-	}
-	asked.Store(m.now().UnixNano())
-	return true
-}
-
-// markNotOurs remembers that a lookup found id in no managed group.
-func (m *manager) markNotOurs(id string) {
-	asked := &atomic.Int64{}
-	asked.Store(m.now().UnixNano())
-	m.mu.Lock()
-	m.notOurs[id] = asked
-	m.mu.Unlock()
-}
-
-// forgetNotOursLocked drops the entries of instances the snapshot now holds and of
-// those CA stopped asking about. Called with mu held.
-func (m *manager) forgetNotOursLocked(now time.Time) {
-	for id, asked := range m.notOurs {
-		if _, known := m.byInstance[id]; known || now.Sub(time.Unix(0, asked.Load())) >= m.maxStaleness {
-			delete(m.notOurs, id)
-		}
-	}
 }
 
 // groupForInstance maps an ECS instance id to its group.
@@ -490,7 +450,6 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		}
 	}
 	m.groups, m.order, m.byInstance = next, order, byInstance
-	m.forgetNotOursLocked(start)
 	if !wholeList {
 		m.catalog.lastTook = m.now().Sub(start)
 	}
@@ -607,7 +566,7 @@ func (g *groupState) instancesView() []cloudprovider.Instance {
 	for _, in := range g.instances {
 		st := instanceStatus(in.status, in.failure)
 		if in.placeholder {
-			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating, ErrorInfo: creationError(in.failure)}
+			st = cloudprovider.FailedCreation(creationError(in.failure))
 		}
 		if in.removing {
 			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}

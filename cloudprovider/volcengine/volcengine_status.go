@@ -37,7 +37,7 @@ func instanceStatus(status, failure string) *cloudprovider.InstanceStatus {
 	case asStatusRemoving, asStatusRemoveWait:
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
 	case asStatusError:
-		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating, ErrorInfo: creationError(failure)}
+		return cloudprovider.FailedCreation(creationError(failure))
 	}
 	return nil
 }
@@ -51,8 +51,8 @@ func isLive(status string) bool {
 // creationError builds error info from a failed activity's message, which
 // usually reads "<Code>: <text>". Quota and stock-out failures get the
 // out-of-resources class so CA tries another group instead of waiting.
-func creationError(message string) *cloudprovider.InstanceErrorInfo {
-	info := &cloudprovider.InstanceErrorInfo{
+func creationError(message string) cloudprovider.InstanceErrorInfo {
+	info := cloudprovider.InstanceErrorInfo{
 		ErrorClass:   cloudprovider.OtherErrorClass,
 		ErrorCode:    errorCodeCreationFailed,
 		ErrorMessage: message,

@@ -84,6 +84,9 @@ func newProvider(ctx context.Context, cfg *Config, specs []cloudprovider.NodeGro
 	}
 	p := &CloudProvider{m: newManager(client, cfg.ClusterID, specs, now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
+	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
+	p.m.unknownNodes.Failed = opts.NodeLookupFailed
+	p.m.identityMismatch = opts.NodeIdentityMismatch
 	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
 	return p, nil
 }
@@ -101,30 +104,25 @@ func (p *CloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 	return out, nil
 }
 
-// NodeGroupForNode implements cloudprovider.CloudProvider: the VKE node-id
-// label first, then the providerID (CA's fake nodes have only that). Nodes of
-// pools we do not manage, and nodes of other clouds, belong to no group.
+// NodeGroupForNode implements cloudprovider.CloudProvider by providerID; the
+// VKE node-id label is read only for a node without one (CA's fake nodes
+// carry only the providerID, and a node can write its own labels, so a label
+// never overrules it). Nodes of pools we do not manage, and nodes of other
+// clouds, belong to no group; a Vultr node the snapshot lacks is looked up
+// by the shared rule (cloudprovider.UnknownNodeLookup): one pool listing
+// answers for every such node, at most once per refresh.
 func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil
 	}
-	labelID, providerID := node.Labels[LabelNodeID], nodeIDFromProviderID(node.Spec.ProviderID)
-	if g := p.m.groupForNodeIDs(labelID, providerID); g != nil {
-		return g, nil
+	id := nodeIDFromProviderID(node.Spec.ProviderID)
+	if id == "" && node.Spec.ProviderID == "" {
+		id = node.Labels[LabelNodeID]
 	}
-	if providerID == "" || p.m.inOtherPool(providerID) {
+	if id == "" {
 		return nil, nil
 	}
-	// A Vultr node the snapshot does not know, launched since the last
-	// refresh: one listing of the pools answers for every such node, so it
-	// runs at most once per refresh whatever the number of unknown nodes.
-	if _, err := p.m.unknownNodes.Do(ctx, "node pools", p.m.lookupRefresh); err != nil {
-		// The node stays unknown until the next refresh, as without the
-		// lookup; an error here would fail CA's whole loop.
-		klog.V(2).InfoS("Cannot look up a node missing from the snapshot", "provider", ProviderName, "node", providerID, "err", err)
-		return nil, nil
-	}
-	if g := p.m.groupForNodeIDs(labelID, providerID); g != nil {
+	if g := cloudprovider.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, p.m.indexed); g != nil {
 		return g, nil
 	}
 	return nil, nil

@@ -38,6 +38,9 @@ type testEnv struct {
 	specs    []string
 	fakeOpts fakeapi.Options
 	build    cloudprovider.BuildOptions
+	// startErr, when set, receives the error of parsing the specs, building
+	// the provider or its first Refresh instead of failing the test.
+	startErr *error
 }
 
 type envOption func(*testEnv)
@@ -47,6 +50,12 @@ func withFake(f func(*fakeapi.Options)) envOption { return func(e *testEnv) { f(
 func withoutMetalPool() envOption                 { return func(e *testEnv) { e.noMetal = true } }
 func withBuildOptions(o cloudprovider.BuildOptions) envOption {
 	return func(e *testEnv) { e.build = o }
+}
+
+// startingWith builds the env with specs as main would and stores the error
+// of the start (parse, build, first Refresh) in err instead of failing.
+func startingWith(err *error, specs ...string) envOption {
+	return func(e *testEnv) { e.specs, e.startErr = specs, err }
 }
 
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
@@ -78,6 +87,10 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		e.metal = add(fakeapi.PoolSpec{ID: "d-metal", Label: "metal", Plan: "vbm-8c-132gb", Quantity: 1, Min: 1, Max: 2, AutoScaler: true})
 	}
 	specs, err := cloudprovider.ParseNodeGroupSpecs(e.specs)
+	if err != nil && e.startErr != nil {
+		*e.startErr = err
+		return e
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +107,10 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	e.p = p
+	if e.startErr != nil {
+		*e.startErr = p.Refresh(e.ctx())
+		return e
+	}
 	e.refresh()
 	return e
 }
@@ -169,17 +186,22 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
-		e := newTestEnv(t, withBuildOptions(opts), withFake(func(o *fakeapi.Options) {
-			o.Busy = busy
-			if busy == fakeapi.BusyRefuse {
-				// The kit changes one pool several times in a row, as CA
-				// does only across loops; without provisioning lag the pool
-				// is active again by the next change. TestResizeRefusedWhilePoolBusy
-				// covers the refusal itself.
-				o.ActiveAfter = 0
-			}
-		}))
+	fake := withFake(func(o *fakeapi.Options) {
+		o.Busy = busy
+		if busy == fakeapi.BusyRefuse {
+			// The kit changes one pool several times in a row, as CA
+			// does only across loops; without provisioning lag the pool
+			// is active again by the next change. TestResizeRefusedWhilePoolBusy
+			// covers the refusal itself.
+			o.ActiveAfter = 0
+		}
+	})
+	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
+		var err error
+		newTestEnv(t, fake, startingWith(&err, specs...))
+		return err
+	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+		e := newTestEnv(t, withBuildOptions(opts), fake)
 		return &cloudprovidertest.Env{
 			Provider:   e.p,
 			CloudCalls: e.fake.RequestCount,
@@ -232,6 +254,8 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 				}
 				return listsInstance(ProviderIDPrefix + n.ID), "a node launched in the pool"
 			},
+			// A spec names a pool by id or by its label.
+			SpecNames: func(groupID string) []string { return []string{e.pool(groupID).Label} },
 		}
 	}})
 }
@@ -470,6 +494,22 @@ func TestNodeGroupForNode(t *testing.T) {
 		{name: "real node by label", node: realNode(e.main, n0), want: "a-main"},
 		{name: "label only", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelNodeID: n0.ID}}}, want: "a-main"},
 		{name: "fake node by providerID", node: unregisteredNode(e.second.Nodes[1].ID), want: "b-gpu"},
+		// A node can write its own labels: the providerID decides.
+		{name: "label of another pool's node", node: func() *corev1.Node {
+			n := realNode(e.main, n0)
+			n.Spec.ProviderID = ProviderIDPrefix + e.second.Nodes[0].ID
+			return n
+		}(), want: "b-gpu"},
+		{name: "label of a node, providerID of another pool's node", node: func() *corev1.Node {
+			n := realNode(e.second, e.second.Nodes[0])
+			n.Spec.ProviderID = ProviderIDPrefix + n0.ID
+			return n
+		}(), want: "a-main"},
+		{name: "label of a managed node, providerID of an unmanaged one", node: func() *corev1.Node {
+			n := realNode(e.main, n0)
+			n.Spec.ProviderID = ProviderIDPrefix + e.static.Nodes[0].ID
+			return n
+		}(), want: ""},
 		{name: "unmanaged pool", node: realNode(e.static, e.static.Nodes[0]), want: ""},
 		{name: "other cloud", node: &corev1.Node{Spec: corev1.NodeSpec{ProviderID: "aws:///eu-west-1a/i-1"}}, want: ""},
 		{name: "no ids", node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cp-1"}}, want: ""},

@@ -30,8 +30,12 @@ type manager struct {
 	mutations atomic.Uint64
 
 	// unknownNodes allows one pool listing per refresh for nodes missing
-	// from the snapshot.
+	// from the snapshot, and remembers nodes in no pool.
 	unknownNodes cloudprovider.UnknownNodeLookup
+	// identityMismatch counts a node refused because its node-id label and
+	// providerID disagree (BuildOptions.NodeIdentityMismatch); nil counts
+	// nothing.
+	identityMismatch func(groupID string)
 
 	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
 	refreshGate cloudprovider.RefreshGate
@@ -72,12 +76,14 @@ func newManager(client vultrClient, clusterID string, specs []cloudprovider.Node
 	if now == nil {
 		now = time.Now
 	}
-	return &manager{
+	m := &manager{
 		client: client, clusterID: clusterID, specs: specs, now: now,
 		specWatch: cloudprovider.SpecWatch{Provider: ProviderName},
 		groups:    map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
 		reported: map[string]string{}, plans: map[string]planInfo{},
 	}
+	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
+	return m
 }
 
 // Refresh lists the node pools once (following pagination) and rebuilds the
@@ -314,26 +320,13 @@ func (m *manager) groupForNodeID(nodeID string) *nodeGroup {
 	return m.byNodeID[nodeID]
 }
 
-// groupForNodeIDs is the group of the first id (node label, providerID)
-// the index knows; empty ids are skipped.
-func (m *manager) groupForNodeIDs(ids ...string) *nodeGroup {
-	for _, id := range ids {
-		if id == "" {
-			continue
-		}
-		if g := m.groupForNodeID(id); g != nil {
-			return g
-		}
-	}
-	return nil
-}
-
-// inOtherPool reports whether the node belongs to a listed pool that is not
-// a node group.
-func (m *manager) inOtherPool(nodeID string) bool {
+// indexed is the group of a node id per the snapshot; known is also true for
+// nodes of listed pools that are not node groups (they cost no lookup).
+func (m *manager) indexed(nodeID string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.otherPoolNodes[nodeID]
+	g = m.byNodeID[nodeID]
+	return g, g != nil || m.otherPoolNodes[nodeID]
 }
 
 // nodeIDFromProviderID returns the instance id of a vultr:// providerID, or

@@ -254,6 +254,9 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	ids := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		id, err := nodeIDOf(n)
+		if errors.Is(err, errIdentityMismatch) {
+			g.identityMismatch(n)
+		}
 		if err != nil {
 			return fmt.Errorf("node group %s: %w", g.id, err)
 		}
@@ -355,9 +358,26 @@ func idList(ids []string) string {
 	return strings.Join(ids, ", ")
 }
 
+// errIdentityMismatch marks a node whose node-id label and providerID name
+// different instances. The node is refused: a node can write that label
+// itself, so deleting by either id could remove a machine CA did not choose.
+var errIdentityMismatch = errors.New("node-id label and providerID disagree")
+
+// identityMismatch logs and counts a node refused for errIdentityMismatch;
+// nothing else reports it, and it hints at a node relabelled by hand or by
+// a compromised kubelet.
+func (g *nodeGroup) identityMismatch(n *corev1.Node) {
+	klog.InfoS("Refusing to delete a node whose node-id label and providerID disagree", "provider", ProviderName,
+		"nodeGroup", g.id, "node", n.Name, "label", n.Labels[LabelNodeID], "providerID", n.Spec.ProviderID)
+	if g.m.identityMismatch != nil {
+		g.m.identityMismatch(g.id)
+	}
+}
+
 // nodeIDOf finds the Vultr instance id of a node: the VKE label first (real
 // nodes), then the providerID (CA's fake nodes for unregistered or failed
-// instances carry only that). A providerID of another cloud is refused.
+// instances carry only that). A providerID of another cloud is refused, and
+// so is a label that disagrees with the providerID (errIdentityMismatch).
 func nodeIDOf(n *corev1.Node) (string, error) {
 	if n == nil {
 		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "nil node")
@@ -374,8 +394,8 @@ func nodeIDOf(n *corev1.Node) (string, error) {
 	label := n.Labels[LabelNodeID]
 	switch {
 	case label != "" && fromPID != "" && label != fromPID:
-		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
-			"node %s: label %s=%s disagrees with its providerID", name, LabelNodeID, label)
+		return "", fmt.Errorf("node %s: label %s=%s, providerID %s: %w: %w", name, LabelNodeID, label,
+			n.Spec.ProviderID, errIdentityMismatch, cloudprovider.ErrInvalidArgument)
 	case label != "":
 		return label, nil
 	case fromPID != "":

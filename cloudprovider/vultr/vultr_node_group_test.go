@@ -435,3 +435,34 @@ func TestGetOptionsFromPoolLabels(t *testing.T) {
 		t.Fatalf("Debug %q does not show the settings", d)
 	}
 }
+
+// TestIdentityMismatchIsCounted: a node whose node-id label and providerID
+// disagree is refused without a cloud call, and counted per group (the
+// refusal is logged at level 0 too); a node that agrees is not counted.
+func TestIdentityMismatchIsCounted(t *testing.T) {
+	counted := map[string]int{}
+	e := newTestEnv(t, withBuildOptions(cloudprovider.BuildOptions{NodeIdentityMismatch: func(group string) { counted[group]++ }}))
+	g := e.group("a-main")
+	n := realNode(e.main, e.main.Nodes[0])
+	n.Spec.ProviderID = ProviderIDPrefix + e.main.Nodes[1].ID
+	e.fake.ResetRequests()
+	err := g.DeleteNodes(e.ctx(), []*corev1.Node{n})
+	if !errors.Is(err, cloudprovider.ErrInvalidArgument) || !errors.Is(err, errIdentityMismatch) {
+		t.Fatalf("DeleteNodes of a node whose label and providerID disagree: %v, want an invalid-argument mismatch", err)
+	}
+	if !strings.Contains(err.Error(), e.main.Nodes[0].ID) || !strings.Contains(err.Error(), e.main.Nodes[1].ID) {
+		t.Fatalf("error %q names not both ids", err)
+	}
+	if len(e.fake.Requests()) != 0 {
+		t.Fatalf("a refused delete made %d cloud calls", len(e.fake.Requests()))
+	}
+	if counted["a-main"] != 1 || len(counted) != 1 {
+		t.Fatalf("counted %v, want a-main once", counted)
+	}
+	if err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, e.main.Nodes[0])}); err != nil {
+		t.Fatal(err)
+	}
+	if counted["a-main"] != 1 {
+		t.Fatalf("a node whose label agrees was counted: %v", counted)
+	}
+}

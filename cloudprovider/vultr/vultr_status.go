@@ -11,21 +11,14 @@ import (
 // treating it as gone.
 func instanceStatus(status string) *cloudprovider.InstanceStatus {
 	switch strings.ToLower(status) {
-	case "active", "upgrading":
+	case "active", "upgrading", "suspended":
+		// A suspended node still exists and keeps its slot: running, and
+		// without error info, which CA reads only on instances being
+		// created (cloudprovider.FailedCreation) and would otherwise take
+		// for a failed creation to delete.
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceRunning}
 	case "closed":
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
-	case "suspended":
-		// CA reads errorInfo only on creating instances, so this is
-		// informational; a suspended node still exists and keeps its slot.
-		return &cloudprovider.InstanceStatus{
-			State: cloudprovider.InstanceRunning,
-			ErrorInfo: &cloudprovider.InstanceErrorInfo{
-				ErrorClass:   cloudprovider.OtherErrorClass,
-				ErrorCode:    "suspended",
-				ErrorMessage: "Vultr node is suspended",
-			},
-		}
 	default: // "pending", "unknown", "" and anything new
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating}
 	}

@@ -20,7 +20,9 @@ func TestInstanceStatus(t *testing.T) {
 		{"", cloudprovider.InstanceCreating, ""},
 		{"rebuilding", cloudprovider.InstanceCreating, ""},
 		{"closed", cloudprovider.InstanceDeleting, ""},
-		{"suspended", cloudprovider.InstanceRunning, "suspended"},
+		// Running without error info: CA reads error info only on
+		// instances being created.
+		{"suspended", cloudprovider.InstanceRunning, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.status, func(t *testing.T) {
@@ -30,6 +32,9 @@ func TestInstanceStatus(t *testing.T) {
 			}
 			code := ""
 			if st.ErrorInfo != nil {
+				if st.State != cloudprovider.InstanceCreating {
+					t.Fatalf("status %q -> %v with error info %+v; error info goes only with creating", tc.status, st.State, st.ErrorInfo)
+				}
 				code = st.ErrorInfo.ErrorCode
 				if st.ErrorInfo.ErrorClass != cloudprovider.OtherErrorClass || st.ErrorInfo.ErrorMessage == "" {
 					t.Fatalf("error info %+v", st.ErrorInfo)
