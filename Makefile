@@ -1,7 +1,10 @@
 # PROVIDER selects the compiled-in providers: vultr, volcengine, exoscale or all.
 PROVIDER ?= all
 BIN      ?= bin/cluster-autoscaler-provider
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION is what --version prints: the release in release.go (the newest
+# CHANGELOG.md entry) unless given, e.g. VERSION=$$(git describe --tags --dirty).
+RELEASE  := $(shell sed -n 's/^const release = "\(.*\)"$$/\1/p' release.go)
+VERSION  ?= $(RELEASE)
 GO       ?= go
 TAGS     := $(if $(filter all,$(PROVIDER)),,$(PROVIDER))
 LDFLAGS  := -s -w -X main.version=$(VERSION)
