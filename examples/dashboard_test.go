@@ -154,6 +154,12 @@ func TestDashboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The official chart may render extraObjects through tpl, where a
+	// Grafana legend such as {{node_group}} would be a template action; the
+	// dashboard leaves legends to Grafana ("__auto") instead.
+	if strings.Contains(string(b), "{{") {
+		t.Error("the dashboard contains {{: Helm's tpl over extraObjects would read it as a template action")
+	}
 	var d dashboard
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("%s is not valid JSON: %v", dashboardPath, err)
