@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,9 +28,19 @@ const startupRefreshTimeout = 30 * time.Second
 type readiness interface{ Ready() bool }
 
 // metricsMux serves /metrics, /healthz (the process is up) and /readyz (a
-// cloud snapshot has been taken).
-func metricsMux(registry *prometheus.Registry, ready readiness) *http.ServeMux {
+// cloud snapshot has been taken); with profiling, Go's pprof under
+// /debug/pprof/ as CA's --profiling does (without cmdline, which profiles
+// do not need and which would echo the flags). The handlers go on this mux
+// explicitly: importing net/http/pprof registers them on
+// http.DefaultServeMux too, which nothing here serves.
+func metricsMux(registry *prometheus.Registry, ready readiness, profiling bool) *http.ServeMux {
 	mux := http.NewServeMux()
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -43,7 +54,7 @@ func metricsMux(registry *prometheus.Registry, ready readiness) *http.ServeMux {
 }
 
 // startMetricsServer listens on address ("" disables it and returns nil).
-func startMetricsServer(address string, registry *prometheus.Registry, ready readiness, stdout io.Writer) (*http.Server, error) {
+func startMetricsServer(address string, profiling bool, registry *prometheus.Registry, ready readiness, stdout io.Writer) (*http.Server, error) {
 	if address == "" {
 		return nil, nil
 	}
@@ -51,9 +62,9 @@ func startMetricsServer(address string, registry *prometheus.Registry, ready rea
 	if err != nil {
 		return nil, fmt.Errorf("listen on --metrics-address %s: %w", address, err)
 	}
-	httpSrv := &http.Server{Handler: metricsMux(registry, ready), ReadHeaderTimeout: 5 * time.Second}
+	httpSrv := &http.Server{Handler: metricsMux(registry, ready, profiling), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = httpSrv.Serve(mlis) }()
-	klog.InfoS("Serving metrics", "address", mlis.Addr().String())
+	klog.InfoS("Serving metrics", "address", mlis.Addr().String(), "profiling", profiling)
 	fmt.Fprintf(stdout, "Metrics on http://%s/metrics\n", mlis.Addr())
 	return httpSrv, nil
 }

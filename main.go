@@ -26,8 +26,9 @@ import (
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
 )
 
-// version is stamped at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is what --version prints: the release (release.go) unless a
+// build stamps another with -ldflags "-X main.version=...".
+var version = release
 
 // defaultMetricsAddress keeps /metrics on the loopback interface unless the
 // operator opens it: the examples set --metrics-address=:8087 explicitly so
@@ -59,6 +60,7 @@ type config struct {
 	simulate        bool
 	checkConfig     bool
 	showVersion     bool
+	profiling       bool
 	shutdownTimeout time.Duration
 	priceSheetPath  string
 	// unknownOutcomeWindow is --unknown-outcome-window.
@@ -86,6 +88,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.simulate, "simulate", false, "serve the provider against an embedded fake of its cloud seeded with a demo cluster (no account needed)")
 	fs.BoolVar(&cfg.checkConfig, "check-config", false, "validate flags and provider configuration without contacting the cloud, then exit (the preflight command checks them against the cloud); with --simulate, start the simulated cloud and read its node groups once")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's pprof profiles at /debug/pprof/ on --metrics-address (off by default: it shows goroutine stacks and costs CPU while profiling)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight RPCs")
 	fs.StringVar(&cfg.priceSheetPath, "price-sheet", "", "file of hourly prices per instance type (see docs/pricing.md); enables NodePrice/PodPrice on Volcengine and Exoscale and replaces Vultr's API prices")
 	fs.DurationVar(&cfg.unknownOutcomeWindow, "unknown-outcome-window", cloudprovider.DefaultUnknownOutcomeWindow,
@@ -150,6 +153,9 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 	}
 	if c.tlsCert == "" && !addr.Local() && !c.insecure {
 		return reg, addr, fmt.Errorf("--address %s is reachable from other hosts: give --tls-cert-file/--tls-key-file (and --tls-client-ca-file), or --insecure to serve plaintext", c.address)
+	}
+	if c.profiling && c.metricsAddress == "" {
+		return reg, addr, errors.New("--profiling serves on --metrics-address, which is empty: give an address (e.g. 127.0.0.1:8087)")
 	}
 	if c.unknownOutcomeWindow < 0 {
 		return reg, addr, fmt.Errorf("--unknown-outcome-window %s is negative", c.unknownOutcomeWindow)

@@ -98,6 +98,7 @@ func TestRefusesBadInput(t *testing.T) {
 		{"negative --unknown-outcome-window", []string{"--cloud-provider", testProvider, "--unknown-outcome-window", "-1s"}, "--unknown-outcome-window"},
 		{"staleness bound too short", []string{"--cloud-provider", testProvider, "--max-staleness", "1s"}, "--max-staleness"},
 		{"bad rate limit", []string{"--cloud-provider", testProvider, "--cloud-api-rate-limit", "fast"}, "--cloud-api-rate-limit"},
+		{"profiling without a metrics address", []string{"--cloud-provider", testProvider, "--profiling", "--metrics-address="}, "--profiling"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

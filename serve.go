@@ -54,7 +54,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 
-	httpSrv, err := startMetricsServer(cfg.metricsAddress, registry, srv, stdout)
+	httpSrv, err := startMetricsServer(cfg.metricsAddress, cfg.profiling, registry, srv, stdout)
 	if err != nil {
 		lis.Close()
 		return err

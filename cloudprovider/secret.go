@@ -107,7 +107,7 @@ func (c *Credential) String() string {
 		return "<unset>"
 	}
 	if c.path != "" {
-		return c.name + " " + c.path
+		return c.source()
 	}
 	if c.fixed == "" {
 		return "<unset>"
@@ -153,7 +153,7 @@ func (c *Credential) Value() (Secret, error) {
 		if c.value != "" {
 			return c.value, nil
 		}
-		return "", fmt.Errorf("%s %s is empty", c.name, c.path)
+		return "", fmt.Errorf("%s: the file is empty", c.source())
 	}
 	c.value, c.modTime, c.size = v, st.ModTime(), st.Size()
 	return v, nil
@@ -176,5 +176,15 @@ func (c *Credential) fileError(err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return fmt.Errorf("%s %s: %w", c.name, c.path, err)
+	return fmt.Errorf("%s: %w", c.source(), err)
+}
+
+// source names the file and the setting that names it: "token_file
+// /etc/key", or "EXOSCALE_API_KEY_FILE=/etc/key" for an environment variable
+// (a name ending in "=").
+func (c *Credential) source() string {
+	if strings.HasSuffix(c.name, "=") {
+		return c.name + c.path
+	}
+	return c.name + " " + c.path
 }

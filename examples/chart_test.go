@@ -2,6 +2,7 @@ package examples
 
 import (
 	"bytes"
+	appsv1 "k8s.io/api/apps/v1"
 	"os"
 	"path/filepath"
 	"sort"
@@ -117,6 +118,16 @@ func TestProviderChartMatchesTheStandaloneExamples(t *testing.T) {
 			provC.ImagePullPolicy = kprovC.ImagePullPolicy
 			if !apiequality.Semantic.DeepEqual(provC, kprovC) {
 				t.Errorf("provider container differs from examples/standalone/%s:\nchart:     %+v\nkustomize: %+v", p, provC, kprovC)
+			}
+			// One provider at a time, also during a rollout: the old pod
+			// stops before the new one starts (each has its own mutation guard).
+			for what, d := range map[string]*appsv1.Deployment{"chart": prov, "examples/standalone/" + p: kprov} {
+				if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+					t.Errorf("%s: provider Deployment strategy %q, want Recreate", what, d.Spec.Strategy.Type)
+				}
+				if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+					t.Errorf("%s: provider Deployment wants exactly one replica", what)
+				}
 			}
 			ps, kps := prov.Spec.Template.Spec, kprov.Spec.Template.Spec
 			for what, pair := range map[string][2]any{

@@ -174,6 +174,16 @@ func renderChartObjects(t *testing.T, v chartValues) *objects {
 				Name: v.Service.PortName, Port: v.Service.ServicePort, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8085)}}},
 		})
 	}
+	if v.ServiceMonitor.Enabled {
+		// templates/servicemonitor.yaml: the chart's own Service, by its
+		// selector labels, on service.portName.
+		sm := &serviceMonitor{}
+		sm.APIVersion, sm.Kind = "monitoring.coreos.com/v1", "ServiceMonitor"
+		sm.Name, sm.Namespace = fullname, v.ServiceMonitor.Namespace
+		sm.Spec.Selector = metav1.LabelSelector{MatchLabels: selector}
+		sm.Spec.Endpoints = append(sm.Spec.Endpoints, metricsEndpoint{Port: v.Service.PortName, Path: v.ServiceMonitor.Path, Interval: v.ServiceMonitor.Interval})
+		o.serviceMonitors = append(o.serviceMonitors, sm)
+	}
 	if v.PodDisruptionBudget.MaxUnavailable != nil {
 		o.pdbs = append(o.pdbs, &policyv1.PodDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: fullname, Namespace: "kube-system"},
@@ -276,17 +286,16 @@ func TestHelmValuesMatchTheKustomizeExamples(t *testing.T) {
 					t.Errorf("ConfigMap %s differs from examples/%s (or is missing)", name, p)
 				}
 			}
-			checkHelmMonitoring(t, o, d, provC, caC)
 		})
 	}
 }
 
-// checkHelmMonitoring: the PodMonitor in extraObjects scrapes the sidecar's
+// checkHelmMonitoring: the PodMonitor of the monitoring values scrapes the sidecar's
 // metrics port, and the rules are docs/metrics.md's alerts.
 func checkHelmMonitoring(t *testing.T, o *objects, d *appsv1.Deployment, provC, caC corev1.Container) {
 	t.Helper()
 	if len(o.podMonitors) != 1 || len(o.prometheusRules) != 1 {
-		t.Fatalf("want one PodMonitor and one PrometheusRule in extraObjects, got %d and %d", len(o.podMonitors), len(o.prometheusRules))
+		t.Fatalf("want one PodMonitor and one PrometheusRule, got %d and %d", len(o.podMonitors), len(o.prometheusRules))
 	}
 	pm := o.podMonitors[0]
 	sel, err := metav1Selector(&pm.Spec.Selector)

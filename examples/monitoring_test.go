@@ -66,7 +66,8 @@ func buildOverlay(t *testing.T, mem filesys.FileSystem, k types.Kustomization) *
 }
 
 // TestMonitoringComponent adds examples/components/monitoring to every
-// example and follows each monitor to what it scrapes.
+// example and follows each monitor to what it scrapes; the dashboard
+// ConfigMap comes with it.
 func TestMonitoringComponent(t *testing.T) {
 	mem := inMemoryExamples(t)
 	for _, ex := range allExamples() {
@@ -125,6 +126,7 @@ func TestMonitoringComponent(t *testing.T) {
 				}
 			}
 			checkAlertsMatchDocs(t, o.prometheusRules[0])
+			checkDashboardConfigMap(t, o.configMaps[dashboardConfigMap])
 		})
 	}
 }

@@ -12,8 +12,8 @@ TAGS=${TAGS:-}
 LDFLAGS=${LDFLAGS:-}
 BIN=_out/demo/cluster-autoscaler-provider
 LOG=_out/demo/server-$PROVIDER.log
-# Seconds to let the fake cloud boot the new node before deleting one.
-SETTLE=${DEMO_SETTLE:-3}
+# Longest wait, in seconds, for the fake cloud to boot the new node.
+WAIT=${DEMO_WAIT:-60}
 
 mkdir -p _out/demo
 echo "== building ($PROVIDER)"
@@ -42,8 +42,19 @@ echo "== scale-up: inspect --scale-up $group=1 (NodeGroupIncreaseSize, as CA sen
 inspect --scale-up "$group=1"
 
 echo
-echo "== ${SETTLE}s later: the fake cloud is provisioning the new node (creating, then running)"
-sleep "$SETTLE"
+echo "== waiting until the group has no instance creating (the fake cloud boots the new node; at most ${WAIT}s)"
+# CA sees the state change through NodeGroupNodes; inspect asks the same.
+start=$SECONDS
+deadline=$((start + WAIT))
+while inspect -o json | grep -q '"state": "creating"'; do
+  if ((SECONDS >= deadline)); then
+    inspect
+    echo "demo: an instance is still creating after ${WAIT}s (server log: $LOG)" >&2
+    exit 1
+  fi
+  sleep 1
+done
+echo "== $((SECONDS - start))s later: no instance creating any more"
 inspect
 
 victim=$(inspect -o json | awk '/"providerID"/ {id=$2} /"state": "running"/ {print id; exit}' | tr -d '",')

@@ -40,7 +40,8 @@ var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
 func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, err := LoadConfig(opts, os.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("exoscale configuration: %w", err)
+		// One problem per line, each naming the provider.
+		return nil, err
 	}
 	p, err := newProvider(cfg, providerDeps{httpClient: cloudprovider.NewHTTPClient(opts, exoapi.OperationName)})
 	if err != nil {

@@ -602,7 +602,7 @@ func TestBuildAndRegistration(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	err := reg.CheckConfig(cloudprovider.BuildOptions{})
-	if err == nil || !strings.Contains(err.Error(), "EXOSCALE_API_KEY, EXOSCALE_API_SECRET, EXOSCALE_ZONE") {
+	if err == nil || !strings.Contains(err.Error(), "exoscale: EXOSCALE_API_KEY is not set") || !strings.Contains(err.Error(), "exoscale: EXOSCALE_ZONE is not set") {
 		t.Fatalf("CheckConfig without env: %v", err)
 	}
 	if _, err := reg.Build(ctx5s(t), cloudprovider.BuildOptions{}); err == nil {

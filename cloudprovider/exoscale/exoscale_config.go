@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
@@ -63,11 +66,15 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 		cfg.Environment = defaultAPIEnvironment
 	}
 	var errs []error
+	// unreadable lists the variables whose file could not be read: that is
+	// their one problem, not also a missing variable.
+	unreadable := map[string]bool{}
 	for _, f := range []struct {
 		value *cloudprovider.Secret
 		file  *string
 		fn    string
-	}{{&cfg.APIKey, &cfg.APIKeyFile, EnvAPIKeyFile}, {&cfg.APISecret, &cfg.APISecretFile, EnvAPISecretFile}} {
+		env   string
+	}{{&cfg.APIKey, &cfg.APIKeyFile, EnvAPIKeyFile, EnvAPIKey}, {&cfg.APISecret, &cfg.APISecretFile, EnvAPISecretFile, EnvAPISecret}} {
 		path := strings.TrimSpace(getenv(f.fn))
 		if *f.value != "" || path == "" {
 			continue
@@ -76,6 +83,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 		cred, err := cloudprovider.FileCredential(f.fn+"=", path)
 		if err != nil {
 			errs = append(errs, err)
+			unreadable[f.env] = true
 			continue
 		}
 		*f.value, _ = cred.Value()
@@ -95,6 +103,9 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 		}
 		cfg.RefreshInterval = d
 	}
+	if err := checkCloudConfig(opts.CloudConfig); err != nil {
+		errs = append(errs, err)
+	}
 	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		errs = append(errs, err)
@@ -103,23 +114,46 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 	if len(opts.NodeGroupAutoDiscoverySpecs) > 0 {
 		errs = append(errs, fmt.Errorf("--node-group-auto-discovery is not supported by the exoscale provider; set %s instead", EnvSKSCluster))
 	}
-	if err := cfg.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return cfg, errors.Join(errs...)
+	errs = append(errs, cfg.validate(unreadable))
+	return cfg, cloudprovider.ConfigProblems(ProviderName, errs...)
 }
 
-// Validate checks the configuration and reports all problems together.
+// checkCloudConfig: the provider takes no configuration file (upstream's
+// takes none either), so --cloud-config is ignored with a warning, since an
+// operator may believe settings in it apply; one naming a missing file is
+// refused, as a path that may be a typo of something else.
+func checkCloudConfig(path string) error {
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("--cloud-config %s: %w; the Exoscale provider takes no configuration file (it reads %s, %s and %s from the environment): drop --cloud-config", path, err, EnvAPIKey, EnvAPISecret, EnvZone)
+	}
+	klog.InfoS("Ignoring --cloud-config: the Exoscale provider reads its configuration from environment variables only", "provider", ProviderName, "cloudConfig", path)
+	return nil
+}
+
+// Validate checks the configuration and reports all problems together, one
+// per line.
 func (c Config) Validate() error {
+	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))
+}
+
+// validate reports every problem; a credential in skip already has its own
+// (an unreadable file) and is not reported missing too.
+func (c Config) validate(skip map[string]bool) error {
 	var errs []error
-	var missing []string
-	for _, v := range []struct{ name, value string }{{EnvAPIKey, c.APIKey.Reveal()}, {EnvAPISecret, c.APISecret.Reveal()}, {EnvZone, c.Zone}} {
-		if v.value == "" {
-			missing = append(missing, v.name)
+	for _, v := range []struct{ name, file, value string }{{EnvAPIKey, EnvAPIKeyFile, c.APIKey.Reveal()}, {EnvAPISecret, EnvAPISecretFile, c.APISecret.Reveal()}} {
+		if v.value == "" && !skip[v.name] {
+			errs = append(errs, cloudprovider.MissingCredential(v.name, v.file))
 		}
 	}
-	if len(missing) > 0 {
-		errs = append(errs, fmt.Errorf("missing required environment variables: %s", strings.Join(missing, ", ")))
+	if c.Zone == "" {
+		errs = append(errs, fmt.Errorf("%s is not set: give the zone of your cluster, e.g. ch-gva-2", EnvZone))
 	}
 	if c.Zone != "" && !zonePattern.MatchString(c.Zone) {
 		errs = append(errs, fmt.Errorf("%s=%q does not look like an Exoscale zone (e.g. ch-gva-2)", EnvZone, c.Zone))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +39,8 @@ func TestLoadConfig(t *testing.T) {
 				t.Fatalf("defaults not applied: %v", c)
 			}
 		}},
-		{name: "all three missing named in one error", env: map[string]string{}, wantErr: []string{"EXOSCALE_API_KEY, EXOSCALE_API_SECRET, EXOSCALE_ZONE"}},
-		{name: "secret missing", env: with(EnvAPISecret, ""), wantErr: []string{"missing required environment variables: EXOSCALE_API_SECRET"}},
+		{name: "all three missing, each named", env: map[string]string{}, wantErr: []string{"exoscale: EXOSCALE_API_KEY is not set", "exoscale: EXOSCALE_API_SECRET is not set", "exoscale: EXOSCALE_ZONE is not set"}},
+		{name: "secret missing names its file alternative", env: with(EnvAPISecret, ""), wantErr: []string{"exoscale: EXOSCALE_API_SECRET is not set: set it, or EXOSCALE_API_SECRET_FILE to a file holding it"}},
 		{name: "environment", env: with(EnvAPIEnvironment, "ppapi"), endpoint: "https://ppapi-de-fra-1.exoscale.com/v2"},
 		{name: "endpoint override", env: with(EnvAPIEndpoint, "http://127.0.0.1:8080/v2/"), endpoint: "http://127.0.0.1:8080/v2"},
 		{name: "bad endpoint", env: with(EnvAPIEndpoint, "api.exoscale.com"), wantErr: []string{EnvAPIEndpoint}},
@@ -101,9 +102,67 @@ func TestCredentialFiles(t *testing.T) {
 	if err != nil || cfg.APIKey != testKey || cfg.APISecret != testSecret {
 		t.Fatalf("LoadConfig from files: %v (key set %v, secret set %v)", err, cfg.APIKey == testKey, cfg.APISecret == testSecret)
 	}
-	_, err = LoadConfig(cloudprovider.BuildOptions{}, envFunc(map[string]string{EnvAPIKey: testKey, EnvAPISecretFile: filepath.Join(dir, "missing"), EnvZone: testZone}))
-	if err == nil || !strings.Contains(err.Error(), EnvAPISecretFile) || !strings.Contains(err.Error(), EnvAPISecret) {
-		t.Fatalf("unreadable secret file: %v; want both the file error and the missing variable", err)
+}
+
+// TestCredentialErrors: each credential problem is one line naming the
+// provider, the variable and its *_FILE alternative; an unreadable file is
+// reported once, as itself, not also as a missing variable.
+func TestCredentialErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexistent")
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"key file missing, secret unset", map[string]string{EnvAPIKeyFile: missing, EnvZone: testZone}, []string{
+			"exoscale: EXOSCALE_API_KEY_FILE=" + missing + ": no such file or directory",
+			"exoscale: EXOSCALE_API_SECRET is not set: set it, or EXOSCALE_API_SECRET_FILE to a file holding it",
+		}},
+		{"secret file missing", map[string]string{EnvAPIKey: testKey, EnvAPISecretFile: missing, EnvZone: testZone}, []string{
+			"exoscale: EXOSCALE_API_SECRET_FILE=" + missing + ": no such file or directory",
+		}},
+		{"both files empty", map[string]string{EnvAPIKeyFile: empty, EnvAPISecretFile: empty, EnvZone: testZone}, []string{
+			"exoscale: EXOSCALE_API_KEY_FILE=" + empty + ": the file is empty",
+			"exoscale: EXOSCALE_API_SECRET_FILE=" + empty + ": the file is empty",
+		}},
+		{"nothing set", map[string]string{}, []string{
+			"exoscale: EXOSCALE_API_KEY is not set: set it, or EXOSCALE_API_KEY_FILE to a file holding it",
+			"exoscale: EXOSCALE_API_SECRET is not set: set it, or EXOSCALE_API_SECRET_FILE to a file holding it",
+			"exoscale: EXOSCALE_ZONE is not set: give the zone of your cluster, e.g. ch-gva-2",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadConfig(cloudprovider.BuildOptions{}, envFunc(tc.env))
+			if err == nil {
+				t.Fatal("LoadConfig succeeded")
+			}
+			if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, tc.want) {
+				t.Fatalf("problems:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+// TestCloudConfigIgnoredOrRefused: the provider takes no file; an existing
+// --cloud-config is ignored (and logged), a missing one is refused.
+func TestCloudConfigIgnoredOrRefused(t *testing.T) {
+	env := envFunc(map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone})
+	existing := filepath.Join(t.TempDir(), "cloud-config")
+	if err := os.WriteFile(existing, []byte("[Global]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(cloudprovider.BuildOptions{CloudConfig: existing}, env); err != nil {
+		t.Fatalf("an existing --cloud-config is ignored, not refused: %v", err)
+	}
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	_, err := LoadConfig(cloudprovider.BuildOptions{CloudConfig: missing}, env)
+	if err == nil || !strings.HasPrefix(err.Error(), "exoscale: --cloud-config "+missing+": no such file or directory") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("missing --cloud-config: %v", err)
 	}
 }
 

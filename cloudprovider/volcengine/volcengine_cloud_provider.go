@@ -2,7 +2,6 @@ package volcengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -76,8 +75,8 @@ func parseOptions(opts cloudprovider.BuildOptions, getenv func(string) string) (
 		errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
 			"no node groups: give --nodes min:max:<scaling group id> or --node-group-auto-discovery=asg:tag=<key>[=<value>]"))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return options{}, fmt.Errorf("%s provider: %w", ProviderName, err)
+	if err := cloudprovider.ConfigProblems(ProviderName, errs...); err != nil {
+		return options{}, err
 	}
 	return options{cfg: cfg, static: static, selectors: selectors}, nil
 }

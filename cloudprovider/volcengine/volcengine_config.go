@@ -96,6 +96,9 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		Scheme:    strings.ToLower(firstNonEmpty(g.Scheme, "https")),
 	}
 	var errs []error
+	// unreadable lists the keys whose file could not be read: that is their
+	// one problem, not also a missing key.
+	unreadable := map[string]bool{}
 	for _, f := range []struct {
 		value *cloudprovider.Secret
 		file  *string
@@ -108,6 +111,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		cred, err := cloudprovider.FileCredential(f.name, f.path)
 		if err != nil {
 			errs = append(errs, err)
+			unreadable[f.name] = true
 			continue
 		}
 		*f.value, _ = cred.Value()
@@ -115,23 +119,29 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	cfg.AccessKey = cloudprovider.Secret(firstNonEmpty(cfg.AccessKey.Reveal(), getenv(envAccessKey)))
 	cfg.SecretKey = cloudprovider.Secret(firstNonEmpty(cfg.SecretKey.Reveal(), getenv(envSecretKey)))
-	if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
+	if err := cloudprovider.ConfigProblems(ProviderName, append(errs, cfg.validate(unreadable))...); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
 }
 
-// Validate reports every missing or bad field at once.
+// Validate reports every missing or bad field at once, one per line.
 func (c Config) Validate() error {
+	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))
+}
+
+// validate reports every problem; a key whose file setting is in skip
+// already has its own (an unreadable file) and is not reported missing too.
+func (c Config) validate(skip map[string]bool) error {
 	var errs []error
 	if c.Region == "" {
 		errs = append(errs, fmt.Errorf("region is not set: set region-id in [Global] or %s", envRegion))
 	}
-	if c.AccessKey == "" {
-		errs = append(errs, fmt.Errorf("access key is not set: set access-key or access-key-file in [Global], or %s", envAccessKey))
+	if c.AccessKey == "" && !skip["access-key-file"] {
+		errs = append(errs, fmt.Errorf("access key is not set: set access-key-file (a file holding it) or access-key in [Global], or %s", envAccessKey))
 	}
-	if c.SecretKey == "" {
-		errs = append(errs, fmt.Errorf("secret key is not set: set secret-key or secret-key-file in [Global], or %s", envSecretKey))
+	if c.SecretKey == "" && !skip["secret-key-file"] {
+		errs = append(errs, fmt.Errorf("secret key is not set: set secret-key-file (a file holding it) or secret-key in [Global], or %s", envSecretKey))
 	}
 	if c.Endpoint == "" {
 		errs = append(errs, errors.New("endpoint is empty"))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,5 +126,46 @@ func TestConfigStringRedacts(t *testing.T) {
 	}
 	if out := fmt.Sprintf("%v", Config{}); !strings.Contains(out, "<unset>") {
 		t.Errorf("empty keys should read <unset>: %s", out)
+	}
+}
+
+// TestCredentialErrors: each credential problem is one line naming the
+// provider and the file alternative; an unreadable key file is reported
+// once, as itself, not also as a missing key.
+func TestCredentialErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	for _, tc := range []struct {
+		name, file string
+		env        map[string]string
+		want       []string
+	}{
+		{"key file missing", "[Global]\nregion-id = cn-beijing\naccess-key-file = " + missing + "\nsecret-key = SK\n", nil, []string{
+			"volcengine: access-key-file " + missing + ": no such file or directory",
+		}},
+		{"nothing set", "[Global]\nregion-id = cn-beijing\n", nil, []string{
+			"volcengine: access key is not set: set access-key-file (a file holding it) or access-key in [Global], or ACCESS_KEY",
+			"volcengine: secret key is not set: set secret-key-file (a file holding it) or secret-key in [Global], or SECRET_KEY",
+		}},
+		{"upstream's environment variables", "", map[string]string{"ACCESS_KEY": "AK", "SECRET_KEY": "SK", "REGION_ID": "cn-beijing"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := ""
+			if tc.file != "" {
+				path = writeFile(t, "cloud-config.ini", tc.file)
+			}
+			_, err := LoadConfig(path, envFrom(tc.env))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("LoadConfig: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("LoadConfig succeeded")
+			}
+			if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, tc.want) {
+				t.Fatalf("problems:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
 	}
 }

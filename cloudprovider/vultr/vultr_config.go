@@ -119,7 +119,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("cluster_id is required"))
 	}
 	if c.Token == "" && c.TokenFile == "" && c.envToken == "" {
-		errs = append(errs, fmt.Errorf("no API key: set token or token_file in the cloud config, or %s", EnvAPIKey))
+		errs = append(errs, fmt.Errorf("no API key: set token_file (a file holding it) or token in the cloud config, or %s", EnvAPIKey))
 	}
 	if c.Token == "" && c.TokenFile != "" {
 		if _, err := cloudprovider.FileCredential("token_file", c.TokenFile); err != nil {
@@ -132,24 +132,12 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("api_url %q must be an absolute http(s) URL", c.APIURL))
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("vultr cloud config: %w", problems(errs))
+	for i, err := range errs {
+		errs[i] = fmt.Errorf("cloud config: %w", err)
 	}
-	return nil
+	// One problem per line, each naming the provider.
+	return cloudprovider.ConfigProblems(ProviderName, errs...)
 }
-
-// problems is errors.Join on one line, so the whole list fits a log line.
-type problems []error
-
-func (p problems) Error() string {
-	msgs := make([]string, len(p))
-	for i, e := range p {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "; ")
-}
-
-func (p problems) Unwrap() []error { return p }
 
 // TokenSource returns where requests get their bearer token from.
 func (c *Config) TokenSource() oauth2.TokenSource {

@@ -60,10 +60,10 @@ func TestLoadConfig(t *testing.T) {
 			wantToken: "x", wantURL: "http://127.0.0.1:8080"},
 		{name: "every problem at once", json: `{"api_url":"ftp:/nope","token_file":"` + emptyFile + `"}`,
 			wantErrs: []string{"cluster_id is required", "is empty", "api_url"}},
-		{name: "missing everything", json: `{}`, wantErrs: []string{"cluster_id is required; no API key"}},
+		{name: "missing everything, one line each", json: `{}`, wantErrs: []string{"vultr: cloud config: cluster_id is required\nvultr: cloud config: no API key: set token_file (a file holding it) or token in the cloud config, or VULTR_API_KEY"}},
 		{name: "empty file", json: " \n", wantErrs: []string{"file is empty"}},
-		{name: "unreadable token_file", json: `{"cluster_id":"c1","token_file":"/nonexistent/token"}`,
-			wantErrs: []string{"token_file", "no such file"}},
+		{name: "unreadable token_file, reported once", json: `{"cluster_id":"c1","token_file":"/nonexistent/token"}`,
+			wantErrs: []string{"vultr: cloud config: token_file /nonexistent/token: no such file or directory"}},
 		{name: "type error names the field", json: `{"cluster_id":"c1","token":123}`, wantErrs: []string{`"token" must be a string`}},
 		{name: "syntax error", json: `{"cluster_id":"c1","token":"` + secretToken + `"`, wantErrs: []string{"invalid JSON"}},
 	}

@@ -4,5 +4,5 @@
 CHART_VALUES := $(foreach p,vultr volcengine exoscale,-values examples/helm/standalone/provider-$(p).yaml)
 .PHONY: chart
 
-chart:
+chart: ## lint and package charts/cluster-autoscaler-provider into _out/charts
 	$(GO) run ./hack/chart -out _out/charts $(CHART_VALUES) charts/cluster-autoscaler-provider

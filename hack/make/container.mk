@@ -17,16 +17,16 @@ CONTAINER_FLAGS   = --provider='$(PROVIDER)' --version='$(VERSION)' --revision='
 
 .PHONY: container push push-args container-verify
 
-container:
+container: ## daemonless OCI image into _out/oci/$(PROVIDER)
 	$(GO) run ./hack/container build $(CONTAINER_FLAGS) --out='$(CONTAINER_OUT)' --digest-file='$(CONTAINER_OUT).digest'
 
-push: push-args container
+push: push-args container ## build and push the image: IMAGE=<registry>/<repo> TAG=<tag>
 	$(GO) run ./hack/container push --layout='$(CONTAINER_OUT)' --image='$(IMAGE)' --tag='$(TAG)'
 
-push-args:
+push-args: ## (used by push) refuse to build without IMAGE and TAG
 	@test -n '$(IMAGE)' && test -n '$(TAG)' || { echo 'usage: make push IMAGE=<registry>/<repo> TAG=<tag> [PROVIDER=...]' >&2; exit 2; }
 
-container-verify:
+container-verify: ## build the image twice and compare digests
 	$(GO) run ./hack/container build $(CONTAINER_FLAGS) --out='_out/verify/$(PROVIDER)-1' --digest-file='_out/verify/$(PROVIDER)-1.digest'
 	$(GO) run ./hack/container build $(CONTAINER_FLAGS) --out='_out/verify/$(PROVIDER)-2' --digest-file='_out/verify/$(PROVIDER)-2.digest'
 	@if cmp -s '_out/verify/$(PROVIDER)-1.digest' '_out/verify/$(PROVIDER)-2.digest'; then \

@@ -3,5 +3,5 @@
 # PROVIDER=all (the default) demonstrates vultr.
 .PHONY: demo
 
-demo:
+demo: ## simulated provider, a scale-up and a deletion through inspect
 	GO='$(GO)' PROVIDER='$(PROVIDER)' TAGS='$(TAGS)' LDFLAGS='$(LDFLAGS)' hack/demo.sh

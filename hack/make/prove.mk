@@ -9,11 +9,11 @@ SOAK_FLAGS    ?=
 
 .PHONY: bench soak fuzz
 
-bench: build
+bench: build ## CA-loop benchmark for docs/performance.md (minutes)
 	$(GO) run ./hack/bench -binary $(BIN) $(BENCH_FLAGS)
 
-soak:
+soak: ## chaos soak of all three providers (SOAK_DURATION)
 	$(GO) run ./hack/soak -duration $(SOAK_DURATION) $(SOAK_FLAGS)
 
-fuzz:
+fuzz: ## every fuzz target in turn (FUZZTIME)
 	GO='$(GO)' FUZZTIME=$(FUZZTIME) hack/ci-prove.sh fuzz

@@ -1,13 +1,10 @@
 // Package wirevectors locates the externalgrpc wire vectors for tests. They
-// are made with the upstream client's own generated code and live in the
-// shared folder beside the repository, not in it.
+// are data made with the upstream client's own generated code and live in the
+// repository's testdata/, so every clone runs the compatibility tests.
 //
-// Each directory comes from an environment variable, with a default beside
-// the module root. go test caches a result together with the variables the
-// test read through os.Getenv/LookupEnv, so a skip cached while the folder
-// was missing is redone once the variable is set; .ci/run sets both whenever
-// the shared folder is there. A directory named by the variable must exist:
-// the test fails instead of skipping.
+// An environment variable names another vector set (a newer CA's, say)
+// instead; a relative path is taken from the module root. A directory that
+// holds no cases.json fails the test: the vectors are never skipped.
 package wirevectors
 
 import (
@@ -20,37 +17,35 @@ import (
 type Set struct {
 	// Env names the variable that overrides the directory.
 	Env string
-	// Default is the directory relative to the parent of the module root.
+	// Default is the directory relative to the module root.
 	Default string
 }
 
 var (
 	// Current are the vectors of CA 1.35 and later (34 messages).
-	Current = Set{Env: "CAP_WIRE_VECTORS", Default: "shared/testdata/externalgrpc"}
+	Current = Set{Env: "CAP_WIRE_VECTORS", Default: "testdata/externalgrpc"}
 	// Legacy are the five messages as CA 1.34.1 and older encode them (CA 1.33.6).
-	Legacy = Set{Env: "CAP_WIRE_VECTORS_LEGACY", Default: "shared/testdata/externalgrpc-legacy"}
+	Legacy = Set{Env: "CAP_WIRE_VECTORS_LEGACY", Default: "testdata/externalgrpc-legacy"}
 )
 
-// Dir returns the directory holding s's cases.json. It skips t when the
-// default directory is absent and fails t when the one named by s.Env is.
+// Dir returns the directory holding s's cases.json: the one named by s.Env,
+// or the repository's own. It fails t when that directory has no cases.json.
 func Dir(t testing.TB, s Set) string {
 	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, explicit := os.LookupEnv(s.Env)
+	dir := os.Getenv(s.Env)
+	what := s.Env + "=" + dir
 	switch {
-	case !explicit || dir == "":
-		dir, explicit = filepath.Join(filepath.Dir(root), s.Default), false
+	case dir == "":
+		dir, what = filepath.Join(root, s.Default), "wire vectors"
 	case !filepath.IsAbs(dir):
 		dir = filepath.Join(root, dir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cases.json")); err != nil {
-		if explicit {
-			t.Fatalf("%s=%s: %v", s.Env, dir, err)
-		}
-		t.Skipf("wire vectors not found at %s (the shared folder beside the repository; or set %s); skipping", dir, s.Env)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return dir
 }
