@@ -27,9 +27,12 @@ func TestNewHTTPClient(t *testing.T) {
 				return base.RoundTrip(r)
 			})
 		},
-	}, func(r *http.Request) string { return r.Method + " " + r.URL.Path })
-	if c == http.DefaultClient || c.Transport == http.DefaultTransport || c.Timeout == 0 {
-		t.Fatal("client must have its own transport and a timeout")
+	}, HTTPStack{Operation: func(r *http.Request) string { return r.Method + " " + r.URL.Path }})
+	if c == http.DefaultClient || c.Transport == http.DefaultTransport {
+		t.Fatal("client must have its own transport")
+	}
+	if c.Timeout != 0 {
+		t.Fatal("the lifetime is a context deadline in the stack, not http.Client.Timeout")
 	}
 	req, _ := http.NewRequest("GET", srv.URL+"/v2/x", nil)
 	req.Header.Set("User-Agent", "sdk/1.0")
