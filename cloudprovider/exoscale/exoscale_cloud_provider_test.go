@@ -95,9 +95,9 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 		o.build.UserAgent = "ca-test/1.0"
 	}
 	p, err := newProvider(cfg, providerDeps{
-		httpClient: cloudprovider.NewHTTPClient(o.build, exoapi.OperationName),
-		now:        clock.Now,
-		retry:      &cloudprovider.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+		build: o.build,
+		now:   clock.Now,
+		retry: cloudprovider.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
 	})
 	if err != nil {
 		t.Fatalf("newProvider: %v", err)
@@ -555,7 +555,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 			t.Fatalf("output %d leaks a credential: %s", i, out)
 		}
 	}
-	if !strings.Contains(buf.String(), "Scaled up node group") || !strings.Contains(buf.String(), "Exoscale API call") {
+	if !strings.Contains(buf.String(), "Scaled up node group") || !strings.Contains(buf.String(), "Cloud API call") {
 		t.Fatalf("log capture saw no mutation log; the test would not detect a leak:\n%s", buf.String())
 	}
 }

@@ -501,7 +501,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	mu.Lock()
 	logs := buf.String()
 	mu.Unlock()
-	if !strings.Contains(logs, "Volcengine API call") {
+	if !strings.Contains(logs, "Cloud API call") {
 		t.Fatalf("V(5) API logging not captured; the test would prove nothing. Logs:\n%s", logs)
 	}
 	for _, secret := range []string{testAccessKey, testSecretKey} {
