@@ -205,6 +205,11 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,
 			RefuseForQuota:        refuseForQuota,
+			// The next :scale or :evict is accepted and its operation ends
+			// in "failure" on submission, the pool unchanged.
+			ReportMutationFailed: func(cloudprovidertest.Mutation) {
+				e.fake.FailNextOperation(exoapi.OperationFailure, "busy", "instance pool is busy")
+			},
 			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
 				p, _ := e.fake.Pool(groupID)
 				if p.NodepoolID == "" {
