@@ -1,9 +1,13 @@
 package cloudprovider
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewHTTPClient(t *testing.T) {
@@ -60,3 +64,84 @@ func TestNewHTTPClient(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The lifetime is a context deadline on every call, retries included,
+// released once the body is read.
+func TestNewHTTPClientLifetimeIsAContextDeadline(t *testing.T) {
+	var deadline time.Time
+	var had bool
+	c := NewHTTPClient(BuildOptions{InstrumentTransport: func(base http.RoundTripper, _ OperationFunc) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			deadline, had = r.Context().Deadline()
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+		})
+	}}, HTTPStack{})
+	start := time.Now()
+	resp, err := c.Get("http://cloud.invalid/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !had || deadline.Sub(start) > httpOverallTimeout+time.Second || deadline.Sub(start) < httpOverallTimeout-time.Second {
+		t.Fatalf("request deadline %v (set %v), want about %s from now", deadline, had, httpOverallTimeout)
+	}
+	if c.Timeout != 0 {
+		t.Fatalf("http.Client.Timeout = %s; the lifetime belongs to the stack", c.Timeout)
+	}
+	if DefaultUnknownOutcomeWindow != httpOverallTimeout {
+		t.Fatal("the quarantine window is the request lifetime")
+	}
+}
+
+// The stack records the final answer for clients over SDKs that drop it,
+// and retries by the one rule: reads and idempotent calls, never CallOnce.
+func TestNewHTTPClientRecordsAnswerAndRetriesByOneRule(t *testing.T) {
+	attempts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attempts++
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"message":"down"}`)
+	}))
+	defer srv.Close()
+	c := NewHTTPClient(BuildOptions{}, HTTPStack{Retry: RetryOptions{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }}})
+	for _, tc := range []struct {
+		name     string
+		method   string
+		kind     CallKind
+		attempts int
+	}{
+		{"GET read", http.MethodGet, CallByMethod, 2},
+		{"GET stated once (a Volcengine RemoveInstances)", http.MethodGet, CallOnce, 1},
+		{"PATCH by method", http.MethodPatch, CallByMethod, 1},
+		{"PATCH stated idempotent", http.MethodPatch, CallIdempotent, 2},
+		{"PUT by method", http.MethodPut, CallByMethod, 2},
+	} {
+		attempts = 0
+		ctx, ans := RecordAnswer(WithCallKind(context.Background(), tc.kind))
+		req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		resp.Body.Close()
+		if attempts != tc.attempts {
+			t.Errorf("%s: %d attempts, want %d", tc.name, attempts, tc.attempts)
+		}
+		if ans.Status() != http.StatusServiceUnavailable || ans.RetryAfter() != 7*time.Second || string(ans.ErrorBody()) != `{"message":"down"}` {
+			t.Errorf("%s: recorded %d, %s, %q", tc.name, ans.Status(), ans.RetryAfter(), ans.ErrorBody())
+		}
+	}
+}
+
+func TestIsJSONType(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json": true, "application/json; charset=utf-8": true, "application/problem+json": true, "": true,
+		"text/plain": false, "text/html; charset=utf-8": false, "garbage;;": false,
+	} {
+		if got := isJSONType(ct); got != want {
+			t.Errorf("isJSONType(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}

@@ -177,11 +177,9 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				t.Fatal(err)
 			}
 		}
-		if o.fake.QuotaAsFailedOperation {
-			// No synchronous refusal to check; TestQuotaAsFailedOperation
-			// covers the failed operation.
-			refuseForQuota = nil
-		}
+		// With QuotaAsFailedOperation the scale is accepted and its
+		// operation fails on submission: a refusal too, which CA must see
+		// as ResourceExhausted (a later failure: TestQuotaAsFailedOperation).
 		return &cloudprovidertest.Env{
 			Provider:      e.provider,
 			CloudCalls:    e.fake.RequestCount,
