@@ -191,4 +191,3 @@ func (p *cloudProvider) Refresh(ctx context.Context) error {
 	p.m.unknownNodes.Refreshed()
 	return nil
 }
-

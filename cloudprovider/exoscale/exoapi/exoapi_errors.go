@@ -9,7 +9,6 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-
 // maxMessageLen bounds the server message carried in an error.
 const maxMessageLen = 256
 
