@@ -109,7 +109,7 @@ func (c *Client) GetCluster(ctx context.Context, clusterID string) (*Cluster, er
 		return nil, err
 	}
 	if out.Cluster == nil {
-		return nil, fmt.Errorf("get cluster %s: no vke_cluster in response: %w", clusterID, cloudprovider.ErrMalformedResponse)
+		return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+fmt.Sprintf(PathCluster, url.PathEscape(clusterID)), http.StatusOK, "no vke_cluster in the answer")
 	}
 	return out.Cluster, nil
 }
@@ -129,7 +129,7 @@ func (c *Client) GetNodePool(ctx context.Context, clusterID, poolID string) (*No
 		return nil, err
 	}
 	if out.Pool == nil {
-		return nil, fmt.Errorf("get node pool %s: no node_pool in response: %w", poolID, cloudprovider.ErrMalformedResponse)
+		return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no node_pool in the answer")
 	}
 	return out.Pool, nil
 }
@@ -195,17 +195,17 @@ func listAll[T any](ctx context.Context, c *Client, path, key string) ([]T, erro
 		}
 		items, ok := raw[key]
 		if !ok {
-			return nil, fmt.Errorf("list %s: no %q in response: %w", path, key, cloudprovider.ErrMalformedResponse)
+			return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no %q in the answer", key)
 		}
 		var batch []T
 		if err := json.Unmarshal(items, &batch); err != nil {
-			return nil, fmt.Errorf("list %s: decode %q: %v: %w", path, key, err, cloudprovider.ErrMalformedResponse)
+			return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "%q does not parse: %v", key, err)
 		}
 		all = append(all, batch...)
 		var meta Meta
 		if m, ok := raw["meta"]; ok {
 			if err := json.Unmarshal(m, &meta); err != nil {
-				return nil, fmt.Errorf("list %s: decode meta: %v: %w", path, err, cloudprovider.ErrMalformedResponse)
+				return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "meta does not parse: %v", err)
 			}
 		}
 		if meta.Links.Next == "" {
