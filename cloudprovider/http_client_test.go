@@ -1,13 +1,17 @@
 package cloudprovider
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 func TestNewHTTPClient(t *testing.T) {
@@ -145,3 +149,44 @@ func TestIsJSONType(t *testing.T) {
 		}
 	}
 }
+
+// A JSON answer labelled otherwise is logged once per operation, not per call.
+func TestNewHTTPClientLogsMislabelledJSONOncePerOperation(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	klog.LogToStderr(false)
+	klog.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
+	t.Cleanup(func() { klog.SetOutput(io.Discard); klog.LogToStderr(true) })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	c := NewHTTPClient(BuildOptions{}, HTTPStack{Cloud: "testcloud", Operation: func(r *http.Request) string { return "GET " + r.URL.Path }})
+	for _, path := range []string{"/a", "/a", "/a", "/b"} {
+		resp, err := c.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	klog.Flush()
+	mu.Lock()
+	logs := buf.String()
+	mu.Unlock()
+	for op, want := range map[string]int{`operation="GET /a"`: 1, `operation="GET /b"`: 1} {
+		n := 0
+		for _, line := range strings.Split(logs, "\n") {
+			if strings.Contains(line, "not labelled as JSON") && strings.Contains(line, `provider="testcloud"`) && strings.Contains(line, op) {
+				n++
+			}
+		}
+		if n != want {
+			t.Errorf("%s logged %d times, want %d:\n%s", op, n, want, logs)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
