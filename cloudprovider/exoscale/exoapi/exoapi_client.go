@@ -223,8 +223,9 @@ func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, 
 		return InstancePool{}, err
 	}
 	if p.ID == "" {
-		// The API has answered unknown ids with an empty 200 before (egoscale#772).
-		return InstancePool{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
+		// The API has answered unknown ids with an empty 200 before (egoscale#772):
+		// a definite answer that the object does not exist.
+		return InstancePool{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return fromPool(*p), nil
 }
@@ -254,7 +255,7 @@ func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
 		return Instance{}, err
 	}
 	if in.ID == "" {
-		return Instance{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
+		return Instance{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType), nil
 }
@@ -293,7 +294,7 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 		return InstanceType{}, err
 	}
 	if t.ID == "" {
-		return InstanceType{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
+		return InstanceType{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return InstanceType{ID: string(t.ID), Family: string(t.Family), Size: string(t.Size), CPUs: int(t.Cpus), MemoryBytes: t.Memory, GPUs: int(t.Gpus)}, nil
 }
