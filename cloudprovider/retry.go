@@ -33,7 +33,8 @@ const maxUnboundedWait = 30 * time.Second
 // outliving the request's context: a 429 honours Retry-After only when the
 // wait fits before the deadline, otherwise the 429 is returned at once so the
 // caller can report "rate limited" within CA's RPC deadline. Other 4xx are never
-// retried.
+// retried; no answer and 5xx are retried when RetrySafe allows. NewHTTPClient
+// puts it in every cloud's stack.
 type RetryTransport struct {
 	Base http.RoundTripper
 	Opts RetryOptions
