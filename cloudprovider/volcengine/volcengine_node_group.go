@@ -289,6 +289,12 @@ func (n *nodeGroup) dropBroken(ctx context.Context, g *groupState, target int, b
 		want = max(target-len(broken), g.min)
 		if want < target {
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				if cloudprovider.SizeUnstated(err) {
+					// Applied: the instances are on their way out, so a
+					// repeated deletion must not lower the number again.
+					n.m.noteDesiredChange(n.id)
+					n.noteRemoved(broken, want)
+				}
 				return target, fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, target, want, err)
 			}
 			n.m.noteDesiredChange(n.id)
