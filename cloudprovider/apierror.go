@@ -1,8 +1,11 @@
 package cloudprovider
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -35,6 +38,11 @@ type APIError struct {
 	Class error
 	// Cause is the underlying error, if any.
 	Cause error
+	// Outcome is what the answer proves about a mutating call, stated by the
+	// client where it reads the answer: AnswerOutcome(Status, cloud error in
+	// the body) for an answer, OutcomeOf(cause) for none (a call our own
+	// rate limit refused never left the process).
+	Outcome MutationOutcome
 }
 
 // Error implements error.
@@ -79,20 +87,14 @@ func (e *APIError) Unwrap() []error {
 	return out
 }
 
-// Refused reports whether the cloud answered and refused the request, which
-// proves it was not applied: any 4xx (a throttle included), or an error code
-// in a 2xx body (Volcengine's gateway does that).
-func (e *APIError) Refused() bool {
-	switch {
-	case e.Status == 0 && errors.Is(e.Class, ErrRateLimited):
-		// Refused by the client-side budget: the call never left the process.
-		return true
-	case e.Status >= 400 && e.Status < 500:
-		return true
-	case e.Status >= 200 && e.Status < 300:
-		return e.Code != "" && !errors.Is(e.Class, ErrMalformedResponse)
+// outcome is the outcome the client stated (Outcome), except that an error
+// claiming a change applied without a success answer is unknown: only a 2xx
+// proves the cloud took the request.
+func (e *APIError) outcome() MutationOutcome {
+	if e.Outcome == MutationApplied && (e.Status < 200 || e.Status > 299) {
+		return MutationUnknown
 	}
-	return false
+	return e.Outcome
 }
 
 // StatusClass is the one HTTP status → class table. It is all the thin
@@ -124,23 +126,6 @@ func StatusClass(status int) error {
 	return ErrUnavailable
 }
 
-// OutcomeUnknown reports whether a failed mutating call may still have been
-// applied by the cloud: a timeout, a lost or garbled answer, a 5xx. Only an
-// APIError the cloud answered with a refusal proves that nothing changed.
-// After such an error the next mutation of the group re-reads the group
-// first, so an absolute size computed from a stale snapshot cannot undo the
-// applied change.
-func OutcomeUnknown(err error) bool {
-	if err == nil {
-		return false
-	}
-	var ae *APIError
-	if !errors.As(err, &ae) {
-		return true
-	}
-	return !ae.Refused()
-}
-
 // Reclassify returns err with the class of its APIError replaced by class,
 // for facts the provider knows beyond the HTTP status (an Exoscale refusal
 // while the instance quota is used up is a quota error). Errors without an
@@ -154,6 +139,52 @@ func Reclassify(err, class error) error {
 	c.Class = class
 	return &c
 }
+
+// NoAnswer is the error of a call that got no answer: err is the transport's
+// (a timeout, a reset, our rate limit's refusal). Its outcome is the one err
+// states (our own refusal, a retry's uncertain refusal), else unknown.
+func NoAnswer(cloud, operation string, err error) *APIError {
+	return &APIError{Cloud: cloud, Operation: operation, Class: NoResponseClass(err), Cause: err, Outcome: OutcomeOf(err)}
+}
+
+// MalformedAnswer is the error of a success answer whose body the client
+// cannot use (empty, unparsable, without the object it must hold): class
+// ErrMalformedResponse, outcome applied (the cloud took the request; one
+// read establishes what it did).
+func MalformedAnswer(cloud, operation string, status int, format string, args ...any) *APIError {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage] + "..."
+	}
+	return &APIError{Cloud: cloud, Operation: operation, Status: status, Message: msg,
+		Class: ErrMalformedResponse, Outcome: AnswerOutcome(status, false)}
+}
+
+// maxMessage bounds a message carried in an APIError.
+const maxMessage = 256
+
+// DecodeJSON is the one decoding rule for a success answer: its body is
+// read as JSON into out whatever its Content-Type says (a gateway may
+// relabel it; NewHTTPClient's stack logs that once per operation). A body
+// that does not parse is a MalformedAnswer naming cloud, operation and
+// status.
+func DecodeJSON(cloud, operation string, resp *http.Response, out any) error {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBody))
+	if err != nil {
+		return MalformedAnswer(cloud, operation, resp.StatusCode, "read body: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return MalformedAnswer(cloud, operation, resp.StatusCode, "empty body")
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return MalformedAnswer(cloud, operation, resp.StatusCode, "body does not parse as JSON (content type %q): %v",
+			resp.Header.Get("Content-Type"), err)
+	}
+	return nil
+}
+
+// maxAnswerBody bounds a success answer's body (a full page of a listing).
+const maxAnswerBody = 64 << 20
 
 // RetryAfterOf returns the server-requested back-off carried by err, or 0.
 func RetryAfterOf(err error) time.Duration {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -47,14 +48,15 @@ func TestOutcomeUnknown(t *testing.T) {
 	}{
 		{"nil", nil, false},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), true},
-		{"transport", &APIError{Status: 0, Class: ErrUnavailable}, true},
-		{"5xx", &APIError{Status: 502, Class: ErrUnavailable}, true},
-		{"malformed 2xx", &APIError{Status: 200, Class: ErrMalformedResponse}, true},
-		{"malformed 2xx with code", &APIError{Status: 200, Code: "X", Class: ErrMalformedResponse}, true},
+		{"transport", NoAnswer("c", "op", errors.New("reset")), true},
+		{"5xx", &APIError{Status: 502, Class: ErrUnavailable, Outcome: AnswerOutcome(502, false)}, true},
+		{"malformed 2xx: applied", MalformedAnswer("c", "op", 200, "empty body"), false},
 		{"plain malformed", fmt.Errorf("decode: %w", ErrMalformedResponse), true},
-		{"429", &APIError{Status: 429, Class: ErrRateLimited}, false},
-		{"400", fmt.Errorf("w: %w", &APIError{Status: 400, Class: ErrFailedPrecondition}), false},
-		{"code in 200", &APIError{Status: 200, Code: "OperationDenied", Class: ErrFailedPrecondition}, false},
+		{"429", &APIError{Status: 429, Class: ErrRateLimited, Outcome: AnswerOutcome(429, false)}, false},
+		{"400", fmt.Errorf("w: %w", &APIError{Status: 400, Class: ErrFailedPrecondition, Outcome: AnswerOutcome(400, false)}), false},
+		{"code in 200", &APIError{Status: 200, Code: "OperationDenied", Class: ErrFailedPrecondition, Outcome: AnswerOutcome(200, true)}, false},
+		{"our own check", Errorf(ErrFailedPrecondition, "beyond max"), false},
+		{"an APIError stating applied without a 2xx", &APIError{Status: 503, Class: ErrUnavailable}, true},
 	} {
 		if got := OutcomeUnknown(tc.err); got != tc.want {
 			t.Errorf("%s: OutcomeUnknown = %v, want %v", tc.name, got, tc.want)
@@ -62,8 +64,31 @@ func TestOutcomeUnknown(t *testing.T) {
 	}
 }
 
+// The one decoding rule: JSON is read whatever the label; a body that does
+// not parse names cloud, operation and status, and is an applied change.
+func TestDecodeJSON(t *testing.T) {
+	answer := func(contentType, body string) *http.Response {
+		return &http.Response{StatusCode: 201, Header: http.Header{"Content-Type": {contentType}}, Body: io.NopCloser(strings.NewReader(body))}
+	}
+	var out struct{ N int }
+	if err := DecodeJSON("c", "PATCH /p/{id}", answer("text/plain; charset=utf-8", `{"N":3}`), &out); err != nil || out.N != 3 {
+		t.Fatalf("JSON labelled text/plain: %v, N=%d", err, out.N)
+	}
+	for _, body := range []string{"", "<html>bad gateway</html>", `{"N":`} {
+		err := DecodeJSON("c", "PATCH /p/{id}", answer("application/json", body), &out)
+		if !errors.Is(err, ErrMalformedResponse) || OutcomeOf(err) != MutationApplied {
+			t.Fatalf("body %q: %v (outcome %s), want a malformed answer, applied", body, err, OutcomeOf(err))
+		}
+		for _, want := range []string{"c PATCH /p/{id}", "HTTP 201"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q does not name %q", err, want)
+			}
+		}
+	}
+}
+
 func TestReclassifyKeepsOneClass(t *testing.T) {
-	orig := fmt.Errorf("scale: %w", &APIError{Status: 400, Class: ErrFailedPrecondition})
+	orig := fmt.Errorf("scale: %w", &APIError{Status: 400, Class: ErrFailedPrecondition, Outcome: MutationRefused})
 	err := Reclassify(orig, ErrQuotaExceeded)
 	if !errors.Is(err, ErrQuotaExceeded) || errors.Is(err, ErrFailedPrecondition) {
 		t.Fatalf("Reclassify: %v", err)

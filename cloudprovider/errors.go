@@ -39,7 +39,10 @@ var (
 	ErrMalformedResponse = errors.New("malformed cloud response")
 )
 
-// Errorf wraps sentinel with a formatted message so errors.Is(err, sentinel) holds.
+// Errorf wraps sentinel with a formatted message so errors.Is(err, sentinel)
+// holds. It makes our own errors, decided without the cloud (a bad request,
+// a size rule, an unknown group): the error states MutationRefused, so a
+// mutation refused by it reads as refused. A cloud's answer is an APIError.
 func Errorf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), sentinel)
+	return Refusal(fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), sentinel))
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // DefaultUnknownOutcomeWindow is how long a group's mutations are refused
@@ -67,8 +69,10 @@ func mutationNow() time.Time {
 //     since the snapshot would otherwise let the cloud remove one of its own
 //     choosing); the request is checked again against the fresh state;
 //  4. one cloud call;
-//  5. the answer is applied to the snapshot, or, when the outcome is
-//     unknown, the group is marked so the next mutation re-reads first, and
+//  5. the answer is applied to the snapshot; when the cloud applied the
+//     change without stating the resulting size, one read establishes it
+//     (Finish); when the outcome is unknown (OutcomeOf: no answer, a 5xx),
+//     the group is marked so the next mutation re-reads first, and
 //     quarantined: until UnknownOutcomeWindow has passed since the unknown
 //     call ended, every mutation of the group is refused with ErrUnavailable
 //     (retry later), without a cloud call.
@@ -79,8 +83,11 @@ func mutationNow() time.Time {
 // instances nobody asked to delete. A fresh read cannot see a request that
 // has not landed yet; only waiting until it can no longer land helps.
 //
+// Only an unknown outcome quarantines: a refusal proves nothing changed, and
+// a change applied leaves nothing in flight.
+//
 // Do runs those steps; providers with several calls per mutation (batched
-// removals) use BeginMutation, NeedsRead and Record directly.
+// removals) use BeginMutation, ReadFirst and Record or Finish directly.
 type MutationGuard struct {
 	group     string
 	lock      chan struct{}
@@ -103,7 +110,7 @@ func (g *MutationGuard) Lock(ctx context.Context) (unlock func(), err error) {
 		g.attempts.Add(1)
 		return func() { g.attempts.Add(1); <-g.lock }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("node group %s: waiting for another change of the group: %w", g.group, ctx.Err())
+		return nil, Refusal(fmt.Errorf("node group %s: waiting for another change of the group: %w", g.group, ctx.Err()))
 	}
 }
 
@@ -132,8 +139,8 @@ func (g *MutationGuard) quarantined() error {
 	if !mutationNow().Before(until) {
 		return nil
 	}
-	return fmt.Errorf("node group %s: an earlier change's outcome is unknown and the cloud may still apply it until %s; no change is sent before then: %w",
-		g.group, until.UTC().Format(time.RFC3339), ErrUnavailable)
+	return Refusal(fmt.Errorf("node group %s: an earlier change's outcome is unknown and the cloud may still apply it until %s; no change is sent before then: %w",
+		g.group, until.UTC().Format(time.RFC3339), ErrUnavailable))
 }
 
 // QuarantinedUntil returns when the group's quarantine after an
@@ -168,10 +175,13 @@ func (g *MutationGuard) Attempts() uint64 { return g.attempts.Load() }
 // the next one must re-read the group first.
 func (g *MutationGuard) NeedsRead() bool { return g.unknown.Load() }
 
-// Record notes the outcome of a mutating cloud call and returns err: an
-// outcome-unknown error quarantines the group and makes the next mutation
-// re-read first; success leaves that mark alone (a fresh read clears it, see
-// Confirmed).
+// Record notes the outcome of a mutating cloud call (OutcomeOf) and returns
+// err: an unknown outcome quarantines the group and makes the next mutation
+// re-read first; a change applied without its resulting size (SizeUnstated)
+// makes the next mutation re-read first, without a quarantine (nothing is
+// left in flight); a refusal and a plain success leave the marks alone (a
+// fresh read clears them, see Confirmed). Finish also makes that read at
+// once.
 //
 // A mutation answered NotFound also makes the next one re-read first, without
 // a quarantine: nothing is left in flight, but the snapshot was wrong about
@@ -181,13 +191,53 @@ func (g *MutationGuard) NeedsRead() bool { return g.unknown.Load() }
 // group below min.
 func (g *MutationGuard) Record(err error) error {
 	switch {
-	case OutcomeUnknown(err):
+	case err == nil:
+	case OutcomeOf(err) == MutationUnknown:
 		g.unknown.Store(true)
 		g.unknownAt.Store(mutationNow().UnixNano())
-	case errors.Is(err, ErrNotFound):
+	case OutcomeOf(err) == MutationApplied, errors.Is(err, ErrNotFound):
 		g.unknown.Store(true)
 	}
 	return err
+}
+
+// Finish records err like Record. When the cloud applied the change but its
+// answer does not state the resulting size (SizeUnstated: an empty or
+// unusable success body, a size other than asked, an Exoscale operation that
+// timed out or finished partly), read re-reads the group at once, so the
+// snapshot (TargetSize) holds what the cloud did instead of a guess. A
+// success whose only fault was its body (ErrMalformedResponse) then
+// returns nil; any other error is returned, the group already re-read. If
+// the read fails, the next mutation re-reads first.
+func (g *MutationGuard) Finish(ctx context.Context, err error, read func(ctx context.Context) error) error {
+	err = g.Record(err)
+	if !SizeUnstated(err) {
+		return err
+	}
+	if rerr := read(ctx); rerr != nil {
+		return WithOutcome(fmt.Errorf("node group %s: %w; reading the group after the change failed, the next change re-reads it first: %v", g.group, err, rerr), MutationApplied)
+	}
+	g.Confirmed()
+	if errors.Is(err, ErrMalformedResponse) {
+		klog.InfoS("Cloud applied a change without stating the resulting size; read the group", "nodeGroup", g.group, "err", err)
+		return nil
+	}
+	return err
+}
+
+// ReadFirst re-reads the group with read when the previous mutation left
+// its size unknown (NeedsRead), for providers that run their mutation steps
+// themselves (batched removals). A failed read refuses the mutation: no
+// change was sent.
+func (g *MutationGuard) ReadFirst(ctx context.Context, read func(ctx context.Context) error) error {
+	if !g.NeedsRead() {
+		return nil
+	}
+	if err := read(ctx); err != nil {
+		return Refusal(fmt.Errorf("node group %s: re-read before the change: %w", g.group, err))
+	}
+	g.Confirmed()
+	return nil
 }
 
 // Confirmed clears the outcome-unknown mark after a successful fresh read.
@@ -216,16 +266,16 @@ func (g *MutationGuard) Do(ctx context.Context, m Mutation) error {
 	}
 	defer unlock()
 	if err := m.Check(); err != nil {
-		return err
+		return Refusal(err)
 	}
 	if m.Shrinks || g.NeedsRead() {
 		if err := m.Read(ctx); err != nil {
-			return fmt.Errorf("node group %s: re-read before the change: %w", g.group, err)
+			return Refusal(fmt.Errorf("node group %s: re-read before the change: %w", g.group, err))
 		}
 		g.Confirmed()
 		if err := m.Check(); err != nil {
-			return err
+			return Refusal(err)
 		}
 	}
-	return g.Record(m.Call(ctx))
+	return g.Finish(ctx, m.Call(ctx), m.Read)
 }

@@ -60,7 +60,7 @@ func TestMutationGuardRefusalIsNotQuarantined(t *testing.T) {
 	cloudprovidertest.MutationClock(t)
 	ctx := context.Background()
 	g := cloudprovider.NewMutationGuard("g")
-	m := &countingMutation{callErr: &cloudprovider.APIError{Status: 400, Class: cloudprovider.ErrInvalidArgument}}
+	m := &countingMutation{callErr: &cloudprovider.APIError{Status: 400, Class: cloudprovider.ErrInvalidArgument, Outcome: cloudprovider.MutationRefused}}
 	_ = g.Do(ctx, m.mutation())
 	m.callErr = nil
 	if err := g.Do(ctx, m.mutation()); err != nil || m.calls != 2 {

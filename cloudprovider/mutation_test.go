@@ -27,13 +27,13 @@ func (f *fakeGroup) mutation(shrinks bool) Mutation {
 func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 	ctx := context.Background()
 	g := NewMutationGuard("g")
-	f := &fakeGroup{callErr: &APIError{Status: 400, Class: ErrFailedPrecondition}}
+	f := &fakeGroup{callErr: &APIError{Status: 400, Class: ErrFailedPrecondition, Outcome: MutationRefused}}
 	_ = g.Do(ctx, f.mutation(false))
 	_ = g.Do(ctx, f.mutation(false))
 	if f.reads != 0 || f.calls != 2 {
 		t.Fatalf("after refusals: reads %d calls %d, want 0 and 2", f.reads, f.calls)
 	}
-	f.callErr = &APIError{Status: 503, Class: ErrUnavailable}
+	f.callErr = &APIError{Status: 503, Class: ErrUnavailable, Outcome: MutationUnknown}
 	_ = g.Do(ctx, f.mutation(false))
 	if !g.NeedsRead() {
 		t.Fatal("a 5xx must leave the group needing a fresh read")
@@ -79,7 +79,7 @@ func TestMutationGuardRefusalMakesNoCall(t *testing.T) {
 func TestMutationGuardFailedReadKeepsMark(t *testing.T) {
 	g := NewMutationGuard("g")
 	g.unknown.Store(true)
-	f := &fakeGroup{readErr: &APIError{Status: 500, Class: ErrUnavailable}}
+	f := &fakeGroup{readErr: &APIError{Status: 500, Class: ErrUnavailable, Outcome: MutationUnknown}}
 	if err := g.Do(context.Background(), f.mutation(false)); !errors.Is(err, ErrUnavailable) || f.calls != 0 || !g.NeedsRead() {
 		t.Fatalf("err %v calls %d needsRead %v", err, f.calls, g.NeedsRead())
 	}
@@ -105,7 +105,7 @@ func TestMutationGuardLockHonoursDeadline(t *testing.T) {
 func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
 	ctx := context.Background()
 	g := NewMutationGuard("g")
-	f := &fakeGroup{callErr: &APIError{Status: 404, Class: ErrNotFound}}
+	f := &fakeGroup{callErr: &APIError{Status: 404, Class: ErrNotFound, Outcome: MutationRefused}}
 	_ = g.Do(ctx, f.mutation(false))
 	if !g.NeedsRead() {
 		t.Fatal("a NotFound answer must make the next mutation re-read")
@@ -116,5 +116,61 @@ func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
 	}
 	if f.reads != 1 || g.NeedsRead() {
 		t.Fatalf("after a NotFound answer: reads %d, needs read %v; want 1 and false", f.reads, g.NeedsRead())
+	}
+}
+
+// A success whose body does not state the resulting size: one read
+// establishes it at once, the call succeeds, nothing is quarantined.
+func TestMutationGuardAppliedWithoutSizeReadsOnce(t *testing.T) {
+	ctx := context.Background()
+	g := NewMutationGuard("g")
+	f := &fakeGroup{callErr: MalformedAnswer("c", "PATCH /pools/{id}", 200, "empty body")}
+	if err := g.Do(ctx, f.mutation(false)); err != nil {
+		t.Fatalf("applied change with an empty answer: %v, want success after the read", err)
+	}
+	if f.reads != 1 || g.NeedsRead() {
+		t.Fatalf("reads %d, needs read %v; want 1 and false", f.reads, g.NeedsRead())
+	}
+	f.callErr = nil
+	if err := g.Do(ctx, f.mutation(false)); err != nil || f.calls != 2 {
+		t.Fatalf("next mutation: %v, calls %d; want no quarantine", err, f.calls)
+	}
+}
+
+// An applied change that still failed (an operation that timed out) is
+// re-read at once and returned; a failed read leaves the mark, not a
+// quarantine.
+func TestMutationGuardAppliedErrorIsReturnedAfterTheRead(t *testing.T) {
+	ctx := context.Background()
+	g := NewMutationGuard("g")
+	timedOut := WithOutcome(errors.New("operation ended in timeout"), MutationApplied)
+	f := &fakeGroup{callErr: timedOut}
+	if err := g.Do(ctx, f.mutation(false)); !errors.Is(err, timedOut) || f.reads != 1 || g.NeedsRead() {
+		t.Fatalf("err %v reads %d needsRead %v; want the error, one read, no mark", err, f.reads, g.NeedsRead())
+	}
+	f.readErr = &APIError{Status: 503, Class: ErrUnavailable, Outcome: MutationUnknown}
+	err := g.Do(ctx, f.mutation(false))
+	if OutcomeOf(err) != MutationApplied || !g.NeedsRead() {
+		t.Fatalf("read failed after an applied change: err %v (outcome %s), needs read %v; want applied and the mark", err, OutcomeOf(err), g.NeedsRead())
+	}
+	f.readErr, f.callErr = nil, nil
+	if err := g.Do(ctx, f.mutation(false)); err != nil {
+		t.Fatalf("next mutation: %v, want no quarantine", err)
+	}
+}
+
+// Every refusal the guard makes itself (a failed check, a failed read
+// before the change, the quarantine) reads as refused: nothing was sent.
+func TestMutationGuardOwnRefusalsAreRefused(t *testing.T) {
+	ctx := context.Background()
+	g := NewMutationGuard("g")
+	f := &fakeGroup{checkErr: errors.New("beyond max")}
+	if err := g.Do(ctx, f.mutation(false)); OutcomeOf(err) != MutationRefused {
+		t.Fatalf("failed check: %v reads as %s", err, OutcomeOf(err))
+	}
+	g.unknown.Store(true)
+	f = &fakeGroup{readErr: &APIError{Status: 503, Class: ErrUnavailable, Outcome: MutationUnknown}}
+	if err := g.Do(ctx, f.mutation(false)); OutcomeOf(err) != MutationRefused || f.calls != 0 {
+		t.Fatalf("failed read before the change: %v reads as %s, calls %d", err, OutcomeOf(err), f.calls)
 	}
 }

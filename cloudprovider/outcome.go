@@ -3,10 +3,20 @@ package cloudprovider
 // MutationOutcome is what a mutating cloud call did to the cloud, as far as
 // its answer tells: the one value the mutation guard, the server's log line
 // and the mutations metric read, so none of them infers it on its own.
+//
+// The outcome is stated where the answer is read, never guessed from an
+// error's shape: the thin clients set APIError.Outcome from the answer
+// (AnswerOutcome), and errors of our own say theirs with WithOutcome. An
+// error that states none is unknown: a call we cannot account for may have
+// reached the cloud.
 type MutationOutcome int
 
 const (
 	// MutationApplied: the cloud answered with success; the change is made.
+	// An error with this outcome is a success whose answer does not state
+	// the resulting size (an empty, partial or unparsable body, a size
+	// other than asked, an Exoscale operation that timed out or finished
+	// partly): one read of the group establishes it.
 	MutationApplied MutationOutcome = iota
 	// MutationRefused: the cloud (or our own check before any call) refused
 	// the request, which proves nothing changed.
@@ -28,14 +38,101 @@ func (o MutationOutcome) String() string {
 	}
 }
 
-// OutcomeOf returns the outcome of a mutation that returned err.
-func OutcomeOf(err error) MutationOutcome {
+// AnswerOutcome is the one rule that turns what the cloud answered into an
+// outcome. status is the HTTP status, 0 when no answer arrived (timeout,
+// reset); cloudError says the body carries the cloud's own error object
+// (Volcengine's ResponseMetadata.Error, sent with HTTP 200 too).
+//
+//   - no status or a 5xx: unknown, the cloud may have carried it out;
+//   - a 4xx (a throttle included), or a 2xx carrying the cloud's error
+//     object: refused;
+//   - any other 2xx: applied, whatever its body holds.
+func AnswerOutcome(status int, cloudError bool) MutationOutcome {
 	switch {
-	case err == nil:
-		return MutationApplied
-	case OutcomeUnknown(err):
-		return MutationUnknown
-	default:
+	case status >= 400 && status < 500:
 		return MutationRefused
+	case status >= 200 && status < 300 && cloudError:
+		return MutationRefused
+	case status >= 200 && status < 300:
+		return MutationApplied
 	}
+	return MutationUnknown
 }
+
+// outcomeError states the outcome of an error that is not a cloud answer.
+type outcomeError struct {
+	err     error
+	outcome MutationOutcome
+}
+
+func (e *outcomeError) Error() string { return e.err.Error() }
+func (e *outcomeError) Unwrap() error { return e.err }
+
+// WithOutcome returns err stating outcome, for errors that are not a cloud
+// answer: our own refusals made before any cloud call (MutationRefused), a
+// retry's refusal after an attempt the cloud may have carried out
+// (MutationUnknown), a change the cloud reported finished but did not
+// size (MutationApplied). The outermost statement wins. nil stays nil.
+func WithOutcome(err error, outcome MutationOutcome) error {
+	if err == nil {
+		return nil
+	}
+	return &outcomeError{err: err, outcome: outcome}
+}
+
+// Refusal marks err as our own refusal made before any cloud call.
+func Refusal(err error) error { return WithOutcome(err, MutationRefused) }
+
+// OutcomeOf returns the outcome of a mutation that returned err: applied
+// for nil, else the outermost outcome stated on err's chain (WithOutcome,
+// or an APIError's), else unknown. SDK errors that keep their cause behind
+// OrigErr (the Volcengine SDK's) are looked through.
+func OutcomeOf(err error) MutationOutcome {
+	if err == nil {
+		return MutationApplied
+	}
+	if o, ok := statedOutcome(err, 0); ok {
+		return o
+	}
+	return MutationUnknown
+}
+
+// maxOutcomeDepth bounds the walk through an error chain.
+const maxOutcomeDepth = 32
+
+func statedOutcome(err error, depth int) (MutationOutcome, bool) {
+	if err == nil || depth > maxOutcomeDepth {
+		return 0, false
+	}
+	switch e := err.(type) {
+	case *outcomeError:
+		return e.outcome, true
+	case *APIError:
+		return e.outcome(), true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return statedOutcome(u.Unwrap(), depth+1)
+	case interface{ Unwrap() []error }:
+		for _, inner := range u.Unwrap() {
+			if o, ok := statedOutcome(inner, depth+1); ok {
+				return o, true
+			}
+		}
+		return 0, false
+	case interface{ OrigErr() error }:
+		return statedOutcome(u.OrigErr(), depth+1)
+	}
+	return 0, false
+}
+
+// OutcomeUnknown reports whether a failed mutating call may still have been
+// applied by the cloud (OutcomeOf is MutationUnknown). After such an error
+// the group is quarantined and the next mutation re-reads it first, so an
+// absolute size computed from a stale snapshot cannot undo the change.
+func OutcomeUnknown(err error) bool { return err != nil && OutcomeOf(err) == MutationUnknown }
+
+// SizeUnstated reports whether err is a success whose answer does not state
+// the resulting size (OutcomeOf is MutationApplied with an error): the
+// group must be read once to know it.
+func SizeUnstated(err error) bool { return err != nil && OutcomeOf(err) == MutationApplied }

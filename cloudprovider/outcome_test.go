@@ -2,8 +2,32 @@ package cloudprovider
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
+
+// sdkErr keeps its cause behind OrigErr only, as the Volcengine SDK's errors do.
+type sdkErr struct{ cause error }
+
+func (e sdkErr) Error() string  { return "RequestError: " + e.cause.Error() }
+func (e sdkErr) OrigErr() error { return e.cause }
+
+func TestAnswerOutcome(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status     int
+		cloudError bool
+		want       MutationOutcome
+	}{
+		{0, false, MutationUnknown}, {500, false, MutationUnknown}, {502, false, MutationUnknown},
+		{400, false, MutationRefused}, {404, false, MutationRefused}, {409, false, MutationRefused}, {429, false, MutationRefused},
+		{200, true, MutationRefused}, {200, false, MutationApplied}, {202, false, MutationApplied}, {204, false, MutationApplied},
+	} {
+		if got := AnswerOutcome(tc.status, tc.cloudError); got != tc.want {
+			t.Errorf("AnswerOutcome(%d, %v) = %s, want %s", tc.status, tc.cloudError, got, tc.want)
+		}
+	}
+}
 
 func TestOutcomeOf(t *testing.T) {
 	t.Parallel()
@@ -13,9 +37,17 @@ func TestOutcomeOf(t *testing.T) {
 		want MutationOutcome
 	}{
 		{"success", nil, MutationApplied},
-		{"4xx refusal", &APIError{Cloud: "c", Operation: "op", Status: 409, Class: ErrFailedPrecondition}, MutationRefused},
-		{"5xx", &APIError{Cloud: "c", Operation: "op", Status: 503, Class: ErrUnavailable}, MutationUnknown},
-		{"no answer", &APIError{Cloud: "c", Operation: "op", Class: ErrUnavailable, Cause: errors.New("reset")}, MutationUnknown},
+		{"4xx refusal", &APIError{Cloud: "c", Operation: "op", Status: 409, Class: ErrFailedPrecondition, Outcome: AnswerOutcome(409, false)}, MutationRefused},
+		{"5xx", &APIError{Cloud: "c", Operation: "op", Status: 503, Class: ErrUnavailable, Outcome: AnswerOutcome(503, false)}, MutationUnknown},
+		{"no answer", NoAnswer("c", "op", errors.New("reset")), MutationUnknown},
+		{"cloud error object in a 200", &APIError{Status: 200, Code: "InvalidParameter", Class: ErrFailedPrecondition, Outcome: AnswerOutcome(200, true)}, MutationRefused},
+		{"2xx with an unusable body", MalformedAnswer("c", "op", 200, "empty body"), MutationApplied},
+		{"our own refusal", Errorf(ErrInvalidArgument, "bad delta"), MutationRefused},
+		{"unstated error", errors.New("something"), MutationUnknown},
+		{"outermost statement wins", WithOutcome(Refusal(errors.New("x")), MutationUnknown), MutationUnknown},
+		{"wrapped refusal", fmt.Errorf("resize: %w", Errorf(ErrFailedPrecondition, "max")), MutationRefused},
+		{"behind an SDK's OrigErr", sdkErr{Refusal(errors.New("budget"))}, MutationRefused},
+		{"joined: first statement", errors.Join(errors.New("a"), Refusal(errors.New("b"))), MutationRefused},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

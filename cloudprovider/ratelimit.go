@@ -180,8 +180,8 @@ func (l *RateLimiter) Wait(ctx context.Context) error {
 		if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
 			l.mu.Unlock()
 			l.observe(now.Sub(start), true)
-			return fmt.Errorf("client-side budget of %s for this cloud: the next request slot is %s away, after the call's deadline: %w",
-				l.limit, wait.Round(time.Millisecond), ErrRateLimited)
+			return Refusal(fmt.Errorf("client-side budget of %s for this cloud: the next request slot is %s away, after the call's deadline: %w",
+				l.limit, wait.Round(time.Millisecond), ErrRateLimited))
 		}
 		if mutation && !registered {
 			registered = true
@@ -190,7 +190,8 @@ func (l *RateLimiter) Wait(ctx context.Context) error {
 		l.mu.Unlock()
 		if err := l.sleep(ctx, wait); err != nil {
 			l.observe(l.now().Sub(start), false)
-			return err
+			// The call never left the process.
+			return Refusal(err)
 		}
 	}
 }

@@ -175,7 +175,7 @@ func TestHTTPClientRefusesOverBudgetWithoutCallingTheCloud(t *testing.T) {
 				refused.Add(1)
 			}
 		},
-	}, func(*http.Request) string { return "GET /" })
+	}, cloudprovider.HTTPStack{Operation: func(*http.Request) string { return "GET /" }})
 	get := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -249,12 +249,28 @@ func TestNoResponseClass(t *testing.T) {
 		}
 	}
 	// A call refused locally never left: its outcome is known.
-	local := &cloudprovider.APIError{Cloud: "c", Operation: "op", Class: cloudprovider.NoResponseClass(refused), Cause: refused}
+	local := cloudprovider.NoAnswer("c", "op", refusedByLimiter(t))
 	if cloudprovider.OutcomeUnknown(local) {
 		t.Error("a locally refused call counts as outcome unknown")
 	}
-	lost := &cloudprovider.APIError{Cloud: "c", Operation: "op", Class: cloudprovider.ErrUnavailable}
+	lost := cloudprovider.NoAnswer("c", "op", errors.New("connection reset by peer"))
 	if !cloudprovider.OutcomeUnknown(lost) {
 		t.Error("a call without an answer counts as known")
 	}
+}
+
+// refusedByLimiter returns the error a real limiter refuses a call with.
+func refusedByLimiter(t *testing.T) error {
+	t.Helper()
+	l := cloudprovider.NewRateLimiter(cloudprovider.RateLimit{Rate: 0.001, Burst: 1}, cloudprovider.RateLimiterOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := l.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := l.Wait(ctx)
+	if !errors.Is(err, cloudprovider.ErrRateLimited) {
+		t.Fatalf("second Wait: %v, want ErrRateLimited", err)
+	}
+	return err
 }

@@ -20,9 +20,6 @@ type RetryOptions struct {
 	MaxBackoff time.Duration
 	// Sleep waits for d or until ctx is done; tests inject an instant one.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// RetryServerErrors allows retrying 5xx and transport errors. Set it only for
-	// requests that are safe to repeat (reads, absolute resizes, deletes).
-	RetryServerErrors func(req *http.Request) bool
 }
 
 // maxRetryAfterSeconds caps a Retry-After header (one day); callers compare
@@ -36,7 +33,8 @@ const maxUnboundedWait = 30 * time.Second
 // outliving the request's context: a 429 honours Retry-After only when the
 // wait fits before the deadline, otherwise the 429 is returned at once so the
 // caller can report "rate limited" within CA's RPC deadline. Other 4xx are never
-// retried.
+// retried; no answer and 5xx are retried when RetrySafe allows. NewHTTPClient
+// puts it in every cloud's stack.
 type RetryTransport struct {
 	Base http.RoundTripper
 	Opts RetryOptions
@@ -56,20 +54,59 @@ func NewRetryTransport(base http.RoundTripper, opts RetryOptions) *RetryTranspor
 	if opts.Sleep == nil {
 		opts.Sleep = SleepContext
 	}
-	if opts.RetryServerErrors == nil {
-		opts.RetryServerErrors = IdempotentRequest
-	}
 	return &RetryTransport{Base: base, Opts: opts}
 }
 
-// IdempotentRequest reports whether repeating req cannot change the outcome.
-func IdempotentRequest(req *http.Request) bool {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete:
-		return true
-	}
-	return false
+// CallKind is how a cloud call may be repeated. The thin client that makes
+// a call states it on the call's context (WithCallKind) where the HTTP
+// method does not tell: Volcengine sends every action as a GET, and an
+// Exoscale eviction is a PUT.
+type CallKind int
+
+const (
+	// CallByMethod leaves it to the HTTP method: GET, HEAD and OPTIONS
+	// read; PUT and DELETE are idempotent; anything else runs once.
+	CallByMethod CallKind = iota
+	// CallRead changes nothing in the cloud.
+	CallRead
+	// CallIdempotent changes the cloud so that a repeat changes nothing
+	// more: an absolute size, the deletion of one named instance (a repeat
+	// after a lost answer finds it gone, which the caller handles).
+	CallIdempotent
+	// CallOnce must not be repeated after an attempt the cloud may have
+	// carried out: the eviction or removal of a set of members, which a
+	// repeat would see refused for the members already gone.
+	CallOnce
+)
+
+type callKindKey struct{}
+
+// WithCallKind returns ctx stating the kind of the calls made with it.
+func WithCallKind(ctx context.Context, kind CallKind) context.Context {
+	return context.WithValue(ctx, callKindKey{}, kind)
 }
+
+func callKindOf(req *http.Request) CallKind {
+	if k, ok := req.Context().Value(callKindKey{}).(CallKind); ok && k != CallByMethod {
+		return k
+	}
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return CallRead
+	case http.MethodPut, http.MethodDelete:
+		return CallIdempotent
+	}
+	return CallOnce
+}
+
+// RetrySafe is the one retry-safety rule, for every cloud: a request may be
+// repeated after an attempt that got no answer or a 5xx unless it is a
+// CallOnce. (A 429 is always retried when its wait fits the deadline: the
+// cloud refused it, so nothing ran.)
+func RetrySafe(req *http.Request) bool { return callKindOf(req) != CallOnce }
+
+// mutating reports whether req changes the cloud.
+func mutating(req *http.Request) bool { return callKindOf(req) != CallRead }
 
 // SleepContext waits for d or until ctx is done.
 func SleepContext(ctx context.Context, d time.Duration) error {
@@ -118,14 +155,14 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		case err != nil:
 			// A call the client-side budget refused would only be refused
 			// again: its next slot lies past the deadline.
-			if errors.Is(err, ErrRateLimited) || !t.Opts.RetryServerErrors(req) {
-				return resp, err
+			if errors.Is(err, ErrRateLimited) || !RetrySafe(req) {
+				return afterUncertain(req, resp, err, uncertain)
 			}
 			wait = backoff
 		case resp.StatusCode == http.StatusTooManyRequests:
 			wait = RetryAfter(resp.Header, backoff)
 		case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
-			if !t.Opts.RetryServerErrors(req) {
+			if !RetrySafe(req) {
 				return resp, nil
 			}
 			wait = RetryAfter(resp.Header, backoff)
@@ -139,10 +176,9 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// Waiting would outlive the caller; give it the answer we have.
 			return afterUncertain(req, resp, err, uncertain)
 		} else if !ok && wait > maxUnboundedWait {
-			return resp, err
+			return afterUncertain(req, resp, err, uncertain)
 		}
-		if req.Method != http.MethodGet && req.Method != http.MethodHead &&
-			(err != nil || resp.StatusCode != http.StatusTooManyRequests) {
+		if mutating(req) && (err != nil || resp.StatusCode != http.StatusTooManyRequests) {
 			uncertain = true
 		}
 		if resp != nil {
@@ -165,21 +201,29 @@ func drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// afterUncertain returns the last attempt's answer, except that a 4xx
-// refusal following an attempt the cloud may have carried out becomes an
-// error without an APIError, so OutcomeUnknown holds for it and the
-// mutation guard re-reads and quarantines the group. A 404 stays: the thing
-// is gone, most likely by the earlier attempt, and a mutation answered
-// NotFound already makes the next one re-read (MutationGuard.Record).
+// afterUncertain returns the last attempt's answer, except after an attempt
+// the cloud may have carried out: a 4xx refusal then becomes an error
+// stating MutationUnknown, so the mutation guard re-reads and quarantines
+// the group, and so does a later attempt's failure to leave at all (our
+// rate limit's refusal, which alone would read as "nothing changed"). A 404
+// stays: the thing is gone, most likely by the earlier attempt, and a
+// mutation answered NotFound already makes the next one re-read
+// (MutationGuard.Record).
 func afterUncertain(req *http.Request, resp *http.Response, err error, uncertain bool) (*http.Response, error) {
-	if !uncertain || err != nil || resp == nil || resp.StatusCode < 400 || resp.StatusCode >= 500 ||
-		resp.StatusCode == http.StatusNotFound {
+	if !uncertain {
+		return resp, err
+	}
+	if err != nil {
+		return resp, WithOutcome(fmt.Errorf("%s %s: a retry failed after an earlier attempt the cloud may have carried out: outcome unknown: %w",
+			req.Method, req.URL.Path, err), MutationUnknown)
+	}
+	if resp == nil || resp.StatusCode < 400 || resp.StatusCode >= 500 || resp.StatusCode == http.StatusNotFound {
 		return resp, err
 	}
 	status := resp.StatusCode
 	drain(resp)
-	return nil, fmt.Errorf("%s %s: a retry was answered %d after an earlier attempt the cloud may have carried out: outcome unknown: %w",
-		req.Method, req.URL.Path, status, ErrUnavailable)
+	return nil, WithOutcome(fmt.Errorf("%s %s: a retry was answered %d after an earlier attempt the cloud may have carried out: outcome unknown: %w",
+		req.Method, req.URL.Path, status, ErrUnavailable), MutationUnknown)
 }
 
 // RetryAfter reads a Retry-After header given in seconds (or as an HTTP date),

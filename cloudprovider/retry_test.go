@@ -148,10 +148,14 @@ func TestRetryTransportRefusalAfterUncertainAttempt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := scripted(t, nil, tc.statuses...)
 			rt := NewRetryTransport(http.DefaultTransport, RetryOptions{
-				RetryServerErrors: func(*http.Request) bool { return true },
-				Sleep:             func(context.Context, time.Duration) error { return nil },
+				Sleep: func(context.Context, time.Duration) error { return nil },
 			})
-			req, _ := http.NewRequest(tc.method, srv.URL, strings.NewReader("payload"))
+			ctx := context.Background()
+			if tc.method == http.MethodPatch {
+				// An absolute size, as Vultr's node-pool PATCH.
+				ctx = WithCallKind(ctx, CallIdempotent)
+			}
+			req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL, strings.NewReader("payload"))
 			resp, err := (&http.Client{Transport: rt}).Do(req)
 			if tc.unknown {
 				if err == nil {
@@ -171,5 +175,29 @@ func TestRetryTransportRefusalAfterUncertainAttempt(t *testing.T) {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
 			}
 		})
+	}
+}
+
+// Our rate limit refusing a retry after an attempt the cloud may have
+// carried out: the refusal alone would read as "nothing changed", but the
+// first attempt may have landed, so the outcome stays unknown.
+func TestRetryTransportLocalRefusalAfterUncertainAttemptIsUnknown(t *testing.T) {
+	attempts := 0
+	rt := NewRetryTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		attempts++
+		if attempts == 1 {
+			return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+		}
+		return nil, Refusal(fmt.Errorf("budget: %w", ErrRateLimited))
+	}), RetryOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+	req, _ := http.NewRequestWithContext(WithCallKind(context.Background(), CallIdempotent), http.MethodGet, "http://cloud.invalid/?Action=ModifyScalingGroup", nil)
+	_, err := rt.RoundTrip(req)
+	if !errors.Is(err, ErrRateLimited) || OutcomeOf(err) != MutationUnknown {
+		t.Fatalf("err %v (outcome %s), want rate limited and unknown", err, OutcomeOf(err))
+	}
+	// The same refusal on a first attempt is our own refusal.
+	attempts = 1
+	if _, err := rt.RoundTrip(req); OutcomeOf(err) != MutationRefused {
+		t.Fatalf("a first attempt refused locally: outcome %s, want refused", OutcomeOf(err))
 	}
 }

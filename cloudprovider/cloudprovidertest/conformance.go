@@ -48,6 +48,7 @@ func Run(t *testing.T, h Harness) {
 		{"HarnessHooksReachTheCloud", checkHarnessHooks},
 		{"ReadsNeverWaitBehindMutation", checkReadsNeverWaitBehindMutation},
 		{"LostAnswerNotUndoneByNextResize", checkLostAnswerNotUndone},
+		{"AppliedEmptyAnswerTakesEffect", checkAppliedEmptyAnswer},
 		{"LateResizeRemovesNoInstance", checkLateResizeRemovesNone},
 		{"QuarantineReportedWhileChangesRefused", checkQuarantineReported},
 		{"LostDeleteAnswerKeepsMinRule", checkLostDeleteKeepsMin},
@@ -64,6 +65,8 @@ func Run(t *testing.T, h Harness) {
 	}
 	// These build their own environments.
 	t.Run("MutationFaultMatrix", func(t *testing.T) { checkMutationFaultMatrix(t, h) })
+	t.Run("DefiniteRefusalNotQuarantined", func(t *testing.T) { checkRefusalNotQuarantined(t, h) })
+	t.Run("CloudReportedFailureNotQuarantined", func(t *testing.T) { checkCloudReportedFailureNotQuarantined(t, h) })
 	t.Run("EnrichmentFailureKeepsTemplates", func(t *testing.T) { checkEnrichmentFailureKeepsTemplates(t, h) })
 	t.Run("RateLimitRefusesPastDeadlineAtOnce", func(t *testing.T) { checkRateLimitRefusesPastDeadline(t, h) })
 	t.Run("RateLimitMutationsFirst", func(t *testing.T) { checkRateLimitMutationsFirst(t, h) })

@@ -65,6 +65,13 @@ type Env struct {
 	// ClearFaults drops every fault still queued. Optional; enables the
 	// lost-answer check.
 	ClearFaults func()
+	// ReportMutationFailed makes the fake cloud answer the next mutation of
+	// kind with its own report that the change failed, the way the cloud
+	// sends one in a success answer: an Exoscale operation that ended in
+	// "failure"; a Volcengine HTTP 200 whose body carries
+	// ResponseMetadata.Error. Nil where the cloud reports a failed change
+	// only as an HTTP error status (Vultr), which the refusal check covers.
+	ReportMutationFailed func(kind Mutation)
 	// RefuseForQuota makes the fake cloud refuse scale-ups for lack of quota
 	// or capacity, answering as the cloud documents. Nil when the cloud
 	// documents no such answer (Vultr).
@@ -144,6 +151,12 @@ var (
 	FaultMalformed    = Fault{Malformed: true}
 	FaultAnswerLost   = Fault{AfterApply: true, Status: http.StatusBadGateway}
 	FaultAppliedReset = Fault{AfterApply: true, Reset: true}
+	// FaultAppliedEmptyBody is a gateway that passes the cloud's success
+	// status on but drops its body: the change is made, the answer does
+	// not say the resulting size.
+	FaultAppliedEmptyBody = Fault{AfterApply: true, Status: http.StatusOK, Body: new(string)}
+	// FaultRefused is a definite refusal: the cloud changed nothing.
+	FaultRefused = Fault{Status: http.StatusBadRequest}
 )
 
 // MutationFaults names the faults above, for table-driven checks.
@@ -154,6 +167,8 @@ var MutationFaults = map[string]Fault{
 	"malformed answer":           FaultMalformed,
 	"applied, answer lost (502)": FaultAnswerLost,
 	"applied, connection reset":  FaultAppliedReset,
+	"applied, empty 2xx answer":  FaultAppliedEmptyBody,
+	"400":                        FaultRefused,
 }
 
 // Harness builds environments for the kit.

@@ -139,7 +139,8 @@ func (c *InMemoryCloud) request() error {
 	c.calls++
 	if c.failNext > 0 {
 		c.failNext--
-		return cloudprovider.Errorf(cloudprovider.ErrUnavailable, "injected failure")
+		// A failed cloud call, not a refusal of ours: its outcome is unknown.
+		return fmt.Errorf("injected failure: %w", cloudprovider.ErrUnavailable)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package exoscale
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -43,7 +42,7 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 		// One problem per line, each naming the provider.
 		return nil, err
 	}
-	p, err := newProvider(cfg, providerDeps{httpClient: cloudprovider.NewHTTPClient(opts, exoapi.OperationName)})
+	p, err := newProvider(cfg, providerDeps{build: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +63,12 @@ func (p *provider) useOptions(opts cloudprovider.BuildOptions) {
 
 // providerDeps are the injectable parts (tests swap them).
 type providerDeps struct {
-	httpClient *http.Client
-	now        func() time.Time
-	// retry tunes the retry transport; nil uses the defaults.
-	retry *cloudprovider.RetryOptions
+	// build is what main sets on every cloud client (User-Agent,
+	// instrumentation, rate limit).
+	build cloudprovider.BuildOptions
+	now   func() time.Time
+	// retry tunes the retries; zero values take the defaults.
+	retry cloudprovider.RetryOptions
 }
 
 // provider implements cloudprovider.CloudProvider.
@@ -79,13 +80,9 @@ type provider struct {
 }
 
 func newProvider(cfg Config, deps providerDeps) (*provider, error) {
-	retry := cloudprovider.RetryOptions{}
-	if deps.retry != nil {
-		retry = *deps.retry
-	}
 	client, err := exoapi.New(exoapi.Options{
 		APIKey: cfg.apiKey(), APISecret: cfg.apiSecret(), Endpoint: cfg.APIEndpoint(),
-		HTTPClient: deps.httpClient, Retry: &retry,
+		Build: deps.build, Retry: deps.retry,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("exoscale client: %w", err)

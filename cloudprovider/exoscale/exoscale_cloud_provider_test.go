@@ -102,9 +102,9 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 		o.build.UserAgent = "ca-test/1.0"
 	}
 	p, err := newProvider(cfg, providerDeps{
-		httpClient: cloudprovider.NewHTTPClient(o.build, exoapi.OperationName),
-		now:        clock.Now,
-		retry:      &cloudprovider.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+		build: o.build,
+		now:   clock.Now,
+		retry: cloudprovider.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
 	})
 	if err != nil {
 		t.Fatalf("newProvider: %v", err)
@@ -194,11 +194,9 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				t.Fatal(err)
 			}
 		}
-		if o.fake.QuotaAsFailedOperation {
-			// No synchronous refusal to check; TestQuotaAsFailedOperation
-			// covers the failed operation.
-			refuseForQuota = nil
-		}
+		// With QuotaAsFailedOperation the scale is accepted and its
+		// operation fails on submission: a refusal too, which CA must see
+		// as ResourceExhausted (a later failure: TestQuotaAsFailedOperation).
 		return &cloudprovidertest.Env{
 			Provider:      e.provider,
 			CloudCalls:    e.fake.RequestCount,
@@ -222,6 +220,11 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,
 			RefuseForQuota:        refuseForQuota,
+			// The next :scale or :evict is accepted and its operation ends
+			// in "failure" on submission, the pool unchanged.
+			ReportMutationFailed: func(cloudprovidertest.Mutation) {
+				e.fake.FailNextOperation(exoapi.OperationFailure, "busy", "instance pool is busy")
+			},
 			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
 				p, _ := e.fake.Pool(groupID)
 				if p.NodepoolID == "" {
@@ -585,7 +588,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 			t.Fatalf("output %d leaks a credential: %s", i, out)
 		}
 	}
-	if !strings.Contains(buf.String(), "Scaled up node group") || !strings.Contains(buf.String(), "Exoscale API call") {
+	if !strings.Contains(buf.String(), "Scaled up node group") || !strings.Contains(buf.String(), "Cloud API call") {
 		t.Fatalf("log capture saw no mutation log; the test would not detect a leak:\n%s", buf.String())
 	}
 }

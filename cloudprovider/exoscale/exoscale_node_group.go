@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -314,13 +315,40 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	return nil
 }
 
-// failedImmediately turns an operation that was final and failed on
-// submission into an error.
+// failedImmediately turns an operation that was final on submission and did
+// not succeed into the cloud's answer as an error. A failure is a refusal:
+// the cloud did nothing, so the group is not quarantined. A timeout or a
+// partial failure may have changed the pool, though nothing is left in
+// flight: it states MutationApplied, so the guard reads the pool at once
+// (and before the next change if that read fails), again without a
+// quarantine.
 func failedImmediately(op exoapi.Operation) error {
-	if op.State == exoapi.OperationFailure || op.State == exoapi.OperationTimeout {
-		return cloudprovider.Errorf(cloudprovider.ErrUnavailable, "operation %s ended in %s (reason %q): %s", op.ID, op.State, op.Reason, op.Message)
+	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
+		return nil
 	}
-	return nil
+	e := &cloudprovider.APIError{Cloud: "exoscale", Operation: "operation " + op.ID, Status: http.StatusOK,
+		Code: op.State, Message: op.Message, Class: operationFailureClass(op.Reason), Outcome: cloudprovider.MutationRefused}
+	if op.Reason != "" {
+		e.Code += "/" + op.Reason
+	}
+	if op.State == exoapi.OperationTimeout || op.Reason == exoapi.OperationReasonPartial {
+		e.Outcome = cloudprovider.MutationApplied
+	}
+	return e
+}
+
+// operationFailureClass maps a failed operation's documented reason to the
+// class CA sees.
+func operationFailureClass(reason string) error {
+	switch reason {
+	case "forbidden":
+		return cloudprovider.ErrPermissionDenied
+	case "not-found":
+		return cloudprovider.ErrNotFound
+	case "incorrect", "unsupported", "conflict", "busy":
+		return cloudprovider.ErrFailedPrecondition
+	}
+	return cloudprovider.ErrUnavailable
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup: it submits an absolute
@@ -496,12 +524,9 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		return err
 	}
 	defer unlock()
-	if g.guard.NeedsRead() {
-		// The size may have moved under an unconfirmed change.
-		if err := g.readPool(ctx); err != nil {
-			return err
-		}
-		g.guard.Confirmed()
+	// The size may have moved under an unconfirmed change.
+	if err := g.guard.ReadFirst(ctx, g.readPool); err != nil {
+		return err
 	}
 	owners := g.m.ownerOf(ids)
 	g.mu.Lock()
@@ -528,7 +553,16 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			err = failedImmediately(op)
 		}
 		if err != nil {
-			return g.guard.Record(fmt.Errorf("evict %d members from node group %s: %w", len(req.evict), g.id, err))
+			// An eviction the cloud took without a usable answer, or that
+			// timed out: Finish reads the pool (mu released: the read
+			// takes it).
+			g.mu.Unlock()
+			err = g.guard.Finish(ctx, fmt.Errorf("evict %d members from node group %s: %w", len(req.evict), g.id, err), g.readPool)
+			g.mu.Lock()
+			if err != nil {
+				return err
+			}
+			// Applied, and the pool read: the members leave as below.
 		}
 		now := g.m.now()
 		for _, id := range req.evict {

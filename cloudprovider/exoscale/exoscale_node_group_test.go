@@ -3,6 +3,7 @@ package exoscale
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -340,5 +341,59 @@ func TestNodesStatesAndPlaceholderLookup(t *testing.T) {
 		if in.Status.State != cloudprovider.InstanceRunning {
 			t.Fatalf("after provisioning %s is %v", in.Id, in.Status.State)
 		}
+	}
+}
+
+// TestOperationFinalOnSubmission: an operation the cloud answers as already
+// over. A failure is a refusal: the call fails, nothing is re-read or
+// quarantined. A timeout, or a failure the cloud reports as partial, may
+// have changed the pool: the call fails, the pool is read at once, and the
+// next change is not quarantined either.
+func TestOperationFinalOnSubmission(t *testing.T) {
+	for _, tc := range []struct {
+		name, state, reason string
+		wantRead            bool
+		wantClass           error
+	}{
+		{"failure", exoapi.OperationFailure, "busy", false, cloudprovider.ErrFailedPrecondition},
+		{"failure forbidden", exoapi.OperationFailure, "forbidden", false, cloudprovider.ErrPermissionDenied},
+		{"failure partial", exoapi.OperationFailure, exoapi.OperationReasonPartial, true, cloudprovider.ErrUnavailable},
+		{"timeout", exoapi.OperationTimeout, "", true, cloudprovider.ErrUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cloudprovidertest.MutationClock(t)
+			e := newTestEnv(t, defaultEnvOptions())
+			e.refresh(t)
+			g := e.group(t, e.workersPool)
+			ctx := ctx5s(t)
+			e.fake.FailNextOperation(tc.state, tc.reason, "did not finish")
+			e.fake.ResetRequests()
+			err := g.IncreaseSize(ctx, 1)
+			if err == nil || !errors.Is(err, tc.wantClass) {
+				t.Fatalf("IncreaseSize with an operation that ended in %s/%s: %v, want %v", tc.state, tc.reason, err, tc.wantClass)
+			}
+			want := cloudprovider.MutationRefused
+			if tc.wantRead {
+				want = cloudprovider.MutationApplied
+			}
+			if got := cloudprovider.OutcomeOf(err); got != want {
+				t.Fatalf("outcome %s, want %s", got, want)
+			}
+			reads := 0
+			for _, r := range e.fake.Requests() {
+				if r.Method == http.MethodGet {
+					reads++
+				}
+			}
+			if (reads == 1) != tc.wantRead || reads > 1 {
+				t.Fatalf("%d reads after the call, want a read: %v", reads, tc.wantRead)
+			}
+			if n, _ := g.TargetSize(ctx); n != 3 {
+				t.Fatalf("target %d, want 3 (the fake leaves the pool unchanged)", n)
+			}
+			if err := g.IncreaseSize(ctx, 1); err != nil {
+				t.Fatalf("the next IncreaseSize: %v, want it sent (no quarantine)", err)
+			}
+		})
 	}
 }

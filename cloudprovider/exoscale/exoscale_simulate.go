@@ -82,7 +82,7 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		fake.Close()
 		return nil, fmt.Errorf("simulated exoscale configuration: %w", err)
 	}
-	p, err := newProvider(cfg, providerDeps{httpClient: cloudprovider.NewHTTPClient(opts, exoapi.OperationName)})
+	p, err := newProvider(cfg, providerDeps{build: opts})
 	if err != nil {
 		fake.Close()
 		return nil, err

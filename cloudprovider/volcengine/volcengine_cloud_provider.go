@@ -3,7 +3,6 @@ package volcengine
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -98,14 +97,6 @@ func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.
 }
 
 func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*cloudProvider, error) {
-	hc := cloudprovider.NewHTTPClient(opts, volcapi.Operation)
-	// Our retry transport replaces the SDK's retryer: it never outlives the
-	// caller's deadline and only repeats idempotent actions. Being a wrapper, it
-	// also stops the SDK from overwriting the transport's proxy settings.
-	hc.Transport = cloudprovider.NewRetryTransport(&logTransport{base: hc.Transport}, cloudprovider.RetryOptions{
-		RetryServerErrors: volcapi.RetrySafe,
-		Sleep:             o.retrySleep,
-	})
 	accessKey, secretKey := o.cfg.Credentials()
 	client, err := volcapi.New(volcapi.Config{
 		Region:     o.cfg.Region,
@@ -113,7 +104,10 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 		SecretKey:  secretKey,
 		Endpoint:   o.cfg.Endpoint,
 		DisableSSL: o.cfg.Scheme == "http",
-		HTTPClient: hc,
+		// The shared stack's retries replace the SDK's retryer: they never
+		// outlive the caller's deadline and repeat only what is safe.
+		Build: opts,
+		Retry: cloudprovider.RetryOptions{Sleep: o.retrySleep},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
@@ -194,26 +188,4 @@ func (p *cloudProvider) Refresh(ctx context.Context) error {
 	}
 	p.m.unknownNodes.Refreshed()
 	return nil
-}
-
-// logTransport logs each API call at V(5): action, status, latency. Never
-// headers (they carry the signature) or bodies.
-type logTransport struct {
-	base http.RoundTripper
-}
-
-// RoundTrip implements http.RoundTripper.
-func (t *logTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !klog.V(5).Enabled() {
-		return t.base.RoundTrip(req)
-	}
-	start := time.Now()
-	resp, err := t.base.RoundTrip(req)
-	status := 0
-	if resp != nil {
-		status = resp.StatusCode
-	}
-	klog.V(5).InfoS("Volcengine API call", "provider", ProviderName, "operation", volcapi.Operation(req),
-		"status", status, "latency", time.Since(start), "failed", err != nil)
-	return resp, err
 }

@@ -231,6 +231,16 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 			},
 			ClearFaults:          e.fake.ClearFaults,
 			RemovesOnlyInService: true,
+			// Volcengine's gateway answers some refusals with HTTP 200 and
+			// its error object in ResponseMetadata.Error.
+			ReportMutationFailed: func(kind cloudprovidertest.Mutation) {
+				action := fakeapi.ActionModifyScalingGroup
+				if kind == cloudprovidertest.MutationDeleteNodes {
+					action = fakeapi.ActionRemoveInstances
+				}
+				e.fake.AddFault(cloudprovidertest.Fault{Operation: action, Status: http.StatusOK,
+					Code: "InvalidScalingGroup.InvalidStatus", Message: "the scaling group is busy"})
+			},
 			RefuseForQuota: func() {
 				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
 					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
@@ -521,7 +531,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	mu.Lock()
 	logs := buf.String()
 	mu.Unlock()
-	if !strings.Contains(logs, "Volcengine API call") {
+	if !strings.Contains(logs, "Cloud API call") {
 		t.Fatalf("V(5) API logging not captured; the test would prove nothing. Logs:\n%s", logs)
 	}
 	for _, secret := range []string{testAccessKey, testSecretKey} {

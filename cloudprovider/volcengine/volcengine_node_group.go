@@ -134,6 +134,10 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 		Call: func(ctx context.Context) error {
 			want := g.target + delta
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				if cloudprovider.SizeUnstated(err) {
+					// Applied; the guard reads the group for the number.
+					n.m.noteDesiredChange(n.id)
+				}
 				return fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, g.target, want, err)
 			}
 			n.m.noteDesiredChange(n.id)
@@ -218,10 +222,9 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	}
 	if guard.NeedsRead() {
 		// The desired number may have moved under an unconfirmed change.
-		if err := n.m.reload(ctx, n.id); err != nil {
+		if err := guard.ReadFirst(ctx, func(ctx context.Context) error { return n.m.reload(ctx, n.id) }); err != nil {
 			return err
 		}
-		guard.Confirmed()
 		if g, err = n.state(); err != nil {
 			return err
 		}
@@ -245,8 +248,13 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 		}
 		if err != nil {
-			failure = guard.Record(fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err))
-			break
+			// Finish reads the group once when the cloud took the batch but
+			// its answer was unusable: the batch is then removed.
+			failure = guard.Finish(ctx, fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err),
+				func(ctx context.Context) error { return n.m.reload(ctx, n.id) })
+			if failure != nil {
+				break
+			}
 		}
 		removed = append(removed, batch...)
 		if g.hasDesired() && decrease {
@@ -263,13 +271,13 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	if len(broken) > 0 {
 		var err error
 		if target, err = n.dropBroken(ctx, g, target, broken); err != nil {
-			return guard.Record(err)
+			return guard.Finish(ctx, err, func(ctx context.Context) error { return n.m.reload(ctx, n.id) })
 		}
 	}
 	if len(placeholders) == 0 {
 		return nil
 	}
-	return guard.Record(n.dropPlaceholders(ctx, g, target, placeholders))
+	return guard.Finish(ctx, n.dropPlaceholders(ctx, g, target, placeholders), func(ctx context.Context) error { return n.m.reload(ctx, n.id) })
 }
 
 // dropBroken deletes Error instances: the service's health check removes
@@ -282,6 +290,12 @@ func (n *nodeGroup) dropBroken(ctx context.Context, g *groupState, target int, b
 		want = max(target-len(broken), g.min)
 		if want < target {
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				if cloudprovider.SizeUnstated(err) {
+					// Applied: the instances are on their way out, so a
+					// repeated deletion must not lower the number again.
+					n.m.noteDesiredChange(n.id)
+					n.noteRemoved(broken, want)
+				}
 				return target, fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, target, want, err)
 			}
 			n.m.noteDesiredChange(n.id)
@@ -300,9 +314,10 @@ func (n *nodeGroup) dropPlaceholders(ctx context.Context, g *groupState, target 
 	if want < target {
 		// The desired number is absolute: read the group fresh first, so a
 		// slot the service filled since the snapshot is not given up and
-		// the service does not remove an instance of its own choosing.
+		// the service does not remove an instance of its own choosing. A
+		// failed read sends nothing.
 		if err := n.m.reload(ctx, n.id); err != nil {
-			return err
+			return cloudprovider.Refusal(err)
 		}
 		fresh, err := n.state()
 		if err != nil {

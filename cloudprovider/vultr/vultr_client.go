@@ -21,13 +21,14 @@ type vultrClient interface {
 
 var _ vultrClient = (*vultrapi.Client)(nil)
 
-// newAPIClient builds the Vultr client on top of the shared HTTP client, so
-// timeouts, instrumentation and the User-Agent apply to every call.
+// newAPIClient builds the Vultr client on the shared HTTP stack
+// (cloudprovider.NewHTTPClient), so the lifetime, retries, rate limit,
+// instrumentation and User-Agent apply to every call.
 func newAPIClient(cfg *Config, opts cloudprovider.BuildOptions, retry cloudprovider.RetryOptions) (*vultrapi.Client, error) {
 	return vultrapi.New(vultrapi.Options{
-		BaseURL:    cfg.apiURL(),
-		HTTPClient: cloudprovider.NewHTTPClient(opts, vultrapi.Operation),
-		Token:      cfg.TokenSource(),
-		Retry:      retry,
+		BaseURL: cfg.apiURL(),
+		Build:   opts,
+		Token:   cfg.TokenSource(),
+		Retry:   retry,
 	})
 }

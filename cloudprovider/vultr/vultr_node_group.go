@@ -218,10 +218,11 @@ func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int
 		return fmt.Errorf("%s node pool %s from %d to %d: %w", verb, g.id, from, want, err)
 	}
 	if np.NodeQuantity != want {
-		// Whatever happened, Vultr's own number is better than ours: the
-		// error is not a refusal, so the next mutation re-reads first.
-		// Keep the old target meanwhile, as upstream does.
-		return fmt.Errorf("%s node pool %s from %d to %d: vultr reports node_quantity %d after setting %d", verb, g.id, from, want, np.NodeQuantity, want)
+		// Vultr answered 2xx, so it took the PATCH, but its answer does not
+		// state the size we set: the guard reads the pool once (Finish)
+		// and adopts Vultr's own number, with no quarantine.
+		return cloudprovider.WithOutcome(fmt.Errorf("%s node pool %s from %d to %d: vultr reports node_quantity %d after setting %d: %w",
+			verb, g.id, from, want, np.NodeQuantity, want, cloudprovider.ErrMalformedResponse), cloudprovider.MutationApplied)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -268,12 +269,9 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		return err
 	}
 	defer unlock()
-	if g.guard.NeedsRead() {
-		// The target may have moved under an unconfirmed PATCH.
-		if err := g.readPool(ctx); err != nil {
-			return fmt.Errorf("node pool %s: re-read before deleting nodes: %w", g.id, err)
-		}
-		g.guard.Confirmed()
+	// The target may have moved under an unconfirmed PATCH.
+	if err := g.guard.ReadFirst(ctx, g.readPool); err != nil {
+		return err
 	}
 	todo, err := g.planDeletion(ids, nodes)
 	if err != nil || len(todo) == 0 {

@@ -32,16 +32,20 @@ func TestIncreaseSize(t *testing.T) {
 		wantErrHas string
 		wantTarget int
 		wantPatch  string // exact body, "" = no PATCH
+		wantRead   bool   // one GET of the pool after the PATCH
 	}{
 		{name: "ok", delta: 2, wantTarget: 5, wantPatch: `{"node_quantity":5}`},
 		{name: "up to max", delta: 5, wantTarget: 8, wantPatch: `{"node_quantity":8}`},
 		{name: "past max", delta: 6, wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3},
 		{name: "zero", delta: 0, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "negative", delta: -1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
+		// A 2xx is an applied change: when its answer does not state the
+		// resulting size, one GET establishes it, and the call succeeds.
 		{name: "response without node_pool", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
-			wantErr: cloudprovider.ErrMalformedResponse, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
-		{name: "quantity mismatch", delta: 1, misreport: 9,
-			wantErrHas: "reports node_quantity 9 after setting 4", wantTarget: 3, wantPatch: `{"node_quantity":4}`},
+			wantTarget: 4, wantPatch: `{"node_quantity":4}`, wantRead: true},
+		{name: "empty response", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 200, Body: strp(``), AfterApply: true},
+			wantTarget: 4, wantPatch: `{"node_quantity":4}`, wantRead: true},
+		{name: "quantity mismatch", delta: 1, misreport: 9, wantTarget: 4, wantPatch: `{"node_quantity":4}`, wantRead: true},
 		{name: "cloud refuses", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 400},
 			wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
 	}
@@ -75,8 +79,19 @@ func TestIncreaseSize(t *testing.T) {
 				}
 				return
 			}
-			if len(reqs) != 1 || reqs[0].Method != http.MethodPatch || string(reqs[0].Body) != tc.wantPatch {
-				t.Fatalf("requests %+v, want one PATCH %s", reqs, tc.wantPatch)
+			want := 1
+			if tc.wantRead {
+				want = 2
+			}
+			if len(reqs) != want || reqs[0].Method != http.MethodPatch || string(reqs[0].Body) != tc.wantPatch {
+				t.Fatalf("requests %+v, want one PATCH %s (and a GET: %v)", reqs, tc.wantPatch, tc.wantRead)
+			}
+			if tc.wantRead && reqs[1].Method != http.MethodGet {
+				t.Fatalf("second request %s %s, want the GET of the pool", reqs[1].Method, reqs[1].Path)
+			}
+			// Nothing is quarantined: the next change goes to the cloud.
+			if err == nil && g.IncreaseSize(e.ctx(), 1) != nil && tc.wantTarget < 8 {
+				t.Fatal("the change after it was refused")
 			}
 		})
 	}

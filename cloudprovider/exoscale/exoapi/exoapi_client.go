@@ -29,11 +29,13 @@ type Options struct {
 	APISecret *cloudprovider.Credential
 	// Endpoint is the zone API base URL including "/v2".
 	Endpoint string
-	// HTTPClient is the base client (cloudprovider.NewHTTPClient). Required:
-	// egoscale's default client retries for ~15 s and hides status codes.
-	HTTPClient *http.Client
-	// Retry, when set, wraps the transport in the contract's RetryTransport.
-	Retry *cloudprovider.RetryOptions
+	// Build carries what main sets on every cloud client (User-Agent,
+	// instrumentation, rate limit) into cloudprovider.NewHTTPClient; the
+	// client never uses egoscale's own, which retries for ~15 s and hides
+	// status codes.
+	Build cloudprovider.BuildOptions
+	// Retry tunes the retries (tests inject Sleep); zero values take the defaults.
+	Retry cloudprovider.RetryOptions
 }
 
 // String never shows credentials.
@@ -62,9 +64,6 @@ func New(opts Options) (*Client, error) {
 	if !opts.APIKey.IsSet() || !opts.APISecret.IsSet() {
 		errs = append(errs, errors.New("exoscale API key and secret are required"))
 	}
-	if opts.HTTPClient == nil {
-		errs = append(errs, errors.New("an HTTP client is required"))
-	}
 	u, err := url.Parse(opts.Endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("endpoint %q is not an http(s) URL", opts.Endpoint))
@@ -72,30 +71,15 @@ func New(opts Options) (*Client, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	hc := *opts.HTTPClient
-	// egoscale never closes the body of an error answer. With Client.Timeout
-	// set, each such answer then pins net/http's timeout goroutine until the
-	// timeout fires (found by hack/soak as a goroutine leak under 5xx/429).
-	// Every call here carries a context deadline (CA's RPC or the refresh
-	// budget), so the overall timeout adds nothing.
-	hc.Timeout = 0
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	if opts.Retry != nil {
-		ro := *opts.Retry
-		if ro.RetryServerErrors == nil {
-			ro.RetryServerErrors = retrySafe
-		}
-		base = cloudprovider.NewRetryTransport(base, ro)
-	}
-	hc.Transport = &recordingTransport{base: base}
+	// egoscale signs each request before it reaches the stack, so Exoscale
+	// adds no layer of its own; a retry resends the signed request, valid
+	// for ten minutes.
+	hc := cloudprovider.NewHTTPClient(opts.Build, cloudprovider.HTTPStack{Cloud: cloudName, Operation: OperationName, Retry: opts.Retry})
 	build := func(key, secret cloudprovider.Secret) (*v3.Client, error) {
 		return v3.NewClient(
 			credentials.NewStaticCredentials(key.Reveal(), secret.Reveal()),
 			v3.ClientOptWithEndpoint(v3.Endpoint(opts.Endpoint)),
-			v3.ClientOptWithHTTPClient(&hc),
+			v3.ClientOptWithHTTPClient(hc),
 			v3.ClientOptWithUserAgent(userAgentComponent),
 		)
 	}
@@ -137,19 +121,6 @@ func (c *Client) sdk() *v3.Client {
 		}
 	}
 	return c.api
-}
-
-// retrySafe allows retrying server errors on reads and absolute scales, but not
-// on evictions: a repeated evict after a lost reply would fail on members that
-// are already gone.
-func retrySafe(req *http.Request) bool {
-	switch req.Method {
-	case http.MethodGet:
-		return true
-	case http.MethodPut:
-		return TemplatePathAction(req.URL.Path) == ActionScale
-	}
-	return false
 }
 
 // TemplatePathAction returns the ":action" suffix of path, if any.
@@ -252,8 +223,9 @@ func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, 
 		return InstancePool{}, err
 	}
 	if p.ID == "" {
-		// The API has answered unknown ids with an empty 200 before (egoscale#772).
-		return InstancePool{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
+		// The API has answered unknown ids with an empty 200 before (egoscale#772):
+		// a definite answer that the object does not exist.
+		return InstancePool{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return fromPool(*p), nil
 }
@@ -283,7 +255,7 @@ func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
 		return Instance{}, err
 	}
 	if in.ID == "" {
-		return Instance{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
+		return Instance{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType), nil
 }
@@ -322,7 +294,7 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 		return InstanceType{}, err
 	}
 	if t.ID == "" {
-		return InstanceType{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound}
+		return InstanceType{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return InstanceType{ID: string(t.ID), Family: string(t.Family), Size: string(t.Size), CPUs: int(t.Cpus), MemoryBytes: t.Memory, GPUs: int(t.Gpus)}, nil
 }
@@ -330,6 +302,8 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 // ScaleInstancePool sets a plain pool's size (absolute) and returns the
 // operation without waiting for it.
 func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int) (Operation, error) {
+	// An absolute size: repeating it after a lost answer adds nothing.
+	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
 	return op(call(ctx, "ScaleInstancePool", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().ScaleInstancePool(ctx, v3.UUID(poolID), v3.ScaleInstancePoolRequest{Size: int64(size)})
 	}))
@@ -338,6 +312,9 @@ func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int)
 // EvictInstancePoolMembers removes members from a plain pool, shrinking it by
 // as many, and returns the operation without waiting for it.
 func (c *Client) EvictInstancePoolMembers(ctx context.Context, poolID string, instanceIDs []string) (Operation, error) {
+	// A repeat after a lost answer would be refused for the members already
+	// gone, and read as a refusal of the whole eviction.
+	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallOnce)
 	return op(call(ctx, "EvictInstancePoolMembers", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().EvictInstancePoolMembers(ctx, v3.UUID(poolID), v3.EvictInstancePoolMembersRequest{Instances: uuids(instanceIDs)})
 	}))
@@ -345,6 +322,7 @@ func (c *Client) EvictInstancePoolMembers(ctx context.Context, poolID string, in
 
 // ScaleSKSNodepool sets a nodepool's size (absolute).
 func (c *Client) ScaleSKSNodepool(ctx context.Context, clusterID, nodepoolID string, size int) (Operation, error) {
+	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
 	return op(call(ctx, "ScaleSKSNodepool", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().ScaleSKSNodepool(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.ScaleSKSNodepoolRequest{Size: int64(size)})
 	}))
@@ -352,6 +330,7 @@ func (c *Client) ScaleSKSNodepool(ctx context.Context, clusterID, nodepoolID str
 
 // EvictSKSNodepoolMembers removes members from a nodepool.
 func (c *Client) EvictSKSNodepoolMembers(ctx context.Context, clusterID, nodepoolID string, instanceIDs []string) (Operation, error) {
+	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallOnce)
 	return op(call(ctx, "EvictSKSNodepoolMembers", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().EvictSKSNodepoolMembers(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.EvictSKSNodepoolMembersRequest{Instances: uuids(instanceIDs)})
 	}))

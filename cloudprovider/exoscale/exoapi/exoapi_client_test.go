@@ -29,10 +29,12 @@ func newClient(t *testing.T, endpoint, sec string, retry bool) *exoapi.Client {
 	t.Helper()
 	opts := exoapi.Options{
 		APIKey: cloudprovider.FixedCredential(key), APISecret: cloudprovider.FixedCredential(cloudprovider.Secret(sec)), Endpoint: endpoint,
-		HTTPClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "ca-provider-test/1.2"}, exoapi.OperationName),
+		Build: cloudprovider.BuildOptions{UserAgent: "ca-provider-test/1.2"},
+		// One attempt: the test sees each answer as the cloud gave it.
+		Retry: cloudprovider.RetryOptions{MaxAttempts: 1},
 	}
 	if retry {
-		opts.Retry = &cloudprovider.RetryOptions{Sleep: instantSleep}
+		opts.Retry = cloudprovider.RetryOptions{Sleep: instantSleep}
 	}
 	c, err := exoapi.New(opts)
 	if err != nil {
@@ -230,6 +232,63 @@ func TestMalformedAndTimeout(t *testing.T) {
 	}
 }
 
+// TestJSONLabelledTextPlainIsAccepted: a gateway may relabel the answer;
+// the body decides, not the label.
+func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
+	s := seed(t, fakeapi.Options{}, 1)
+	body := `{"instance-pools":[{"id":"` + s.plain + `","name":"relabelled","state":"running","size":1}]}`
+	s.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodGet, PathContains: "/instance-pool", Status: 200, Body: &body, ContentType: "text/plain; charset=utf-8"})
+	pools, err := s.client.ListInstancePools(ctx(t))
+	if err != nil || len(pools) != 1 || pools[0].Name != "relabelled" || pools[0].Size != 1 {
+		t.Fatalf("JSON labelled text/plain: %+v, %v; want it read", pools, err)
+	}
+}
+
+// TestUnparsableAnswerNamesCloudOperationStatus: a success body that does
+// not parse is an error naming cloud, operation and status; for a mutation
+// the cloud took it (applied), never a refusal or unknown.
+func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
+	s := seed(t, fakeapi.Options{}, 1)
+	html := "<html>accepted</html>"
+	s.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPut, Status: 202, Body: &html, ContentType: "text/html", AfterApply: true})
+	_, err := s.client.ScaleInstancePool(ctx(t), s.plain, 2)
+	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationApplied {
+		t.Fatalf("unparsable 202: %v (outcome %s), want malformed and applied", err, cloudprovider.OutcomeOf(err))
+	}
+	for _, want := range []string{"exoscale", "ScaleInstancePool", "HTTP 202"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not name %q", err, want)
+		}
+	}
+}
+
+// TestMutationOutcomes: the client states each answer's outcome from the
+// status the shared stack recorded.
+func TestMutationOutcomes(t *testing.T) {
+	empty := ""
+	for _, tc := range []struct {
+		name  string
+		fault cloudprovidertest.Fault
+		want  cloudprovider.MutationOutcome
+	}{
+		{"400", cloudprovidertest.Fault{Status: 400}, cloudprovider.MutationRefused},
+		{"403", cloudprovidertest.Fault{Status: 403}, cloudprovider.MutationRefused},
+		{"500 every attempt", cloudprovidertest.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown},
+		{"reset every attempt", cloudprovidertest.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown},
+		{"empty 200", cloudprovidertest.Fault{Status: 200, Body: &empty, AfterApply: true}, cloudprovider.MutationApplied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := seed(t, fakeapi.Options{}, 1)
+			tc.fault.Method = http.MethodPut
+			s.fake.AddFault(tc.fault)
+			_, err := s.client.ScaleInstancePool(ctx(t), s.plain, 2)
+			if err == nil || cloudprovider.OutcomeOf(err) != tc.want {
+				t.Fatalf("%v: outcome %s, want %s", err, cloudprovider.OutcomeOf(err), tc.want)
+			}
+		})
+	}
+}
+
 func TestEmptyObjectIsNotFound(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -273,7 +332,7 @@ func TestNewValidates(t *testing.T) {
 	if err == nil {
 		t.Fatal("New accepted an empty configuration")
 	}
-	for _, want := range []string{"key and secret", "HTTP client", "endpoint"} {
+	for _, want := range []string{"key and secret", "endpoint"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("error %q does not mention %q", err, want)
 		}
@@ -309,7 +368,7 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := exoapi.New(exoapi.Options{APIKey: apiKey, APISecret: apiSecret, Endpoint: s.endpoint,
-		HTTPClient: cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "t"}, exoapi.OperationName)})
+		Build: cloudprovider.BuildOptions{UserAgent: "t"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,6 +93,10 @@ const (
 	OperationTimeout = "timeout"
 )
 
+// OperationReasonPartial is the failure reason of an operation the cloud
+// carried out in part.
+const OperationReasonPartial = "partial"
+
 // Done reports whether the operation reached a final state.
 func (o Operation) Done() bool { return o.State != "" && o.State != OperationPending }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // Action names, as sent in the Action query parameter.
@@ -189,9 +191,10 @@ func (c *Client) scalingGroupsPage(ctx context.Context, ids []string, page int) 
 	if len(ids) > 0 {
 		in.ScalingGroupIds = strs(ids)
 	}
-	resp, err := c.as.DescribeScalingGroupsWithContext(ctx, in)
+	actx, ans := cloudprovider.RecordAnswer(ctx)
+	resp, err := c.as.DescribeScalingGroupsWithContext(actx, in)
 	if err != nil {
-		return GroupPage{}, c.fail(ctx, ActionDescribeScalingGroups, err)
+		return GroupPage{}, c.fail(ctx, ActionDescribeScalingGroups, ans, err)
 	}
 	var out GroupPage
 	for _, g := range resp.ScalingGroups {
@@ -253,13 +256,14 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 	var out []ScalingInstance
 	seen := map[string]bool{}
 	for page := 1; page <= MaxPages; page++ {
-		resp, err := c.as.DescribeScalingInstancesWithContext(ctx, &autoscaling.DescribeScalingInstancesInput{
+		actx, ans := cloudprovider.RecordAnswer(ctx)
+		resp, err := c.as.DescribeScalingInstancesWithContext(actx, &autoscaling.DescribeScalingInstancesInput{
 			ScalingGroupId: sp(groupID),
 			PageNumber:     int32Ptr(page),
 			PageSize:       int32Ptr(PageSize),
 		})
 		if err != nil {
-			return nil, c.fail(ctx, ActionDescribeScalingInstances, err)
+			return nil, c.fail(ctx, ActionDescribeScalingInstances, ans, err)
 		}
 		n := 0
 		for _, si := range resp.ScalingInstances {
@@ -291,12 +295,15 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 // SetDesiredInstances sets the group's DesireInstanceNumber. The service then
 // launches or removes instances on its own; the call returns at once.
 func (c *Client) SetDesiredInstances(ctx context.Context, groupID string, desired int) error {
-	_, err := c.as.ModifyScalingGroupWithContext(ctx, &autoscaling.ModifyScalingGroupInput{
+	// An absolute number: repeating it after a lost answer changes nothing more.
+	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
+	actx, ans := cloudprovider.RecordAnswer(ctx)
+	_, err := c.as.ModifyScalingGroupWithContext(actx, &autoscaling.ModifyScalingGroupInput{
 		ScalingGroupId:       sp(groupID),
 		DesireInstanceNumber: int32Ptr(desired),
 	})
 	if err != nil {
-		return c.fail(ctx, ActionModifyScalingGroup, err)
+		return c.fail(ctx, ActionModifyScalingGroup, ans, err)
 	}
 	return nil
 }
@@ -318,9 +325,13 @@ func (c *Client) RemoveInstances(ctx context.Context, groupID string, ids []stri
 		force := true
 		in.ForceDelete = &force
 	}
-	resp, err := c.as.RemoveInstancesWithContext(ctx, in)
+	actx, ans := cloudprovider.RecordAnswer(ctx)
+	// A repeat after a lost answer would be refused for the instances
+	// already leaving, and read as a refusal of the whole batch.
+	actx = cloudprovider.WithCallKind(actx, cloudprovider.CallOnce)
+	resp, err := c.as.RemoveInstancesWithContext(actx, in)
 	if err != nil {
-		return "", c.fail(ctx, ActionRemoveInstances, err)
+		return "", c.fail(ctx, ActionRemoveInstances, ans, err)
 	}
 	return str(resp.ScalingActivityId), nil
 }
@@ -348,13 +359,14 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([]ScalingConfiguration, error) {
 	var out []ScalingConfiguration
 	for page := 1; page <= MaxPages; page++ {
-		resp, err := c.as.DescribeScalingConfigurationsWithContext(ctx, &autoscaling.DescribeScalingConfigurationsInput{
+		actx, ans := cloudprovider.RecordAnswer(ctx)
+		resp, err := c.as.DescribeScalingConfigurationsWithContext(actx, &autoscaling.DescribeScalingConfigurationsInput{
 			ScalingConfigurationIds: strs(ids),
 			PageNumber:              int32Ptr(page),
 			PageSize:                int32Ptr(PageSize),
 		})
 		if err != nil {
-			return nil, c.fail(ctx, ActionDescribeScalingConfigurations, err)
+			return nil, c.fail(ctx, ActionDescribeScalingConfigurations, ans, err)
 		}
 		for _, sc := range resp.ScalingConfigurations {
 			if sc == nil || str(sc.ScalingConfigurationId) == "" {
@@ -388,13 +400,14 @@ func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([
 func (c *Client) ActivitiesSince(ctx context.Context, groupID string, since time.Time) ([]Activity, error) {
 	var out []Activity
 	for page := 1; page <= MaxPages; page++ {
-		resp, err := c.as.DescribeScalingActivitiesWithContext(ctx, &autoscaling.DescribeScalingActivitiesInput{
+		actx, ans := cloudprovider.RecordAnswer(ctx)
+		resp, err := c.as.DescribeScalingActivitiesWithContext(actx, &autoscaling.DescribeScalingActivitiesInput{
 			ScalingGroupId: sp(groupID),
 			PageNumber:     int32Ptr(page),
 			PageSize:       int32Ptr(PageSize),
 		})
 		if err != nil {
-			return nil, c.fail(ctx, ActionDescribeScalingActivities, err)
+			return nil, c.fail(ctx, ActionDescribeScalingActivities, ans, err)
 		}
 		for _, a := range resp.ScalingActivities {
 			if a == nil {

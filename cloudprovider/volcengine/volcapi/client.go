@@ -1,7 +1,9 @@
 // Package volcapi is the thin client the Volcengine provider uses: the handful of
 // Auto Scaling, ECS and VPC calls it needs, made through the official
-// volcengine-go-sdk with our own http.Client, no SDK retries (ours are bounded by
-// the caller's deadline) and errors typed from the response's error code.
+// volcengine-go-sdk over the shared HTTP stack (cloudprovider.NewHTTPClient),
+// no SDK retries (ours are bounded by the caller's deadline) and errors typed
+// from the response's error code. The SDK signs each request before it
+// reaches the stack, so Volcengine adds no layer of its own.
 package volcapi
 
 import (
@@ -21,8 +23,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// Config holds what the client needs. HTTPClient is required: the SDK would
-// otherwise adopt (and mutate) http.DefaultClient.
+// Config holds what the client needs.
 type Config struct {
 	Region string
 	// AccessKey and SecretKey are read at every signature renewal, so keys
@@ -33,7 +34,11 @@ type Config struct {
 	Endpoint string
 	// DisableSSL makes a scheme-less Endpoint use http://.
 	DisableSSL bool
-	HTTPClient *http.Client
+	// Build carries what main sets on every cloud client (User-Agent,
+	// instrumentation, rate limit) into cloudprovider.NewHTTPClient.
+	Build cloudprovider.BuildOptions
+	// Retry tunes the retries (tests inject Sleep); zero values take the defaults.
+	Retry cloudprovider.RetryOptions
 }
 
 // String redacts the keys so a Config can be logged or printed safely.
@@ -95,24 +100,20 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Endpoint == "" {
 		missing = append(missing, "endpoint")
 	}
-	if cfg.HTTPClient == nil {
-		missing = append(missing, "http client")
-	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("volcapi: missing %s", strings.Join(missing, ", "))
 	}
-	if _, ok := cfg.HTTPClient.Transport.(*http.Transport); ok || cfg.HTTPClient.Transport == nil {
-		// The SDK replaces Proxy on a bare *http.Transport with one that ignores
-		// NO_PROXY; a wrapping RoundTripper is left alone.
-		return nil, errors.New("volcapi: the http client's transport must be a wrapping RoundTripper, not a bare *http.Transport")
-	}
+	// The stack's outermost layer wraps the network transport, so the SDK,
+	// which replaces Proxy on a bare *http.Transport with one that ignores
+	// NO_PROXY, leaves it alone.
+	hc := cloudprovider.NewHTTPClient(cfg.Build, cloudprovider.HTTPStack{Cloud: cloudName, Operation: Operation, Retry: cfg.Retry})
 	keys := rotatingCredentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey}
 	vcfg := volcengine.NewConfig().
 		WithRegion(cfg.Region).
 		WithCredentials(credentials.NewCredentials(keys)).
 		WithEndpoint(cfg.Endpoint).
 		WithDisableSSL(cfg.DisableSSL).
-		WithHTTPClient(cfg.HTTPClient).
+		WithHTTPClient(hc).
 		// Retries live in our transport, where they respect the caller's deadline.
 		WithMaxRetries(0).
 		WithLogLevel(volcengine.LogOff)
@@ -131,14 +132,6 @@ func Operation(req *http.Request) string {
 		action = "unknown"
 	}
 	return req.Method + " /?Action=" + action
-}
-
-// RetrySafe reports whether a request may be repeated after a server error:
-// reads and the absolute desired-number update are idempotent, RemoveInstances
-// is not (a lost answer would make the retry fail on instances already removing).
-func RetrySafe(req *http.Request) bool {
-	action := req.URL.Query().Get("Action")
-	return strings.HasPrefix(action, "Describe") || action == ActionModifyScalingGroup
 }
 
 func str(p *string) string {
@@ -173,11 +166,11 @@ func strs(in []string) []*string {
 // fail turns an SDK error into ours. The caller's context error wins so that
 // a deadline reads as one. Server messages are scrubbed of our keys: an
 // authentication error may quote the access key it rejected.
-func (c *Client) fail(ctx context.Context, action string, err error) error {
+func (c *Client) fail(ctx context.Context, action string, ans *cloudprovider.Answer, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("volcengine %s: %w", action, cerr)
 	}
-	err = classify(action, err)
+	err = classify(action, ans, err)
 	var ae *cloudprovider.APIError
 	if errors.As(err, &ae) {
 		ae.Message = cloudprovider.ScrubSecrets(ae.Message, c.keys.current()...)

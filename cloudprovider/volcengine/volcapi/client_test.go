@@ -29,7 +29,7 @@ type testEnv struct {
 }
 
 // newTestEnv starts a fake API and a client with our production transport
-// stack (NewHTTPClient + RetryTransport) whose sleeps are recorded, not slept.
+// stack (NewHTTPClient) whose retry sleeps are recorded, not slept.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
 	return newTestEnvWith(t, fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
@@ -41,16 +41,15 @@ func newTestEnvWith(t *testing.T, opts fakeapi.Options) *testEnv {
 	env := &testEnv{fake: fakeapi.New(opts)}
 	url := env.fake.Start()
 	t.Cleanup(env.fake.Close)
-	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)
-	hc.Transport = cloudprovider.NewRetryTransport(hc.Transport, cloudprovider.RetryOptions{
-		MaxAttempts:       3,
-		RetryServerErrors: RetrySafe,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			env.sleeps = append(env.sleeps, d)
-			return nil
-		},
-	})
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url, HTTPClient: hc})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url,
+		Build: cloudprovider.BuildOptions{UserAgent: "test"},
+		Retry: cloudprovider.RetryOptions{
+			MaxAttempts: 3,
+			Sleep: func(ctx context.Context, d time.Duration) error {
+				env.sleeps = append(env.sleeps, d)
+				return nil
+			},
+		}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -66,15 +65,13 @@ func ctx5s(t *testing.T) context.Context {
 }
 
 func TestNewValidates(t *testing.T) {
-	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "x"}, Operation)
 	tests := []struct {
 		name    string
 		cfg     Config
 		wantErr string
 	}{
-		{name: "all missing", cfg: Config{}, wantErr: "region, access key, secret key, endpoint, http client"},
-		{name: "bare transport", cfg: Config{Region: "r", AccessKey: cloudprovider.FixedCredential("a"), SecretKey: cloudprovider.FixedCredential("s"), Endpoint: "e", HTTPClient: &http.Client{Transport: &http.Transport{}}}, wantErr: "wrapping RoundTripper"},
-		{name: "ok", cfg: Config{Region: "r", AccessKey: cloudprovider.FixedCredential("a"), SecretKey: cloudprovider.FixedCredential("s"), Endpoint: "e", HTTPClient: hc}},
+		{name: "all missing", cfg: Config{}, wantErr: "region, access key, secret key, endpoint"},
+		{name: "ok", cfg: Config{Region: "r", AccessKey: cloudprovider.FixedCredential("a"), SecretKey: cloudprovider.FixedCredential("s"), Endpoint: "e"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,13 +122,7 @@ func TestOperation(t *testing.T) {
 	if got := Operation(req); got != "GET /?Action=DescribeScalingGroups" {
 		t.Fatalf("Operation = %q", got)
 	}
-	if !RetrySafe(req) {
-		t.Fatal("Describe not retry-safe")
-	}
-	req2, _ := http.NewRequest(http.MethodGet, "http://x/?Action=RemoveInstances", nil)
-	if RetrySafe(req2) {
-		t.Fatal("RemoveInstances retry-safe")
-	}
+
 }
 
 // TestRotatedKeyFileIsUsed: keys from files are re-read when a file
@@ -160,9 +151,7 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test"}, Operation)
-	hc.Transport = cloudprovider.NewRetryTransport(hc.Transport, cloudprovider.RetryOptions{})
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: ak, SecretKey: sk, Endpoint: env.fake.URL(), HTTPClient: hc})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: ak, SecretKey: sk, Endpoint: env.fake.URL(), Build: cloudprovider.BuildOptions{UserAgent: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +179,8 @@ func TestLocalRateLimitIsRateLimited(t *testing.T) {
 	fake := fakeapi.New(fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
 	url := fake.Start()
 	t.Cleanup(fake.Close)
-	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{UserAgent: "test", RateLimit: cloudprovider.RateLimit{Rate: 0.001, Burst: 1}}, Operation)
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url, HTTPClient: hc})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url,
+		Build: cloudprovider.BuildOptions{UserAgent: "test", RateLimit: cloudprovider.RateLimit{Rate: 0.001, Burst: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

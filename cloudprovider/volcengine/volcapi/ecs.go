@@ -6,6 +6,8 @@ import (
 
 	"github.com/volcengine/volcengine-go-sdk/service/ecs"
 	"github.com/volcengine/volcengine-go-sdk/service/vpc"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // InstanceType is the part of an ECS instance type the template uses.
@@ -46,9 +48,10 @@ func (c *Client) ListInstanceTypes(ctx context.Context, ids []string) ([]Instanc
 			if token != "" {
 				in.NextToken = sp(token)
 			}
-			resp, err := c.ecs.DescribeInstanceTypesWithContext(ctx, in)
+			actx, ans := cloudprovider.RecordAnswer(ctx)
+			resp, err := c.ecs.DescribeInstanceTypesWithContext(actx, in)
 			if err != nil {
-				return nil, c.fail(ctx, ActionDescribeInstanceTypes, err)
+				return nil, c.fail(ctx, ActionDescribeInstanceTypes, ans, err)
 			}
 			for _, t := range resp.InstanceTypes {
 				if t == nil || str(t.InstanceTypeId) == "" {
@@ -95,9 +98,10 @@ func (c *Client) ListImages(ctx context.Context, ids []string) ([]Image, error) 
 		if token != "" {
 			in.NextToken = sp(token)
 		}
-		resp, err := c.ecs.DescribeImagesWithContext(ctx, in)
+		actx, ans := cloudprovider.RecordAnswer(ctx)
+		resp, err := c.ecs.DescribeImagesWithContext(actx, in)
 		if err != nil {
-			return nil, c.fail(ctx, ActionDescribeImages, err)
+			return nil, c.fail(ctx, ActionDescribeImages, ans, err)
 		}
 		for _, im := range resp.Images {
 			if im == nil || str(im.ImageId) == "" {
@@ -122,9 +126,10 @@ func (c *Client) ListSubnets(ctx context.Context, ids []string) ([]Subnet, error
 	for page := 1; page <= MaxPages; page++ {
 		size := int64(PageSize)
 		pn := int64(page)
-		resp, err := c.vpc.DescribeSubnetsWithContext(ctx, &vpc.DescribeSubnetsInput{SubnetIds: strs(ids), PageNumber: &pn, PageSize: &size})
+		actx, ans := cloudprovider.RecordAnswer(ctx)
+		resp, err := c.vpc.DescribeSubnetsWithContext(actx, &vpc.DescribeSubnetsInput{SubnetIds: strs(ids), PageNumber: &pn, PageSize: &size})
 		if err != nil {
-			return nil, c.fail(ctx, ActionDescribeSubnets, err)
+			return nil, c.fail(ctx, ActionDescribeSubnets, ans, err)
 		}
 		for _, sn := range resp.Subnets {
 			if sn == nil || str(sn.SubnetId) == "" {

@@ -1,11 +1,8 @@
 package volcapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -57,13 +54,18 @@ func classOf(code string, status int) error {
 	return cloudprovider.StatusClass(status)
 }
 
-// classify turns an SDK error into a *cloudprovider.APIError.
-func classify(action string, err error) error {
+// classify turns an SDK error into a *cloudprovider.APIError stating the
+// call's outcome. ans is the answer the shared stack saw: the SDK keeps no
+// status for a body it could not decode (a 2xx with an empty body, a
+// gateway's HTML error page).
+func classify(action string, ans *cloudprovider.Answer, err error) error {
 	if err == nil {
 		return nil
 	}
 	var rf volcengineerr.RequestFailure
 	if errors.As(err, &rf) {
+		// The body carried Volcengine's error object (ResponseMetadata.Error),
+		// with any status: in a 2xx it is a refusal.
 		status := rf.StatusCode()
 		code := rf.Code()
 		if code == "" || (code == "UnknownError" && status >= 300) {
@@ -77,30 +79,43 @@ func classify(action string, err error) error {
 			Status:    status,
 			RequestID: rf.RequestID(),
 			Class:     classOf(code, status),
+			Outcome:   cloudprovider.AnswerOutcome(status, true),
 		}
 	}
-	answered := func(class error, msg string) error {
-		// A 2xx whose body we cannot use: the call may have been applied.
-		return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Status: http.StatusOK, Message: msg, Class: class}
-	}
-	var se *json.SyntaxError
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &se) || errors.As(err, &ute) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return answered(cloudprovider.ErrMalformedResponse, err.Error())
+	if status := ans.Status(); status >= 200 && status < 300 {
+		// A success whose body the SDK could not decode: applied.
+		return cloudprovider.MalformedAnswer(cloudName, action, status, "body does not parse: %s", sdkMessage(err))
+	} else if status != 0 {
+		// An error answer without Volcengine's error object (a gateway's page).
+		msg := strings.TrimSpace(string(ans.ErrorBody()))
+		if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Status: status, Message: msg,
+			RetryAfter: ans.RetryAfter(), Class: cloudprovider.StatusClass(status), Outcome: cloudprovider.AnswerOutcome(status, false)}
 	}
 	var ve volcengineerr.Error
 	if errors.As(err, &ve) {
 		switch ve.Code() {
-		case "SerializationError":
-			return answered(cloudprovider.ErrMalformedResponse, ve.Message())
-		case "RequestError", "ResponseTimeout":
-			return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: sanitize(ve), Class: cloudprovider.NoResponseClass(err)}
 		case "EmptyStaticCreds", "NoCredentialProviders":
-			return fmt.Errorf("volcengine %s: %w: no credentials", action, cloudprovider.ErrUnauthenticated)
+			// Refused before sending: there is nothing to sign with.
+			return cloudprovider.Errorf(cloudprovider.ErrUnauthenticated, "volcengine %s: no credentials", action)
 		}
-		return fmt.Errorf("volcengine %s: %s", action, sanitize(ve))
 	}
-	return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: err.Error(), Class: cloudprovider.NoResponseClass(err)}
+	// No answer: the outcome is what the transport's error states (our
+	// rate limit's refusal), else unknown. The message leaves out the
+	// chained errors, which may quote the full request URL.
+	return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: sdkMessage(err),
+		Class: cloudprovider.NoResponseClass(err), Outcome: cloudprovider.OutcomeOf(err)}
+}
+
+// sdkMessage renders an SDK error without its chained errors.
+func sdkMessage(err error) string {
+	var ve volcengineerr.Error
+	if errors.As(err, &ve) {
+		return sanitize(ve)
+	}
+	return err.Error()
 }
 
 // sanitize renders an SDK error without the chained original errors, which may

@@ -58,12 +58,64 @@ func TestErrorTyping(t *testing.T) {
 	}
 }
 
+// TestMalformedBody: a success body that does not parse is an error naming
+// cloud, operation and status; the cloud answered 2xx, so a mutation it
+// answers is applied (the guard reads the group), never unknown.
 func TestMalformedBody(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Malformed: true})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || !cloudprovider.OutcomeUnknown(err) {
-		t.Fatalf("error = %v, want malformed with unknown outcome", err)
+	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationApplied {
+		t.Fatalf("error = %v, want malformed with the outcome applied", err)
+	}
+	for _, want := range []string{"volcengine", ActionDescribeScalingGroups, "HTTP 200"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not name %q", err, want)
+		}
+	}
+}
+
+// TestJSONLabelledTextPlainIsAccepted: a gateway may relabel the answer;
+// the body decides, not the label.
+func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
+	env := newTestEnv(t)
+	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
+	body := `{"ResponseMetadata":{"RequestId":"r1","Action":"DescribeScalingGroups"},"Result":{"ScalingGroups":[{"ScalingGroupId":"scg-a","MinInstanceNumber":0,"MaxInstanceNumber":5}],"TotalCount":1,"PageNumber":1,"PageSize":100}}`
+	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Body: &body, ContentType: "text/plain; charset=utf-8"})
+	got, err := env.client.ListScalingGroups(ctx5s(t), nil)
+	if err != nil || len(got) != 1 || got[0].ID != "scg-a" || got[0].Max != 5 {
+		t.Fatalf("JSON labelled text/plain: %+v, %v; want it read", got, err)
+	}
+}
+
+// TestMutationOutcomes: the client states each answer's outcome, with the
+// status the SDK drops taken from the shared stack's answer record.
+func TestMutationOutcomes(t *testing.T) {
+	empty, html := "", "<html>502 Bad Gateway</html>"
+	for _, tc := range []struct {
+		name       string
+		fault      cloudprovidertest.Fault
+		want       cloudprovider.MutationOutcome
+		wantStatus int
+	}{
+		{"error object in a 200", cloudprovidertest.Fault{Status: 200, Code: "InvalidScalingGroup.InvalidStatus"}, cloudprovider.MutationRefused, 200},
+		{"400", cloudprovidertest.Fault{Status: 400, Code: "InvalidParameter"}, cloudprovider.MutationRefused, 400},
+		{"500 every attempt", cloudprovidertest.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown, 500},
+		{"gateway page 502", cloudprovidertest.Fault{Status: 502, Body: &html, ContentType: "text/html", Times: 10}, cloudprovider.MutationUnknown, 502},
+		{"empty 200, applied", cloudprovidertest.Fault{Status: 200, Body: &empty, AfterApply: true}, cloudprovider.MutationApplied, 200},
+		{"reset", cloudprovidertest.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
+			tc.fault.Operation = ActionModifyScalingGroup
+			env.fake.AddFault(tc.fault)
+			err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 1)
+			var ae *cloudprovider.APIError
+			if err == nil || !errors.As(err, &ae) || cloudprovider.OutcomeOf(err) != tc.want || ae.Status != tc.wantStatus {
+				t.Fatalf("%v: outcome %s, want %s with status %d", err, cloudprovider.OutcomeOf(err), tc.want, tc.wantStatus)
+			}
+		})
 	}
 }
 

@@ -11,9 +11,8 @@
 // call must finish within the deadline. The calls we need are six plain JSON
 // requests, so a thin own client costs less than working around the SDK.
 //
-// The client takes the http.Client built by cloudprovider.NewHTTPClient and
-// adds the bearer token (golang.org/x/oauth2 transport) and
-// cloudprovider.RetryTransport on top of it.
+// The client's HTTP stack is cloudprovider.NewHTTPClient's; Vultr adds only
+// the bearer token (golang.org/x/oauth2 transport).
 package vultrapi
 
 import (
@@ -22,15 +21,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/oauth2"
-	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
@@ -45,9 +41,9 @@ const maxErrorBody = 4 << 10
 type Options struct {
 	// BaseURL is the API endpoint without the /v2 prefix (default DefaultBaseURL).
 	BaseURL string
-	// HTTPClient is the base client (timeouts, instrumentation, User-Agent);
-	// build it with cloudprovider.NewHTTPClient. Its transport is wrapped, not mutated.
-	HTTPClient *http.Client
+	// Build carries what main sets on every cloud client (User-Agent,
+	// instrumentation, rate limit) into cloudprovider.NewHTTPClient.
+	Build cloudprovider.BuildOptions
 	// Token supplies the API key for the Authorization: Bearer header.
 	Token oauth2.TokenSource
 	// Retry tunes the retry transport; zero values take the defaults.
@@ -77,39 +73,19 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("vultrapi: base URL %q must be an absolute http(s) URL", raw)
 	}
 	base.Path = strings.TrimSuffix(base.Path, "/")
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{}, Operation)
-	}
-	retry := opts.Retry
-	if retry.RetryServerErrors == nil {
-		retry.RetryServerErrors = retryable
-	}
-	// The retry layer sits under the token so a rotated token is picked up
-	// between calls, and above the instrumentation so every attempt is counted.
-	wrapped := *hc
-	wrapped.Transport = &oauth2.Transport{
-		Source: opts.Token,
-		Base:   cloudprovider.NewRetryTransport(transportOf(hc), retry),
-	}
+	hc := cloudprovider.NewHTTPClient(opts.Build, cloudprovider.HTTPStack{
+		Cloud:     cloudName,
+		Operation: Operation,
+		Auth: func(next http.RoundTripper) http.RoundTripper {
+			return &oauth2.Transport{Source: opts.Token, Base: next}
+		},
+		Retry: opts.Retry,
+	})
 	perPage := opts.PerPage
 	if perPage <= 0 || perPage > MaxPerPage {
 		perPage = MaxPerPage
 	}
-	return &Client{base: base, http: &wrapped, perPage: perPage}, nil
-}
-
-func transportOf(hc *http.Client) http.RoundTripper {
-	if hc.Transport != nil {
-		return hc.Transport
-	}
-	return http.DefaultTransport
-}
-
-// retryable allows 5xx retries for reads, deletes and node-pool PATCHes: our
-// PATCH sets an absolute node_quantity, so repeating it cannot add nodes twice.
-func retryable(req *http.Request) bool {
-	return cloudprovider.IdempotentRequest(req) || req.Method == http.MethodPatch
+	return &Client{base: base, http: hc, perPage: perPage}, nil
 }
 
 // Operation maps a request to its metrics label: method plus path with every
@@ -133,7 +109,7 @@ func (c *Client) GetCluster(ctx context.Context, clusterID string) (*Cluster, er
 		return nil, err
 	}
 	if out.Cluster == nil {
-		return nil, fmt.Errorf("get cluster %s: no vke_cluster in response: %w", clusterID, cloudprovider.ErrMalformedResponse)
+		return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+fmt.Sprintf(PathCluster, url.PathEscape(clusterID)), http.StatusOK, "no vke_cluster in the answer")
 	}
 	return out.Cluster, nil
 }
@@ -153,7 +129,7 @@ func (c *Client) GetNodePool(ctx context.Context, clusterID, poolID string) (*No
 		return nil, err
 	}
 	if out.Pool == nil {
-		return nil, fmt.Errorf("get node pool %s: no node_pool in response: %w", poolID, cloudprovider.ErrMalformedResponse)
+		return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no node_pool in the answer")
 	}
 	return out.Pool, nil
 }
@@ -174,11 +150,16 @@ func (c *Client) SetNodePoolQuantity(ctx context.Context, clusterID, poolID stri
 		Pool *NodePool `json:"node_pool"`
 	}
 	path := fmt.Sprintf(PathNodePool, url.PathEscape(clusterID), url.PathEscape(poolID))
+	// An absolute quantity: repeating it after a lost answer adds nothing.
+	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
 	if err := c.do(ctx, http.MethodPatch, path, nil, body, &out); err != nil {
 		return nil, err
 	}
 	if out.Pool == nil {
-		return nil, fmt.Errorf("set node pool %s quantity to %d: no node_pool in response: %w", poolID, quantity, cloudprovider.ErrMalformedResponse)
+		// Vultr answered 2xx: the quantity is set, only the answer does not
+		// say what the pool looks like now.
+		return nil, cloudprovider.MalformedAnswer(cloudName, http.MethodPatch+" "+path, http.StatusOK,
+			"set node pool %s quantity to %d: no node_pool in the answer", poolID, quantity)
 	}
 	return out.Pool, nil
 }
@@ -214,17 +195,17 @@ func listAll[T any](ctx context.Context, c *Client, path, key string) ([]T, erro
 		}
 		items, ok := raw[key]
 		if !ok {
-			return nil, fmt.Errorf("list %s: no %q in response: %w", path, key, cloudprovider.ErrMalformedResponse)
+			return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no %q in the answer", key)
 		}
 		var batch []T
 		if err := json.Unmarshal(items, &batch); err != nil {
-			return nil, fmt.Errorf("list %s: decode %q: %v: %w", path, key, err, cloudprovider.ErrMalformedResponse)
+			return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "%q does not parse: %v", key, err)
 		}
 		all = append(all, batch...)
 		var meta Meta
 		if m, ok := raw["meta"]; ok {
 			if err := json.Unmarshal(m, &meta); err != nil {
-				return nil, fmt.Errorf("list %s: decode meta: %v: %w", path, err, cloudprovider.ErrMalformedResponse)
+				return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "meta does not parse: %v", err)
 			}
 		}
 		if meta.Links.Next == "" {
@@ -261,16 +242,12 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	req.Header.Set("Accept", ContentTypeJSON)
 
-	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// url.Error carries the URL only, never headers, so the token stays out.
-		return &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Class: cloudprovider.NoResponseClass(err), Cause: err}
+		return cloudprovider.NoAnswer(cloudName, method+" "+path, err)
 	}
 	defer resp.Body.Close()
-	klog.V(5).InfoS("Vultr API call", "provider", "vultr", "method", method, "path", path,
-		"status", resp.StatusCode, "latency", time.Since(start))
-
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return apiError(method, path, resp)
 	}
@@ -278,17 +255,12 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != ContentTypeJSON {
-		return fmt.Errorf("%s %s: content type %q, want %s: %w", method, path, resp.Header.Get("Content-Type"), ContentTypeJSON, cloudprovider.ErrMalformedResponse)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decode body: %v: %w", method, path, err, cloudprovider.ErrMalformedResponse)
-	}
-	return nil
+	return cloudprovider.DecodeJSON(cloudName, method+" "+path, resp, out)
 }
 
 func apiError(method, path string, resp *http.Response) error {
-	e := &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Status: resp.StatusCode, Class: cloudprovider.StatusClass(resp.StatusCode)}
+	e := &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Status: resp.StatusCode,
+		Class: cloudprovider.StatusClass(resp.StatusCode), Outcome: cloudprovider.AnswerOutcome(resp.StatusCode, false)}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		e.RetryAfter = cloudprovider.RetryAfter(resp.Header, 0)
 	}

@@ -237,8 +237,8 @@ func TestErrorsAndRetries(t *testing.T) {
 		{name: "404 unknown pool", call: "patch-unknown", wantErr: cloudprovider.ErrNotFound, wantCalls: 1},
 		{name: "malformed JSON", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": [`)}},
 			call: "list", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
-		{name: "wrong content type", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": []}`), ContentType: "text/html"}},
-			call: "list", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
+		{name: "JSON labelled text/html is read", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": []}`), ContentType: "text/html"}},
+			call: "list", wantCalls: 1},
 		{name: "PATCH answer without node_pool", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(`{}`), AfterApply: true}},
 			call: "patch", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
 		{name: "PATCH answer with empty body", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(``), AfterApply: true}},
@@ -342,7 +342,7 @@ func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 	fake.AddCluster(fakeapi.ClusterSpec{ID: clusterID})
 	var mu sync.Mutex
 	var ops []string
-	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{
+	build := cloudprovider.BuildOptions{
 		UserAgent: "ca-provider-test/1.0",
 		InstrumentTransport: func(base http.RoundTripper, op cloudprovider.OperationFunc) http.RoundTripper {
 			return rtFunc(func(r *http.Request) (*http.Response, error) {
@@ -352,8 +352,8 @@ func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 				return base.RoundTrip(r)
 			})
 		},
-	}, vultrapi.Operation)
-	c, err := vultrapi.New(vultrapi.Options{BaseURL: fake.URL(), HTTPClient: hc,
+	}
+	c, err := vultrapi.New(vultrapi.Options{BaseURL: fake.URL(), Build: build,
 		Token: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}),
 		Retry: cloudprovider.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error { return nil }}})
 	if err != nil {
@@ -374,3 +374,65 @@ func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 type rtFunc func(*http.Request) (*http.Response, error)
 
 func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestJSONLabelledTextPlainIsAccepted: a gateway may relabel Vultr's JSON;
+// the body decides, not the label.
+func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
+	f := newFixture(t, fakeapi.Options{}, 2)
+	p, _ := f.fake.Pool(clusterID, "pool-0")
+	f.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPatch, Status: 200, ContentType: "text/plain; charset=utf-8", AfterApply: true,
+		Body: strPtr(`{"node_pool":{"id":"pool-0","node_quantity":3,"nodes":[]}}`)})
+	np, err := f.client.SetNodePoolQuantity(ctx5s(t), clusterID, "pool-0", 3)
+	if err != nil || np.NodeQuantity != 3 || np.ID != p.ID {
+		t.Fatalf("JSON answer labelled text/plain: %+v, %v; want it read", np, err)
+	}
+}
+
+// TestUnparsableAnswerNamesCloudOperationStatus: a success body that does
+// not parse is an error naming cloud, operation and status; for a mutation
+// it is an applied change (the guard reads the pool), never a refusal.
+func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
+	f := newFixture(t, fakeapi.Options{}, 2)
+	f.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPatch, Status: 201, ContentType: "text/html", AfterApply: true,
+		Body: strPtr(`<html>upstream says ok</html>`)})
+	_, err := f.client.SetNodePoolQuantity(ctx5s(t), clusterID, "pool-0", 3)
+	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationApplied {
+		t.Fatalf("unparsable 201: %v (outcome %s), want malformed and applied", err, cloudprovider.OutcomeOf(err))
+	}
+	for _, want := range []string{"vultr", "PATCH /v2/kubernetes/clusters/cluster-1/node-pools/pool-0", "HTTP 201"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not name %q", err, want)
+		}
+	}
+}
+
+// TestMutationOutcomes: the client states each answer's outcome.
+func TestMutationOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault cloudprovidertest.Fault
+		want  cloudprovider.MutationOutcome
+	}{
+		{"400", cloudprovidertest.Fault{Status: 400}, cloudprovider.MutationRefused},
+		{"429", cloudprovidertest.Fault{Status: 429, RetryAfter: "30"}, cloudprovider.MutationRefused},
+		{"500 every attempt", cloudprovidertest.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown},
+		{"reset", cloudprovidertest.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown},
+		{"502 then 409", cloudprovidertest.Fault{Status: 502}, cloudprovider.MutationUnknown},
+		{"2xx without node_pool", cloudprovidertest.Fault{Status: 200, Body: strPtr(`{}`), AfterApply: true}, cloudprovider.MutationApplied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, fakeapi.Options{}, 2)
+			tc.fault.Method = http.MethodPatch
+			f.fake.AddFault(tc.fault)
+			if tc.name == "502 then 409" {
+				f.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPatch, Status: 409})
+			}
+			_, err := f.client.SetNodePoolQuantity(ctx5s(t), clusterID, "pool-0", 3)
+			if err == nil || cloudprovider.OutcomeOf(err) != tc.want {
+				t.Fatalf("%v: outcome %s, want %s", err, cloudprovider.OutcomeOf(err), tc.want)
+			}
+		})
+	}
+}
+
+func strPtr(s string) *string { return &s }
