@@ -226,6 +226,10 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 				}
 				return ProviderIDPrefix + n.ID
 			},
+			NotApplicable: map[string]string{
+				"AddFailedInstance": "VKE reports no failed node: a node is pending, active or closed (instanceStatus)",
+				"FailNextScaleUp":   "VKE lists every node a resize asks for at once, so no slot stays unfilled",
+			},
 			// Plans are the template itself, not an enrichment: no such lookup.
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,
