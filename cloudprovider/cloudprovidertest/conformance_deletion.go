@@ -2,6 +2,7 @@ package cloudprovidertest
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -131,6 +132,11 @@ func failedSlotVictim(k *kit, g cloudprovider.NodeGroup) *corev1.Node {
 		before[in.Id] = true
 	}
 	k.env.FailNextScaleUp(id)
+	if k.env.Clock != nil {
+		// Time passes between the seed and the scale-up, so the cloud's
+		// record of the failure is newer than everything before it.
+		k.env.Clock.Advance(time.Second)
+	}
 	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1) the cloud then fails to fill")
 	k.settle()
 	k.refresh()

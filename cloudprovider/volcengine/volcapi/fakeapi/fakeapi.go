@@ -545,8 +545,14 @@ func (s *Server) reconcileLocked(g *Group) {
 		}
 		s.activities = append(s.activities, act)
 	case len(live) > g.Desired:
-		// Newest first, like the default instance terminate policy.
+		// Error instances first: the health check takes them away when the
+		// desired number no longer wants them, which is how a client
+		// deletes one (RemoveInstances refuses it). Then newest first, like
+		// the default instance terminate policy.
 		sort.Slice(live, func(i, j int) bool {
+			if ei, ej := live[i].Status == StatusError, live[j].Status == StatusError; ei != ej {
+				return ei
+			}
 			if !live[i].Created.Equal(live[j].Created) {
 				return live[i].Created.After(live[j].Created)
 			}
