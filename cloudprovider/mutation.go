@@ -61,13 +61,13 @@ func mutationNow() time.Time {
 //  1. a lock per group that serialises read-compute-mutate sequences and
 //     gives up when the caller's context ends, so a queue behind a slow cloud
 //     call answers within CA's deadline; reads never take it;
-//  2. the request is checked against the snapshot, refusing bad requests
+//  2. the change is planned from the snapshot, refusing bad requests
 //     without a cloud call;
 //  3. the group is re-read from the cloud first when the previous mutation's
 //     outcome is unknown (OutcomeUnknown), and also when the cloud resizes
 //     by absolute size and this call shrinks the group (an instance launched
 //     since the snapshot would otherwise let the cloud remove one of its own
-//     choosing); the request is checked again against the fresh state;
+//     choosing); the change is planned again from the fresh state;
 //  4. one cloud call;
 //  5. the answer is applied to the snapshot; when the cloud applied the
 //     change without stating the resulting size, one read establishes it
