@@ -147,7 +147,7 @@ type Options struct {
 	// take the desired number below the group's min. By default the fake is
 	// strict and refuses, as the desired number must stay within min..max
 	// (BytePlus Auto Scaling API reference, ModifyScalingGroup and
-	// RemoveInstances parameters, as surveyed in issue 13).
+	// RemoveInstances parameters).
 	LenientMinOnRemove bool
 	// CheckInterval is the period of the service's own check, which brings
 	// each group's instances to its desired number and removes Error
@@ -246,35 +246,25 @@ func (s *Server) AddGroup(g Group) {
 
 // AddConfiguration stores a scaling configuration.
 func (s *Server) AddConfiguration(c Configuration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cc := c
-	cc.InstanceTypes = append([]string(nil), c.InstanceTypes...)
-	s.configs[c.ID] = &cc
+	c.InstanceTypes = append([]string(nil), c.InstanceTypes...)
+	store(s, s.configs, c.ID, c)
 }
 
 // AddInstanceType stores an ECS instance type.
-func (s *Server) AddInstanceType(t InstanceType) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tt := t
-	s.types[t.ID] = &tt
-}
+func (s *Server) AddInstanceType(t InstanceType) { store(s, s.types, t.ID, t) }
 
 // AddSubnet stores a VPC subnet.
-func (s *Server) AddSubnet(sn Subnet) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := sn
-	s.subnets[sn.ID] = &c
-}
+func (s *Server) AddSubnet(sn Subnet) { store(s, s.subnets, sn.ID, sn) }
 
 // AddImage stores an ECS image.
-func (s *Server) AddImage(im Image) {
+func (s *Server) AddImage(im Image) { store(s, s.images, im.ID, im) }
+
+// store puts v, a copy the caller no longer shares, under id. The stores
+// are made once in New, so reading the field needs no lock.
+func store[T any](s *Server, to map[string]*T, id string, v T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := im
-	s.images[im.ID] = &c
+	to[id] = &v
 }
 
 // AddInstance puts an instance with the given status into a group and returns
@@ -303,9 +293,7 @@ func (s *Server) SetLifecycleState(groupID, state string) {
 func (s *Server) Reconcile() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, g := range s.groups {
-		s.reconcileLocked(g)
-	}
+	s.reconcileAllLocked()
 }
 
 // SetCreateFailure makes new instances of groupID fail (nil clears it).
@@ -370,9 +358,7 @@ func (s *Server) SetTotalCountSkew(skew int) {
 func (s *Server) Settle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, g := range s.groups {
-		s.reconcileLocked(g)
-	}
+	s.reconcileAllLocked()
 	for id, inst := range s.instances {
 		switch inst.Status {
 		case StatusInit, StatusPending, StatusPendingWait:
@@ -503,6 +489,12 @@ func (s *Server) finishProvisionLocked(inst *Instance) {
 		return
 	}
 	inst.Status = StatusInService
+}
+
+func (s *Server) reconcileAllLocked() {
+	for _, g := range s.groups {
+		s.reconcileLocked(g)
+	}
 }
 
 // reconcileLocked creates or removes instances so that the live count equals
