@@ -6,68 +6,65 @@ import (
 	"testing"
 )
 
+// pageCase is one request's paging parameters over n matches, and the page
+// and Result fields it must answer (or the refusal).
+type pageCase struct {
+	name     string
+	q        url.Values
+	n        int
+	wantErr  string
+	wantPage []int
+	want     map[string]any
+}
+
 func TestNumberPage(t *testing.T) {
-	tests := []struct {
-		name     string
-		q        url.Values
-		n        int
-		wantErr  string
-		wantPage []int
-		wantSize int
-	}{
-		{name: "defaults", q: url.Values{}, n: 25, wantPage: seq(0, 10), wantSize: 10},
-		{name: "last partial page", q: url.Values{"PageNumber": {"3"}, "PageSize": {"10"}}, n: 25, wantPage: seq(20, 25), wantSize: 10},
-		{name: "beyond the end", q: url.Values{"PageNumber": {"9"}, "PageSize": {"10"}}, n: 25, wantPage: []int{}, wantSize: 10},
-		{name: "largest size", q: url.Values{"PageSize": {"100"}}, n: 25, wantPage: seq(0, 25), wantSize: 100},
+	size := func(n int) map[string]any { return map[string]any{"PageSize": n} }
+	checkPaging(t, func(r *params) pager { return r.numberPage() }, []pageCase{
+		{name: "defaults", q: url.Values{}, n: 25, wantPage: seq(0, 10), want: size(10)},
+		{name: "last partial page", q: url.Values{"PageNumber": {"3"}, "PageSize": {"10"}}, n: 25, wantPage: seq(20, 25), want: map[string]any{"PageNumber": 3, "PageSize": 10}},
+		{name: "beyond the end", q: url.Values{"PageNumber": {"9"}, "PageSize": {"10"}}, n: 25, wantPage: []int{}, want: size(10)},
+		{name: "largest size", q: url.Values{"PageSize": {"100"}}, n: 25, wantPage: seq(0, 25), want: size(100)},
 		{name: "page 0", q: url.Values{"PageNumber": {"0"}}, wantErr: "PageNumber must be at least 1"},
 		{name: "size 0", q: url.Values{"PageSize": {"0"}}, wantErr: "PageSize must be between 1 and 100"},
 		{name: "size 101", q: url.Values{"PageSize": {"101"}}, wantErr: "PageSize must be between 1 and 100"},
 		{name: "number not an integer, reported before the size", q: url.Values{"PageNumber": {"x"}, "PageSize": {"0"}}, wantErr: `PageNumber "x" is not an integer`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &params{q: tc.q}
-			p := r.numberPage()
-			if checkRefusal(t, r, tc.wantErr) {
-				return
-			}
-			got := listResult(p, 0, "Items", seq(0, tc.n), func(i int) map[string]any { return map[string]any{"I": i} })
-			if !reflect.DeepEqual(indexes(got["Items"]), tc.wantPage) || got["TotalCount"] != tc.n || got["PageSize"] != tc.wantSize {
-				t.Fatalf("result = %v, want items %v of %d, PageSize %d", got, tc.wantPage, tc.n, tc.wantSize)
-			}
-		})
-	}
+	})
 }
 
 func TestTokenPage(t *testing.T) {
-	tests := []struct {
-		name     string
-		q        url.Values
-		n        int
-		wantErr  string
-		wantPage []int
-		wantNext string
-	}{
-		{name: "default size, more to come", q: url.Values{}, n: 25, wantPage: seq(0, 7), wantNext: "7"},
-		{name: "next page from the token", q: url.Values{"NextToken": {"7"}, "MaxResults": {"10"}}, n: 25, wantPage: seq(7, 17), wantNext: "17"},
-		{name: "last page has no token", q: url.Values{"NextToken": {"17"}, "MaxResults": {"10"}}, n: 25, wantPage: seq(17, 25)},
-		{name: "token beyond the end", q: url.Values{"NextToken": {"99"}}, n: 25, wantPage: []int{}},
-		{name: "largest size", q: url.Values{"MaxResults": {"1000"}}, n: 25, wantPage: seq(0, 25)},
+	next := func(tok string) map[string]any { return map[string]any{"NextToken": tok} }
+	checkPaging(t, func(r *params) pager { return r.tokenPage(7) }, []pageCase{
+		{name: "default size, more to come", q: url.Values{}, n: 25, wantPage: seq(0, 7), want: next("7")},
+		{name: "next page from the token", q: url.Values{"NextToken": {"7"}, "MaxResults": {"10"}}, n: 25, wantPage: seq(7, 17), want: next("17")},
+		{name: "last page has no token", q: url.Values{"NextToken": {"17"}, "MaxResults": {"10"}}, n: 25, wantPage: seq(17, 25), want: next("")},
+		{name: "token beyond the end", q: url.Values{"NextToken": {"99"}}, n: 25, wantPage: []int{}, want: next("")},
+		{name: "largest size", q: url.Values{"MaxResults": {"1000"}}, n: 25, wantPage: seq(0, 25), want: next("")},
 		{name: "size 0", q: url.Values{"MaxResults": {"0"}}, wantErr: "MaxResults must be between 1 and 1000"},
 		{name: "size 1001", q: url.Values{"MaxResults": {"1001"}}, wantErr: "MaxResults must be between 1 and 1000"},
 		{name: "negative token", q: url.Values{"NextToken": {"-1"}}, wantErr: `bad NextToken "-1"`},
 		{name: "foreign token", q: url.Values{"NextToken": {"abc"}}, wantErr: `bad NextToken "abc"`},
-	}
-	for _, tc := range tests {
+	})
+}
+
+// checkPaging runs each case through parse and listResult with a TotalCount
+// skew of 2.
+func checkPaging(t *testing.T, parse func(*params) pager, cases []pageCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &params{q: tc.q}
-			p := r.tokenPage(7)
+			p := parse(r)
 			if checkRefusal(t, r, tc.wantErr) {
 				return
 			}
 			got := listResult(p, 2, "Items", seq(0, tc.n), func(i int) map[string]any { return map[string]any{"I": i} })
-			if !reflect.DeepEqual(indexes(got["Items"]), tc.wantPage) || got["NextToken"] != tc.wantNext || got["TotalCount"] != tc.n+2 {
-				t.Fatalf("result = %v, want items %v, NextToken %q, TotalCount %d (skewed by 2)", got, tc.wantPage, tc.wantNext, tc.n+2)
+			if !reflect.DeepEqual(indexes(got["Items"]), tc.wantPage) || got["TotalCount"] != tc.n+2 {
+				t.Fatalf("result = %v, want items %v and TotalCount %d (skewed by 2)", got, tc.wantPage, tc.n+2)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Fatalf("%s = %v, want %v", k, got[k], v)
+				}
 			}
 		})
 	}
