@@ -220,6 +220,10 @@ func New(opts Options) *Server {
 		MalformedBody: `{"ResponseMetadata": {"RequestId": "broken`,
 		ContentType:   contentType,
 		Now:           opts.Now,
+		// Every action arrives as GET; these are the ones that change the cloud.
+		Mutating: func(_ *http.Request, action string) bool {
+			return action == ActionModifyScalingGroup || action == ActionRemoveInstances
+		},
 	})
 	return s
 }

@@ -187,3 +187,26 @@ func TestEnvelope(t *testing.T) {
 		})
 	}
 }
+
+// TestMutatingActionsAreMarked: every action arrives as GET, so a fault
+// policy learns from the fake which ones change the cloud (the soak applies
+// those before garbling their answer).
+func TestMutatingActionsAreMarked(t *testing.T) {
+	s := New(Options{})
+	seen := map[string]bool{}
+	s.SetFaultPolicy(func(r cloudprovidertest.FaultRequest) (cloudprovidertest.Fault, bool) {
+		seen[r.Operation] = r.Mutating
+		return cloudprovidertest.Fault{}, false
+	})
+	srv := s.Start()
+	defer s.Close()
+	for _, action := range []string{ActionDescribeScalingGroups, ActionModifyScalingGroup, ActionRemoveInstances, ActionDescribeScalingInstances} {
+		get(t, srv, url.Values{"Action": {action}, "Version": {"2020-01-01"}}, testAuth)
+	}
+	want := map[string]bool{ActionDescribeScalingGroups: false, ActionModifyScalingGroup: true, ActionRemoveInstances: true, ActionDescribeScalingInstances: false}
+	for action, mutating := range want {
+		if got, ok := seen[action]; !ok || got != mutating {
+			t.Errorf("%s: Mutating = %v (seen %v), want %v", action, got, ok, mutating)
+		}
+	}
+}
