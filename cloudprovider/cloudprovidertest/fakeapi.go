@@ -132,6 +132,10 @@ type FakeAPIConfig struct {
 	BasePath string
 	// Now is the fake's clock (default time.Now); tests pass a ManualClock's Now.
 	Now func() time.Time
+	// Mutating tells whether a request with operation name op changes the
+	// cloud (default: any method but GET and HEAD). A fault policy reads it
+	// to apply a mutation before garbling its answer.
+	Mutating func(r *http.Request, op string) bool
 }
 
 // FakeAPI is the machinery every fake cloud shares: the fault queue, the
@@ -163,6 +167,11 @@ func NewFakeAPI(cfg FakeAPIConfig) *FakeAPI {
 	}
 	if cfg.Operation == nil {
 		cfg.Operation = func(r *http.Request, _ []byte) string { return r.Method + " " + r.URL.Path }
+	}
+	if cfg.Mutating == nil {
+		cfg.Mutating = func(r *http.Request, _ string) bool {
+			return r.Method != http.MethodGet && r.Method != http.MethodHead
+		}
 	}
 	return &FakeAPI{cfg: cfg, stop: make(chan struct{})}
 }
@@ -274,7 +283,7 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a.recorder.record(entry)
 
-	fault, hit := a.takeFault(FaultRequest{Method: r.Method, Path: r.URL.Path, Operation: op})
+	fault, hit := a.takeFault(FaultRequest{Method: r.Method, Path: r.URL.Path, Operation: op, Mutating: a.cfg.Mutating(r, op)})
 	if hit && fault.Landed != nil {
 		defer close(fault.Landed)
 	}

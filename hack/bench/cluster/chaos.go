@@ -106,7 +106,7 @@ func (c *Chaos) Pick(r cloudprovidertest.FaultRequest) (cloudprovidertest.Fault,
 	}
 	kind := c.kinds[c.rnd.Intn(len(c.kinds))]
 	c.injected[kind]++
-	mutation := r.Method != http.MethodGet
+	mutation := r.Mutating
 	switch kind {
 	case FaultServerError:
 		return cloudprovidertest.Fault{Status: http.StatusServiceUnavailable}, true

@@ -10,7 +10,9 @@ import (
 
 func TestChaosPicksEachKindAsAKitFault(t *testing.T) {
 	get := cloudprovidertest.FaultRequest{Method: http.MethodGet, Path: "/v2/pools"}
-	put := cloudprovidertest.FaultRequest{Method: http.MethodPut, Path: "/v2/pools/p:scale"}
+	put := cloudprovidertest.FaultRequest{Method: http.MethodPut, Path: "/v2/pools/p:scale", Mutating: true}
+	// Volcengine sends its mutating actions as GET: the fake's word decides.
+	volcRemove := cloudprovidertest.FaultRequest{Method: http.MethodGet, Path: "/", Operation: "RemoveInstances", Mutating: true}
 	slow := 3 * time.Second
 	tests := []struct {
 		kind FaultKind
@@ -24,10 +26,11 @@ func TestChaosPicksEachKindAsAKitFault(t *testing.T) {
 		{FaultSlowApplied, put, cloudprovidertest.Fault{Delay: slow, PassThrough: true, AfterApply: true}},
 		{FaultMalformed, get, cloudprovidertest.Fault{Malformed: true}},
 		{FaultMalformed, put, cloudprovidertest.Fault{Malformed: true, AfterApply: true}},
+		{FaultMalformed, volcRemove, cloudprovidertest.Fault{Malformed: true, AfterApply: true}},
 		{FaultLostAnswer, put, cloudprovidertest.Fault{Status: http.StatusBadGateway, AfterApply: true}},
 	}
 	for _, tc := range tests {
-		t.Run(string(tc.kind)+" "+tc.req.Method, func(t *testing.T) {
+		t.Run(string(tc.kind)+" "+tc.req.Method+" "+tc.req.Operation, func(t *testing.T) {
 			c := NewChaos(1)
 			c.SetSlow(slow)
 			c.SetFaults(1, tc.kind)
