@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
-	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 // The invariants a cautious operator cares about, as pure functions of what
@@ -35,7 +35,7 @@ func targetViolations(views []groupView) []string {
 
 // cloudDesiredViolations: the cloud's desired size of every group we serve is
 // within the bounds we report for it.
-func cloudDesiredViolations(cloud []cluster.Group, bounds map[string]groupBounds) []string {
+func cloudDesiredViolations(cloud []simcloud.Group, bounds map[string]groupBounds) []string {
 	var out []string
 	for _, g := range cloud {
 		for _, id := range g.IDs {
@@ -48,7 +48,7 @@ func cloudDesiredViolations(cloud []cluster.Group, bounds map[string]groupBounds
 }
 
 // liveInstances returns the providerIDs of the cloud's instances that are not gone.
-func liveInstances(cloud []cluster.Group) map[string]bool {
+func liveInstances(cloud []simcloud.Group) map[string]bool {
 	alive := map[string]bool{}
 	for _, g := range cloud {
 		for _, in := range g.Instances {
@@ -76,7 +76,7 @@ func unrequestedLosses(before, now, requested, cancellable map[string]bool) []st
 
 // snapshotMismatches: after a clean Refresh, our snapshot holds every cloud
 // group with the cloud's desired size and live instances, and nothing else.
-func snapshotMismatches(ours map[string]groupView, cloud []cluster.Group) []string {
+func snapshotMismatches(ours map[string]groupView, cloud []simcloud.Group) []string {
 	var out []string
 	matched := 0
 	for _, cloudGroup := range cloud {
@@ -101,7 +101,7 @@ func snapshotMismatches(ours map[string]groupView, cloud []cluster.Group) []stri
 				mine[in.GetId()] = true
 			}
 		}
-		if diff := setDiff(mine, liveInstances([]cluster.Group{cloudGroup})); diff != "" {
+		if diff := setDiff(mine, liveInstances([]simcloud.Group{cloudGroup})); diff != "" {
 			out = append(out, fmt.Sprintf("group %s: instances differ from the cloud after a clean refresh: %s", v.id, diff))
 		}
 	}
@@ -208,13 +208,29 @@ func (s *soaker) check() {
 			served[in.GetId()] = true
 		}
 	}
+	cloud, ok := s.readCloud()
+	if !ok {
+		return
+	}
 	s.mu.Lock()
-	late, pending := unservedChanges(s.launched, served, liveInstances(s.fake.State()), time.Now(), servedWithin)
+	late, pending := unservedChanges(s.launched, served, liveInstances(cloud), time.Now(), servedWithin)
 	s.launched = pending
 	s.mu.Unlock()
 	s.violateAll(late)
-	s.violateAll(cloudDesiredViolations(s.fake.State(), bounds))
+	s.violateAll(cloudDesiredViolations(cloud, bounds))
 	s.observe()
+}
+
+// readCloud reads the cloud's truth; a failed read is reported and the
+// checks that need it are skipped, since an empty answer would look like
+// every instance vanished.
+func (s *soaker) readCloud() ([]simcloud.Group, bool) {
+	cloud, err := s.state()
+	if err != nil {
+		s.violate("%v", err)
+		return nil, false
+	}
+	return cloud, true
 }
 
 func (s *soaker) violateAll(violations []string) {
@@ -226,7 +242,11 @@ func (s *soaker) violateAll(violations []string) {
 // observe compares the fake's live instances with the last look: any that
 // vanished must have been asked for.
 func (s *soaker) observe() {
-	alive := liveInstances(s.fake.State())
+	cloud, ok := s.readCloud()
+	if !ok {
+		return
+	}
+	alive := liveInstances(cloud)
 	s.mu.Lock()
 	lost := unrequestedLosses(s.alive, alive, s.requested, s.cancellable)
 	s.alive = alive
@@ -241,11 +261,11 @@ func (s *soaker) observe() {
 	}
 }
 
-// cleanCompare turns faults off, lets the fake finish its pending work, takes
+// cleanCompare (in process only) turns faults off, lets the fake finish its pending work, takes
 // a clean Refresh and compares our snapshot with the cloud.
 func (s *soaker) cleanCompare() {
-	s.fake.Chaos.SetFaults(0)
-	defer s.fake.Chaos.SetFaults(s.o.faultRate, s.o.faults...)
+	s.fake.Chaos.SetMix(simcloud.FaultMix{})
+	defer s.fake.Chaos.SetMix(s.o.mix)
 	// A slow-applied request of an earlier step may still land; compare
 	// only once it has.
 	s.fake.WaitIdle()
