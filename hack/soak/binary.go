@@ -42,6 +42,7 @@ func binaryArgs(provider string, mix simcloud.FaultMix, rpcTimeout time.Duration
 func (s *soaker) startBinary() (func(), error) {
 	ctx := context.Background()
 	s.now = time.Now
+	s.provisionTimeout = binaryProvisionTimeout
 	var log io.Writer = io.Discard
 	if s.o.verbose {
 		log = os.Stderr

@@ -56,8 +56,14 @@ var mutations = map[string]bool{"NodeGroupIncreaseSize": true, "NodeGroupDeleteN
 
 // provisionTimeout stands for CA's max-node-provision-time: CA decreases a
 // group's target only when its registered nodes have lagged the target that
-// long, never right after an increase (a new increase resets the clock).
-const provisionTimeout = 15 * time.Second
+// long, never right after an increase (a new increase resets the clock). In
+// process it is read on the fake's clock, one second per step. Against the
+// binary it is wall time and shorter than the simulated clouds take to make
+// an instance ready (5 to 8 s), so a decrease still finds slots to cancel.
+const (
+	provisionTimeout       = 15 * time.Second
+	binaryProvisionTimeout = 3 * time.Second
+)
 
 // answerSlack is how much later than its deadline an RPC may come back
 // before it counts as unanswered (scheduling on a busy 2-core machine).
@@ -77,6 +83,8 @@ type soaker struct {
 	now func() time.Time
 	// unmanaged are providerIDs of nodes in no group.
 	unmanaged []string
+	// provisionTimeout is provisionTimeout or binaryProvisionTimeout.
+	provisionTimeout time.Duration
 
 	// In process only (nil against the binary): the server, the fake cloud
 	// and its clock, which the soak advances and whose faults it pauses.
@@ -134,6 +142,7 @@ func soakOne(provider string, o options) (report, error) {
 		r:         report{ops: map[string]int{}},
 		requested: map[string]bool{}, cancellable: map[string]bool{}, alive: map[string]bool{},
 		lastIncrease: map[string]time.Time{}, launched: map[string]time.Time{},
+		provisionTimeout: provisionTimeout,
 	}
 	var stop func()
 	var err error

@@ -161,7 +161,7 @@ func (s *soaker) decrease(g *protos.NodeGroup, seed int64) {
 	}
 	room := min(v.target-registered, v.target-v.minSize)
 	s.mu.Lock()
-	recent := s.now().Sub(s.lastIncrease[v.id]) < provisionTimeout
+	recent := s.now().Sub(s.lastIncrease[v.id]) < s.provisionTimeout
 	s.mu.Unlock()
 	if room <= 0 || recent {
 		return
