@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,14 +36,26 @@ func targetViolations(views []groupView) []string {
 }
 
 // cloudDesiredViolations: the cloud's desired size of every group we serve is
-// within the bounds we report for it.
+// within the bounds we report for it. A served group the cloud's truth does
+// not hold is a violation too, so the check cannot pass by matching nothing.
 func cloudDesiredViolations(cloud []simcloud.Group, bounds map[string]groupBounds) []string {
 	var out []string
+	matched := map[string]bool{}
 	for _, g := range cloud {
 		for _, id := range g.IDs {
-			if b, ok := bounds[id]; ok && (g.Desired < b.minSize || g.Desired > b.maxSize) {
+			b, ok := bounds[id]
+			if !ok {
+				continue
+			}
+			matched[id] = true
+			if g.Desired < b.minSize || g.Desired > b.maxSize {
 				out = append(out, fmt.Sprintf("group %s: cloud's desired size %d outside [%d, %d]", id, g.Desired, b.minSize, b.maxSize))
 			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(bounds)) {
+		if !matched[id] {
+			out = append(out, fmt.Sprintf("group %s: served, but not in the cloud's state", id))
 		}
 	}
 	return out

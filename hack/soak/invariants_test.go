@@ -48,7 +48,10 @@ func TestCloudDesiredViolations(t *testing.T) {
 		{IDs: []string{"unserved"}, Desired: 99}, // not ours: no bounds to hold
 	}
 	wantViolations(t, cloudDesiredViolations(cloud, bounds), "group pool-b: cloud's desired size 5 outside [1, 4]")
-	wantViolations(t, cloudDesiredViolations(cloud[:1], bounds))
+	wantViolations(t, cloudDesiredViolations(cloud[:1], map[string]groupBounds{"pool-a": {1, 4}}))
+	// A served group the cloud's state lacks: the check must not pass by
+	// matching nothing.
+	wantViolations(t, cloudDesiredViolations(cloud[:1], bounds), "group pool-b: served, but not in the cloud's state")
 }
 
 func TestUnrequestedLosses(t *testing.T) {
