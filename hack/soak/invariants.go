@@ -264,15 +264,29 @@ func (s *soaker) observe() {
 	s.mu.Lock()
 	lost := unrequestedLosses(s.alive, alive, s.requested, s.cancellable)
 	s.alive = alive
+	seen := s.lastSeen
+	s.lastSeen = describeInstances(cloud)
 	s.mu.Unlock()
 	for _, id := range lost {
-		s.violate("instance %s was deleted but nobody asked to delete it", id)
+		s.violate("instance %s (%s) was deleted but nobody asked to delete it", id, seen[id])
 	}
 	if len(lost) > 0 && s.o.verbose {
 		s.mu.Lock()
 		fmt.Fprintf(os.Stderr, "lost %v after:\n  %s\n", lost, strings.Join(s.history, "\n  "))
 		s.mu.Unlock()
 	}
+}
+
+// describeInstances says, for every instance of cloud, its group, its state
+// and the group's desired size, for a violation naming the instance later.
+func describeInstances(cloud []simcloud.Group) map[string]string {
+	out := map[string]string{}
+	for _, g := range cloud {
+		for _, in := range g.Instances {
+			out[in.ProviderID] = fmt.Sprintf("last seen %s in group %v of desired size %d and %d instances", in.State, g.IDs, g.Desired, len(g.Instances))
+		}
+	}
+	return out
 }
 
 // cleanCompare (in process only) turns faults off, lets the fake finish its pending work, takes

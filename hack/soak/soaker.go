@@ -97,7 +97,9 @@ type soaker struct {
 	requested   map[string]bool
 	cancellable map[string]bool
 	alive       map[string]bool
-	history     []string
+	// lastSeen describes each instance as the last look saw it.
+	lastSeen map[string]string
+	history  []string
 	// lastIncrease is the fake-clock time of each group's last increase.
 	lastIncrease map[string]time.Time
 	// launched are instances launched behind the provider's back and not
