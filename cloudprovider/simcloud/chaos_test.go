@@ -1,4 +1,4 @@
-package cluster
+package simcloud
 
 import (
 	"net/http"
