@@ -582,6 +582,12 @@ func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
 	if err != nil && !(cloudprovider.SizeUnstated(err) && errors.Is(err, cloudprovider.ErrMalformedResponse)) {
 		return fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
+	if err != nil {
+		// Applied, but the answer names no operation to follow: record it as
+		// done, or settling would read the empty operation as a failure and
+		// give the evicted members back to the target.
+		op = exoapi.Operation{ID: op.ID, State: exoapi.OperationSuccess}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.m.now()
