@@ -302,8 +302,21 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fault.AfterApply {
-		// The change happens; its answer is dropped for the fault's.
-		a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r)
+		// The change happens; its answer is dropped for the fault's, except
+		// that a success the cloud refused stays refused: a garbled 2xx
+		// means the cloud carried the request out, and no gateway turns
+		// the cloud's 409 into a 200.
+		real := httptest.NewRecorder()
+		a.cfg.Routes.ServeHTTP(real, r)
+		if st := fault.AnswerStatus(); st >= 200 && st < 300 && (real.Code < 200 || real.Code >= 300) {
+			for k, v := range real.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(real.Code)
+			_, _ = w.Write(real.Body.Bytes())
+			a.recorder.finish(entry, real.Code, true)
+			return
+		}
 	}
 	switch {
 	case fault.Reset:
