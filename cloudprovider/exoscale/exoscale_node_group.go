@@ -183,13 +183,6 @@ func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Opera
 		res, done := results[p.op.ID]
 		if !done && p.seq < seq && (p.op.Done() || p.op.ID == "") {
 			res, done = p.op, true
-			if p.op.ID == "" {
-				// Answered 2xx without a usable operation: the cloud
-				// applied it (the outcome rule), and the guard read the
-				// pool right after. Only a final state we were told is a
-				// failure.
-				res = exoapi.Operation{State: exoapi.OperationSuccess}
-			}
 		}
 		if !done {
 			if now.Sub(p.submitted) > staleOperation {

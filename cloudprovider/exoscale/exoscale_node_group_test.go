@@ -397,37 +397,3 @@ func TestOperationFinalOnSubmission(t *testing.T) {
 		})
 	}
 }
-
-// TestEvictionWithUnusableAnswerIsApplied: an eviction answered 2xx with a
-// body that does not parse was applied (it has no operation to poll). It
-// settles as a success: the target it left stays, even while another
-// operation of the group is still pending.
-func TestEvictionWithUnusableAnswerIsApplied(t *testing.T) {
-	o := defaultEnvOptions()
-	o.fake.OperationDelay = 30 * time.Second
-	e := newTestEnv(t, o)
-	e.refresh(t)
-	ctx := ctx5s(t)
-	g := e.group(t, e.workersPool)
-	members := memberIDs(t, e, e.workersPool)
-	if err := g.IncreaseSize(ctx, 1); err != nil { // 3 -> 4, pending for 30 s
-		t.Fatal(err)
-	}
-	e.fake.AddFault(cloudprovidertest.Fault{Operation: "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict", Malformed: true, AfterApply: true})
-	if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + members[0])}); err != nil {
-		t.Fatalf("DeleteNodes answered 200 with an unusable body: %v, want nil (applied)", err)
-	}
-	// A scale then an eviction: the pool list cannot tell, the scale is
-	// polled and still pending.
-	e.refresh(t)
-	p, _ := e.fake.Pool(e.workersPool)
-	if n, _ := g.TargetSize(ctx); n != p.Size || p.Size != 3 {
-		t.Fatalf("target %d, cloud's %d; want both 3", n, p.Size)
-	}
-	nodes, _ := g.Nodes(ctx)
-	for _, in := range nodes {
-		if in.Id == ProviderIDPrefix+members[0] && (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) {
-			t.Fatalf("evicted member %s reported %+v, want Deleting", members[0], in.Status)
-		}
-	}
-}
