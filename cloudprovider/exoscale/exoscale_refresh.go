@@ -220,6 +220,7 @@ func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoa
 			case err == nil && op.State != exoapi.OperationSuccess:
 				results[o.id] = op
 			case err == nil:
+				op.ID = o.id // keyed as submitted, whatever the answer echoes
 				seen[g] = append(seen[g], op)
 			case errors.Is(err, cloudprovider.ErrNotFound):
 				// Expired operations are gone; the lists tell the truth now.
