@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7 in CI: every fuzz target for FUZZTIME (default 10s), then the chaos
+# The proof step of CI: every fuzz target for FUZZTIME (default 10s), then the chaos
 # soak for SOAK_DURATION (default 60s) per provider (SOAK_PROVIDERS, default
 # all three), in process and then, for SOAK_BINARY_DURATION (default 20s),
 # against the built binary run with --simulate and --simulate-faults

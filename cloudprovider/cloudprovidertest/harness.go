@@ -130,7 +130,7 @@ type Env struct {
 	SpecNames func(groupID string) []string
 }
 
-// RefreshBudget is issue 15's budget of cloud calls per Refresh, with this
+// RefreshBudget is the budget of cloud calls per Refresh, with this
 // provider's numbers.
 type RefreshBudget struct {
 	// Unchanged bounds a Refresh where nothing changed and no read is older

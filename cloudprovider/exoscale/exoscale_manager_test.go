@@ -175,7 +175,7 @@ func TestPendingOperations(t *testing.T) {
 		e.fake.ResetRequests()
 		e.refresh(t)
 		// The loop right after a scale-up: the pool list, and the instance
-		// list for the new members (issue 15: 1 + changed groups).
+		// list for the new members (1 + changed groups).
 		want := map[string]int{"GET /v2/instance-pool": 1, "GET /v2/instance": 1}
 		if calls := e.fake.OperationCounts(); fmt.Sprint(calls) != fmt.Sprint(want) {
 			t.Fatalf("Refresh after a scale-up made %v, want %v", calls, want)

@@ -84,7 +84,7 @@ type nodeGroup struct {
 	guard *cloudprovider.MutationGuard
 	// mu guards everything below. It is released during cloud calls, so that
 	// reads (TargetSize, Nodes, NodeGroups) never wait behind a slow scale or
-	// eviction: CA aborts its loop when TargetSize fails (found by hack/soak).
+	// eviction: CA aborts its loop when TargetSize fails.
 	mu       sync.Mutex
 	st       groupState
 	expected int // cloud size once pending operations land; used while any is pending

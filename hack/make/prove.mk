@@ -1,4 +1,4 @@
-# Proof targets (issue 7): CA-loop benchmark, chaos soak, fuzzing.
+# Proof targets: CA-loop benchmark, chaos soak, fuzzing.
 #   make bench                      table for docs/performance.md (minutes; not in CI)
 #   make soak SOAK_DURATION=2h      chaos soak of all three providers
 #   make soak-binary                the same against the built binary (--simulate-faults)
