@@ -26,6 +26,14 @@ const (
 	codeInvalidParameter   = "InvalidParameter"
 	codeMissingParameter   = "MissingParameter"
 	codeGroupInvalidStatus = "InvalidScalingGroup.InvalidStatus"
+	// codeInvalidRegion refuses a request signed for a region the gateway
+	// does not serve (Options.OtherRegion RefuseRegion). It is our
+	// assumption: the docs name no code for it. A 400 with a code naming
+	// the region is the plausible reading: the signature itself is valid
+	// (the gateway derives the signing key from the scope the request
+	// carries), so the refusal is of a parameter, the region, and not of
+	// the credentials.
+	codeInvalidRegion = "InvalidRegion"
 )
 
 // invalid refuses a parameter value with the common InvalidParameter code.

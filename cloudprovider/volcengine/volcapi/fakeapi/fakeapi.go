@@ -166,7 +166,30 @@ type Options struct {
 	// request signed with another gets the gateway's 401 InvalidAccessKey.
 	// Empty accepts any key.
 	AccessKey string
+	// Regions are the regions the fake serves, matched against the region
+	// of the request's signing scope (the only place a Volcengine request
+	// names its region: one gateway host serves them all). Empty serves
+	// every region, so a test signing for any region sees the fake's store.
+	Regions []string
+	// OtherRegion is what the fake does with a request signed for a region
+	// outside Regions. The gateway's answer is undocumented, so each
+	// plausible one is offered; the default refuses.
+	OtherRegion RegionPolicy
 }
+
+// RegionPolicy is what the fake does with a request signed for a region it
+// does not serve.
+type RegionPolicy int
+
+const (
+	// RefuseRegion answers 400 InvalidRegion in the gateway's error
+	// envelope (codeInvalidRegion says why this code is our assumption).
+	RefuseRegion RegionPolicy = iota
+	// EmptyRegion serves the region as one holding nothing: no groups,
+	// configurations, instances, activities, instance types, subnets or
+	// images, and every mutation refused as for an unknown group.
+	EmptyRegion
+)
 
 // Server is the fake API. The zero value is not usable; call New.
 type Server struct {
@@ -203,16 +226,7 @@ func New(opts Options) *Server {
 	if opts.ErrorGrace == 0 {
 		opts.ErrorGrace = time.Minute
 	}
-	s := &Server{
-		opts:           opts,
-		groups:         map[string]*Group{},
-		configs:        map[string]*Configuration{},
-		types:          map[string]*InstanceType{},
-		subnets:        map[string]*Subnet{},
-		images:         map[string]*Image{},
-		instances:      map[string]*Instance{},
-		createFailures: map[string]CreateFailure{},
-	}
+	s := newStore(opts)
 	s.FakeAPI = cloudprovidertest.NewFakeAPI(cloudprovidertest.FakeAPIConfig{
 		Routes:        http.HandlerFunc(s.serve),
 		Operation:     actionOf,
@@ -226,6 +240,21 @@ func New(opts Options) *Server {
 		},
 	})
 	return s
+}
+
+// newStore returns a Server with an empty store and no gateway: New wraps
+// it in one, and a region the fake serves as empty is one of its own.
+func newStore(opts Options) *Server {
+	return &Server{
+		opts:           opts,
+		groups:         map[string]*Group{},
+		configs:        map[string]*Configuration{},
+		types:          map[string]*InstanceType{},
+		subnets:        map[string]*Subnet{},
+		images:         map[string]*Image{},
+		instances:      map[string]*Instance{},
+		createFailures: map[string]CreateFailure{},
+	}
 }
 
 // AddGroup stores g (copied). A group with Desired >= 0 gets its missing

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
@@ -77,18 +78,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	requestID := s.nextID("req-")
 	s.mu.Unlock()
 
+	region := s.opts.Region
+	if _, signed := parseCredential(r.Header.Get("Authorization")); !s.serves(signed) {
+		region = signed
+	}
 	writeEnvelope(w, map[string]any{
 		"RequestId": requestID,
 		"Action":    action,
 		"Version":   version,
 		"Service":   handlers[action].name,
-		"Region":    s.opts.Region,
+		"Region":    region,
 	}, result, aerr)
 }
 
 // dispatchLocked checks what the gateway checks before any service sees the
-// request (path, signature, access key, action and version), then runs the
-// action's handler.
+// request (path, signature, access key, region, action and version), then
+// runs the action's handler.
 func (s *Server) dispatchLocked(r *http.Request, q url.Values) (any, *apiError) {
 	action := q.Get("Action")
 	version := q.Get("Version")
@@ -100,6 +105,11 @@ func (s *Server) dispatchLocked(r *http.Request, q url.Values) (any, *apiError) 
 	case s.opts.AccessKey != "" && accessKeyOf(r.Header.Get("Authorization")) != s.opts.AccessKey:
 		return nil, errf(http.StatusUnauthorized, "InvalidAccessKey", "the access key is not valid")
 	}
+	_, region := parseCredential(r.Header.Get("Authorization"))
+	served := s.serves(region)
+	if !served && s.opts.OtherRegion == RefuseRegion {
+		return nil, errf(http.StatusBadRequest, codeInvalidRegion, "the region %q is not supported", region)
+	}
 	h, ok := handlers[action]
 	switch {
 	case !ok:
@@ -107,8 +117,19 @@ func (s *Server) dispatchLocked(r *http.Request, q url.Values) (any, *apiError) 
 	case version != h.version:
 		return nil, errf(http.StatusNotFound, "InvalidActionOrVersion", "action %s has no version %q", action, version)
 	}
+	if !served {
+		// EmptyRegion: the region holds nothing, and nothing done there
+		// touches the served region's store.
+		return h.fn(newStore(s.opts), &params{q: q})
+	}
 	s.advanceLocked()
 	return h.fn(s, &params{q: q})
+}
+
+// serves reports whether the fake serves region (Options.Regions; every
+// region when that is empty).
+func (s *Server) serves(region string) bool {
+	return len(s.opts.Regions) == 0 || slices.Contains(s.opts.Regions, region)
 }
 
 // contentType is what the gateway answers with.

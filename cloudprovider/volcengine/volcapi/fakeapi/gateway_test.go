@@ -210,3 +210,47 @@ func TestMutatingActionsAreMarked(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherRegion: a request signed for a region outside Options.Regions is
+// refused with 400 InvalidRegion, or served as an empty region that leaves
+// the served one untouched; the served region sees its groups either way.
+func TestOtherRegion(t *testing.T) {
+	typo := strings.Replace(testAuth, "/cn-beijing/", "/cn-bejing/", 1)
+	list := url.Values{"Action": {ActionDescribeScalingGroups}, "Version": {"2020-01-01"}}
+	modify := url.Values{"Action": {ActionModifyScalingGroup}, "Version": {"2020-01-01"}, "ScalingGroupId": {"scg-1"}, "DesireInstanceNumber": {"2"}}
+	for _, tc := range []struct {
+		policy     RegionPolicy
+		wantStatus int
+		wantCode   string
+	}{
+		{policy: RefuseRegion, wantStatus: http.StatusBadRequest, wantCode: codeInvalidRegion},
+		{policy: EmptyRegion, wantStatus: http.StatusOK},
+	} {
+		t.Run(tc.wantCode, func(t *testing.T) {
+			s := New(Options{Regions: []string{"cn-beijing"}, OtherRegion: tc.policy})
+			s.AddGroup(Group{ID: "scg-1", Min: 0, Max: 3, Desired: 0})
+			base := s.Start()
+			defer s.Close()
+			status, env := get(t, base, list, typo)
+			gotCode := ""
+			if env.ResponseMetadata.Error != nil {
+				gotCode = env.ResponseMetadata.Error.Code
+			}
+			if status != tc.wantStatus || gotCode != tc.wantCode {
+				t.Fatalf("other region: %d %q, want %d %q", status, gotCode, tc.wantStatus, tc.wantCode)
+			}
+			if tc.wantCode == "" && env.Result["TotalCount"] != float64(0) {
+				t.Fatalf("the empty region lists %v", env.Result)
+			}
+			if status, _ := get(t, base, modify, typo); status == http.StatusOK {
+				t.Fatal("a mutation in the other region succeeded")
+			}
+			if g, _ := s.Group("scg-1"); g.Desired != 0 {
+				t.Fatalf("the other region's mutation changed the served group: desired %d", g.Desired)
+			}
+			if status, env := get(t, base, list, testAuth); status != http.StatusOK || env.Result["TotalCount"] != float64(1) {
+				t.Fatalf("served region: %d %v, want its one group", status, env.Result)
+			}
+		})
+	}
+}
