@@ -60,6 +60,9 @@ type preflightReport struct {
 	specs    []string
 	calls    *callRecorder
 	warnings []string
+	// location is the zone or region the configuration names, if the
+	// provider says (Registration.Location).
+	location cloudprovider.Location
 	// problem is the one-line cause of a failed check ("" when it passed).
 	problem string
 }
@@ -77,8 +80,9 @@ func preflight(ctx context.Context, cfg *config, reg cloudprovider.Registration)
 	opts := cfg.buildOptions(nil)
 	opts.InstrumentTransport = r.calls.wrap
 	if reg.Location != nil {
-		if name, kind, published := reg.Location(opts); name != "" && len(published) > 0 && !slices.Contains(published, name) {
-			r.warnings = append(r.warnings, fmt.Sprintf("%s %q is not in %s's published list (%s): check the spelling", kind, name, cfg.provider, strings.Join(published, ", ")))
+		r.location = reg.Location(opts)
+		if l := r.location; l.Name != "" && len(l.Published) > 0 && !slices.Contains(l.Published, l.Name) {
+			r.warnings = append(r.warnings, fmt.Sprintf("%s %q is not in %s's published list (%s): check the spelling", l.Kind, l.Name, cfg.provider, strings.Join(l.Published, ", ")))
 		}
 	}
 
@@ -101,7 +105,13 @@ func preflight(ctx context.Context, cfg *config, reg cloudprovider.Registration)
 	defer func() { _ = p.Cleanup(context.WithoutCancel(ctx)) }()
 
 	if err := p.Refresh(ctx); err != nil {
-		return r.fail(preflightCode(err), r.cause(err))
+		cause := r.cause(err)
+		if errors.Is(err, cloudprovider.ErrConfig) && r.location.Name != "" {
+			// The specs were resolved against what the cloud holds in this
+			// zone or region: a misspelt one holds nothing.
+			cause = fmt.Errorf("%w (looked in %s)", cause, r.where())
+		}
+		return r.fail(preflightCode(err), cause)
 	}
 	groups, err := p.NodeGroups(ctx)
 	if err != nil {
@@ -121,9 +131,21 @@ func preflight(ctx context.Context, cfg *config, reg cloudprovider.Registration)
 		r.warnings = append(r.warnings, fmt.Sprintf("the cloud refused %s (HTTP %d)", c.operation, c.status))
 	}
 	if len(groups) == 0 {
-		r.warnings = append(r.warnings, "no node groups are served with these --nodes/--node-group-auto-discovery flags: CA would do nothing")
+		// A warning, not a failure: a cluster whose groups are not created
+		// or tagged yet is a valid configuration the server serves as is.
+		if r.location.Name != "" {
+			r.warnings = append(r.warnings, fmt.Sprintf("no node groups are served in %s with these --nodes/--node-group-auto-discovery flags: CA would do nothing; check %s and the flags", r.where(), r.location.Setting))
+		} else {
+			r.warnings = append(r.warnings, "no node groups are served with these --nodes/--node-group-auto-discovery flags: CA would do nothing")
+		}
 	}
 	return r, 0
+}
+
+// where names the configured zone or region and its setting:
+// `region "cn-beijing" (REGION_ID)`.
+func (r *preflightReport) where() string {
+	return fmt.Sprintf("%s %q (%s)", r.location.Kind, r.location.Name, r.location.Setting)
 }
 
 func (r *preflightReport) fail(code int, err error) (*preflightReport, int) {
@@ -248,6 +270,8 @@ func (r *preflightReport) cause(err error) error {
 	switch {
 	case errors.Is(err, cloudprovider.ErrConfig):
 		return providerError(r.provider, err)
+	case hasAPI && r.refusesLocation(api):
+		return fmt.Errorf("%s: the API refused %s%s: check the spelling: %s", r.provider, r.where(), onOperation(api, true), err)
 	case errors.Is(err, cloudprovider.ErrUnauthenticated):
 		return fmt.Errorf("%s: authentication failed: the cloud refused the credentials%s; check the key and secret (or their *_FILE files)", r.provider, onOperation(api, hasAPI))
 	case errors.Is(err, cloudprovider.ErrPermissionDenied):
@@ -262,6 +286,21 @@ func (r *preflightReport) cause(err error) error {
 		return fmt.Errorf("%s: cannot reach the cloud API%s: check the endpoint, zone or region, and the network path to it: %s", r.provider, onOperation(api, true), err)
 	}
 	return providerError(r.provider, err)
+}
+
+// refusesLocation reports whether a refusal is about the configured zone or
+// region: a 4xx whose code or message names it. The clouds document no
+// code for this (a Volcengine region travels only in the request's
+// signature), so the test is by what the refusal talks about.
+func (r *preflightReport) refusesLocation(api *cloudprovider.APIError) bool {
+	switch {
+	case r.location.Name == "", api.Status < 400, api.Status >= 500,
+		// Credentials, permissions and throttling have their own lines.
+		api.Status == http.StatusUnauthorized, api.Status == http.StatusForbidden, api.Status == http.StatusTooManyRequests:
+		return false
+	}
+	text := strings.ToLower(api.Code + " " + api.Message)
+	return strings.Contains(text, r.location.Kind) || strings.Contains(text, strings.ToLower(r.location.Name))
 }
 
 func onOperation(api *cloudprovider.APIError, ok bool) string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	volcfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
 // vultrSimClusterID is the cluster the Vultr simulation seeds.
@@ -289,4 +290,73 @@ func TestPreflightRefusedReadNamesTheAction(t *testing.T) {
 	cfg := volcengineGateway(t, "DescribeScalingGroups")
 	code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
 	wantOneError(t, code, stderr, 1, "volcengine: permission refused for DescribeScalingGroups", "AccessDenied")
+}
+
+// volcengineRegions starts a Volcengine fake serving only cn-beijing, with
+// one tagged group there, that treats any other region by policy; it
+// returns a cloud config signing for region.
+func volcengineRegions(t *testing.T, policy volcfake.RegionPolicy, region string) string {
+	t.Helper()
+	t.Setenv("REGION_ID", "")
+	f := volcfake.New(volcfake.Options{AccessKey: "AKLTpreflight", Regions: []string{"cn-beijing"}, OtherRegion: policy})
+	f.AddInstanceType(volcfake.InstanceType{ID: "ecs.g3i.xlarge", Family: "ecs.g3i", CPUs: 4, MemoryMiB: 16384})
+	f.AddImage(volcfake.Image{ID: "image-1", Architecture: "x86_64", OSType: "Linux"})
+	f.AddConfiguration(volcfake.Configuration{ID: "scc-1", GroupID: "scg-1", InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-1"})
+	f.AddGroup(volcfake.Group{ID: "scg-1", Name: "general", Min: 1, Max: 10, Desired: 0, ActiveConfigID: "scc-1",
+		Tags: map[string]string{"k8s.io/cluster-autoscaler/enabled": "true"}})
+	url := f.Start()
+	t.Cleanup(f.Close)
+	return writeFile(t, "volc.conf", "[Global]\nregion-id = "+region+"\naccess-key = AKLTpreflight\nsecret-key = s\nendpoint = "+url+"\nscheme = http\n")
+}
+
+// TestPreflightVolcengineRegion: a misspelt Volcengine region, which only
+// the gateway can tell (no region list, one host for every region), is
+// named under each answer the gateway may give: refused (exit 1), or served
+// as empty (a spec matching nothing exits 2, discovery finding nothing
+// warns); the right region passes against the same fake.
+func TestPreflightVolcengineRegion(t *testing.T) {
+	const discovery = "asg:tag=k8s.io/cluster-autoscaler/enabled=true"
+	for name, policy := range map[string]volcfake.RegionPolicy{"refusing": volcfake.RefuseRegion, "serving empty": volcfake.EmptyRegion} {
+		t.Run("right region, other regions "+name, func(t *testing.T) {
+			cfg := volcengineRegions(t, policy, "cn-beijing")
+			code, out, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-1")
+			if code != 0 || strings.Contains(stderr, "region") {
+				t.Fatalf("exit %d, want 0 without a region line:\n%s\n%s", code, out, stderr)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		cfg := volcengineRegions(t, volcfake.RefuseRegion, "cn-bejing")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-1")
+		wantOneError(t, code, stderr, 1, `volcengine: the API refused region "cn-bejing" (region-id in --cloud-config)`, "HTTP 400", "check the spelling")
+	})
+	t.Run("refused, from REGION_ID", func(t *testing.T) {
+		cfg := volcengineRegions(t, volcfake.RefuseRegion, "cn-beijing")
+		cfg = writeFile(t, "volc.conf", strings.Replace(readFile(t, cfg), "region-id = cn-beijing\n", "", 1))
+		t.Setenv("REGION_ID", "cn-bejing")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--node-group-auto-discovery", discovery)
+		wantOneError(t, code, stderr, 1, `volcengine: the API refused region "cn-bejing" (REGION_ID)`)
+	})
+	t.Run("empty, spec", func(t *testing.T) {
+		cfg := volcengineRegions(t, volcfake.EmptyRegion, "cn-bejing")
+		code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-1")
+		wantOneError(t, code, stderr, 2, "--nodes 1:10:scg-1 matches no node group", `looked in region "cn-bejing" (region-id in --cloud-config)`)
+	})
+	t.Run("empty, discovery", func(t *testing.T) {
+		cfg := volcengineRegions(t, volcfake.EmptyRegion, "cn-bejing")
+		code, out, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--node-group-auto-discovery", discovery)
+		if code != 0 || len(errorLines(stderr)) != 0 ||
+			!strings.Contains(stderr, `warning: no node groups are served in region "cn-bejing" (region-id in --cloud-config) with these --nodes/--node-group-auto-discovery flags: CA would do nothing; check region-id in --cloud-config and the flags`) {
+			t.Fatalf("exit %d, want 0 with one warning naming the region:\n%s\n%s", code, out, stderr)
+		}
+	})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

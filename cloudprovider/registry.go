@@ -98,6 +98,19 @@ type Builder func(ctx context.Context, opts BuildOptions) (CloudProvider, error)
 // Simulator starts a fake cloud seeded with a demo cluster and a provider bound to it.
 type Simulator func(ctx context.Context, opts BuildOptions) (*Simulation, error)
 
+// Location is the zone or region a configuration names.
+type Location struct {
+	// Name is the zone or region ("" when the configuration names none).
+	Name string
+	// Kind is what the cloud calls it: "zone" or "region".
+	Kind string
+	// Setting is where the operator sets it (EXOSCALE_ZONE, REGION_ID).
+	Setting string
+	// Published is the cloud's list of them as its SDK carries it; empty
+	// when the SDK has none.
+	Published []string
+}
+
 // Registration describes a provider to the registry.
 type Registration struct {
 	Build Builder
@@ -109,10 +122,10 @@ type Registration struct {
 	// limits (see docs/flags.md); --cloud-api-rate-limit overrides it.
 	RateLimit RateLimit
 	// Location, when set, returns the zone or region the configuration
-	// names, what the cloud calls it ("zone", "region"), and the cloud's
-	// published list of them as its SDK carries it, so preflight warns
-	// about a misspelt one without a call. Optional.
-	Location func(opts BuildOptions) (name, kind string, published []string)
+	// names, so preflight warns about a misspelt one without a call when
+	// the SDK publishes a list, and names it when the cloud refuses it or
+	// holds no group there. Optional.
+	Location func(opts BuildOptions) Location
 	// OptionalOperations are read operations, as the provider's
 	// OperationFunc names them, whose refusal only costs a template detail:
 	// preflight warns about them instead of failing. Optional.

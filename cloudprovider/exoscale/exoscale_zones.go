@@ -19,9 +19,10 @@ var publishedZones = []v3.ZoneName{
 
 // zoneLocation is the registration's Location: EXOSCALE_ZONE as read from
 // the environment, and the published zones.
-func zoneLocation(cloudprovider.BuildOptions) (name, kind string, published []string) {
+func zoneLocation(cloudprovider.BuildOptions) cloudprovider.Location {
+	loc := cloudprovider.Location{Name: strings.TrimSpace(os.Getenv(EnvZone)), Kind: "zone", Setting: EnvZone}
 	for _, z := range publishedZones {
-		published = append(published, string(z))
+		loc.Published = append(loc.Published, string(z))
 	}
-	return strings.TrimSpace(os.Getenv(EnvZone)), "zone", published
+	return loc
 }

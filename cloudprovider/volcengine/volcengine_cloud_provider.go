@@ -20,8 +20,9 @@ func init() {
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
 		RateLimit:   DefaultRateLimit,
+		Location:    regionLocation,
 		// Subnet zones and image architectures only refine a template (see
-		// volcengine_template.go); the SDK carries no region list.
+		// volcengine_template.go).
 		OptionalOperations: []string{
 			"GET /?Action=" + volcapi.ActionDescribeSubnets,
 			"GET /?Action=" + volcapi.ActionDescribeImages,

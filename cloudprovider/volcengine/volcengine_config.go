@@ -125,6 +125,24 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
+// regionLocation is the registration's Location: the region the
+// configuration names, and where it is set. The SDK carries no region list
+// and one gateway host serves every region (the region travels only in the
+// signature's scope), so a misspelt region shows only in what the gateway
+// answers: preflight names it then.
+func regionLocation(opts cloudprovider.BuildOptions) cloudprovider.Location {
+	cfg, err := LoadConfig(opts.CloudConfig, nil)
+	if err != nil {
+		// Build reports the configuration's problems itself.
+		return cloudprovider.Location{}
+	}
+	setting := envRegion
+	if env := strings.TrimSpace(os.Getenv(envRegion)); env != cfg.Region {
+		setting = "region-id in --cloud-config"
+	}
+	return cloudprovider.Location{Name: cfg.Region, Kind: "region", Setting: setting}
+}
+
 // Validate reports every missing or bad field at once, one per line.
 func (c Config) Validate() error {
 	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))

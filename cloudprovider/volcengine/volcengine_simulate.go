@@ -65,6 +65,9 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		ProvisionDelay: simProvisionDelay,
 		RemoveDelay:    simRemoveDelay,
 		Region:         simRegion,
+		// The simulated gateway serves the one region the demo lives in;
+		// another is refused (the fake's default for an unserved region).
+		Regions: []string{simRegion},
 		// The fake checks the key the simulation signs with, so a client
 		// given another one (preflight's tests) is refused as the gateway
 		// would refuse it.
