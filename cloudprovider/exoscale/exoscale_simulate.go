@@ -69,7 +69,10 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
 	})
 	groupIDs := SeedDemo(fake)
-	endpoint := fake.Start()
+	endpoint, err := fake.Serve()
+	if err != nil {
+		return nil, fmt.Errorf("exoscale simulation: %w", err)
+	}
 	if len(opts.NodeGroupSpecs) == 0 {
 		opts.NodeGroupSpecs = simDefaultSpecs
 	}

@@ -70,7 +70,10 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		AccessKey: accessKey,
 	})
 	seedDemo(fake)
-	url := fake.Start()
+	url, err := fake.Serve()
+	if err != nil {
+		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
+	}
 	closeFn := fake.Close
 
 	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {

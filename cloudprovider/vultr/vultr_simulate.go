@@ -40,7 +40,10 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 	if err != nil {
 		return nil, err
 	}
-	url := fake.Start()
+	url, err := fake.Serve()
+	if err != nil {
+		return nil, fmt.Errorf("vultr simulation: %w", err)
+	}
 	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		fake.Close()

@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 )
 
@@ -68,7 +68,7 @@ type soaker struct {
 	client protos.CloudProviderClient
 	srv    *externalgrpc.Server
 	fake   *cluster.Fake
-	clock  *cloudprovidertest.ManualClock
+	clock  *fakecloud.ManualClock
 	rnd    *rand.Rand
 
 	mu          sync.Mutex
@@ -123,7 +123,7 @@ func soakOne(provider string, o options) (report, error) {
 		requested: map[string]bool{}, cancellable: map[string]bool{}, alive: map[string]bool{},
 		lastIncrease: map[string]time.Time{}, launched: map[string]time.Time{},
 	}
-	s.clock = cloudprovidertest.NewManualClock(time.Now())
+	s.clock = fakecloud.NewManualClock(time.Now())
 	fake, err := cluster.Start(cluster.Options{
 		Provider: provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,
 		Clock: s.clock, Faults: true, Seed: o.seed, MaxStaleness: soakMaxStaleness,

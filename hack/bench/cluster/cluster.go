@@ -3,7 +3,7 @@
 // as main does) against it. The benchmark and the soak share it.
 //
 // Chaos can inject faults at random through the fake kit's fault policy
-// (cloudprovidertest.FakeAPI), so resets, slow answers and answers lost after
+// (fakecloud.API), so resets, slow answers and answers lost after
 // the request was applied hit every cloud the same way, each answered in the
 // cloud's own error shape.
 package cluster
@@ -20,9 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 // Providers are the providers this package can seed, in table order.
@@ -44,7 +43,7 @@ type Options struct {
 	MinPerGroup int
 	// Clock drives the fake's provisioning; nil seeds a fake whose new
 	// instances are ready at once.
-	Clock *cloudprovidertest.ManualClock
+	Clock *fakecloud.ManualClock
 	// Faults, when set, lets Chaos inject faults into the fake's answers.
 	Faults bool
 	// Unmanaged is how many nodes belong to no group (a control plane, a
@@ -119,7 +118,7 @@ type Fake struct {
 	Chaos *Chaos
 
 	opts    Options
-	api     *cloudprovidertest.FakeAPI
+	api     *fakecloud.API
 	dir     string
 	state   func() []Group
 	settle  func()
@@ -160,7 +159,7 @@ func Start(opts Options) (*Fake, error) {
 
 // serve starts the fake (with Chaos as its fault policy when asked) and
 // returns the URL the provider should use.
-func (f *Fake) serve(api *cloudprovidertest.FakeAPI) string {
+func (f *Fake) serve(api *fakecloud.API) string {
 	if f.opts.Faults {
 		f.Chaos = NewChaos(f.opts.Seed)
 		api.SetFaultPolicy(f.Chaos.Pick)

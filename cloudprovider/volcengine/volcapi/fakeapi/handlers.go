@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // Action names served by the fake.
@@ -119,7 +119,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		body["Result"] = result
 	}
 	w.Header().Set("Content-Type", contentType)
-	cloudprovidertest.WriteJSON(w, status, body)
+	fakecloud.WriteJSON(w, status, body)
 }
 
 // contentType is what the gateway answers with.
@@ -138,7 +138,7 @@ func (s *Server) writeError(w http.ResponseWriter, status int, code, message str
 		"Error":     map[string]any{"Code": code, "Message": message},
 	}
 	w.Header().Set("Content-Type", contentType)
-	cloudprovidertest.WriteJSON(w, status, map[string]any{"ResponseMetadata": meta})
+	fakecloud.WriteJSON(w, status, map[string]any{"ResponseMetadata": meta})
 }
 
 // defaultErrorCode picks the gateway's code for a fault given only a status,
@@ -169,7 +169,7 @@ func (s *Server) requestID() string {
 
 // SigningScope returns the service and region a recorded request was signed
 // for, from its Authorization header's credential scope.
-func SigningScope(r cloudprovidertest.RecordedRequest) (service, region string) {
+func SigningScope(r fakecloud.RecordedRequest) (service, region string) {
 	return parseCredential(r.Header.Get("Authorization"))
 }
 

@@ -1,4 +1,4 @@
-package cloudprovidertest
+package fakecloud
 
 import (
 	"context"
@@ -15,14 +15,14 @@ import (
 
 // counterAPI is a one-resource cloud: POST /counter adds one, GET reads it.
 type counterAPI struct {
-	*FakeAPI
+	*API
 	value atomic.Int64
 }
 
 func newCounterAPI(t *testing.T, clock *ManualClock) *counterAPI {
 	t.Helper()
 	c := &counterAPI{}
-	c.FakeAPI = NewFakeAPI(FakeAPIConfig{
+	c.API = NewAPI(APIConfig{
 		Routes: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost {
 				c.value.Add(1)
@@ -61,7 +61,7 @@ func (c *counterAPI) call(ctx context.Context, method, body string) answer {
 	return answer{status: resp.StatusCode, body: string(b), retryAfter: resp.Header.Get("Retry-After"), contentType: resp.Header.Get("Content-Type")}
 }
 
-func TestFakeAPIAnswersFaults(t *testing.T) {
+func TestAPIAnswersFaults(t *testing.T) {
 	verbatim := "<html>bad gateway</html>"
 	tests := []struct {
 		name        string
@@ -119,7 +119,7 @@ func TestFakeAPIAnswersFaults(t *testing.T) {
 	}
 }
 
-func TestFakeAPIHangEndsWithTheClient(t *testing.T) {
+func TestAPIHangEndsWithTheClient(t *testing.T) {
 	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
 	c.AddFault(Fault{Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -132,7 +132,7 @@ func TestFakeAPIHangEndsWithTheClient(t *testing.T) {
 	}
 }
 
-func TestFakeAPIRecorder(t *testing.T) {
+func TestAPIRecorder(t *testing.T) {
 	clock := NewManualClock(time.Unix(100, 0))
 	c := newCounterAPI(t, clock)
 	if !strings.HasSuffix(c.URL(), "/api") || !strings.HasPrefix(c.URL(), "http://127.0.0.1:") {
@@ -160,7 +160,7 @@ func TestFakeAPIRecorder(t *testing.T) {
 	}
 }
 
-func TestFakeAPIDelay(t *testing.T) {
+func TestAPIDelay(t *testing.T) {
 	tests := []struct {
 		name        string
 		fault       Fault
@@ -193,7 +193,7 @@ func TestFakeAPIDelay(t *testing.T) {
 	}
 }
 
-func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
+func TestAPIFaultPolicyAfterTheQueue(t *testing.T) {
 	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
 	var asked []FaultRequest
 	c.SetFaultPolicy(func(r FaultRequest) (Fault, bool) {
@@ -219,7 +219,7 @@ func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
 	}
 }
 
-func TestFakeAPIReleaseLandsWhenTheTestSays(t *testing.T) {
+func TestAPIReleaseLandsWhenTheTestSays(t *testing.T) {
 	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
 	release, landed := make(chan struct{}), make(chan struct{})
 	c.AddFault(Fault{Release: release, Landed: landed, AfterApply: true, PassThrough: true})

@@ -1,13 +1,13 @@
-package cloudprovidertest
+package fakecloud
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync"
 	"time"
@@ -114,8 +114,8 @@ func (r *Recorder) Reset() {
 	r.requests, r.finished = nil, 0
 }
 
-// FakeAPIConfig is what a fake cloud tells the shared kit about itself.
-type FakeAPIConfig struct {
+// APIConfig is what a fake cloud tells the shared kit about itself.
+type APIConfig struct {
 	// Routes answers requests the way the cloud does. The kit calls it for
 	// every request no fault stops, and for AfterApply faults.
 	Routes http.Handler
@@ -134,24 +134,28 @@ type FakeAPIConfig struct {
 	Now func() time.Time
 }
 
-// FakeAPI is the machinery every fake cloud shares: the fault queue, the
+// API is the machinery every fake cloud shares: the fault queue, the
 // request log and the loopback server. A fake embeds it, so its fault and
 // log methods have the same names in every cloud.
-type FakeAPI struct {
+type API struct {
 	faults   FaultQueue
 	recorder Recorder
-	cfg      FakeAPIConfig
+	cfg      APIConfig
 	// stop releases requests held by a Delay when the fake closes.
 	stop     chan struct{}
 	stopOnce sync.Once
+	// serving is read-held by every request being served, so Close can wait
+	// for them: nothing changes the fake's state once Close returns.
+	serving sync.RWMutex
 
 	mu     sync.Mutex
-	server *httptest.Server
+	server *http.Server
+	url    string
 	policy func(FaultRequest) (Fault, bool)
 }
 
-// NewFakeAPI returns the kit for one fake cloud.
-func NewFakeAPI(cfg FakeAPIConfig) *FakeAPI {
+// NewAPI returns the kit for one fake cloud.
+func NewAPI(cfg APIConfig) *API {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -164,63 +168,86 @@ func NewFakeAPI(cfg FakeAPIConfig) *FakeAPI {
 	if cfg.Operation == nil {
 		cfg.Operation = func(r *http.Request, _ []byte) string { return r.Method + " " + r.URL.Path }
 	}
-	return &FakeAPI{cfg: cfg, stop: make(chan struct{})}
+	return &API{cfg: cfg, stop: make(chan struct{})}
 }
 
-// Start serves the fake on a loopback port (127.0.0.1:0) and returns the
-// endpoint to give the client. Call Close when done.
-func (a *FakeAPI) Start() string {
+// Serve serves the fake on a loopback port (127.0.0.1:0) and returns the
+// endpoint to give the client; a second call returns the same endpoint.
+// Call Close when done.
+func (a *API) Serve() (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.server == nil {
-		a.server = httptest.NewServer(a)
+	if a.server != nil {
+		return a.url + a.cfg.BasePath, nil
 	}
-	return a.server.URL + a.cfg.BasePath
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("fake cloud: listen on a loopback port: %w", err)
+	}
+	// A client that never sends its headers must not hold a connection for
+	// the life of a --simulate server.
+	srv := &http.Server{Handler: a, ReadHeaderTimeout: 30 * time.Second}
+	a.server, a.url = srv, "http://"+ln.Addr().String()
+	go func() { _ = srv.Serve(ln) }()
+	return a.url + a.cfg.BasePath, nil
 }
 
-// URL returns the endpoint Start returned, or "" before Start.
-func (a *FakeAPI) URL() string {
+// Start is Serve for tests: it panics when no loopback port is free, as
+// httptest.NewServer does.
+func (a *API) Start() string {
+	url, err := a.Serve()
+	if err != nil {
+		panic(err)
+	}
+	return url
+}
+
+// URL returns the endpoint Serve returned, or "" before Serve.
+func (a *API) URL() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.server == nil {
 		return ""
 	}
-	return a.server.URL + a.cfg.BasePath
+	return a.url + a.cfg.BasePath
 }
 
-// Close stops the server Start started. Requests still hanging on a fault
-// end with it.
-func (a *FakeAPI) Close() {
+// Close stops the server Serve started and waits for the requests it was
+// serving. Requests still hanging on a fault end with it.
+func (a *API) Close() {
 	a.stopOnce.Do(func() { close(a.stop) })
 	a.mu.Lock()
 	srv := a.server
-	a.server = nil
+	a.server, a.url = nil, ""
 	a.mu.Unlock()
 	if srv != nil {
-		srv.CloseClientConnections()
-		srv.Close()
+		// Close drops every open connection, so a Hang fault's request sees
+		// its context end.
+		_ = srv.Close()
 	}
+	a.serving.Lock()
+	defer a.serving.Unlock()
 }
 
 // WaitFinished blocks until n requests (counted since the last
 // ResetRequests) have been fully served, including requests a Delay held
 // after their client gave up, so a test can look at what they did.
-func (a *FakeAPI) WaitFinished(n int) { a.recorder.waitFinished(n) }
+func (a *API) WaitFinished(n int) { a.recorder.waitFinished(n) }
 
 // WaitIdle blocks until every request received so far (since the last
 // ResetRequests) has been served, held ones included: a request a Delay
 // holds after its client gave up may still change the cloud until then.
-func (a *FakeAPI) WaitIdle() { a.recorder.waitFinished(a.recorder.Count()) }
+func (a *API) WaitIdle() { a.recorder.waitFinished(a.recorder.Count()) }
 
 // SetFaultPolicy makes policy pick a fault for every request no queued fault
 // hits (nil turns it off). The soak uses it to inject faults at random.
-func (a *FakeAPI) SetFaultPolicy(policy func(FaultRequest) (Fault, bool)) {
+func (a *API) SetFaultPolicy(policy func(FaultRequest) (Fault, bool)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.policy = policy
 }
 
-func (a *FakeAPI) takeFault(r FaultRequest) (Fault, bool) {
+func (a *API) takeFault(r FaultRequest) (Fault, bool) {
 	if f, hit := a.faults.Take(r); hit {
 		return f, true
 	}
@@ -234,36 +261,38 @@ func (a *FakeAPI) takeFault(r FaultRequest) (Fault, bool) {
 }
 
 // AddFault queues a fault (see Fault).
-func (a *FakeAPI) AddFault(f Fault) { a.faults.Add(f) }
+func (a *API) AddFault(f Fault) { a.faults.Add(f) }
 
 // FailNext makes the next n requests fail with the cloud's 500 answer; n = 0
 // stops failing.
-func (a *FakeAPI) FailNext(n int) { a.faults.FailNext(n) }
+func (a *API) FailNext(n int) { a.faults.FailNext(n) }
 
 // ClearFaults drops every pending fault.
-func (a *FakeAPI) ClearFaults() { a.faults.Clear() }
+func (a *API) ClearFaults() { a.faults.Clear() }
 
 // PendingFaults reports how many requests the pending faults would still hit.
-func (a *FakeAPI) PendingFaults() int { return a.faults.Pending() }
+func (a *API) PendingFaults() int { return a.faults.Pending() }
 
 // Requests returns a copy of the request log.
-func (a *FakeAPI) Requests() []RecordedRequest { return a.recorder.Requests() }
+func (a *API) Requests() []RecordedRequest { return a.recorder.Requests() }
 
 // RequestCount returns how many requests the fake has received.
-func (a *FakeAPI) RequestCount() int { return a.recorder.Count() }
+func (a *API) RequestCount() int { return a.recorder.Count() }
 
 // CountOperation returns how many requests had the operation name op.
-func (a *FakeAPI) CountOperation(op string) int { return a.recorder.CountOperation(op) }
+func (a *API) CountOperation(op string) int { return a.recorder.CountOperation(op) }
 
 // OperationCounts returns the number of requests per operation name.
-func (a *FakeAPI) OperationCounts() map[string]int { return a.recorder.OperationCounts() }
+func (a *API) OperationCounts() map[string]int { return a.recorder.OperationCounts() }
 
 // ResetRequests empties the request log.
-func (a *FakeAPI) ResetRequests() { a.recorder.Reset() }
+func (a *API) ResetRequests() { a.recorder.Reset() }
 
 // ServeHTTP records the request, then answers it with the first matching
 // fault or the cloud's routes.
-func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.serving.RLock()
+	defer a.serving.RUnlock()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	op := a.cfg.Operation(r, body)
@@ -281,7 +310,7 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hit && (fault.Delay > 0 || fault.Release != nil) && !a.hold(r, fault) {
 		if fault.AfterApply && !a.closed() {
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(r.Context())))
+			a.cfg.Routes.ServeHTTP(discard{}, r.WithContext(context.WithoutCancel(r.Context())))
 		}
 		a.recorder.finish(entry, 0, true)
 		return
@@ -294,7 +323,7 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if fault.AfterApply {
 		// The change happens; its answer is dropped for the fault's.
-		a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r)
+		a.cfg.Routes.ServeHTTP(discard{}, r)
 	}
 	switch {
 	case fault.Reset:
@@ -312,7 +341,7 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // hold waits out f's Delay and Release and reports whether the client still
 // waits.
-func (a *FakeAPI) hold(r *http.Request, f Fault) bool {
+func (a *API) hold(r *http.Request, f Fault) bool {
 	if f.Delay > 0 {
 		timer := time.NewTimer(f.Delay)
 		defer timer.Stop()
@@ -332,7 +361,7 @@ func (a *FakeAPI) hold(r *http.Request, f Fault) bool {
 	return r.Context().Err() == nil
 }
 
-func (a *FakeAPI) closed() bool {
+func (a *API) closed() bool {
 	select {
 	case <-a.stop:
 		return true
@@ -343,7 +372,7 @@ func (a *FakeAPI) closed() bool {
 
 // answerFault writes f's answer and returns the status sent. The server
 // sends it once ServeHTTP returns, after the log has it.
-func (a *FakeAPI) answerFault(w http.ResponseWriter, f Fault) int {
+func (a *API) answerFault(w http.ResponseWriter, f Fault) int {
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
 	}
@@ -376,7 +405,7 @@ func (a *FakeAPI) answerFault(w http.ResponseWriter, f Fault) int {
 func resetConnection(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		panic("cloudprovidertest: a Reset fault needs a hijackable connection")
+		panic("fakecloud: a Reset fault needs a hijackable connection")
 	}
 	conn, _, err := hj.Hijack()
 	if err != nil {
@@ -387,6 +416,13 @@ func resetConnection(w http.ResponseWriter) {
 	}
 	_ = conn.Close()
 }
+
+// discard takes the answer of a change whose answer a fault replaces.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
 
 type statusRecorder struct {
 	http.ResponseWriter
