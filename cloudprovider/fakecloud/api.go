@@ -8,111 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 )
-
-// RecordedRequest is one request a fake cloud received.
-type RecordedRequest struct {
-	// Time is when it arrived, by the fake's clock.
-	Time      time.Time
-	Method    string
-	Path      string
-	Operation string
-	Query     url.Values
-	Header    http.Header
-	Body      []byte
-	// Status is the HTTP status answered; 0 when no answer was sent (a hang
-	// or a reset connection).
-	Status int
-	// Faulted reports whether an injected fault answered it.
-	Faulted bool
-}
-
-// Recorder is a fake cloud's request log. It is safe for concurrent use.
-type Recorder struct {
-	mu       sync.Mutex
-	requests []*RecordedRequest
-	finished int
-	changed  *sync.Cond
-}
-
-func (r *Recorder) record(req *RecordedRequest) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests = append(r.requests, req)
-}
-
-func (r *Recorder) finish(req *RecordedRequest, status int, faulted bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	req.Status, req.Faulted = status, faulted
-	r.finished++
-	if r.changed != nil {
-		r.changed.Broadcast()
-	}
-}
-
-func (r *Recorder) waitFinished(n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.changed == nil {
-		r.changed = sync.NewCond(&r.mu)
-	}
-	for r.finished < n {
-		r.changed.Wait()
-	}
-}
-
-// Requests returns a copy of the log, oldest first.
-func (r *Recorder) Requests() []RecordedRequest {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]RecordedRequest, len(r.requests))
-	for i, req := range r.requests {
-		out[i] = *req
-	}
-	return out
-}
-
-// Count returns how many requests were logged.
-func (r *Recorder) Count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.requests)
-}
-
-// CountOperation returns how many logged requests had the operation name op.
-func (r *Recorder) CountOperation(op string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, req := range r.requests {
-		if req.Operation == op {
-			n++
-		}
-	}
-	return n
-}
-
-// OperationCounts returns the number of logged requests per operation name.
-func (r *Recorder) OperationCounts() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	counts := map[string]int{}
-	for _, req := range r.requests {
-		counts[req.Operation]++
-	}
-	return counts
-}
-
-// Reset empties the log.
-func (r *Recorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests, r.finished = nil, 0
-}
 
 // APIConfig is what a fake cloud tells the shared kit about itself.
 type APIConfig struct {
@@ -132,6 +30,10 @@ type APIConfig struct {
 	BasePath string
 	// Now is the fake's clock (default time.Now); tests pass a ManualClock's Now.
 	Now func() time.Time
+	// LogLimit is how many of the latest requests the log keeps in full
+	// (default DefaultLogLimit); older ones are only counted, so a fake
+	// serving --simulate for days stays in bounded memory.
+	LogLimit int
 }
 
 // API is the machinery every fake cloud shares: the fault queue, the
@@ -139,7 +41,7 @@ type APIConfig struct {
 // log methods have the same names in every cloud.
 type API struct {
 	faults   FaultQueue
-	recorder Recorder
+	recorder *Recorder
 	cfg      APIConfig
 	// stop releases requests held by a Delay when the fake closes.
 	stop     chan struct{}
@@ -168,7 +70,10 @@ func NewAPI(cfg APIConfig) *API {
 	if cfg.Operation == nil {
 		cfg.Operation = func(r *http.Request, _ []byte) string { return r.Method + " " + r.URL.Path }
 	}
-	return &API{cfg: cfg, stop: make(chan struct{})}
+	if cfg.LogLimit <= 0 {
+		cfg.LogLimit = DefaultLogLimit
+	}
+	return &API{cfg: cfg, recorder: newRecorder(cfg.LogLimit), stop: make(chan struct{})}
 }
 
 // Serve serves the fake on a loopback port (127.0.0.1:0) and returns the
@@ -273,8 +178,14 @@ func (a *API) ClearFaults() { a.faults.Clear() }
 // PendingFaults reports how many requests the pending faults would still hit.
 func (a *API) PendingFaults() int { return a.faults.Pending() }
 
-// Requests returns a copy of the request log.
+// Requests returns a copy of the request log: the latest requests (at most
+// APIConfig.LogLimit of them), oldest first.
 func (a *API) Requests() []RecordedRequest { return a.recorder.Requests() }
+
+// RequestsSince returns the logged requests from the n-th received on
+// (counting from 0 since the last ResetRequests), so a test can take a
+// RequestCount and later read what came after it.
+func (a *API) RequestsSince(n int) []RecordedRequest { return a.recorder.Since(n) }
 
 // RequestCount returns how many requests the fake has received.
 func (a *API) RequestCount() int { return a.recorder.Count() }
@@ -285,7 +196,7 @@ func (a *API) CountOperation(op string) int { return a.recorder.CountOperation(o
 // OperationCounts returns the number of requests per operation name.
 func (a *API) OperationCounts() map[string]int { return a.recorder.OperationCounts() }
 
-// ResetRequests empties the request log.
+// ResetRequests empties the request log and zeroes the counts.
 func (a *API) ResetRequests() { a.recorder.Reset() }
 
 // ServeHTTP records the request, then answers it with the first matching

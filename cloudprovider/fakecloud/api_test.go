@@ -19,10 +19,10 @@ type counterAPI struct {
 	value atomic.Int64
 }
 
-func newCounterAPI(t *testing.T, clock *ManualClock) *counterAPI {
+func newCounterAPI(t *testing.T, clock *ManualClock, overrides ...func(*APIConfig)) *counterAPI {
 	t.Helper()
 	c := &counterAPI{}
-	c.API = NewAPI(APIConfig{
+	cfg := APIConfig{
 		Routes: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost {
 				c.value.Add(1)
@@ -36,7 +36,11 @@ func newCounterAPI(t *testing.T, clock *ManualClock) *counterAPI {
 		MalformedBody: `{"value": `,
 		BasePath:      "/api",
 		Now:           clock.Now,
-	})
+	}
+	for _, override := range overrides {
+		override(&cfg)
+	}
+	c.API = NewAPI(cfg)
 	c.Start()
 	t.Cleanup(c.Close)
 	return c
