@@ -9,8 +9,10 @@ import (
 
 // DefaultLogLimit is how many requests a fake's log keeps in full unless
 // APIConfig.LogLimit says otherwise: more than any one test reads back, and
-// a few megabytes at most for a fake serving --simulate.
-const DefaultLogLimit = 1000
+// about a quarter of a megabyte for a fake serving --simulate (a request
+// with its headers and query takes about 2.5 KB), which fills it within its
+// first hundred CA loops.
+const DefaultLogLimit = 100
 
 // maxOperations bounds the per-operation counts: a fake names the routes it
 // knows with templated paths, but a client sending arbitrary paths must not

@@ -65,6 +65,9 @@ type options struct {
 	// memWarmup loops, then memLoops loops sampled memSamples times, with
 	// the fake cloud outside the binary and with --simulate's inside it.
 	memLoops, memWarmup, memSamples int
+	// memFakes are where the memory run's fake cloud lives: "external",
+	// "simulate" or both.
+	memFakes []string
 }
 
 func main() {
@@ -73,7 +76,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
-	var providers, nodes, groups string
+	var providers, nodes, groups, memFakes string
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.binary, "binary", "bin/cluster-autoscaler-provider", "provider binary to benchmark (make build)")
@@ -86,11 +89,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.memLoops, "memory-loops", 0, "run the long memory run instead of the table: this many CA loops per provider, against the fake outside the binary (first -nodes and -groups) and with --simulate (0: off)")
 	fs.IntVar(&o.memWarmup, "memory-warmup", 1000, "loops before the memory run's first sample")
 	fs.IntVar(&o.memSamples, "memory-samples", 10, "samples over the memory run's measured loops")
+	fs.StringVar(&memFakes, "memory-fakes", "external,simulate", "where the memory run's fake cloud lives: external (the bench process), simulate (inside the binary), or both")
 	fs.DurationVar(&o.window, "window", 0, "keep looping each row until this long after the first measured loop, for the mean over a window that includes the --max-staleness re-reads (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	o.providers = strings.Split(providers, ",")
+	o.memFakes = strings.Split(memFakes, ",")
+	for _, f := range o.memFakes {
+		if f != "external" && f != "simulate" {
+			fmt.Fprintf(stderr, "error: -memory-fakes: %q is neither external nor simulate\n", f)
+			return 2
+		}
+	}
 	var err error
 	if o.nodes, err = ints(nodes); err == nil {
 		o.groups, err = ints(groups)
@@ -132,9 +143,9 @@ func runMemory(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	start := time.Now()
 	var results []memResult
 	for _, p := range o.providers {
-		for _, mode := range []string{"external", "simulate"} {
+		for _, mode := range o.memFakes {
 			fmt.Fprintf(stderr, "memory %s %s: %d + %d loops ...\n", p, mode, o.memWarmup, o.memLoops)
-			r, err := memoryRun(ctx, o, p, mode)
+			r, err := memoryRun(ctx, o, p, mode, stderr)
 			if err != nil {
 				fmt.Fprintf(stderr, "error: memory %s %s: %v\n", p, mode, err)
 				return 1

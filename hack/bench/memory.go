@@ -42,7 +42,7 @@ type memResult struct {
 // Before each sample it has the binary collect garbage (pprof's heap
 // profile with gc=1), so the heap figure is what is live, not wherever the
 // GC cycle happens to stand.
-func memoryRun(ctx context.Context, o options, provider, mode string) (memResult, error) {
+func memoryRun(ctx context.Context, o options, provider, mode string, progress io.Writer) (memResult, error) {
 	r := memResult{provider: provider, mode: mode, warmup: o.memWarmup, loops: o.memLoops}
 	args := []string{"--cloud-provider", provider, "--address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0", "--profiling"}
 	var env []string
@@ -97,6 +97,7 @@ func memoryRun(ctx context.Context, o options, provider, mode string) (memResult
 			}
 			s.loop = after
 			r.samples = append(r.samples, s)
+			fmt.Fprintf(progress, "  loop %d: heap %s MiB, RSS %s MiB\n", after, mib(s.heap), mib(s.rss))
 		}
 	}
 	r.took = time.Since(start)
