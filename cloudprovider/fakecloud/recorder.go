@@ -56,14 +56,21 @@ type Recorder struct {
 	changed  *sync.Cond
 }
 
-// newRecorder returns a recorder that keeps the latest limit requests.
+// newRecorder returns a recorder that keeps the latest limit requests (a
+// zero Recorder keeps DefaultLogLimit).
 func newRecorder(limit int) *Recorder {
-	return &Recorder{limit: max(limit, 1), ops: map[string]int{}}
+	return &Recorder{limit: limit, ops: map[string]int{}}
 }
 
 func (r *Recorder) record(req *RecordedRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.limit <= 0 {
+		r.limit = DefaultLogLimit
+	}
+	if r.ops == nil {
+		r.ops = map[string]int{}
+	}
 	r.received++
 	op := req.Operation
 	if _, known := r.ops[op]; !known && len(r.ops) >= maxOperations {
