@@ -19,6 +19,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 // startupRefreshTimeout bounds the first snapshot taken before serving.
@@ -32,9 +33,14 @@ type readiness interface{ Ready() bool }
 // /debug/pprof/ as CA's --profiling does (without cmdline, which profiles
 // do not need and which would echo the flags). The handlers go on this mux
 // explicitly: importing net/http/pprof registers them on
-// http.DefaultServeMux too, which nothing here serves.
-func metricsMux(registry *prometheus.Registry, ready readiness, profiling bool) *http.ServeMux {
+// http.DefaultServeMux too, which nothing here serves. simState, under
+// --simulate only, serves the simulated cloud's own state read-only at
+// simcloud.StatePath, so a driver outside the process can check it.
+func metricsMux(registry *prometheus.Registry, ready readiness, profiling bool, simState http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
+	if simState != nil {
+		mux.Handle(simcloud.StatePath, simState)
+	}
 	if profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -54,7 +60,7 @@ func metricsMux(registry *prometheus.Registry, ready readiness, profiling bool) 
 }
 
 // startMetricsServer listens on address ("" disables it and returns nil).
-func startMetricsServer(address string, profiling bool, registry *prometheus.Registry, ready readiness, stdout io.Writer) (*http.Server, error) {
+func startMetricsServer(address string, profiling bool, registry *prometheus.Registry, ready readiness, simState http.Handler, stdout io.Writer) (*http.Server, error) {
 	if address == "" {
 		return nil, nil
 	}
@@ -62,7 +68,7 @@ func startMetricsServer(address string, profiling bool, registry *prometheus.Reg
 	if err != nil {
 		return nil, fmt.Errorf("listen on --metrics-address %s: %w", address, err)
 	}
-	httpSrv := &http.Server{Handler: metricsMux(registry, ready, profiling), ReadHeaderTimeout: 5 * time.Second}
+	httpSrv := &http.Server{Handler: metricsMux(registry, ready, profiling, simState), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = httpSrv.Serve(mlis) }()
 	klog.InfoS("Serving metrics", "address", mlis.Addr().String(), "profiling", profiling)
 	fmt.Fprintf(stdout, "Metrics on http://%s/metrics\n", mlis.Addr())

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 type alwaysReady struct{}
@@ -28,7 +30,7 @@ func TestProfilingIsOptIn(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	for _, profiling := range []bool{false, true} {
-		srv := httptest.NewServer(metricsMux(prometheus.NewRegistry(), alwaysReady{}, profiling))
+		srv := httptest.NewServer(metricsMux(prometheus.NewRegistry(), alwaysReady{}, profiling, nil))
 		for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
 			if code, _ := get(t, srv, path); code != http.StatusOK {
 				t.Errorf("profiling=%v: %s answered %d", profiling, path, code)
@@ -40,6 +42,10 @@ func TestProfilingIsOptIn(t *testing.T) {
 			t.Errorf("without --profiling, /debug/pprof/goroutine answered %d", code)
 		case profiling && (code != http.StatusOK || !strings.Contains(body, "goroutine")):
 			t.Errorf("with --profiling, /debug/pprof/goroutine answered %d %.80q", code, body)
+		}
+		// Only --simulate serves the simulated cloud's state.
+		if code, _ := get(t, srv, simcloud.StatePath); code != http.StatusNotFound {
+			t.Errorf("without --simulate, %s answered %d", simcloud.StatePath, code)
 		}
 		if profiling {
 			if code, _ := get(t, srv, "/debug/pprof/"); code != http.StatusOK {

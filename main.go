@@ -23,6 +23,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
 )
 
@@ -58,6 +59,7 @@ type config struct {
 	maxStaleness    time.Duration
 	insecure        bool
 	simulate        bool
+	simulateFaults  string
 	checkConfig     bool
 	showVersion     bool
 	profiling       bool
@@ -86,6 +88,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.maxStaleness, "max-staleness", cloudprovider.DefaultMaxStaleness, "oldest data the server may serve: a refresh that finds nothing changed in the cloud's group list reuses earlier detailed reads (instance listings) only while they are younger than this; 10s to 1h")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow plaintext gRPC on a non-loopback TCP address")
 	fs.BoolVar(&cfg.simulate, "simulate", false, "serve the provider against an embedded fake of its cloud seeded with a demo cluster (no account needed)")
+	fs.StringVar(&cfg.simulateFaults, "simulate-faults", "", "with --simulate, make the simulated cloud misbehave: kind:rate entries (kinds: "+simcloud.FaultKinds()+") and hold=DURATION for the slow kinds (default 30s), e.g. 5xx:0.05,lost-answer:0.02,slow-applied:0.01 (see docs/inspect.md)")
 	fs.BoolVar(&cfg.checkConfig, "check-config", false, "validate flags and provider configuration without contacting the cloud, then exit (the preflight command checks them against the cloud); with --simulate, start the simulated cloud and read its node groups once")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's pprof profiles at /debug/pprof/ on --metrics-address (off by default: it shows goroutine stacks and costs CPU while profiling)")
@@ -163,6 +166,12 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 	if c.simulate && reg.Simulate == nil {
 		return reg, addr, fmt.Errorf("--simulate: provider %q has no simulator", c.provider)
 	}
+	if c.simulateFaults != "" && !c.simulate {
+		return reg, addr, errors.New("--simulate-faults makes the simulated cloud misbehave: it needs --simulate")
+	}
+	if _, err := simcloud.ParseFaultMix(c.simulateFaults, 0); err != nil {
+		return reg, addr, fmt.Errorf("--simulate-faults %q: %w", c.simulateFaults, err)
+	}
 	if c.priceSheetPath != "" {
 		if c.priceSheet, err = cloudprovider.LoadPriceSheet(c.priceSheetPath); err != nil {
 			return reg, addr, err
@@ -188,6 +197,7 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		ObserveRateLimit:            m.ObserveRateLimit(c.provider),
 		NodeLookupFailed:            m.NodeLookupFailed(c.provider),
 		NodeIdentityMismatch:        m.NodeIdentityMismatch,
+		SimulateFaults:              c.simulateFaults,
 	}
 }
 

@@ -98,6 +98,11 @@ func TestRefusesBadInput(t *testing.T) {
 		{"negative --unknown-outcome-window", []string{"--cloud-provider", testProvider, "--unknown-outcome-window", "-1s"}, "--unknown-outcome-window"},
 		{"staleness bound too short", []string{"--cloud-provider", testProvider, "--max-staleness", "1s"}, "--max-staleness"},
 		{"bad rate limit", []string{"--cloud-provider", testProvider, "--cloud-api-rate-limit", "fast"}, "--cloud-api-rate-limit"},
+		{"--simulate-faults without --simulate", []string{"--cloud-provider", testProvider, "--simulate-faults", "5xx:0.1"}, "--simulate-faults"},
+		{"unknown fault kind", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-faults", "gremlins:0.1"}, `--simulate-faults "gremlins:0.1": unknown fault kind "gremlins"`},
+		{"fault without a rate", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-faults", "5xx"}, "--simulate-faults"},
+		{"fault rates above 1", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-faults", "5xx:0.6,reset:0.5"}, "--simulate-faults"},
+		{"bad fault hold", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-faults", "slow:0.1,hold=soon"}, "--simulate-faults"},
 		{"profiling without a metrics address", []string{"--cloud-provider", testProvider, "--profiling", "--metrics-address="}, "--profiling"},
 	}
 	for _, tc := range cases {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,11 +31,16 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(registry)
 
-	provider, groupNames, closeSim, err := startProvider(ctx, cfg, reg, m, stdout)
+	provider, sim, err := startProvider(ctx, cfg, reg, m, stdout)
 	if err != nil {
 		return err
 	}
-	defer closeSim()
+	var groupNames map[string]string
+	var simState http.Handler
+	if sim != nil {
+		defer sim.Close()
+		groupNames, simState = sim.GroupNames, sim.State
+	}
 
 	tlsCfg, err := externalgrpc.ServerTLSConfig(cfg.tlsCert, cfg.tlsKey, cfg.tlsClientCA)
 	if err != nil {
@@ -54,7 +60,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 
-	httpSrv, err := startMetricsServer(cfg.metricsAddress, cfg.profiling, registry, srv, stdout)
+	httpSrv, err := startMetricsServer(cfg.metricsAddress, cfg.profiling, registry, srv, simState, stdout)
 	if err != nil {
 		lis.Close()
 		return err
@@ -89,23 +95,22 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 }
 
 // startProvider builds the provider, or starts the simulated cloud and the
-// provider bound to it. The returned names are the simulated groups' names by
-// id (nil for a real cloud); the returned func stops the simulation (a no-op
-// for a real cloud).
-func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registration, m *metrics.Metrics, stdout io.Writer) (cloudprovider.CloudProvider, map[string]string, func(), error) {
+// provider bound to it. The simulation is nil for a real cloud; the caller
+// closes it.
+func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registration, m *metrics.Metrics, stdout io.Writer) (cloudprovider.CloudProvider, *cloudprovider.Simulation, error) {
 	opts := cfg.buildOptions(m)
 	if !cfg.simulate {
 		p, err := reg.Build(ctx, opts)
 		if err != nil {
 			// Builders never contact the cloud: whatever fails here is the
 			// configuration, as --check-config would have said.
-			return nil, nil, nil, configError{providerError(cfg.provider, err)}
+			return nil, nil, configError{providerError(cfg.provider, err)}
 		}
-		return p, nil, func() {}, nil
+		return p, nil, nil
 	}
 	sim, err := reg.Simulate(ctx, opts)
 	if err != nil {
-		return nil, nil, nil, configError{fmt.Errorf("start simulation: %w", providerError(cfg.provider, err))}
+		return nil, nil, configError{fmt.Errorf("start simulation: %w", providerError(cfg.provider, err))}
 	}
 	// The description goes to stdout only; the log's start-up summary is
 	// the "Serving externalgrpc" line.
@@ -114,7 +119,10 @@ func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registrat
 	for _, note := range sim.Deliberate {
 		klog.InfoS("Demo data: "+note, "provider", cfg.provider)
 	}
-	return sim.Provider, sim.GroupNames, sim.Close, nil
+	if cfg.simulateFaults != "" {
+		klog.InfoS("Simulated cloud injects faults", "provider", cfg.provider, "faults", cfg.simulateFaults)
+	}
+	return sim.Provider, sim, nil
 }
 
 // startupSummary is the one log line that says what this process serves and

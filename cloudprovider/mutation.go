@@ -61,17 +61,17 @@ func mutationNow() time.Time {
 //  1. a lock per group that serialises read-compute-mutate sequences and
 //     gives up when the caller's context ends, so a queue behind a slow cloud
 //     call answers within CA's deadline; reads never take it;
-//  2. the request is checked against the snapshot, refusing bad requests
+//  2. the change is planned from the snapshot, refusing bad requests
 //     without a cloud call;
 //  3. the group is re-read from the cloud first when the previous mutation's
 //     outcome is unknown (OutcomeUnknown), and also when the cloud resizes
 //     by absolute size and this call shrinks the group (an instance launched
 //     since the snapshot would otherwise let the cloud remove one of its own
-//     choosing); the request is checked again against the fresh state;
+//     choosing); the change is planned again from the fresh state;
 //  4. one cloud call;
 //  5. the answer is applied to the snapshot; when the cloud applied the
 //     change without stating the resulting size, one read establishes it
-//     (Finish); when the outcome is unknown (OutcomeOf: no answer, a 5xx),
+//     (finish); when the outcome is unknown (OutcomeOf: no answer, a 5xx),
 //     the group is marked so the next mutation re-reads first, and
 //     quarantined: until UnknownOutcomeWindow has passed since the unknown
 //     call ended, every mutation of the group is refused with ErrUnavailable
@@ -86,8 +86,12 @@ func mutationNow() time.Time {
 // Only an unknown outcome quarantines: a refusal proves nothing changed, and
 // a change applied leaves nothing in flight.
 //
-// Do runs those steps; providers with several calls per mutation (batched
-// removals) use BeginMutation, ReadFirst and Record or Finish directly.
+// Providers reach these steps only through Do (one cloud call) and Transact
+// (several calls under one lock: batched removals, a deletion that also
+// lowers an absolute size). Both take plans: a function that computes the
+// change from the state the group holds at that moment, after any fresh
+// read, and returns it as a Plan (whether it shrinks by absolute size, and
+// the cloud call). The guard, not the provider, decides when to read.
 type MutationGuard struct {
 	group     string
 	lock      chan struct{}
@@ -114,11 +118,11 @@ func (g *MutationGuard) Lock(ctx context.Context) (unlock func(), err error) {
 	}
 }
 
-// BeginMutation takes the group's mutation lock like Lock, then refuses
+// beginMutation takes the group's mutation lock like Lock, then refuses
 // while the group is quarantined after an outcome-unknown mutation (see
 // MutationGuard); the error wraps ErrUnavailable, which CA receives as
 // Unavailable and retries in a later loop.
-func (g *MutationGuard) BeginMutation(ctx context.Context) (unlock func(), err error) {
+func (g *MutationGuard) beginMutation(ctx context.Context) (unlock func(), err error) {
 	unlock, err = g.Lock(ctx)
 	if err != nil {
 		return nil, err
@@ -171,16 +175,16 @@ type QuarantineReporter interface {
 // may have changed, even when the answer was lost.
 func (g *MutationGuard) Attempts() uint64 { return g.attempts.Load() }
 
-// NeedsRead reports whether the previous mutation's outcome is unknown, so
+// needsRead reports whether the previous mutation's outcome is unknown, so
 // the next one must re-read the group first.
-func (g *MutationGuard) NeedsRead() bool { return g.unknown.Load() }
+func (g *MutationGuard) needsRead() bool { return g.unknown.Load() }
 
-// Record notes the outcome of a mutating cloud call (OutcomeOf) and returns
+// record notes the outcome of a mutating cloud call (OutcomeOf) and returns
 // err: an unknown outcome quarantines the group and makes the next mutation
 // re-read first; a change applied without its resulting size (SizeUnstated)
 // makes the next mutation re-read first, without a quarantine (nothing is
 // left in flight); a refusal and a plain success leave the marks alone (a
-// fresh read clears them, see Confirmed). Finish also makes that read at
+// fresh read clears them, see confirmed). finish also makes that read at
 // once.
 //
 // A mutation answered NotFound also makes the next one re-read first, without
@@ -189,7 +193,7 @@ func (g *MutationGuard) NeedsRead() bool { return g.unknown.Load() }
 // the retry finds the instance gone, the cloud has already lowered its
 // target, and a later delete checked against the old target would take the
 // group below min.
-func (g *MutationGuard) Record(err error) error {
+func (g *MutationGuard) record(err error) error {
 	switch {
 	case err == nil:
 	case OutcomeOf(err) == MutationUnknown:
@@ -201,7 +205,7 @@ func (g *MutationGuard) Record(err error) error {
 	return err
 }
 
-// Finish records err like Record. When the cloud applied the change but its
+// finish records err like record. When the cloud applied the change but its
 // answer does not state the resulting size (SizeUnstated: an empty or
 // unusable success body, a size other than asked, an Exoscale operation that
 // timed out or finished partly), read re-reads the group at once, so the
@@ -209,15 +213,15 @@ func (g *MutationGuard) Record(err error) error {
 // success whose only fault was its body (ErrMalformedResponse) then
 // returns nil; any other error is returned, the group already re-read. If
 // the read fails, the next mutation re-reads first.
-func (g *MutationGuard) Finish(ctx context.Context, err error, read func(ctx context.Context) error) error {
-	err = g.Record(err)
+func (g *MutationGuard) finish(ctx context.Context, err error, read func(ctx context.Context) error) error {
+	err = g.record(err)
 	if !SizeUnstated(err) {
 		return err
 	}
 	if rerr := read(ctx); rerr != nil {
 		return WithOutcome(fmt.Errorf("node group %s: %w; reading the group after the change failed, the next change re-reads it first: %v", g.group, err, rerr), MutationApplied)
 	}
-	g.Confirmed()
+	g.confirmed()
 	if errors.Is(err, ErrMalformedResponse) {
 		klog.InfoS("Cloud applied a change without stating the resulting size; read the group", "nodeGroup", g.group, "err", err)
 		return nil
@@ -225,57 +229,142 @@ func (g *MutationGuard) Finish(ctx context.Context, err error, read func(ctx con
 	return err
 }
 
-// ReadFirst re-reads the group with read when the previous mutation left
-// its size unknown (NeedsRead), for providers that run their mutation steps
-// themselves (batched removals). A failed read refuses the mutation: no
-// change was sent.
-func (g *MutationGuard) ReadFirst(ctx context.Context, read func(ctx context.Context) error) error {
-	if !g.NeedsRead() {
-		return nil
-	}
-	if err := read(ctx); err != nil {
-		return Refusal(fmt.Errorf("node group %s: re-read before the change: %w", g.group, err))
-	}
-	g.Confirmed()
-	return nil
-}
+// confirmed clears the outcome-unknown mark after a successful fresh read.
+func (g *MutationGuard) confirmed() { g.unknown.Store(false) }
 
-// Confirmed clears the outcome-unknown mark after a successful fresh read.
-func (g *MutationGuard) Confirmed() { g.unknown.Store(false) }
-
-// Mutation is one change of a group run by MutationGuard.Do.
-type Mutation struct {
-	// Check validates the request against the group's current snapshot. It
-	// runs before any cloud call and again after a fresh read.
-	Check func() error
-	// Shrinks marks a change the cloud applies as an absolute size that is
-	// smaller than the cloud's current one; it forces a fresh read.
+// Plan is one change of a group, as a plan function computes it from the
+// group's snapshot at the moment the guard asks.
+type Plan struct {
+	// Shrinks marks a change the cloud applies as an absolute size smaller
+	// than the cloud's current one: the guard re-reads the group first and
+	// asks for the plan again, so it is computed from the fresh state.
 	Shrinks bool
-	// Read re-reads the group from the cloud into the snapshot.
-	Read func(ctx context.Context) error
-	// Call makes the one cloud call and, when it succeeds, applies the answer
-	// to the snapshot (new instances as creating, the new target).
+	// Call makes the one cloud call and, when the cloud applied the change,
+	// applies it to the snapshot. Its error states the outcome (OutcomeOf:
+	// applied, refused or unknown), which the guard records; nil is a
+	// change applied. A nil Call means there is nothing to send.
 	Call func(ctx context.Context) error
 }
 
-// Do runs m under the discipline described on MutationGuard.
+// PlanFunc computes a change from the group's snapshot as it is when the
+// guard calls it: before any cloud call, and again after a fresh read. An
+// error refuses the change (bad input, a rule such as min), without a
+// cloud call.
+type PlanFunc func() (Plan, error)
+
+// Mutation is one change of a group run by MutationGuard.Do.
+type Mutation struct {
+	// Plan computes the change; see PlanFunc.
+	Plan PlanFunc
+	// Read re-reads the group from the cloud into the snapshot.
+	Read func(ctx context.Context) error
+}
+
+// Do runs a change of one cloud call under the discipline described on
+// MutationGuard.
 func (g *MutationGuard) Do(ctx context.Context, m Mutation) error {
-	unlock, err := g.BeginMutation(ctx)
+	return g.Transact(ctx, m.Read, func(tx *Txn) error { return tx.Step(m.Plan) })
+}
+
+// Txn is a mutation of several cloud calls under one lock, run by
+// MutationGuard.Transact. Each call is a step with its own plan, so each is
+// computed from the state the previous steps left.
+type Txn struct {
+	g    *MutationGuard
+	ctx  context.Context
+	read func(ctx context.Context) error
+	// fresh says the snapshot was read from the cloud and no call was
+	// sent since, so an absolute-size step needs no second read.
+	fresh bool
+}
+
+// Transact runs body as one mutation of the group: it takes the lock (or
+// refuses while the group is quarantined) and gives body a Txn whose steps
+// plan and make the cloud calls, reading the group with read where the
+// discipline asks for it. A failed read refuses the step: no change was
+// sent.
+func (g *MutationGuard) Transact(ctx context.Context, read func(ctx context.Context) error, body func(tx *Txn) error) error {
+	unlock, err := g.beginMutation(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := m.Check(); err != nil {
+	return body(&Txn{g: g, ctx: ctx, read: read})
+}
+
+func (tx *Txn) reread() error {
+	if err := tx.read(tx.ctx); err != nil {
+		return Refusal(fmt.Errorf("node group %s: re-read before the change: %w", tx.g.group, err))
+	}
+	tx.g.confirmed()
+	tx.fresh = true
+	return nil
+}
+
+// Step plans one change and sends it. The plan is made from the snapshot
+// first, so a bad request is refused without any cloud call; when it
+// shrinks by absolute size, or the previous change's outcome is unknown,
+// and the snapshot is not fresh, the group is re-read and the plan computed
+// again. The call's outcome is recorded (see MutationGuard); the returned
+// error states it.
+func (tx *Txn) Step(plan PlanFunc) error {
+	p, err := plan()
+	if err != nil {
 		return Refusal(err)
 	}
-	if m.Shrinks || g.NeedsRead() {
-		if err := m.Read(ctx); err != nil {
-			return Refusal(fmt.Errorf("node group %s: re-read before the change: %w", g.group, err))
+	if (p.Shrinks || tx.g.needsRead()) && !tx.fresh {
+		if err := tx.reread(); err != nil {
+			return err
 		}
-		g.Confirmed()
-		if err := m.Check(); err != nil {
+		if p, err = plan(); err != nil {
 			return Refusal(err)
 		}
 	}
-	return g.Finish(ctx, m.Call(ctx), m.Read)
+	return tx.send(p)
+}
+
+// Shrink is Step for a change the cloud applies as an absolute size (a
+// deletion that lowers the desired number): the group is always re-read
+// first, unless no call was sent since the last read, and the plan is
+// computed only from that fresh state.
+func (tx *Txn) Shrink(plan PlanFunc) error {
+	if !tx.fresh {
+		if err := tx.reread(); err != nil {
+			return err
+		}
+	}
+	p, err := plan()
+	if err != nil {
+		return Refusal(err)
+	}
+	return tx.send(p)
+}
+
+func (tx *Txn) send(p Plan) error {
+	if p.Call == nil {
+		return nil
+	}
+	tx.fresh = false
+	return tx.g.finish(tx.ctx, p.Call(tx.ctx), tx.read)
+}
+
+// Prepare checks a multi-call request against the snapshot and returns what
+// plan derives from it (the instances to remove, sorted by how), for the
+// transaction's steps to send. Like Step, it plans from the snapshot first,
+// so a bad request is refused without a cloud call, and plans again from a
+// fresh read when the previous change's outcome is unknown.
+func Prepare[T any](tx *Txn, plan func() (T, error)) (T, error) {
+	v, err := plan()
+	if err != nil {
+		return v, Refusal(err)
+	}
+	if tx.g.needsRead() && !tx.fresh {
+		if err := tx.reread(); err != nil {
+			return v, err
+		}
+		if v, err = plan(); err != nil {
+			return v, Refusal(err)
+		}
+	}
+	return v, nil
 }

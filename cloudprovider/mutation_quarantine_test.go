@@ -18,9 +18,10 @@ type countingMutation struct {
 
 func (c *countingMutation) mutation() cloudprovider.Mutation {
 	return cloudprovider.Mutation{
-		Check: func() error { return nil },
-		Read:  func(context.Context) error { c.reads++; return nil },
-		Call:  func(context.Context) error { c.calls++; return c.callErr },
+		Plan: func() (cloudprovider.Plan, error) {
+			return cloudprovider.Plan{Call: func(context.Context) error { c.calls++; return c.callErr }}, nil
+		},
+		Read: func(context.Context) error { c.reads++; return nil },
 	}
 }
 
@@ -37,8 +38,9 @@ func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
 	if !errors.Is(err, cloudprovider.ErrUnavailable) || m.calls != 1 || m.reads != 0 {
 		t.Fatalf("inside the window: err %v, calls %d, reads %d; want ErrUnavailable and no read or call", err, m.calls, m.reads)
 	}
-	if _, err := g.BeginMutation(ctx); !errors.Is(err, cloudprovider.ErrUnavailable) {
-		t.Fatalf("BeginMutation inside the window = %v, want ErrUnavailable", err)
+	body := false
+	if err := g.Transact(ctx, nil, func(*cloudprovider.Txn) error { body = true; return nil }); !errors.Is(err, cloudprovider.ErrUnavailable) || body {
+		t.Fatalf("Transact inside the window = %v (body ran: %v), want ErrUnavailable and no body", err, body)
 	}
 	// The lock is free again after a refusal.
 	unlock, err := g.Lock(ctx)

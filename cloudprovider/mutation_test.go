@@ -3,6 +3,7 @@ package cloudprovider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -17,10 +18,10 @@ type fakeGroup struct {
 
 func (f *fakeGroup) mutation(shrinks bool) Mutation {
 	return Mutation{
-		Check:   func() error { return f.checkErr },
-		Shrinks: shrinks,
-		Read:    func(context.Context) error { f.reads++; return f.readErr },
-		Call:    func(context.Context) error { f.calls++; return f.callErr },
+		Plan: func() (Plan, error) {
+			return Plan{Shrinks: shrinks, Call: func(context.Context) error { f.calls++; return f.callErr }}, f.checkErr
+		},
+		Read: func(context.Context) error { f.reads++; return f.readErr },
 	}
 }
 
@@ -35,7 +36,7 @@ func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 	}
 	f.callErr = &APIError{Status: 503, Class: ErrUnavailable, Outcome: MutationUnknown}
 	_ = g.Do(ctx, f.mutation(false))
-	if !g.NeedsRead() {
+	if !g.needsRead() {
 		t.Fatal("a 5xx must leave the group needing a fresh read")
 	}
 	f.callErr = nil
@@ -44,8 +45,8 @@ func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatal(err)
 	}
-	if f.reads != 1 || g.NeedsRead() {
-		t.Fatalf("after an unknown outcome: reads %d, needs read %v; want 1 and false", f.reads, g.NeedsRead())
+	if f.reads != 1 || g.needsRead() {
+		t.Fatalf("after an unknown outcome: reads %d, needs read %v; want 1 and false", f.reads, g.needsRead())
 	}
 }
 
@@ -54,12 +55,13 @@ func TestMutationGuardShrinkReadsAndRechecks(t *testing.T) {
 	f := &fakeGroup{}
 	checks := 0
 	m := f.mutation(true)
-	m.Check = func() error {
+	plan := m.Plan
+	m.Plan = func() (Plan, error) {
 		checks++
 		if checks == 2 {
-			return ErrFailedPrecondition
+			return Plan{}, ErrFailedPrecondition
 		}
-		return nil
+		return plan()
 	}
 	err := g.Do(context.Background(), m)
 	if !errors.Is(err, ErrFailedPrecondition) || f.reads != 1 || f.calls != 0 {
@@ -80,8 +82,8 @@ func TestMutationGuardFailedReadKeepsMark(t *testing.T) {
 	g := NewMutationGuard("g")
 	g.unknown.Store(true)
 	f := &fakeGroup{readErr: &APIError{Status: 500, Class: ErrUnavailable, Outcome: MutationUnknown}}
-	if err := g.Do(context.Background(), f.mutation(false)); !errors.Is(err, ErrUnavailable) || f.calls != 0 || !g.NeedsRead() {
-		t.Fatalf("err %v calls %d needsRead %v", err, f.calls, g.NeedsRead())
+	if err := g.Do(context.Background(), f.mutation(false)); !errors.Is(err, ErrUnavailable) || f.calls != 0 || !g.needsRead() {
+		t.Fatalf("err %v calls %d needsRead %v", err, f.calls, g.needsRead())
 	}
 }
 
@@ -107,15 +109,15 @@ func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
 	g := NewMutationGuard("g")
 	f := &fakeGroup{callErr: &APIError{Status: 404, Class: ErrNotFound, Outcome: MutationRefused}}
 	_ = g.Do(ctx, f.mutation(false))
-	if !g.NeedsRead() {
+	if !g.needsRead() {
 		t.Fatal("a NotFound answer must make the next mutation re-read")
 	}
 	f.callErr = nil
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatalf("mutation after a NotFound answer: %v (quarantined?)", err)
 	}
-	if f.reads != 1 || g.NeedsRead() {
-		t.Fatalf("after a NotFound answer: reads %d, needs read %v; want 1 and false", f.reads, g.NeedsRead())
+	if f.reads != 1 || g.needsRead() {
+		t.Fatalf("after a NotFound answer: reads %d, needs read %v; want 1 and false", f.reads, g.needsRead())
 	}
 }
 
@@ -128,8 +130,8 @@ func TestMutationGuardAppliedWithoutSizeReadsOnce(t *testing.T) {
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatalf("applied change with an empty answer: %v, want success after the read", err)
 	}
-	if f.reads != 1 || g.NeedsRead() {
-		t.Fatalf("reads %d, needs read %v; want 1 and false", f.reads, g.NeedsRead())
+	if f.reads != 1 || g.needsRead() {
+		t.Fatalf("reads %d, needs read %v; want 1 and false", f.reads, g.needsRead())
 	}
 	f.callErr = nil
 	if err := g.Do(ctx, f.mutation(false)); err != nil || f.calls != 2 {
@@ -145,13 +147,13 @@ func TestMutationGuardAppliedErrorIsReturnedAfterTheRead(t *testing.T) {
 	g := NewMutationGuard("g")
 	timedOut := WithOutcome(errors.New("operation ended in timeout"), MutationApplied)
 	f := &fakeGroup{callErr: timedOut}
-	if err := g.Do(ctx, f.mutation(false)); !errors.Is(err, timedOut) || f.reads != 1 || g.NeedsRead() {
-		t.Fatalf("err %v reads %d needsRead %v; want the error, one read, no mark", err, f.reads, g.NeedsRead())
+	if err := g.Do(ctx, f.mutation(false)); !errors.Is(err, timedOut) || f.reads != 1 || g.needsRead() {
+		t.Fatalf("err %v reads %d needsRead %v; want the error, one read, no mark", err, f.reads, g.needsRead())
 	}
 	f.readErr = &APIError{Status: 503, Class: ErrUnavailable, Outcome: MutationUnknown}
 	err := g.Do(ctx, f.mutation(false))
-	if OutcomeOf(err) != MutationApplied || !g.NeedsRead() {
-		t.Fatalf("read failed after an applied change: err %v (outcome %s), needs read %v; want applied and the mark", err, OutcomeOf(err), g.NeedsRead())
+	if OutcomeOf(err) != MutationApplied || !g.needsRead() {
+		t.Fatalf("read failed after an applied change: err %v (outcome %s), needs read %v; want applied and the mark", err, OutcomeOf(err), g.needsRead())
 	}
 	f.readErr, f.callErr = nil, nil
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
@@ -172,5 +174,62 @@ func TestMutationGuardOwnRefusalsAreRefused(t *testing.T) {
 	f = &fakeGroup{readErr: &APIError{Status: 503, Class: ErrUnavailable, Outcome: MutationUnknown}}
 	if err := g.Do(ctx, f.mutation(false)); OutcomeOf(err) != MutationRefused || f.calls != 0 {
 		t.Fatalf("failed read before the change: %v reads as %s, calls %d", err, OutcomeOf(err), f.calls)
+	}
+}
+
+// TestMutationGuardPlanFromFreshState: a shrink is planned again from the
+// state the fresh read left, so the call sends what that state asks for,
+// not what the first plan computed from the snapshot.
+func TestMutationGuardPlanFromFreshState(t *testing.T) {
+	g := NewMutationGuard("g")
+	target, sent := 5, -1
+	err := g.Do(context.Background(), Mutation{
+		Plan: func() (Plan, error) {
+			want := target - 1
+			return Plan{Shrinks: true, Call: func(context.Context) error { sent = want; return nil }}, nil
+		},
+		Read: func(context.Context) error { target = 6; return nil },
+	})
+	if err != nil || sent != 5 {
+		t.Fatalf("err %v, sent %d; want the size planned from the fresh target 6, 5", err, sent)
+	}
+}
+
+// TestTxnShrinkAlwaysReadsFirst: an absolute-size step of a transaction
+// re-reads the group even when nothing marked it, and only once when no
+// call was sent since; a step sent in between makes the next one read
+// again.
+func TestTxnShrinkAlwaysReadsFirst(t *testing.T) {
+	g := NewMutationGuard("g")
+	reads, calls := 0, 0
+	call := func(context.Context) error { calls++; return nil }
+	plan := func() (Plan, error) { return Plan{Call: call}, nil }
+	err := g.Transact(context.Background(), func(context.Context) error { reads++; return nil }, func(tx *Txn) error {
+		if err := tx.Shrink(plan); err != nil || reads != 1 {
+			return fmt.Errorf("first shrink: err %v, reads %d; want one read", err, reads)
+		}
+		if err := tx.Step(plan); err != nil || reads != 1 {
+			return fmt.Errorf("relative step: err %v, reads %d; want no read", err, reads)
+		}
+		if err := tx.Shrink(plan); err != nil || reads != 2 {
+			return fmt.Errorf("shrink after a call: err %v, reads %d; want a second read", err, reads)
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("err %v, calls %d; want 3 calls", err, calls)
+	}
+}
+
+// TestTxnShrinkFailedReadSendsNothing: a failed fresh read refuses the
+// absolute-size step without a call.
+func TestTxnShrinkFailedReadSendsNothing(t *testing.T) {
+	g := NewMutationGuard("g")
+	calls := 0
+	err := g.Transact(context.Background(), func(context.Context) error { return errors.New("read failed") }, func(tx *Txn) error {
+		return tx.Shrink(func() (Plan, error) { return Plan{Call: func(context.Context) error { calls++; return nil }}, nil })
+	})
+	if OutcomeOf(err) != MutationRefused || calls != 0 {
+		t.Fatalf("err %v (outcome %s), calls %d; want a refusal and no call", err, OutcomeOf(err), calls)
 	}
 }

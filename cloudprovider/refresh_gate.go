@@ -9,7 +9,7 @@ import (
 // lookup (where that lookup is a refresh, as on clouds that cannot say which
 // group holds one instance) the rule that it skips when a refresh is already
 // running: that refresh brings the node anyway, and waiting behind it could
-// outlast CA's deadline for NodeGroupForNode (found by hack/soak).
+// outlast CA's deadline for NodeGroupForNode.
 type RefreshGate struct {
 	mu sync.Mutex
 }

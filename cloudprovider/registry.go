@@ -52,6 +52,10 @@ type BuildOptions struct {
 	// because what it says about itself (a label naming its instance)
 	// disagrees with its providerID.
 	NodeIdentityMismatch func(groupID string)
+	// SimulateFaults is --simulate-faults as main validated it (the fault
+	// mix of the simcloud package); only a Simulator reads it, and injects
+	// those faults into its fake cloud.
+	SimulateFaults string
 }
 
 // OperationFunc maps a cloud request to a low-cardinality operation name such
@@ -75,6 +79,10 @@ type Simulation struct {
 	// malformed per-group setting), each logged once at start-up, so the
 	// warnings they cause read as the example they are. Optional.
 	Deliberate []string
+	// State serves the fake cloud's own state and the faults injected so far
+	// (simcloud.State), read-only; main serves it on --metrics-address.
+	// Optional.
+	State http.Handler
 }
 
 // DeliberateMalformedSetting is the Simulation.Deliberate note of a demo

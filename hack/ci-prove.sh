@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Issue 7 in CI: every fuzz target for FUZZTIME (default 10s), then the chaos
+# The proof step of CI: every fuzz target for FUZZTIME (default 10s), then the chaos
 # soak for SOAK_DURATION (default 60s) per provider (SOAK_PROVIDERS, default
-# all three). "fuzz" or "soak" as the
+# all three), in process and then, for SOAK_BINARY_DURATION (default 20s),
+# against the built binary run with --simulate and --simulate-faults
+# (CAP_BINARY, or one built here). "fuzz" or "soak" as the
 # first argument runs only that part. The secret-hygiene test runs with the
 # ordinary go test.
 set -euo pipefail
@@ -9,6 +11,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-10s}
 SOAK_DURATION=${SOAK_DURATION:-60s}
+SOAK_BINARY_DURATION=${SOAK_BINARY_DURATION:-20s}
 what=${1:-all}
 start=$(date +%s)
 
@@ -62,6 +65,23 @@ run_soak() {
   # A fixed seed makes the operation and fault sequence repeatable (timing
   # still varies); SOAK_SEED=0 draws one from the clock.
   "$GO" run ./hack/soak -duration "$SOAK_DURATION" -seed "${SOAK_SEED:-1}" -providers "${SOAK_PROVIDERS:-vultr,volcengine,exoscale}"
+  run_soak_binary
+}
+
+# run_soak_binary drives the binary from outside, as CA does, with the
+# default faults plus slow-applied injected by its simulated cloud.
+run_soak_binary() {
+  local dir bin
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' RETURN
+  bin=${CAP_BINARY:-}
+  if [ -z "$bin" ]; then
+    "$GO" build -o "$dir/cap" .
+    bin=$dir/cap
+  fi
+  echo "== soak against the binary ($SOAK_BINARY_DURATION per provider)"
+  "$GO" run ./hack/soak -binary "$bin" -duration "$SOAK_BINARY_DURATION" -seed "${SOAK_SEED:-1}" \
+    -faults 5xx,429+Retry-After,reset,slow,malformed,lost-answer,slow-applied -providers "${SOAK_PROVIDERS:-vultr,volcengine,exoscale}"
 }
 
 case "$what" in

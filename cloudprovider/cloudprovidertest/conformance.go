@@ -76,6 +76,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("FailingLookupAnswersNoGroup", func(t *testing.T) { checkFailingLookupAnswersNoGroup(t, h) })
 	t.Run("GoneNodesCostAtMostTwoCallsPerLoop", func(t *testing.T) { checkGoneNodesCostBounded(t, h) })
 	t.Run("TwoSpecsForOneGroupAreAConfigError", func(t *testing.T) { checkTwoSpecsForOneGroup(t, h) })
+	t.Run("DeletionRereadsBeforeAbsoluteShrink", func(t *testing.T) { checkDeletionRereadsBeforeShrink(t, h) })
 }
 
 type kit struct {

@@ -7,7 +7,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// Issue 15's budget of cloud calls per CA loop, with each provider's numbers
+// The budget of cloud calls per CA loop, with each provider's numbers
 // from its harness (Env.Budget), and the bound on how old served data may be
 // (--max-staleness).
 
@@ -70,7 +70,7 @@ func checkAfterScaleUpRefreshBudget(t *testing.T, k *kit) {
 			t.Fatalf("Refresh right after IncreaseSize(1) made %d cloud calls, within the budget of %d: lower Budget.AfterScaleUpExcess (%d) to 0",
 				n, goal, b.AfterScaleUpExcess)
 		}
-		t.Logf("KNOWN GAP (issue 15): Refresh right after IncreaseSize(1) of %s made %d cloud calls, %d above the budget of %d",
+		t.Logf("KNOWN GAP: Refresh right after IncreaseSize(1) of %s made %d cloud calls, %d above the budget of %d",
 			id, n, n-goal, goal)
 	}
 }

@@ -469,8 +469,7 @@ func ghostOf(providerID string) string {
 // answer was lost once, so a client that retries finds the instance gone
 // (404) and one that does not hears a 502. Either way the instance is gone
 // and the cloud's target dropped; a provider that keeps its old target then
-// lets CA delete one node too many, below min (found by the soak on Vultr:
-// a pool at 0 with min 1). CA then deletes registered nodes one at a time,
+// lets CA delete one node too many, below min (a pool at 0 with min 1). CA then deletes registered nodes one at a time,
 // without a Refresh in between, until the provider refuses: the cloud's
 // target and instances must never go below min.
 func checkLostDeleteKeepsMin(t *testing.T, k *kit) {

@@ -59,6 +59,24 @@ type Env struct {
 	// another actor scales the group. It returns the instance's providerID.
 	// Optional; enables the fresh-read-before-shrink check.
 	AddUnseenInstance func(groupID string) string
+	// AddFailedInstance makes the fake cloud hold one more instance of the
+	// group that failed to start (the provider reports it, after a Refresh,
+	// as a failed creation), counted in the cloud's target the way the
+	// cloud counts it; it returns the instance's providerID. Optional;
+	// enables the failed-instance part of the deletion check (a nil hook
+	// needs its reason in NotApplicable).
+	AddFailedInstance func(groupID string) string
+	// FailNextScaleUp makes the fake cloud accept the group's next
+	// scale-up and then fail to fill it, so that after Settle and Refresh
+	// the provider reports the unfilled slot as a failed creation (a
+	// placeholder). Optional; enables the failed-slot part of the deletion
+	// check (a nil hook needs its reason in NotApplicable).
+	FailNextScaleUp func(groupID string)
+	// NotApplicable says, per optional hook left nil (keyed by its field
+	// name, "AddFailedInstance"), why this cloud has no such thing; the
+	// checks needing the hook then skip with "not applicable: " and the
+	// reason. The deletion check fails on a nil hook without a reason.
+	NotApplicable map[string]string
 	// FailEnrichmentLookups makes every lookup that only enriches a template
 	// (Volcengine DescribeSubnets and DescribeImages) fail with the cloud's
 	// permission error from now on. Nil when the provider makes no such lookup.
@@ -113,7 +131,7 @@ type Env struct {
 	SpecNames func(groupID string) []string
 }
 
-// RefreshBudget is issue 15's budget of cloud calls per Refresh, with this
+// RefreshBudget is the budget of cloud calls per Refresh, with this
 // provider's numbers.
 type RefreshBudget struct {
 	// Unchanged bounds a Refresh where nothing changed and no read is older

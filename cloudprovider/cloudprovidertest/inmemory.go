@@ -250,6 +250,11 @@ func NewInMemoryEnv(groups ...CloudGroup) *Env {
 		SetGroupSettings: func(groupID string, seed SettingsSeed) {
 			cloud.SetTags(groupID, seed.AWSKeys())
 		},
+		NotApplicable: map[string]string{
+			"AddUnseenInstance": "the in-memory cloud has no other actor to launch instances behind the provider's back",
+			"AddFailedInstance": "the in-memory cloud never fails to start an instance",
+			"FailNextScaleUp":   "the in-memory cloud fills every scale-up",
+		},
 	}
 }
 

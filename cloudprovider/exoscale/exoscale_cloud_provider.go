@@ -29,8 +29,8 @@ func init() {
 
 // DefaultRateLimit is the client-side budget for the Exoscale v2 API.
 // Exoscale publishes no number (throttling is a 429, optionally with
-// Retry-After, see ../shared/docs/providers/exoscale.md §6.4), so this is a
-// conservative 10 requests per second, bursts of 10.
+// Retry-After; docs/providers/exoscale.md), so this is a conservative 10
+// requests per second, bursts of 10.
 var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
 
 // Build reads the configuration from the environment and builds the provider.

@@ -217,6 +217,18 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				}
 				return ProviderIDPrefix + id
 			},
+			AddFailedInstance: func(groupID string) string {
+				// A member the pool counts in its size whose start failed.
+				id, err := e.fake.LaunchInstance(groupID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.fake.SetInstanceState(id, "error")
+				return ProviderIDPrefix + id
+			},
+			FailNextScaleUp: func(string) {
+				e.fake.FailNextOperationLater(exoapi.OperationFailure, "busy", "instance pool is busy")
+			},
 			// Instance types are the template itself, not an enrichment.
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,

@@ -175,7 +175,7 @@ func TestPendingOperations(t *testing.T) {
 		e.fake.ResetRequests()
 		e.refresh(t)
 		// The loop right after a scale-up: the pool list, and the instance
-		// list for the new members (issue 15: 1 + changed groups).
+		// list for the new members (1 + changed groups).
 		want := map[string]int{"GET /v2/instance-pool": 1, "GET /v2/instance": 1}
 		if calls := e.fake.OperationCounts(); fmt.Sprint(calls) != fmt.Sprint(want) {
 			t.Fatalf("Refresh after a scale-up made %v, want %v", calls, want)
@@ -255,19 +255,36 @@ func TestPendingOperations(t *testing.T) {
 		}
 	})
 
-	t.Run("a success seen after the pool list waits for the next refresh", func(t *testing.T) {
+	t.Run("a success seen after the pool list settles with a second list", func(t *testing.T) {
 		e, g := queued(t)
 		ctx := ctx5s(t)
 		// The queued scale applies between the pool list and the poll.
 		e.provider.m.client = &hookAPI{cloudAPI: e.provider.m.client, hook: func() { e.fake.SetPoolState(e.workersPool, "") }}
 		e.fake.ResetRequests()
 		e.refresh(t)
+		// Settling it from the first list would serve its old size (3);
+		// the second, taken after the poll, shows 4.
+		if n, lists := polls(e), e.fake.OperationCounts()["GET /v2/instance-pool"]; n != 1 || lists != 2 {
+			t.Fatalf("%d polls and %d pool lists, want 1 and 2", n, lists)
+		}
+		if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 0 {
+			t.Fatalf("target %d with %d pending after a success newer than the first pool list, want 4 and 0", n, len(g.pending))
+		}
+	})
+
+	t.Run("without the second list the success waits for the next refresh", func(t *testing.T) {
+		e, g := queued(t)
+		ctx := ctx5s(t)
+		e.provider.m.client = &hookAPI{cloudAPI: e.provider.m.client, hook: func() { e.fake.SetPoolState(e.workersPool, "") }}
+		e.fake.AddFault(fakecloud.Fault{Status: 400, Operation: "GET /v2/instance-pool", Skip: 1})
+		e.fake.ResetRequests()
+		e.refresh(t)
 		if n := polls(e); n != 1 {
 			t.Fatalf("%d polls, want 1", n)
 		}
-		// Settling it now would serve the pool list's old size (3).
+		// The first list's old size (3) must not be served as settled.
 		if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 1 {
-			t.Fatalf("target %d with %d pending after a success newer than the pool list, want 4 and 1", n, len(g.pending))
+			t.Fatalf("target %d with %d pending after the second list failed, want 4 and 1", n, len(g.pending))
 		}
 		e.fake.ResetRequests()
 		e.refresh(t)
@@ -402,5 +419,37 @@ func TestMutationDuringRefresh(t *testing.T) {
 	e.refresh(t)
 	if n, _ := g.TargetSize(ctx); n != 5 || len(g.pending) != 0 {
 		t.Fatalf("next refresh: target %d, %d pending; want 5 and 0", n, len(g.pending))
+	}
+}
+
+// TestPolledSuccessSettlesInOneRefresh: an eviction the pool list cannot
+// confirm (an instance launched by someone else since put the size back) is
+// polled; once the cloud is idle, the first Refresh that sees the operation
+// succeed serves the cloud's size, not the eviction's expectation.
+func TestPolledSuccessSettlesInOneRefresh(t *testing.T) {
+	o := defaultEnvOptions()
+	o.fake.OperationDelay = 30 * time.Second
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	ctx := ctx5s(t)
+	g := e.group(t, e.workersPool)
+	members := memberIDs(t, e, e.workersPool)
+	if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + members[0])}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.LaunchInstance(e.workersPool); err != nil {
+		t.Fatal(err)
+	}
+	// The pool is back at 3, so the list cannot tell the eviction (3 -> 2)
+	// was applied: it is polled, and still pending.
+	e.refresh(t)
+	if n, _ := g.TargetSize(ctx); n != 2 || len(g.pending) != 1 {
+		t.Fatalf("while the eviction is pending: target %d with %d pending, want 2 and 1", n, len(g.pending))
+	}
+	e.fake.Settle()
+	e.refresh(t)
+	p, _ := e.fake.Pool(e.workersPool)
+	if n, _ := g.TargetSize(ctx); n != p.Size || len(g.pending) != 0 {
+		t.Fatalf("after the cloud finished: target %d with %d pending, want the cloud's %d and 0", n, len(g.pending), p.Size)
 	}
 }

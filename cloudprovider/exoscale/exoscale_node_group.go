@@ -84,7 +84,7 @@ type nodeGroup struct {
 	guard *cloudprovider.MutationGuard
 	// mu guards everything below. It is released during cloud calls, so that
 	// reads (TargetSize, Nodes, NodeGroups) never wait behind a slow scale or
-	// eviction: CA aborts its loop when TargetSize fails (found by hack/soak).
+	// eviction: CA aborts its loop when TargetSize fails.
 	mu       sync.Mutex
 	st       groupState
 	expected int // cloud size once pending operations land; used while any is pending
@@ -355,44 +355,49 @@ func operationFailureClass(reason string) error {
 // scale under the shared mutation discipline and returns; the new members
 // are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	var from int
 	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Check: func() error {
+		Plan: func() (cloudprovider.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			from = g.cloudTargetLocked()
-			return cloudprovider.CheckIncrease(g.id, delta, g.targetLocked(), g.st.max)
+			if err := cloudprovider.CheckIncrease(g.id, delta, g.targetLocked(), g.st.max); err != nil {
+				return cloudprovider.Plan{}, err
+			}
+			from := g.cloudTargetLocked()
+			return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.scaleUp(ctx, from, from+delta) }}, nil
 		},
 		Read: g.readPool,
-		Call: func(ctx context.Context) error {
-			to := from + delta
-			quota := g.m.quotaSnapshot()
-			quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
-			op, err := g.scale(ctx, to)
-			opFailed := false
-			if err == nil {
-				err = failedImmediately(op)
-				opFailed = err != nil
-			}
-			if err != nil {
-				if quotaHit && (opFailed || errors.Is(err, cloudprovider.ErrFailedPrecondition)) {
-					// Exoscale refuses a scale past the quota with a bare 400, or
-					// (undocumented either way) with an operation that fails; the
-					// quota read at Refresh says why, so CA sees ResourceExhausted
-					// (one class, not two: FailedPrecondition would win).
-					err = cloudprovider.Reclassify(err, cloudprovider.ErrQuotaExceeded)
-					return fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
-				}
-				return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
-			}
-			g.mu.Lock()
-			g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
-			g.expected = to
-			g.mu.Unlock()
-			klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
-			return nil
-		},
 	})
+}
+
+// scaleUp submits the absolute size to and records the pending operation;
+// callers hold the mutation lock but not mu.
+func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
+	delta := to - from
+	quota := g.m.quotaSnapshot()
+	quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
+	op, err := g.scale(ctx, to)
+	opFailed := false
+	if err == nil {
+		err = failedImmediately(op)
+		opFailed = err != nil
+	}
+	if err != nil {
+		if quotaHit && (opFailed || errors.Is(err, cloudprovider.ErrFailedPrecondition)) {
+			// Exoscale refuses a scale past the quota with a bare 400, or
+			// (undocumented either way) with an operation that fails; the
+			// quota read at Refresh says why, so CA sees ResourceExhausted
+			// (one class, not two: FailedPrecondition would win).
+			err = cloudprovider.Reclassify(err, cloudprovider.ErrQuotaExceeded)
+			return fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
+		}
+		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
+	}
+	g.mu.Lock()
+	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
+	g.expected = to
+	g.mu.Unlock()
+	klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
+	return nil
 }
 
 // DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not yet
@@ -402,47 +407,53 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // since the snapshot is counted. Anything more is an error, never
 // upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	g.mu.Lock()
-	shrinks := -delta > len(g.failed)
-	g.mu.Unlock()
-	var target, dropFailed, scaleDown, from int
 	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Check: func() error {
+		Plan: func() (cloudprovider.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			target = g.targetLocked()
+			target := g.targetLocked()
 			if err := cloudprovider.CheckDecrease(g.id, delta, target, g.liveLocked()); err != nil {
-				return err
+				return cloudprovider.Plan{}, err
 			}
-			dropFailed = min(-delta, len(g.failed))
-			scaleDown = -delta - dropFailed
-			from = g.cloudTargetLocked()
-			return nil
+			d := decrease{target: target, delta: delta, from: g.cloudTargetLocked()}
+			d.dropFailed = min(-delta, len(g.failed))
+			d.scaleDown = -delta - d.dropFailed
+			// Cancelling requested members is a smaller absolute size.
+			return cloudprovider.Plan{Shrinks: d.scaleDown > 0, Call: func(ctx context.Context) error { return g.decrease(ctx, d) }}, nil
 		},
-		Shrinks: shrinks,
-		Read:    g.readPool,
-		Call: func(ctx context.Context) error {
-			if scaleDown > 0 {
-				op, err := g.scale(ctx, from-scaleDown)
-				if err == nil {
-					err = failedImmediately(op)
-				}
-				if err != nil {
-					return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, from, from-scaleDown, err)
-				}
-				g.mu.Lock()
-				g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: from - scaleDown, submitted: g.m.now()})
-				g.expected = from - scaleDown
-				g.mu.Unlock()
-			}
-			g.mu.Lock()
-			// A Refresh during the cloud call may have settled failed slots.
-			g.failed = g.failed[min(dropFailed, len(g.failed)):]
-			g.mu.Unlock()
-			klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", target, "to", target+delta, "droppedFailed", dropFailed)
-			return nil
-		},
+		Read: g.readPool,
 	})
+}
+
+// decrease is a DecreaseTargetSize as planned from the snapshot: failed
+// slots dropped first, then requested members cancelled by a smaller size.
+type decrease struct {
+	target, delta, from   int
+	dropFailed, scaleDown int
+}
+
+// decrease carries out d; callers hold the mutation lock but not mu.
+func (g *nodeGroup) decrease(ctx context.Context, d decrease) error {
+	if d.scaleDown > 0 {
+		to := d.from - d.scaleDown
+		op, err := g.scale(ctx, to)
+		if err == nil {
+			err = failedImmediately(op)
+		}
+		if err != nil {
+			return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, d.from, to, err)
+		}
+		g.mu.Lock()
+		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: d.from, to: to, submitted: g.m.now()})
+		g.expected = to
+		g.mu.Unlock()
+	}
+	g.mu.Lock()
+	// A Refresh during the cloud call may have settled failed slots.
+	g.failed = g.failed[min(d.dropFailed, len(g.failed)):]
+	g.mu.Unlock()
+	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", d.target, "to", d.target+d.delta, "droppedFailed", d.dropFailed)
+	return nil
 }
 
 // deleteRequest is a DeleteNodes call sorted by what each node is.
@@ -519,69 +530,94 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		}
 	}
-	unlock, err := g.guard.BeginMutation(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	// The size may have moved under an unconfirmed change.
-	if err := g.guard.ReadFirst(ctx, g.readPool); err != nil {
-		return err
-	}
 	owners := g.m.ownerOf(ids)
+	return g.guard.Transact(ctx, g.readPool, func(tx *cloudprovider.Txn) error {
+		req, err := cloudprovider.Prepare(tx, func() (deleteRequest, error) { return g.planDeletion(nodes, owners) })
+		if err != nil || len(req.counted) == 0 {
+			return err
+		}
+		if len(req.evict) > 0 {
+			// An eviction names its members: the cloud lowers the size by
+			// as many, no absolute size is sent.
+			if err := tx.Step(func() (cloudprovider.Plan, error) {
+				return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.evictMembers(ctx, req.evict) }}, nil
+			}); err != nil {
+				return err
+			}
+		}
+		g.dropFailedSlots(req.failedSlots)
+		return nil
+	})
+}
+
+// planDeletion sorts a DeleteNodes request against the snapshot and applies
+// the min rule to what it would remove.
+func (g *nodeGroup) planDeletion(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	req, err := g.classifyLocked(nodes, owners)
 	if err != nil {
-		return err
+		return req, err
 	}
-	target := g.targetLocked()
 	if len(req.counted) == 0 {
 		klog.V(4).InfoS("Nodes already being deleted", "provider", ProviderName, "nodeGroup", g.id, "nodes", len(nodes))
-		return nil
+		return req, nil
 	}
-	if err := cloudprovider.CheckDeleteMin(g.id, target, g.st.min, req.counted); err != nil {
-		return err
+	return req, cloudprovider.CheckDeleteMin(g.id, g.targetLocked(), g.st.min, req.counted)
+}
+
+// evictMembers evicts ids and records the pending operation; callers hold
+// the mutation lock but not mu, so reads never wait behind the call. An
+// eviction the cloud took without a usable answer, or that timed out or
+// finished partly, states MutationApplied and the guard reads the pool; only
+// after an unusable answer are the members known to leave, as below.
+func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
+	g.mu.Lock()
+	from := g.cloudTargetLocked()
+	g.mu.Unlock()
+	op, err := g.evict(ctx, ids)
+	if err == nil {
+		err = failedImmediately(op)
 	}
-	if len(req.evict) > 0 {
-		from := g.cloudTargetLocked()
-		// Reads never wait behind the cloud call.
-		g.mu.Unlock()
-		op, err := g.evict(ctx, req.evict)
-		g.mu.Lock()
-		if err == nil {
-			err = failedImmediately(op)
-		}
-		if err != nil {
-			// An eviction the cloud took without a usable answer, or that
-			// timed out: Finish reads the pool (mu released: the read
-			// takes it).
-			g.mu.Unlock()
-			err = g.guard.Finish(ctx, fmt.Errorf("evict %d members from node group %s: %w", len(req.evict), g.id, err), g.readPool)
-			g.mu.Lock()
-			if err != nil {
-				return err
-			}
-			// Applied, and the pool read: the members leave as below.
-		}
-		now := g.m.now()
-		for _, id := range req.evict {
-			g.evicting[id] = now
-		}
-		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opEvict, from: from, to: from - len(req.evict), evicted: req.evict, submitted: now})
-		g.expected = from - len(req.evict)
-		klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(req.evict, ","), "operation", op.ID)
+	if err != nil && !(cloudprovider.SizeUnstated(err) && errors.Is(err, cloudprovider.ErrMalformedResponse)) {
+		return fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
-	if len(req.failedSlots) > 0 {
-		kept := g.failed[:0]
-		for _, f := range g.failed {
-			if !req.failedSlots[f.n] {
-				kept = append(kept, f)
-			}
-		}
-		g.failed = kept
+	if err != nil {
+		// Applied, but the answer names no operation to follow: record it as
+		// done, or settling would read the empty operation as a failure and
+		// give the evicted members back to the target.
+		op = exoapi.Operation{ID: op.ID, State: exoapi.OperationSuccess}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.m.now()
+	for _, id := range ids {
+		g.evicting[id] = now
+	}
+	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opEvict, from: from, to: from - len(ids), evicted: ids, submitted: now})
+	g.expected = from - len(ids)
+	klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(ids, ","), "operation", op.ID)
+	if err != nil {
+		return fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
 	return nil
+}
+
+// dropFailedSlots forgets the failed slots CA deleted: they never reached
+// the cloud's size, so no cloud call is needed.
+func (g *nodeGroup) dropFailedSlots(slots map[int]bool) {
+	if len(slots) == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	kept := g.failed[:0]
+	for _, f := range g.failed {
+		if !slots[f.n] {
+			kept = append(kept, f)
+		}
+	}
+	g.failed = kept
 }
 
 // Nodes implements cloudprovider.NodeGroup: the listed members, then the

@@ -398,3 +398,43 @@ func TestOperationFinalOnSubmission(t *testing.T) {
 		})
 	}
 }
+
+// TestEvictWithUnusableAnswerKeepsTarget: an eviction the cloud carried out
+// but answered with a body we cannot read (no operation id, no state) is
+// applied; settling it later must not read the empty operation as a failure
+// and give the evicted members back to the target, which would let CA scale
+// the group past its max.
+func TestEvictWithUnusableAnswerKeepsTarget(t *testing.T) {
+	o := defaultEnvOptions()
+	o.fake.OperationDelay = 5 * time.Second
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	ctx := ctx5s(t)
+	before, _ := g.TargetSize(ctx)
+	ids := memberIDs(t, e, e.workersPool)
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodPut, PathContains: ":evict", Malformed: true, AfterApply: true})
+	if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + ids[0])}); err != nil {
+		t.Fatalf("DeleteNodes with an applied, unreadable answer: %v", err)
+	}
+	if e.fake.PendingFaults() != 0 {
+		t.Fatal("the eviction never met the fault")
+	}
+	// A scale-up still pending keeps the group on its expected size: the
+	// settled eviction must leave that at before - 1 + 1.
+	if err := g.IncreaseSize(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	if got, _ := g.TargetSize(ctx); got != before {
+		t.Fatalf("target %d with the scale-up pending, want %d", got, before)
+	}
+	e.fake.Settle()
+	for i := 0; i < 2; i++ {
+		e.refresh(t)
+		p, _ := e.fake.Pool(e.workersPool)
+		if got, _ := g.TargetSize(ctx); got != before || got != p.Size {
+			t.Fatalf("refresh %d: target %d, cloud size %d, want both %d", i+1, got, p.Size, before)
+		}
+	}
+}

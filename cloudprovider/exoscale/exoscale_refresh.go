@@ -35,7 +35,30 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	if err != nil {
 		return fmt.Errorf("refresh exoscale snapshot: %w", err)
 	}
-	opResults := m.settleOperations(ctx, seq, pools)
+	opResults, seen := m.settleOperations(ctx, seq, pools)
+	if len(seen) > 0 {
+		// A success GET /operation showed after the pool list was taken
+		// may be missing from that list. A second list, taken after the
+		// poll, shows it, so the operation settles in this refresh: one
+		// Refresh after the cloud finished serves the cloud's size, even
+		// when this is the first to see the operation succeed. Without
+		// that list it waits for the next refresh.
+		if fresh, err := m.client.ListInstancePools(ctx); err == nil {
+			pools = fresh
+			for _, ops := range seen {
+				for _, op := range ops {
+					opResults[op.ID] = op
+				}
+			}
+		} else {
+			klog.V(4).InfoS("Cannot list pools again after a polled success; settling it at the next refresh", "provider", ProviderName, "err", err)
+			for g, ops := range seen {
+				for _, op := range ops {
+					g.notePolled(op.ID, op)
+				}
+			}
+		}
+	}
 	readClusters, readMembers := m.reads.plan(pools, force, len(opResults) > 0, now, m.maxStaleness)
 	var (
 		wg             sync.WaitGroup
@@ -158,20 +181,21 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 }
 
 // settleOperations returns the operations submitted before seq that this
-// refresh settles, by id. The pool list, taken after they were submitted,
-// settles most without a call (poolShows). The rest cost one
-// GET /operation each: a failed operation leaves the pool as it was, just
-// like one still queued behind a busy pool. A failure settles at once (the
-// cloud changed nothing, so the lists agree with it); a success seen after
-// the pool list was taken may not be in it yet, so it waits for the next
-// refresh, whose lists come after it. Failures to read one leave it
-// pending.
-func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoapi.InstancePool) map[string]exoapi.Operation {
+// refresh settles, by id, and the successes it saw by polling, by group.
+// The pool list, taken after they were submitted, settles most without a
+// call (poolShows). The rest cost one GET /operation each: a failed
+// operation leaves the pool as it was, just like one still queued behind a
+// busy pool. A failure settles at once (the cloud changed nothing, so the
+// lists agree with it); a success seen after the pool list was taken may
+// not be in it yet, so it settles only with a pool list taken after the
+// poll (see refresh). Failures to read one leave it pending.
+func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoapi.InstancePool) (map[string]exoapi.Operation, map[*nodeGroup][]exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
 		sizes[p.ID] = p.Size
 	}
 	results := map[string]exoapi.Operation{}
+	seen := map[*nodeGroup][]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
 		ops := g.submittedOperations(seq)
 		if size, listed := sizes[g.id]; listed && poolShows(ops, size) {
@@ -196,16 +220,17 @@ func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoa
 			case err == nil && op.State != exoapi.OperationSuccess:
 				results[o.id] = op
 			case err == nil:
-				g.notePolled(o.id, op)
+				op.ID = o.id // keyed as submitted, whatever the answer echoes
+				seen[g] = append(seen[g], op)
 			case errors.Is(err, cloudprovider.ErrNotFound):
 				// Expired operations are gone; the lists tell the truth now.
-				g.notePolled(o.id, exoapi.Operation{ID: o.id, State: exoapi.OperationSuccess})
+				seen[g] = append(seen[g], exoapi.Operation{ID: o.id, State: exoapi.OperationSuccess})
 			default:
 				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", o.id, "err", err)
 			}
 		}
 	}
-	return results
+	return results, seen
 }
 
 // poolShows reports whether a pool of size settles a group's operations

@@ -3,13 +3,16 @@ package exoscale
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 // Simulation timings: real time, a few seconds, so a demo shows progress.
@@ -73,6 +76,12 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 	if err != nil {
 		return nil, fmt.Errorf("exoscale simulation: %w", err)
 	}
+	poolIDs := slices.Sorted(maps.Values(groupIDs))
+	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, poolIDs...) })
+	if err != nil {
+		fake.Close()
+		return nil, fmt.Errorf("simulated exoscale: --simulate-faults: %w", err)
+	}
 	if len(opts.NodeGroupSpecs) == 0 {
 		opts.NodeGroupSpecs = simDefaultSpecs
 	}
@@ -104,7 +113,32 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		GroupNames: groupNames,
 		Deliberate: []string{cloudprovider.DeliberateMalformedSetting("workers "+groupIDs["workers"], cloudprovider.OptionMaxNodeProvisionTime, "soon")},
 		Close:      fake.Close,
+		State:      state,
 	}, nil
+}
+
+// SimulatedGroups is the fake's truth about the instance pools with the
+// given ids, in the shape the soak and --simulate's state endpoint share.
+func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
+	out := make([]simcloud.Group, 0, len(poolIDs))
+	for _, id := range poolIDs {
+		v, ok := fake.Pool(id)
+		if !ok {
+			continue
+		}
+		st := simcloud.Group{Desired: v.Size}
+		for _, gid := range []string{v.NodepoolID, v.ID, v.Name} {
+			if gid != "" {
+				st.IDs = append(st.IDs, gid)
+			}
+		}
+		for _, m := range v.Members {
+			gone := m.State == fakeapi.InstanceDestroying
+			st.Instances = append(st.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + m.ID, State: m.State, Gone: gone})
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 func firstSet(vs ...string) string {

@@ -37,7 +37,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
-// legacyCase is one vector of ../shared/testdata/externalgrpc-legacy: a
+// legacyCase is one vector of testdata/externalgrpc-legacy: a
 // message as CA 1.33.6's generated code encodes it.
 type legacyCase struct {
 	Message string `json:"message"`

@@ -56,19 +56,19 @@ func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeG
 }
 
 func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
+	call := func(ctx context.Context) error {
+		g.p.mu.Lock()
+		err := g.p.next
+		g.p.next = nil
+		g.p.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return g.NodeGroup.IncreaseSize(ctx, delta)
+	}
 	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Check: func() error { return nil },
-		Read:  func(context.Context) error { return nil },
-		Call: func(ctx context.Context) error {
-			g.p.mu.Lock()
-			err := g.p.next
-			g.p.next = nil
-			g.p.mu.Unlock()
-			if err != nil {
-				return err
-			}
-			return g.NodeGroup.IncreaseSize(ctx, delta)
-		},
+		Plan: func() (cloudprovider.Plan, error) { return cloudprovider.Plan{Call: call}, nil },
+		Read: func(context.Context) error { return nil },
 	})
 }
 

@@ -34,6 +34,10 @@ type APIConfig struct {
 	// (default DefaultLogLimit); older ones are only counted, so a fake
 	// serving --simulate for days stays in bounded memory.
 	LogLimit int
+	// Mutating tells whether a request with operation name op changes the
+	// cloud (default: any method but GET and HEAD). A fault policy reads it
+	// to apply a mutation before garbling its answer.
+	Mutating func(r *http.Request, op string) bool
 }
 
 // API is the machinery every fake cloud shares: the fault queue, the
@@ -72,6 +76,11 @@ func NewAPI(cfg APIConfig) *API {
 	}
 	if cfg.LogLimit <= 0 {
 		cfg.LogLimit = DefaultLogLimit
+	}
+	if cfg.Mutating == nil {
+		cfg.Mutating = func(r *http.Request, _ string) bool {
+			return r.Method != http.MethodGet && r.Method != http.MethodHead
+		}
 	}
 	return &API{cfg: cfg, recorder: newRecorder(cfg.LogLimit), stop: make(chan struct{})}
 }
@@ -214,7 +223,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a.recorder.record(entry)
 
-	fault, hit := a.takeFault(FaultRequest{Method: r.Method, Path: r.URL.Path, Operation: op})
+	fault, hit := a.takeFault(FaultRequest{Method: r.Method, Path: r.URL.Path, Operation: op, Mutating: a.cfg.Mutating(r, op)})
 	if hit && fault.Landed != nil {
 		defer close(fault.Landed)
 	}
@@ -233,8 +242,21 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fault.AfterApply {
-		// The change happens; its answer is dropped for the fault's.
-		a.cfg.Routes.ServeHTTP(discard{}, r)
+		// The change happens; its answer is dropped for the fault's, except
+		// that a success the cloud refused stays refused: a garbled 2xx
+		// means the cloud carried the request out, and no gateway turns
+		// the cloud's 409 into a 200.
+		real := &capture{header: http.Header{}, code: http.StatusOK}
+		a.cfg.Routes.ServeHTTP(real, r)
+		if st := fault.AnswerStatus(); st >= 200 && st < 300 && (real.code < 200 || real.code >= 300) {
+			for k, v := range real.header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(real.code)
+			_, _ = w.Write(real.body.Bytes())
+			a.recorder.finish(entry, real.code, true)
+			return
+		}
 	}
 	switch {
 	case fault.Reset:
@@ -326,6 +348,28 @@ func resetConnection(w http.ResponseWriter) {
 		_ = tcp.SetLinger(0)
 	}
 	_ = conn.Close()
+}
+
+// capture holds the cloud's own answer to a change whose answer a fault
+// replaces, so the fault can tell a refusal from a success.
+type capture struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (c *capture) Header() http.Header { return c.header }
+
+func (c *capture) Write(b []byte) (int, error) {
+	c.wrote = true
+	return c.body.Write(b)
+}
+
+func (c *capture) WriteHeader(code int) {
+	if !c.wrote {
+		c.code, c.wrote = code, true
+	}
 }
 
 // discard takes the answer of a change whose answer a fault replaces.

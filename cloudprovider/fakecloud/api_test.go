@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// counterAPI is a one-resource cloud: POST /counter adds one, GET reads it.
+// counterAPI is a one-resource cloud: POST /counter adds one, GET reads it,
+// PUT is refused with 409 and changes nothing.
 type counterAPI struct {
 	*API
 	value atomic.Int64
@@ -24,6 +25,10 @@ func newCounterAPI(t *testing.T, clock *ManualClock, overrides ...func(*APIConfi
 	c := &counterAPI{}
 	cfg := APIConfig{
 		Routes: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut {
+				WriteJSON(w, http.StatusConflict, map[string]string{"code": "busy", "message": "refused"})
+				return
+			}
 			if r.Method == http.MethodPost {
 				c.value.Add(1)
 			}
@@ -120,6 +125,24 @@ func TestAPIAnswersFaults(t *testing.T) {
 				t.Fatalf("next request: %d %v", next.status, next.err)
 			}
 		})
+	}
+}
+
+// TestAPIGarbledSuccessOnlyForWhatTheCloudDid: an applied fault that
+// garbles a 2xx keeps the cloud's own refusal, since a 2xx means the cloud
+// carried the request out; an applied 502 still hides it.
+func TestAPIGarbledSuccessOnlyForWhatTheCloudDid(t *testing.T) {
+	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+	c.AddFault(Fault{AfterApply: true, Malformed: true})
+	if got := c.call(context.Background(), http.MethodPut, ""); got.err != nil || got.status != http.StatusConflict || !strings.Contains(got.body, "refused") {
+		t.Fatalf("refused request under a garbling fault answered %d %q %v, want the cloud's 409", got.status, got.body, got.err)
+	}
+	if reqs := c.Requests(); len(reqs) != 1 || reqs[0].Status != http.StatusConflict || !reqs[0].Faulted {
+		t.Fatalf("request log %+v", reqs)
+	}
+	c.AddFault(Fault{AfterApply: true, Status: 502})
+	if got := c.call(context.Background(), http.MethodPut, ""); got.status != http.StatusBadGateway {
+		t.Fatalf("refused request under a lost answer answered %d, want 502", got.status)
 	}
 }
 

@@ -75,6 +75,9 @@ type FaultRequest struct {
 	Method    string
 	Path      string
 	Operation string
+	// Mutating tells whether the request changes the cloud, as the fake
+	// knows it: Volcengine sends every action, mutating or not, as GET.
+	Mutating bool
 }
 
 func (f *Fault) matches(r FaultRequest) bool {

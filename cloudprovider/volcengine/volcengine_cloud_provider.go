@@ -31,8 +31,8 @@ func init() {
 
 // DefaultRateLimit is the client-side budget for the Auto Scaling and ECS
 // OpenAPI. Volcengine publishes no per-account number (throttling answers
-// *FlowLimitExceeded, see ../shared/docs/providers/volcengine.md §6.3), so
-// this is a conservative 10 requests per second, bursts of 10.
+// *FlowLimitExceeded; docs/providers/volcengine.md), so this is a
+// conservative 10 requests per second, bursts of 10.
 var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
 
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.

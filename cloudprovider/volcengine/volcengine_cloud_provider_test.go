@@ -218,6 +218,19 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 				}
 				return ProviderIDPrefix + id
 			},
+			AddFailedInstance: func(groupID string) string {
+				// An Error instance counts in the desired number, as when
+				// the service launched it for the group and its start failed.
+				g, _ := e.fake.Group(groupID)
+				id := e.fake.AddInstance(groupID, fakeapi.StatusError)
+				e.fake.SetGroupBounds(groupID, g.Min, g.Max, g.Desired+1)
+				return ProviderIDPrefix + id
+			},
+			FailNextScaleUp: func(groupID string) {
+				// The service starts no instance (out of stock): the slot
+				// stays unfilled and the provider shows a placeholder.
+				e.fake.SetCreateFailure(groupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock", NoInstances: true})
+			},
 			FailEnrichmentLookups: func() {
 				// Keys without vpc:DescribeSubnets or ecs:DescribeImages (upstream
 				// never needed them) get AccessDenied on every call.

@@ -544,7 +544,7 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 		}
 		// Only an activity that started after our own latest change of the
 		// desired number says whether the missing slots are being worked on
-		// (found by time: the API does not document the list order). An older
+		// (by time: the API does not document the list order). An older
 		// failure is about a request that no longer stands.
 		since := m.raisedAt(p.cloud.ID)
 		for _, a := range acts {

@@ -104,7 +104,7 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 // setDesired moves the desired number by delta under the group's mutation
 // discipline (cloudprovider.MutationGuard). A malformed request is refused
 // from the snapshot without any cloud call. ModifyScalingGroup sets an
-// absolute number, so a decrease re-reads the group first.
+// absolute number, so a decrease is planned from a fresh read of the group.
 func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(*groupState) error) error {
 	g, err := n.state()
 	if err != nil {
@@ -114,181 +114,204 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 		return check(g)
 	}
 	return n.m.guard(n.id).Do(ctx, cloudprovider.Mutation{
-		Check: func() error {
-			if g, err = n.state(); err != nil {
-				return err
+		Plan: func() (cloudprovider.Plan, error) {
+			g, err := n.state()
+			if err != nil {
+				return cloudprovider.Plan{}, err
 			}
 			if err := check(g); err != nil {
-				return err
+				return cloudprovider.Plan{}, err
 			}
 			if !g.active() {
-				return errDisabled(g, verb+" it")
+				return cloudprovider.Plan{}, errDisabled(g, verb+" it")
 			}
 			if !g.hasDesired() {
-				return errNoDesired(n.id)
+				return cloudprovider.Plan{}, errNoDesired(n.id)
 			}
-			return nil
+			from, want := g.target, g.target+delta
+			return cloudprovider.Plan{Shrinks: want < from, Call: func(ctx context.Context) error { return n.sendDesired(ctx, verb, from, want) }}, nil
 		},
-		Shrinks: delta < 0,
-		Read:    func(ctx context.Context) error { return n.m.reload(ctx, n.id) },
-		Call: func(ctx context.Context) error {
-			want := g.target + delta
-			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-				if cloudprovider.SizeUnstated(err) {
-					// Applied; the guard reads the group for the number.
-					n.m.noteDesiredChange(n.id)
-				}
-				return fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, g.target, want, err)
-			}
-			n.m.noteDesiredChange(n.id)
-			n.m.update(n.id, func(c *groupState) {
-				c.target = want
-				c.cloud.Desired = want
-			})
-			klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", g.target, "to", want)
-			return nil
-		},
+		Read: n.reload,
 	})
 }
 
-// DeleteNodes removes exactly these instances with RemoveInstances (20 per
-// call) and lowers the desired number by as many. Every node must belong to
-// this group; registered nodes never take the group below min, while
-// instances that never registered can always go.
-func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	guard := n.m.guard(n.id)
-	unlock, err := guard.BeginMutation(ctx)
-	if err != nil {
-		return err
+// reload re-reads the group into the snapshot; the guard calls it.
+func (n *nodeGroup) reload(ctx context.Context) error { return n.m.reload(ctx, n.id) }
+
+// sendDesired sets the desired number from to want and applies the answer
+// to the snapshot.
+func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int) error {
+	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+		if cloudprovider.SizeUnstated(err) {
+			// Applied; the guard reads the group for the number.
+			n.m.noteDesiredChange(n.id)
+		}
+		return fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, from, want, err)
 	}
-	defer unlock()
+	n.m.noteDesiredChange(n.id)
+	n.m.update(n.id, func(c *groupState) {
+		c.target = want
+		c.cloud.Desired = want
+	})
+	klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", from, "to", want)
+	return nil
+}
+
+// deletion is a DeleteNodes request sorted by the path each instance
+// takes. RemoveInstances takes only instances in service (BytePlus Auto
+// Scaling API reference, RemoveInstances). An Error instance is removed by
+// the service's health check, which replaces it unless the desired number
+// drops: so lowering the desired number is its deletion. A placeholder (a
+// slot the service failed to fill) has no instance: lowering the desired
+// number gives it up.
+type deletion struct {
+	inService, broken, placeholders []string
+}
+
+// DeleteNodes removes exactly these instances: InService ones with
+// RemoveInstances (20 per call), which lowers the desired number by as
+// many; Error instances and placeholders by lowering the desired number,
+// an absolute value the transaction plans from a fresh read of the group
+// (cloudprovider.Txn.Shrink), so an instance launched since the snapshot is
+// not removed in their place. Every node must belong to this group;
+// registered nodes never take the group below min, while instances that
+// never registered can always go.
+func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+	return n.m.guard(n.id).Transact(ctx, n.reload, func(tx *cloudprovider.Txn) error {
+		d, err := cloudprovider.Prepare(tx, func() (deletion, error) { return n.planDeletion(nodes) })
+		if err != nil {
+			return err
+		}
+		for start := 0; start < len(d.inService); start += volcapi.MaxRemoveBatch {
+			batch := d.inService[start:min(start+volcapi.MaxRemoveBatch, len(d.inService))]
+			if err := tx.Step(func() (cloudprovider.Plan, error) {
+				return cloudprovider.Plan{Call: func(ctx context.Context) error { return n.removeBatch(ctx, batch, start, len(d.inService)) }}, nil
+			}); err != nil {
+				return err
+			}
+		}
+		if len(d.broken) > 0 {
+			if err := tx.Shrink(func() (cloudprovider.Plan, error) { return n.planDropBroken(d.broken) }); err != nil {
+				return err
+			}
+		}
+		if len(d.placeholders) > 0 {
+			return tx.Shrink(func() (cloudprovider.Plan, error) { return n.planDropPlaceholders(d.placeholders) })
+		}
+		return nil
+	})
+}
+
+// planDeletion checks the request against the snapshot: ownership, the path
+// each instance's status allows, and the min rule. Instances still
+// starting, stopped, protected or in standby cannot be removed now: that is
+// refused without a call, and CA retries on a later loop.
+func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
+	var d deletion
 	g, err := n.state()
 	if err != nil {
-		return err
+		return d, err
 	}
 	byID := map[string]instanceState{}
 	for _, in := range g.instances {
 		byID[in.id] = in
 	}
-	// Each instance takes the path its status allows. RemoveInstances takes
-	// only instances in service (BytePlus Auto Scaling API reference,
-	// RemoveInstances). An Error instance is removed by the service's health
-	// check, which replaces it unless the desired number drops: so lowering
-	// the desired number is its deletion. Instances still starting, stopped,
-	// protected or in standby cannot be removed now: that is refused without
-	// a call, and CA retries on a later loop.
-	var ids, placeholders, broken []string
 	var toDelete []*corev1.Node
 	seen := map[string]bool{}
 	for _, node := range nodes {
 		if node == nil {
-			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", n.id)
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", n.id)
 		}
 		name := cloudprovider.NodeName(node.Name, node.Spec.ProviderID)
 		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
 		if err != nil {
-			return fmt.Errorf("node group %s: node %s: %w", n.id, name, err)
+			return d, fmt.Errorf("node group %s: node %s: %w", n.id, name, err)
 		}
 		in, ok := byID[id]
 		if !ok {
-			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to scaling group %s", name, n.id)
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to scaling group %s", name, n.id)
 		}
 		if seen[id] {
-			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
 		seen[id] = true
 		switch {
 		case in.placeholder:
-			placeholders = append(placeholders, id)
+			d.placeholders = append(d.placeholders, id)
 		case !in.live():
 			// Already on its way out: CA resends failed and unregistered
 			// nodes every loop until they disappear.
 			continue
 		case in.status == asStatusError:
-			broken = append(broken, id)
+			d.broken = append(d.broken, id)
 		case in.status == asStatusInService:
-			ids = append(ids, id)
+			d.inService = append(d.inService, id)
 		default:
-			return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+			return d, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
 				"node %s: instance %s is %s; Volcengine removes only InService instances from a scaling group, try again once it is in service", name, id, in.status)
 		}
 		toDelete = append(toDelete, node)
 	}
-	if len(toDelete) > 0 && !g.active() && (len(ids) > 0 || len(broken) > 0 || len(placeholders) > 0) {
-		return errDisabled(g, "remove instances")
-	}
 	if len(toDelete) == 0 {
-		return nil
+		return d, nil
 	}
-	if guard.NeedsRead() {
-		// The desired number may have moved under an unconfirmed change.
-		if err := guard.ReadFirst(ctx, func(ctx context.Context) error { return n.m.reload(ctx, n.id) }); err != nil {
-			return err
-		}
-		if g, err = n.state(); err != nil {
-			return err
-		}
+	if !g.active() {
+		return d, errDisabled(g, "remove instances")
 	}
-	if err := cloudprovider.CheckDeleteMin(n.id, g.target, g.min, toDelete); err != nil {
-		return err
-	}
-
-	target := g.target
-	var removed []string
-	var failure error
-	for start := 0; start < len(ids); start += volcapi.MaxRemoveBatch {
-		batch := ids[start:min(start+volcapi.MaxRemoveBatch, len(ids))]
-		decrease := true
-		activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
-		if err != nil && target-len(batch) < g.min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-			// Only never-registered instances get here (CheckDeleteMin). If
-			// the API will not lower the desired number below min, remove them
-			// anyway and let the group replace them: CA needs them gone.
-			decrease = false
-			activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
-		}
-		if err != nil {
-			// Finish reads the group once when the cloud took the batch but
-			// its answer was unusable: the batch is then removed.
-			failure = guard.Finish(ctx, fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, len(removed), len(ids), err),
-				func(ctx context.Context) error { return n.m.reload(ctx, n.id) })
-			if failure != nil {
-				break
-			}
-		}
-		removed = append(removed, batch...)
-		if g.hasDesired() && decrease {
-			target -= len(batch)
-		}
-		klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "activity", activity)
-	}
-	if len(removed) > 0 {
-		n.noteRemoved(removed, target)
-	}
-	if failure != nil {
-		return failure
-	}
-	if len(broken) > 0 {
-		var err error
-		if target, err = n.dropBroken(ctx, g, target, broken); err != nil {
-			return guard.Finish(ctx, err, func(ctx context.Context) error { return n.m.reload(ctx, n.id) })
-		}
-	}
-	if len(placeholders) == 0 {
-		return nil
-	}
-	return guard.Finish(ctx, n.dropPlaceholders(ctx, g, target, placeholders), func(ctx context.Context) error { return n.m.reload(ctx, n.id) })
+	return d, cloudprovider.CheckDeleteMin(n.id, g.target, g.min, toDelete)
 }
 
-// dropBroken deletes Error instances: the service's health check removes
-// them, and lowering the desired number by as many keeps it from launching
-// replacements. At min the desired number stays and the service replaces
-// them, which is what min asks for. It returns the new target.
-func (n *nodeGroup) dropBroken(ctx context.Context, g *groupState, target int, broken []string) (int, error) {
-	want := target
+// removeBatch removes InService instances with RemoveInstances, lowering
+// the desired number by as many; done of total were removed before it.
+func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total int) error {
+	g, err := n.state()
+	if err != nil {
+		return err
+	}
+	decrease := true
+	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
+	if err != nil && g.target-len(batch) < g.min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+		// Only never-registered instances get here (CheckDeleteMin). If
+		// the API will not lower the desired number below min, remove them
+		// anyway and let the group replace them: CA needs them gone.
+		decrease = false
+		activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
+	}
+	if err != nil && !cloudprovider.SizeUnstated(err) {
+		return fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
+	}
+	// Taken (when the answer was unusable, the guard reads the group for
+	// the number right after).
+	target := g.target
+	if g.hasDesired() && decrease {
+		target -= len(batch)
+	}
+	n.noteRemoved(batch, target)
+	klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "activity", activity)
+	if err != nil {
+		return fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
+	}
+	return nil
+}
+
+// planDropBroken plans the deletion of Error instances from the fresh
+// state: the desired number drops by as many of them as the group still
+// lists, so the health check removes them without replacing them. It never
+// drops below min (at min the service replaces them, which is what min asks
+// for) nor below the healthy instances, which the service would otherwise
+// remove instead.
+func (n *nodeGroup) planDropBroken(broken []string) (cloudprovider.Plan, error) {
+	g, err := n.state()
+	if err != nil {
+		return cloudprovider.Plan{}, err
+	}
+	listed := countLive(g, broken)
+	from, want := g.target, g.target
 	if g.hasDesired() {
-		want = max(target-len(broken), g.min)
-		if want < target {
+		want = min(max(from-listed, g.min, g.liveCount()-listed), from)
+	}
+	return cloudprovider.Plan{Call: func(ctx context.Context) error {
+		if want < from {
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
 				if cloudprovider.SizeUnstated(err) {
 					// Applied: the instances are on their way out, so a
@@ -296,58 +319,68 @@ func (n *nodeGroup) dropBroken(ctx context.Context, g *groupState, target int, b
 					n.m.noteDesiredChange(n.id)
 					n.noteRemoved(broken, want)
 				}
-				return target, fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, target, want, err)
+				return fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, from, want, err)
 			}
 			n.m.noteDesiredChange(n.id)
 		}
-	}
-	n.noteRemoved(broken, want)
-	klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", target, "desiredTo", want)
-	return want, nil
+		n.noteRemoved(broken, want)
+		klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", from, "desiredTo", want)
+		return nil
+	}}, nil
 }
 
-// dropPlaceholders gives up unfilled slots: placeholders have no instance, so
-// deleting them means lowering the desired number. It cannot go below min
-// (the API refuses); at min the group keeps trying, as it must.
-func (n *nodeGroup) dropPlaceholders(ctx context.Context, g *groupState, target int, placeholders []string) error {
-	want := max(target-len(placeholders), g.min)
-	if want < target {
-		// The desired number is absolute: read the group fresh first, so a
-		// slot the service filled since the snapshot is not given up and
-		// the service does not remove an instance of its own choosing. A
-		// failed read sends nothing.
-		if err := n.m.reload(ctx, n.id); err != nil {
-			return cloudprovider.Refusal(err)
-		}
-		fresh, err := n.state()
-		if err != nil {
-			return err
-		}
-		target = fresh.target
-		want = min(max(target-len(placeholders), g.min, fresh.liveCount()), target)
+// countLive counts the instances of ids the group still lists as live.
+func countLive(g *groupState, ids []string) int {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
 	}
-	if want < target {
-		if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-			return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, target, want, err)
+	n := 0
+	for _, in := range g.instances {
+		if want[in.id] && in.live() {
+			n++
 		}
 	}
+	return n
+}
+
+// planDropPlaceholders plans giving up unfilled slots from the fresh state:
+// placeholders have no instance, so deleting them means lowering the
+// desired number, never below min (the API refuses; at min the group keeps
+// trying, as it must) nor below the live instances (a slot the service
+// filled since the snapshot is not given up, and the service does not
+// remove an instance of its own choosing).
+func (n *nodeGroup) planDropPlaceholders(placeholders []string) (cloudprovider.Plan, error) {
+	g, err := n.state()
+	if err != nil {
+		return cloudprovider.Plan{}, err
+	}
+	from := g.target
+	want := min(max(from-len(placeholders), g.min, g.liveCount()), from)
 	drop := map[string]bool{}
-	for _, id := range placeholders[:min(max(target-want, 0), len(placeholders))] {
+	for _, id := range placeholders[:min(from-want, len(placeholders))] {
 		drop[id] = true
 	}
-	n.m.update(n.id, func(c *groupState) {
-		kept := c.instances[:0]
-		for _, in := range c.instances {
-			if !drop[in.id] {
-				kept = append(kept, in)
+	return cloudprovider.Plan{Call: func(ctx context.Context) error {
+		if want < from {
+			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, from, want, err)
 			}
 		}
-		c.instances = kept
-		c.target = want
-		c.cloud.Desired = want
-	})
-	klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", target, "to", want)
-	return nil
+		n.m.update(n.id, func(c *groupState) {
+			kept := c.instances[:0]
+			for _, in := range c.instances {
+				if !drop[in.id] {
+					kept = append(kept, in)
+				}
+			}
+			c.instances = kept
+			c.target = want
+			c.cloud.Desired = want
+		})
+		klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", from, "to", want)
+		return nil
+	}}, nil
 }
 
 // Nodes implements cloudprovider.NodeGroup.

@@ -473,11 +473,11 @@ func TestPlaceholdersNeverBelowMin(t *testing.T) {
 	if len(ph) != 1 {
 		t.Fatalf("%d placeholders, want 1 (1 live instance, desired 2)", len(ph))
 	}
-	calls := e.fake.RequestCount()
+	calls := e.fake.CountOperation(fakeapi.ActionModifyScalingGroup)
 	if err := g.DeleteNodes(testCtx(t), ph); err != nil {
 		t.Fatal(err)
 	}
-	if e.fake.RequestCount() != calls {
+	if e.fake.CountOperation(fakeapi.ActionModifyScalingGroup) != calls {
 		t.Fatal("lowering desired below min was attempted")
 	}
 	if got := target(t, g); got != 2 {

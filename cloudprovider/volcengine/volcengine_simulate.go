@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -75,6 +76,13 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
 	}
 	closeFn := fake.Close
+	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group {
+		return SimulatedGroups(fake, simGeneralGroupID, simGPUGroupID)
+	})
+	if err != nil {
+		closeFn()
+		return nil, fmt.Errorf("%s simulation: --simulate-faults: %w", ProviderName, err)
+	}
 
 	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {
 		opts.NodeGroupAutoDiscoverySpecs = []string{"asg:tag=k8s.io/cluster-autoscaler/enabled=true"}
@@ -115,5 +123,25 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		GroupNames: map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"},
 		Deliberate: []string{cloudprovider.DeliberateMalformedSetting(simGeneralGroupID, cloudprovider.OptionMaxNodeProvisionTime, "soon")},
 		Close:      closeFn,
+		State:      state,
 	}, nil
+}
+
+// SimulatedGroups is the fake's truth about the scaling groups with the
+// given ids, in the shape the soak and --simulate's state endpoint share.
+func SimulatedGroups(fake *fakeapi.Server, groupIDs ...string) []simcloud.Group {
+	out := make([]simcloud.Group, 0, len(groupIDs))
+	for _, id := range groupIDs {
+		g, ok := fake.Group(id)
+		if !ok {
+			continue
+		}
+		st := simcloud.Group{IDs: []string{g.ID, g.Name}, Desired: g.Desired}
+		for _, in := range fake.Instances(id) {
+			gone := in.Status == fakeapi.StatusRemoving || in.Status == fakeapi.StatusRemoveWait
+			st.Instances = append(st.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + in.ID, State: in.Status, Gone: gone})
+		}
+		out = append(out, st)
+	}
+	return out
 }

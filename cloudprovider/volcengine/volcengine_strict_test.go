@@ -13,8 +13,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
-// Tests of the provider against the strict fake's documented constraints
-// (issue 13): id filters of at most 10, RemoveInstances only for InService
+// Tests of the provider against the strict fake's documented constraints:
+// id filters of at most 10, RemoveInstances only for InService
 // instances, asynchronous reconciliation, activity order, disabled groups.
 
 func countOps(e *testEnv, op string) int {

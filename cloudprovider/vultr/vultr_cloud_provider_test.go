@@ -227,6 +227,10 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 				}
 				return ProviderIDPrefix + n.ID
 			},
+			NotApplicable: map[string]string{
+				"AddFailedInstance": "VKE reports no node that failed to start: a node is pending, active, suspended or closed (instanceStatus)",
+				"FailNextScaleUp":   "VKE reports no failed scale-up, so the provider shows no failed slots: requested nodes not listed yet count only in TargetSize",
+			},
 			// Plans are the template itself, not an enrichment: no such lookup.
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,

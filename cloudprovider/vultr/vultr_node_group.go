@@ -160,19 +160,20 @@ func (g *nodeGroup) TargetSize(context.Context) (int, error) {
 // quantity under the shared mutation discipline; the nodes are created by
 // VKE in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	var from int
 	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Check: func() error {
+		Plan: func() (cloudprovider.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			from = g.target
 			if err := g.checkExists(); err != nil {
-				return err
+				return cloudprovider.Plan{}, err
 			}
-			return cloudprovider.CheckIncrease(g.id, delta, g.target, g.max)
+			if err := cloudprovider.CheckIncrease(g.id, delta, g.target, g.max); err != nil {
+				return cloudprovider.Plan{}, err
+			}
+			from := g.target
+			return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", from, from+delta) }}, nil
 		},
 		Read: g.readPool,
-		Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", from, from+delta) },
 	})
 }
 
@@ -181,20 +182,20 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // nodes that exist; the shared discipline re-reads the pool right before the
 // PATCH because nodes may have appeared since the last Refresh.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	var from int
 	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Check: func() error {
+		Plan: func() (cloudprovider.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			from = g.target
 			if err := g.checkExists(); err != nil {
-				return err
+				return cloudprovider.Plan{}, err
 			}
-			return g.checkDecrease(delta, g.nodes)
+			if err := g.checkDecrease(delta, g.nodes); err != nil {
+				return cloudprovider.Plan{}, err
+			}
+			from := g.target
+			return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", from, from+delta) }}, nil
 		},
-		Shrinks: delta < 0,
-		Read:    g.readPool,
-		Call:    func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", from, from+delta) },
+		Read: g.readPool,
 	})
 }
 
@@ -264,45 +265,45 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		ids = append(ids, id)
 	}
 
-	unlock, err := g.guard.BeginMutation(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	// The target may have moved under an unconfirmed PATCH.
-	if err := g.guard.ReadFirst(ctx, g.readPool); err != nil {
-		return err
-	}
-	todo, err := g.planDeletion(ids, nodes)
-	if err != nil || len(todo) == 0 {
-		return err
-	}
-
-	var done []string
-	for _, id := range todo {
-		if err := g.m.client.DeleteNode(ctx, g.m.clusterID, g.id, id); err != nil {
-			if errors.Is(err, cloudprovider.ErrNotFound) {
-				// Gone already (often our own retry after a lost answer):
-				// report it as deleting until a list drops it. The target is
-				// unknown now; guard.Record makes the next mutation re-read
-				// the pool first (a NotFound answer), so a later delete is
-				// not checked against a target one too high.
-				g.mu.Lock()
-				g.deleting[id] = g.m.now()
-				g.mu.Unlock()
-			}
-			return g.guard.Record(fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w",
-				id, g.id, idList(done), err))
+	return g.guard.Transact(ctx, g.readPool, func(tx *cloudprovider.Txn) error {
+		todo, err := cloudprovider.Prepare(tx, func() ([]string, error) { return g.planDeletion(ids, nodes) })
+		if err != nil {
+			return err
 		}
-		g.mu.Lock()
-		g.target--
-		g.deleting[id] = g.m.now()
-		g.lastMutation = g.m.mutations.Add(1)
-		target := g.target
-		g.mu.Unlock()
-		done = append(done, id)
-		klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", g.id, "node", id, "target", target)
+		for i, id := range todo {
+			if err := tx.Step(func() (cloudprovider.Plan, error) {
+				return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.deleteNode(ctx, id, todo[:i]) }}, nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// deleteNode DELETEs one node and applies the answer to the snapshot; done
+// are the nodes of the same request deleted before it.
+func (g *nodeGroup) deleteNode(ctx context.Context, id string, done []string) error {
+	if err := g.m.client.DeleteNode(ctx, g.m.clusterID, g.id, id); err != nil {
+		if errors.Is(err, cloudprovider.ErrNotFound) {
+			// Gone already (often our own retry after a lost answer):
+			// report it as deleting until a list drops it. The target is
+			// unknown now; the guard makes the next mutation re-read the
+			// pool first (a NotFound answer), so a later delete is not
+			// checked against a target one too high.
+			g.mu.Lock()
+			g.deleting[id] = g.m.now()
+			g.mu.Unlock()
+		}
+		return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w", id, g.id, idList(done), err)
 	}
+	g.mu.Lock()
+	g.target--
+	g.deleting[id] = g.m.now()
+	g.lastMutation = g.m.mutations.Add(1)
+	target := g.target
+	g.mu.Unlock()
+	klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", g.id, "node", id, "target", target)
 	return nil
 }
 

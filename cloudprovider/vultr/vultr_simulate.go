@@ -4,13 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
@@ -44,6 +47,12 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 	if err != nil {
 		return nil, fmt.Errorf("vultr simulation: %w", err)
 	}
+	ids := slices.Sorted(maps.Values(pools))
+	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, simClusterID, ids...) })
+	if err != nil {
+		fake.Close()
+		return nil, fmt.Errorf("vultr: --simulate-faults: %w", err)
+	}
 	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		fake.Close()
@@ -66,7 +75,26 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		GroupNames: invert(pools),
 		Deliberate: []string{cloudprovider.DeliberateMalformedSetting("general "+pools["general"], cloudprovider.OptionMaxNodeProvisionTime, "soon")},
 		Close:      fake.Close,
+		State:      state,
 	}, nil
+}
+
+// SimulatedGroups is the fake's truth about the pools of cluster with the
+// given ids, in the shape the soak and --simulate's state endpoint share.
+func SimulatedGroups(fake *fakeapi.Server, cluster string, poolIDs ...string) []simcloud.Group {
+	out := make([]simcloud.Group, 0, len(poolIDs))
+	for _, id := range poolIDs {
+		v, ok := fake.Pool(cluster, id)
+		if !ok {
+			continue
+		}
+		g := simcloud.Group{IDs: []string{v.ID, v.Label}, Desired: v.Quantity}
+		for _, n := range v.Nodes {
+			g.Instances = append(g.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + n.ID, State: n.Status, Gone: n.Status == "closed"})
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // invert turns label → id into id → label.

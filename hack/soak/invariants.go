@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
-	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 // The invariants a cautious operator cares about, as pure functions of what
@@ -34,21 +36,33 @@ func targetViolations(views []groupView) []string {
 }
 
 // cloudDesiredViolations: the cloud's desired size of every group we serve is
-// within the bounds we report for it.
-func cloudDesiredViolations(cloud []cluster.Group, bounds map[string]groupBounds) []string {
+// within the bounds we report for it. A served group the cloud's truth does
+// not hold is a violation too, so the check cannot pass by matching nothing.
+func cloudDesiredViolations(cloud []simcloud.Group, bounds map[string]groupBounds) []string {
 	var out []string
+	matched := map[string]bool{}
 	for _, g := range cloud {
 		for _, id := range g.IDs {
-			if b, ok := bounds[id]; ok && (g.Desired < b.minSize || g.Desired > b.maxSize) {
+			b, ok := bounds[id]
+			if !ok {
+				continue
+			}
+			matched[id] = true
+			if g.Desired < b.minSize || g.Desired > b.maxSize {
 				out = append(out, fmt.Sprintf("group %s: cloud's desired size %d outside [%d, %d]", id, g.Desired, b.minSize, b.maxSize))
 			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(bounds)) {
+		if !matched[id] {
+			out = append(out, fmt.Sprintf("group %s: served, but not in the cloud's state", id))
 		}
 	}
 	return out
 }
 
 // liveInstances returns the providerIDs of the cloud's instances that are not gone.
-func liveInstances(cloud []cluster.Group) map[string]bool {
+func liveInstances(cloud []simcloud.Group) map[string]bool {
 	alive := map[string]bool{}
 	for _, g := range cloud {
 		for _, in := range g.Instances {
@@ -76,7 +90,7 @@ func unrequestedLosses(before, now, requested, cancellable map[string]bool) []st
 
 // snapshotMismatches: after a clean Refresh, our snapshot holds every cloud
 // group with the cloud's desired size and live instances, and nothing else.
-func snapshotMismatches(ours map[string]groupView, cloud []cluster.Group) []string {
+func snapshotMismatches(ours map[string]groupView, cloud []simcloud.Group) []string {
 	var out []string
 	matched := 0
 	for _, cloudGroup := range cloud {
@@ -101,7 +115,7 @@ func snapshotMismatches(ours map[string]groupView, cloud []cluster.Group) []stri
 				mine[in.GetId()] = true
 			}
 		}
-		if diff := setDiff(mine, liveInstances([]cluster.Group{cloudGroup})); diff != "" {
+		if diff := setDiff(mine, liveInstances([]simcloud.Group{cloudGroup})); diff != "" {
 			out = append(out, fmt.Sprintf("group %s: instances differ from the cloud after a clean refresh: %s", v.id, diff))
 		}
 	}
@@ -208,13 +222,29 @@ func (s *soaker) check() {
 			served[in.GetId()] = true
 		}
 	}
+	cloud, ok := s.readCloud()
+	if !ok {
+		return
+	}
 	s.mu.Lock()
-	late, pending := unservedChanges(s.launched, served, liveInstances(s.fake.State()), time.Now(), servedWithin)
+	late, pending := unservedChanges(s.launched, served, liveInstances(cloud), time.Now(), servedWithin)
 	s.launched = pending
 	s.mu.Unlock()
 	s.violateAll(late)
-	s.violateAll(cloudDesiredViolations(s.fake.State(), bounds))
+	s.violateAll(cloudDesiredViolations(cloud, bounds))
 	s.observe()
+}
+
+// readCloud reads the cloud's truth; a failed read is reported and the
+// checks that need it are skipped, since an empty answer would look like
+// every instance vanished.
+func (s *soaker) readCloud() ([]simcloud.Group, bool) {
+	cloud, err := s.state()
+	if err != nil {
+		s.violate("%v", err)
+		return nil, false
+	}
+	return cloud, true
 }
 
 func (s *soaker) violateAll(violations []string) {
@@ -226,13 +256,19 @@ func (s *soaker) violateAll(violations []string) {
 // observe compares the fake's live instances with the last look: any that
 // vanished must have been asked for.
 func (s *soaker) observe() {
-	alive := liveInstances(s.fake.State())
+	cloud, ok := s.readCloud()
+	if !ok {
+		return
+	}
+	alive := liveInstances(cloud)
 	s.mu.Lock()
 	lost := unrequestedLosses(s.alive, alive, s.requested, s.cancellable)
 	s.alive = alive
+	seen := s.lastSeen
+	s.lastSeen = describeInstances(cloud)
 	s.mu.Unlock()
 	for _, id := range lost {
-		s.violate("instance %s was deleted but nobody asked to delete it", id)
+		s.violate("instance %s (%s) was deleted but nobody asked to delete it", id, seen[id])
 	}
 	if len(lost) > 0 && s.o.verbose {
 		s.mu.Lock()
@@ -241,11 +277,23 @@ func (s *soaker) observe() {
 	}
 }
 
-// cleanCompare turns faults off, lets the fake finish its pending work, takes
+// describeInstances says, for every instance of cloud, its group, its state
+// and the group's desired size, for a violation naming the instance later.
+func describeInstances(cloud []simcloud.Group) map[string]string {
+	out := map[string]string{}
+	for _, g := range cloud {
+		for _, in := range g.Instances {
+			out[in.ProviderID] = fmt.Sprintf("last seen %s in group %v of desired size %d and %d instances", in.State, g.IDs, g.Desired, len(g.Instances))
+		}
+	}
+	return out
+}
+
+// cleanCompare (in process only) turns faults off, lets the fake finish its pending work, takes
 // a clean Refresh and compares our snapshot with the cloud.
 func (s *soaker) cleanCompare() {
-	s.fake.Chaos.SetFaults(0)
-	defer s.fake.Chaos.SetFaults(s.o.faultRate, s.o.faults...)
+	s.fake.Chaos.SetMix(simcloud.FaultMix{})
+	defer s.fake.Chaos.SetMix(s.o.mix)
 	// A slow-applied request of an earlier step may still land; compare
 	// only once it has.
 	s.fake.WaitIdle()

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
-	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 func instance(id string, state protos.InstanceStatus_InstanceState) *protos.Instance {
@@ -42,13 +42,16 @@ func TestTargetViolations(t *testing.T) {
 
 func TestCloudDesiredViolations(t *testing.T) {
 	bounds := map[string]groupBounds{"pool-a": {1, 4}, "pool-b": {1, 4}}
-	cloud := []cluster.Group{
+	cloud := []simcloud.Group{
 		{IDs: []string{"id-a", "pool-a"}, Desired: 4},
 		{IDs: []string{"id-b", "pool-b"}, Desired: 5},
 		{IDs: []string{"unserved"}, Desired: 99}, // not ours: no bounds to hold
 	}
 	wantViolations(t, cloudDesiredViolations(cloud, bounds), "group pool-b: cloud's desired size 5 outside [1, 4]")
-	wantViolations(t, cloudDesiredViolations(cloud[:1], bounds))
+	wantViolations(t, cloudDesiredViolations(cloud[:1], map[string]groupBounds{"pool-a": {1, 4}}))
+	// A served group the cloud's state lacks: the check must not pass by
+	// matching nothing.
+	wantViolations(t, cloudDesiredViolations(cloud[:1], bounds), "group pool-b: served, but not in the cloud's state")
 }
 
 func TestUnrequestedLosses(t *testing.T) {
@@ -71,7 +74,7 @@ func TestUnrequestedLosses(t *testing.T) {
 }
 
 func TestLiveInstancesSkipsGone(t *testing.T) {
-	alive := liveInstances([]cluster.Group{{Instances: []cluster.Instance{{ProviderID: "a"}, {ProviderID: "b", Gone: true}}}})
+	alive := liveInstances([]simcloud.Group{{Instances: []simcloud.Instance{{ProviderID: "a"}, {ProviderID: "b", Gone: true}}}})
 	if !alive["a"] || alive["b"] || len(alive) != 1 {
 		t.Fatalf("alive %v, want only a", alive)
 	}
@@ -79,7 +82,7 @@ func TestLiveInstancesSkipsGone(t *testing.T) {
 
 func TestSnapshotMismatches(t *testing.T) {
 	running, deleting := protos.InstanceStatus_instanceRunning, protos.InstanceStatus_instanceDeleting
-	cloud := []cluster.Group{{IDs: []string{"g1", "name"}, Desired: 2, Instances: []cluster.Instance{
+	cloud := []simcloud.Group{{IDs: []string{"g1", "name"}, Desired: 2, Instances: []simcloud.Instance{
 		{ProviderID: "i1"}, {ProviderID: "i2"}, {ProviderID: "i3", Gone: true},
 	}}}
 	tests := []struct {

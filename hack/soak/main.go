@@ -16,8 +16,13 @@
 // and exits 1 on any violation. `make soak` runs it; CI runs it for 60 s per
 // provider.
 //
+// With --binary it drives the built provider binary instead, started with
+// --simulate and the same fault mix as --simulate-faults, over gRPC from
+// outside as CA does; the invariants that need the cloud's truth read the
+// simulated cloud's state endpoint (simcloud.StatePath).
+//
 // Files: main.go (flags, report), soaker.go (one provider's soak: setup, RPCs
-// under deadlines), workload.go (the random operations), invariants.go (the
+// under deadlines), binary.go (the binary mode), workload.go (the random operations), invariants.go (the
 // checks, as pure functions tested in invariants_test.go).
 package main
 
@@ -32,6 +37,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
 )
@@ -43,13 +49,14 @@ type options struct {
 	groups     int
 	maxSize    int
 	faultRate  float64
+	mix        simcloud.FaultMix
+	binary     string
 	rpcTimeout time.Duration
 	cleanEvery int
 	callers    int
 	seed       int64
 	verbose    bool
 	ops        map[string]bool
-	faults     []cluster.FaultKind
 }
 
 func main() {
@@ -74,17 +81,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.verbose, "v", false, "print every violation and the provider log")
 	var ops, faults string
 	var all []string
-	for _, k := range cluster.DefaultFaults {
+	for _, k := range simcloud.DefaultFaults {
 		all = append(all, string(k))
 	}
-	fs.StringVar(&faults, "faults", strings.Join(all, ","), "fault kinds to inject (add slow-applied for requests the cloud applies after the caller gave up)")
+	fs.StringVar(&faults, "faults", strings.Join(all, ","), "fault mix: kinds sharing --fault-rate evenly, or kind:rate entries (add slow-applied for requests the cloud applies after the caller gave up)")
+	fs.StringVar(&o.binary, "binary", "", "drive this provider binary, started with --simulate and the fault mix as --simulate-faults, over gRPC instead of the in-process server")
 	fs.StringVar(&ops, "ops", strings.Join(allOps, ","), "operations to draw from")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	o.providers = strings.Split(providers, ",")
-	for _, f := range strings.Split(faults, ",") {
-		o.faults = append(o.faults, cluster.FaultKind(f))
+	if o.faultRate < 0 || o.faultRate > 1 {
+		fmt.Fprintf(stderr, "error: --fault-rate %g: want a share between 0 and 1\n", o.faultRate)
+		return 2
+	}
+	var err error
+	if o.mix, err = simcloud.ParseFaultMix(faults, o.faultRate); err != nil {
+		fmt.Fprintf(stderr, "error: --faults: %v\n", err)
+		return 2
 	}
 	o.ops = map[string]bool{}
 	for _, op := range strings.Split(ops, ",") {
@@ -96,8 +110,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !o.verbose {
 		quietKlog()
 	}
-	fmt.Fprintf(stdout, "soak: seed %d, %s per provider, %d nodes in %d groups (min 1, max %d), fault rate %.0f%%, RPC deadline %s\n\n",
-		o.seed, o.duration, o.nodes, o.groups, o.maxSize, 100*o.faultRate, o.rpcTimeout)
+	if o.binary != "" {
+		fmt.Fprintf(stdout, "soak: seed %d, %s per provider, the simulated demo cluster, faults %s, RPC deadline %s\n%s\n\n",
+			o.seed, o.duration, o.mix, o.rpcTimeout, describeBinaryMode(o.binary))
+	} else {
+		fmt.Fprintf(stdout, "soak: seed %d, %s per provider, %d nodes in %d groups (min 1, max %d), faults %s, RPC deadline %s\n\n",
+			o.seed, o.duration, o.nodes, o.groups, o.maxSize, o.mix, o.rpcTimeout)
+	}
 	fmt.Fprintf(stdout, "| provider | steps | operations | RPCs (errors) | faults injected | invariant checks | violations |\n|---|---:|---|---:|---|---:|---:|\n")
 	total := 0
 	var details []string
@@ -108,7 +127,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "| %s | %d | %s | %d (%d; %d mutations cut by the deadline) | %s | %d | %d |\n", p, r.steps, summary(r.ops), r.rpcs, r.rpcErrors,
-			r.mutationTimeouts, cluster.FaultSummary(r.faults), r.checks, r.violationCount())
+			r.mutationTimeouts, simcloud.FaultSummary(r.faults), r.checks, r.violationCount())
 		total += r.violationCount()
 		for i, v := range r.violations {
 			d := p + ": " + v

@@ -18,6 +18,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 )
 
@@ -29,7 +30,7 @@ type report struct {
 	ops              map[string]int
 	rpcs             int
 	rpcErrors        int
-	faults           map[cluster.FaultKind]int
+	faults           map[simcloud.FaultKind]int
 	checks           int
 	// violations are the distinct violations in the order first seen, each
 	// with the mutations that led to it; occurrences counts every one.
@@ -55,8 +56,14 @@ var mutations = map[string]bool{"NodeGroupIncreaseSize": true, "NodeGroupDeleteN
 
 // provisionTimeout stands for CA's max-node-provision-time: CA decreases a
 // group's target only when its registered nodes have lagged the target that
-// long, never right after an increase (a new increase resets the clock).
-const provisionTimeout = 15 * time.Second
+// long, never right after an increase (a new increase resets the clock). In
+// process it is read on the fake's clock, one second per step. Against the
+// binary it is wall time and shorter than the simulated clouds take to make
+// an instance ready (5 to 8 s), so a decrease still finds slots to cancel.
+const (
+	provisionTimeout       = 15 * time.Second
+	binaryProvisionTimeout = 3 * time.Second
+)
 
 // answerSlack is how much later than its deadline an RPC may come back
 // before it counts as unanswered (scheduling on a busy 2-core machine).
@@ -64,19 +71,35 @@ const answerSlack = 250 * time.Millisecond
 
 // soaker holds one provider's soak.
 type soaker struct {
-	o      options
-	client protos.CloudProviderClient
-	srv    *externalgrpc.Server
-	fake   *cluster.Fake
-	clock  *fakecloud.ManualClock
-	rnd    *rand.Rand
+	o        options
+	provider string
+	client   protos.CloudProviderClient
+	rnd      *rand.Rand
+	// state reads the cloud's truth: from the fake in process, from the
+	// binary's simulated-cloud state endpoint otherwise.
+	state func() ([]simcloud.Group, error)
+	// now is the clock the soak's CA-like timing rules read (the fake's
+	// manual clock in process, the wall clock against the binary).
+	now func() time.Time
+	// unmanaged are providerIDs of nodes in no group.
+	unmanaged []string
+	// provisionTimeout is provisionTimeout or binaryProvisionTimeout.
+	provisionTimeout time.Duration
+
+	// In process only (nil against the binary): the server, the fake cloud
+	// and its clock, which the soak advances and whose faults it pauses.
+	srv   *externalgrpc.Server
+	fake  *cluster.Fake
+	clock *fakecloud.ManualClock
 
 	mu          sync.Mutex
 	r           report
 	requested   map[string]bool
 	cancellable map[string]bool
 	alive       map[string]bool
-	history     []string
+	// lastSeen describes each instance as the last look saw it.
+	lastSeen map[string]string
+	history  []string
 	// lastIncrease is the fake-clock time of each group's last increase.
 	lastIncrease map[string]time.Time
 	// launched are instances launched behind the provider's back and not
@@ -116,34 +139,77 @@ func slowTimings(rpcTimeout time.Duration) (slow, window time.Duration) {
 }
 
 func soakOne(provider string, o options) (report, error) {
-	baseline := runtime.NumGoroutine()
 	s := &soaker{
-		o: o, rnd: rand.New(rand.NewSource(o.seed)),
+		o: o, rnd: rand.New(rand.NewSource(o.seed)), provider: provider,
 		r:         report{ops: map[string]int{}},
 		requested: map[string]bool{}, cancellable: map[string]bool{}, alive: map[string]bool{},
 		lastIncrease: map[string]time.Time{}, launched: map[string]time.Time{},
+		provisionTimeout: provisionTimeout,
 	}
-	s.clock = fakecloud.NewManualClock(time.Now())
-	fake, err := cluster.Start(cluster.Options{
-		Provider: provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,
-		Clock: s.clock, Faults: true, Seed: o.seed, MaxStaleness: soakMaxStaleness,
-	})
+	var stop func()
+	var err error
+	if o.binary != "" {
+		stop, err = s.startBinary()
+	} else {
+		stop, err = s.startInProcess()
+	}
 	if err != nil {
 		return s.r, err
 	}
+	s.observe()
+	deadline := time.Now().Add(o.duration)
+	for time.Now().Before(deadline) {
+		s.step()
+		s.r.steps++
+		if s.fake != nil && s.r.steps%launchEvery == 0 {
+			s.launchOutside()
+		}
+		if s.clock != nil {
+			s.clock.Advance(time.Second)
+		}
+		s.check()
+		if s.fake != nil && s.r.steps%o.cleanEvery == 0 {
+			s.cleanCompare()
+		}
+	}
+	if s.fake != nil {
+		s.cleanCompare()
+	}
+	stop()
+	return s.r, nil
+}
+
+// startInProcess starts the fake cloud (faults off), the provider built
+// against it and the gRPC server in this process, takes a clean first
+// snapshot and turns faults on. The returned func tears it all down and
+// checks that no goroutine is left behind.
+func (s *soaker) startInProcess() (func(), error) {
+	o := s.o
+	baseline := runtime.NumGoroutine()
+	s.clock = fakecloud.NewManualClock(time.Now())
+	s.now = s.clock.Now
+	fake, err := cluster.Start(cluster.Options{
+		Provider: s.provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,
+		Clock: s.clock, Faults: true, Seed: o.seed, MaxStaleness: soakMaxStaleness,
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.fake = fake
+	s.unmanaged = fake.Unmanaged
+	s.state = func() ([]simcloud.Group, error) { return fake.State(), nil }
 	slow, window := slowTimings(o.rpcTimeout)
 	// The slow fault holds a request past the RPC deadline, then lets it
 	// through: the cloud may still apply what the caller gave up on.
 	fake.Chaos.SetSlow(slow)
 	cloudprovider.SetUnknownOutcomeWindow(window)
-	defer cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
 	m, _ := cluster.NewMetrics()
 	ctx := context.Background()
 	p, err := fake.Build(ctx, m)
 	if err != nil {
 		fake.Close()
-		return s.r, err
+		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		return nil, err
 	}
 	s.srv = externalgrpc.NewServer(p, externalgrpc.Options{Metrics: m})
 	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(externalgrpc.UnaryInterceptor(m), s.handlerTimer))
@@ -151,46 +217,39 @@ func soakOne(provider string, o options) (report, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fake.Close()
-		return s.r, err
+		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		return nil, err
 	}
 	go func() { _ = gs.Serve(lis) }()
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		gs.Stop()
 		fake.Close()
-		return s.r, err
+		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		return nil, err
 	}
 	s.client = protos.NewCloudProviderClient(conn)
-
 	if err := s.srv.RefreshOnce(ctx); err != nil {
 		s.violate("first refresh without faults failed: %v", err)
 	}
-	s.observe()
-	fake.Chaos.SetFaults(o.faultRate, o.faults...)
-	deadline := time.Now().Add(o.duration)
-	for time.Now().Before(deadline) {
-		s.step()
-		s.r.steps++
-		if s.r.steps%launchEvery == 0 {
-			s.launchOutside()
-		}
-		s.clock.Advance(time.Second)
-		s.check()
-		if s.r.steps%o.cleanEvery == 0 {
-			s.cleanCompare()
-		}
-	}
-	s.cleanCompare()
-	s.r.faults = fake.Chaos.Injected()
+	fake.Chaos.SetMix(o.mix)
+	return func() {
+		s.r.faults = fake.Chaos.Injected()
+		_ = conn.Close()
+		gs.Stop()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = p.Cleanup(cctx)
+		cancel()
+		fake.Close()
+		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		s.checkLeaks(baseline)
+	}, nil
+}
 
-	_ = conn.Close()
-	gs.Stop()
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	_ = p.Cleanup(cctx)
-	cancel()
-	fake.Close()
-	// Give background refreshes time to notice their cloud is gone: poll
-	// the goroutine count instead of sleeping a fixed time.
+// checkLeaks gives background refreshes time to notice their cloud is gone,
+// polling the goroutine count instead of sleeping a fixed time, and reports
+// goroutines left behind.
+func (s *soaker) checkLeaks(baseline int) {
 	leakDeadline := time.Now().Add(15 * time.Second)
 	for runtime.NumGoroutine() > baseline && time.Now().Before(leakDeadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -199,11 +258,10 @@ func soakOne(provider string, o options) (report, error) {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
 		s.violate("goroutine leak: %d goroutines after shutdown, %d before start", n, baseline)
-		if o.verbose {
+		if s.o.verbose {
 			fmt.Fprintf(os.Stderr, "%s\n", buf)
 		}
 	}
-	return s.r, nil
 }
 
 // violate records a violation. A state that stays broken is reported at

@@ -91,7 +91,7 @@ func (s *soaker) scaleUp(g *protos.NodeGroup, seed int64, alone bool) {
 	}
 	s.count(op)
 	s.mu.Lock()
-	s.lastIncrease[v.id] = s.clock.Now()
+	s.lastIncrease[v.id] = s.now()
 	s.mu.Unlock()
 	err = s.rpc("NodeGroupIncreaseSize", func(ctx context.Context) error {
 		_, err := s.client.NodeGroupIncreaseSize(ctx, &protos.NodeGroupIncreaseSizeRequest{Id: v.id, Delta: int32(delta)})
@@ -161,7 +161,7 @@ func (s *soaker) decrease(g *protos.NodeGroup, seed int64) {
 	}
 	room := min(v.target-registered, v.target-v.minSize)
 	s.mu.Lock()
-	recent := s.clock.Now().Sub(s.lastIncrease[v.id]) < provisionTimeout
+	recent := s.now().Sub(s.lastIncrease[v.id]) < s.provisionTimeout
 	s.mu.Unlock()
 	if room <= 0 || recent {
 		return
@@ -181,7 +181,8 @@ func (s *soaker) decrease(g *protos.NodeGroup, seed int64) {
 var readyStates = map[string]bool{"active": true, "InService": true, "running": true}
 
 func (s *soaker) markCancellable(groupID string) {
-	for _, g := range s.fake.State() {
+	cloud, _ := s.readCloud()
+	for _, g := range cloud {
 		if !slices.Contains(g.IDs, groupID) {
 			continue
 		}
@@ -209,7 +210,8 @@ func (s *soaker) reads(groups []*protos.NodeGroup) {
 	// snapshot lacks may cost a cloud lookup (Exoscale), which may fail.
 	var ids []string
 	managed := map[string]bool{}
-	for _, g := range s.fake.State() {
+	cloud, _ := s.readCloud()
+	for _, g := range cloud {
 		for _, in := range g.Instances {
 			ids = append(ids, in.ProviderID)
 		}
@@ -223,8 +225,8 @@ func (s *soaker) reads(groups []*protos.NodeGroup) {
 			managed[in.GetId()] = true
 		}
 	}
-	ids = append(ids, s.fake.Unmanaged...)
-	ids = append(ids, s.fake.Provider+"://not-ours")
+	ids = append(ids, s.unmanaged...)
+	ids = append(ids, s.provider+"://not-ours")
 	var wg sync.WaitGroup
 	for c := 0; c < s.o.callers; c++ {
 		seed := s.rnd.Int63()
@@ -287,7 +289,7 @@ func (s *soaker) concurrent(groups []*protos.NodeGroup) {
 		if kind <= 1 {
 			increased[target.GetId()] = true
 			s.mu.Lock()
-			s.lastIncrease[target.GetId()] = s.clock.Now()
+			s.lastIncrease[target.GetId()] = s.now()
 			s.mu.Unlock()
 		}
 		if kind == 3 && increased[target.GetId()] {

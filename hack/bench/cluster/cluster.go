@@ -2,10 +2,10 @@
 // a chosen size, and builds the real provider (through the registry, exactly
 // as main does) against it. The benchmark and the soak share it.
 //
-// Chaos can inject faults at random through the fake kit's fault policy
-// (fakecloud.API), so resets, slow answers and answers lost after
-// the request was applied hit every cloud the same way, each answered in the
-// cloud's own error shape.
+// simcloud.Chaos can inject faults at random through the fake kit's fault
+// policy (fakecloud.API), so resets, slow answers and answers lost
+// after the request was applied hit every cloud the same way, each answered
+// in the cloud's own error shape.
 package cluster
 
 import (
@@ -22,6 +22,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 // Providers are the providers this package can seed, in table order.
@@ -44,7 +46,7 @@ type Options struct {
 	// Clock drives the fake's provisioning; nil seeds a fake whose new
 	// instances are ready at once.
 	Clock *fakecloud.ManualClock
-	// Faults, when set, lets Chaos inject faults into the fake's answers.
+	// Faults, when set, lets simcloud.Chaos inject faults into the fake's answers.
 	Faults bool
 	// Unmanaged is how many nodes belong to no group (a control plane, a
 	// pool not flagged for autoscaling); the fake knows them where it can.
@@ -78,26 +80,6 @@ func (o Options) share(i int) int {
 	return n
 }
 
-// Instance is one machine as the fake cloud holds it.
-type Instance struct {
-	// ProviderID is what the Node's spec.providerID would be.
-	ProviderID string
-	// State is the fake's own state name.
-	State string
-	// Gone reports a machine that is being deleted or is deleted.
-	Gone bool
-}
-
-// Group is a node group as the fake cloud holds it.
-type Group struct {
-	// IDs are every identifier the provider may use for the group.
-	IDs []string
-	// Desired is the cloud's desired size.
-	Desired int
-	// Instances are the group's machines, gone ones included while listed.
-	Instances []Instance
-}
-
 // Fake is a running fake cloud plus what a provider needs to reach it.
 type Fake struct {
 	// Provider is the provider name.
@@ -115,12 +97,12 @@ type Fake struct {
 	// Unmanaged are the providerIDs of nodes in no group.
 	Unmanaged []string
 	// Chaos injects faults; nil unless Options.Faults.
-	Chaos *Chaos
+	Chaos *simcloud.Chaos
 
 	opts    Options
 	api     *fakecloud.API
 	dir     string
-	state   func() []Group
+	state   func() []simcloud.Group
 	settle  func()
 	launch  func(groupID string) (string, error)
 	closeFn []func()
@@ -161,7 +143,7 @@ func Start(opts Options) (*Fake, error) {
 // returns the URL the provider should use.
 func (f *Fake) serve(api *fakecloud.API) string {
 	if f.opts.Faults {
-		f.Chaos = NewChaos(f.opts.Seed)
+		f.Chaos = simcloud.NewChaos(f.opts.Seed)
 		api.SetFaultPolicy(f.Chaos.Pick)
 	}
 	f.api = api
@@ -222,7 +204,7 @@ func (f *Fake) EnvList() []string {
 }
 
 // State returns the fake's current groups.
-func (f *Fake) State() []Group { return f.state() }
+func (f *Fake) State() []simcloud.Group { return f.state() }
 
 // Settle finishes every pending provisioning and removal in the fake now.
 func (f *Fake) Settle() { f.settle() }

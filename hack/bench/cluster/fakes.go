@@ -12,6 +12,8 @@ import (
 	volcfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr"
 	vultrfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
 // Provisioning lag used when a Clock drives the fake (soak); without a clock
@@ -80,21 +82,7 @@ func startVultr(f *Fake) error {
 	if err != nil {
 		return err
 	}
-	f.state = func() []Group {
-		out := make([]Group, 0, len(poolIDs))
-		for _, id := range poolIDs {
-			v, ok := fake.Pool(vultrCluster, id)
-			if !ok {
-				continue
-			}
-			g := Group{IDs: []string{v.ID, v.Label}, Desired: v.Quantity}
-			for _, n := range v.Nodes {
-				g.Instances = append(g.Instances, Instance{ProviderID: vultr.ProviderIDPrefix + n.ID, State: n.Status, Gone: n.Status == "closed"})
-			}
-			out = append(out, g)
-		}
-		return out
-	}
+	f.state = func() []simcloud.Group { return vultr.SimulatedGroups(fake, vultrCluster, poolIDs...) }
 	f.settle = fake.Settle
 	f.launch = func(groupID string) (string, error) {
 		n, err := fake.LaunchInstance(vultrCluster, groupID)
@@ -144,22 +132,7 @@ func startVolcengine(f *Fake) error {
 		return err
 	}
 	f.Flags = []string{"--node-group-auto-discovery", "asg:tag=" + volcTagKey + "=true"}
-	f.state = func() []Group {
-		out := make([]Group, 0, len(ids))
-		for _, id := range ids {
-			g, ok := fake.Group(id)
-			if !ok {
-				continue
-			}
-			st := Group{IDs: []string{g.ID, g.Name}, Desired: g.Desired}
-			for _, in := range fake.Instances(id) {
-				gone := in.Status == volcfake.StatusRemoving || in.Status == volcfake.StatusRemoveWait
-				st.Instances = append(st.Instances, Instance{ProviderID: volcengine.ProviderIDPrefix + in.ID, State: in.Status, Gone: gone})
-			}
-			out = append(out, st)
-		}
-		return out
-	}
+	f.state = func() []simcloud.Group { return volcengine.SimulatedGroups(fake, ids...) }
 	f.settle = fake.Settle
 	f.launch = func(groupID string) (string, error) {
 		id, err := fake.LaunchInstance(groupID)
@@ -234,22 +207,11 @@ func startExoscale(f *Fake) error {
 	for _, g := range groups {
 		f.Flags = append(f.Flags, "--nodes", fmt.Sprintf("%d:%d:%s", o.MinPerGroup, o.MaxPerGroup, g.name))
 	}
-	f.state = func() []Group {
-		out := make([]Group, 0, len(groups))
-		for _, g := range groups {
-			v, ok := fake.Pool(g.pool)
-			if !ok {
-				continue
-			}
-			st := Group{IDs: []string{g.nodepool, g.pool, g.name, v.Name}, Desired: v.Size}
-			for _, m := range v.Members {
-				gone := m.State == exofake.InstanceDestroying
-				st.Instances = append(st.Instances, Instance{ProviderID: exoscale.ProviderIDPrefix + m.ID, State: m.State, Gone: gone})
-			}
-			out = append(out, st)
-		}
-		return out
+	poolIDs := make([]string, len(groups))
+	for i, g := range groups {
+		poolIDs[i] = g.pool
 	}
+	f.state = func() []simcloud.Group { return exoscale.SimulatedGroups(fake, poolIDs...) }
 	f.settle = fake.Settle
 	f.launch = func(groupID string) (string, error) {
 		id, err := fake.LaunchInstance(groupID)

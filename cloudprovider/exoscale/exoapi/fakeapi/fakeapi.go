@@ -141,6 +141,9 @@ const (
 
 type opFault struct {
 	state, reason, message string
+	// later keeps the operation pending on submission, even with no
+	// OperationDelay: it fails when the next request or Settle advances it.
+	later bool
 }
 
 // New returns a fake with no resources. Start serves it on a loopback port
@@ -335,6 +338,15 @@ func (s *Server) FailNextOperation(state, reason, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.opFaults = append(s.opFaults, opFault{state: state, reason: reason, message: message})
+}
+
+// FailNextOperationLater is FailNextOperation with the operation pending
+// when submitted: it ends in state at the next request or Settle, as a
+// scale that the cloud accepts and then fails to carry out.
+func (s *Server) FailNextOperationLater(state, reason, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opFaults = append(s.opFaults, opFault{state: state, reason: reason, message: message, later: true})
 }
 
 // Settle completes all pending provisioning, removals and operations now.

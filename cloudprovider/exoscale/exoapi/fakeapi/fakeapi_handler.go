@@ -333,11 +333,12 @@ func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiEr
 		return nil, &apiError{http.StatusNotFound, "unknown action " + action}
 	}
 	op := &operation{id: s.newID(7), refID: refID, command: action, state: exoapi.OperationPending, final: exoapi.OperationSuccess, doneAt: now.Add(s.opts.OperationDelay)}
+	later := false
 	switch {
 	case len(s.opFaults) > 0:
 		f := s.opFaults[0]
 		s.opFaults = s.opFaults[1:]
-		op.final, op.reason, op.msg = f.state, f.reason, f.message
+		op.final, op.reason, op.msg, later = f.state, f.reason, f.message, f.later
 	case overQuota:
 		op.final, op.reason, op.msg = exoapi.OperationFailure, "forbidden", "instance quota exceeded"
 	case busy && s.opts.Busy == BusyQueue:
@@ -345,7 +346,7 @@ func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiEr
 	default:
 		apply()
 	}
-	if s.opts.OperationDelay <= 0 && op.queued == nil {
+	if s.opts.OperationDelay <= 0 && op.queued == nil && !later {
 		op.state = op.final
 	}
 	s.ops[op.id] = op

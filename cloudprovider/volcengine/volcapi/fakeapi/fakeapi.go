@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -147,7 +145,7 @@ type Options struct {
 	// take the desired number below the group's min. By default the fake is
 	// strict and refuses, as the desired number must stay within min..max
 	// (BytePlus Auto Scaling API reference, ModifyScalingGroup and
-	// RemoveInstances parameters, as surveyed in issue 13).
+	// RemoveInstances parameters).
 	LenientMinOnRemove bool
 	// CheckInterval is the period of the service's own check, which brings
 	// each group's instances to its desired number and removes Error
@@ -222,12 +220,16 @@ func New(opts Options) *Server {
 		MalformedBody: `{"ResponseMetadata": {"RequestId": "broken`,
 		ContentType:   contentType,
 		Now:           opts.Now,
+		// Every action arrives as GET; these are the ones that change the cloud.
+		Mutating: func(_ *http.Request, action string) bool {
+			return action == ActionModifyScalingGroup || action == ActionRemoveInstances
+		},
 	})
 	return s
 }
 
-// AddGroup stores g (copied). A group with Desired >= 0 is reconciled at once:
-// missing instances are created.
+// AddGroup stores g (copied). A group with Desired >= 0 gets its missing
+// instances at the service's next check (at once with Reconcile or Settle).
 func (s *Server) AddGroup(g Group) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -246,35 +248,25 @@ func (s *Server) AddGroup(g Group) {
 
 // AddConfiguration stores a scaling configuration.
 func (s *Server) AddConfiguration(c Configuration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cc := c
-	cc.InstanceTypes = append([]string(nil), c.InstanceTypes...)
-	s.configs[c.ID] = &cc
+	c.InstanceTypes = append([]string(nil), c.InstanceTypes...)
+	store(s, s.configs, c.ID, c)
 }
 
 // AddInstanceType stores an ECS instance type.
-func (s *Server) AddInstanceType(t InstanceType) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tt := t
-	s.types[t.ID] = &tt
-}
+func (s *Server) AddInstanceType(t InstanceType) { store(s, s.types, t.ID, t) }
 
 // AddSubnet stores a VPC subnet.
-func (s *Server) AddSubnet(sn Subnet) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := sn
-	s.subnets[sn.ID] = &c
-}
+func (s *Server) AddSubnet(sn Subnet) { store(s, s.subnets, sn.ID, sn) }
 
 // AddImage stores an ECS image.
-func (s *Server) AddImage(im Image) {
+func (s *Server) AddImage(im Image) { store(s, s.images, im.ID, im) }
+
+// store puts v, a copy the caller no longer shares, under id. The stores
+// are made once in New, so reading the field needs no lock.
+func store[T any](s *Server, to map[string]*T, id string, v T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := im
-	s.images[im.ID] = &c
+	to[id] = &v
 }
 
 // AddInstance puts an instance with the given status into a group and returns
@@ -303,9 +295,7 @@ func (s *Server) SetLifecycleState(groupID, state string) {
 func (s *Server) Reconcile() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, g := range s.groups {
-		s.reconcileLocked(g)
-	}
+	s.reconcileAllLocked()
 }
 
 // SetCreateFailure makes new instances of groupID fail (nil clears it).
@@ -370,9 +360,7 @@ func (s *Server) SetTotalCountSkew(skew int) {
 func (s *Server) Settle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, g := range s.groups {
-		s.reconcileLocked(g)
-	}
+	s.reconcileAllLocked()
 	for id, inst := range s.instances {
 		switch inst.Status {
 		case StatusInit, StatusPending, StatusPendingWait:
@@ -406,157 +394,6 @@ func (s *Server) Instances(groupID string) []Instance {
 func (s *Server) nextID(prefix string) string {
 	s.seq++
 	return fmt.Sprintf("%s%010d", prefix, s.seq)
-}
-
-func (s *Server) newInstanceLocked(groupID, status string) *Instance {
-	now := s.opts.Now()
-	zone := ""
-	if g, ok := s.groups[groupID]; ok {
-		for _, sn := range g.SubnetIDs {
-			if subnet, ok := s.subnets[sn]; ok {
-				zone = subnet.ZoneID
-				break
-			}
-		}
-	}
-	inst := &Instance{
-		ID:      s.nextID("i-fake"),
-		GroupID: groupID,
-		Status:  status,
-		ZoneID:  zone,
-		Created: now,
-		readyAt: now.Add(s.opts.ProvisionDelay),
-	}
-	if status == StatusRemoving {
-		inst.goneAt = now.Add(s.opts.RemoveDelay)
-	}
-	s.instances[inst.ID] = inst
-	return inst
-}
-
-func (s *Server) instancesOfLocked(groupID string) []Instance {
-	var out []Instance
-	for _, inst := range s.instances {
-		if inst.GroupID == groupID {
-			out = append(out, *inst)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-func isLive(status string) bool {
-	return status != StatusRemoving && status != StatusRemoveWait
-}
-
-// advanceLocked moves every instance along its lifecycle up to the clock's
-// now, and runs the service's periodic check when it is due.
-func (s *Server) advanceLocked() {
-	now := s.opts.Now()
-	s.progressLocked(now)
-	if now.Before(s.nextCheck) {
-		return
-	}
-	s.nextCheck = now.Add(s.opts.CheckInterval)
-	for _, g := range s.groups {
-		s.healthCheckLocked(g, now)
-		s.reconcileLocked(g)
-	}
-	s.progressLocked(now)
-}
-
-// healthCheckLocked removes the group's Error instances that have been in
-// Error for ErrorGrace (the service's health check replaces unhealthy
-// instances: BytePlus Auto Scaling docs, "health check"). The desired
-// number does not change, so the reconciliation that follows replaces them.
-func (s *Server) healthCheckLocked(g *Group, now time.Time) {
-	if !strings.EqualFold(g.LifecycleState, "Active") {
-		return
-	}
-	for _, inst := range s.instances {
-		if inst.GroupID == g.ID && inst.Status == StatusError && !now.Before(inst.errorSince.Add(s.opts.ErrorGrace)) {
-			inst.Status = StatusRemoving
-			inst.goneAt = now.Add(s.opts.RemoveDelay)
-		}
-	}
-}
-
-func (s *Server) progressLocked(now time.Time) {
-	for id, inst := range s.instances {
-		switch inst.Status {
-		case StatusInit, StatusPending, StatusPendingWait:
-			if !now.Before(inst.readyAt) {
-				s.finishProvisionLocked(inst)
-			}
-		case StatusRemoving, StatusRemoveWait:
-			if !now.Before(inst.goneAt) {
-				delete(s.instances, id)
-			}
-		}
-	}
-}
-
-func (s *Server) finishProvisionLocked(inst *Instance) {
-	if inst.failing {
-		inst.Status = StatusError
-		inst.errorSince = s.opts.Now()
-		return
-	}
-	inst.Status = StatusInService
-}
-
-// reconcileLocked creates or removes instances so that the live count equals
-// the desired number, the way a scaling activity would.
-func (s *Server) reconcileLocked(g *Group) {
-	// A disabled group does not scale (LifecycleState other than Active).
-	if g.Desired < 0 || !strings.EqualFold(g.LifecycleState, "Active") {
-		return
-	}
-	var live []*Instance
-	for _, inst := range s.instances {
-		if inst.GroupID == g.ID && isLive(inst.Status) {
-			live = append(live, inst)
-		}
-	}
-	now := s.opts.Now()
-	switch {
-	case len(live) < g.Desired:
-		act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}
-		fail, failing := s.createFailures[g.ID]
-		if failing && fail.NoInstances {
-			act.StatusCode = "Error"
-			act.ResultMsg = fmt.Sprintf("%s: %s", fail.Code, fail.Message)
-			s.activities = append(s.activities, act)
-			return
-		}
-		for i := len(live); i < g.Desired; i++ {
-			inst := s.newInstanceLocked(g.ID, StatusPending)
-			rel := RelatedInstance{InstanceID: inst.ID, Status: "Success"}
-			if failing {
-				inst.failing = true
-				rel.Status = "Failed"
-				rel.Message = fmt.Sprintf("%s: %s", fail.Code, fail.Message)
-			}
-			act.Related = append(act.Related, rel)
-		}
-		if failing {
-			act.StatusCode = "Error"
-			act.ResultMsg = fmt.Sprintf("%s: %s", fail.Code, fail.Message)
-		}
-		s.activities = append(s.activities, act)
-	case len(live) > g.Desired:
-		// Newest first, like the default instance terminate policy.
-		sort.Slice(live, func(i, j int) bool {
-			if !live[i].Created.Equal(live[j].Created) {
-				return live[i].Created.After(live[j].Created)
-			}
-			return live[i].ID > live[j].ID
-		})
-		for _, inst := range live[:len(live)-g.Desired] {
-			inst.Status = StatusRemoving
-			inst.goneAt = now.Add(s.opts.RemoveDelay)
-		}
-	}
 }
 
 // LaunchInstance adds an InService instance to a group behind the client's

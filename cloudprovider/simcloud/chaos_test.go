@@ -1,4 +1,4 @@
-package cluster
+package simcloud
 
 import (
 	"net/http"
@@ -10,7 +10,9 @@ import (
 
 func TestChaosPicksEachKindAsAKitFault(t *testing.T) {
 	get := fakecloud.FaultRequest{Method: http.MethodGet, Path: "/v2/pools"}
-	put := fakecloud.FaultRequest{Method: http.MethodPut, Path: "/v2/pools/p:scale"}
+	put := fakecloud.FaultRequest{Method: http.MethodPut, Path: "/v2/pools/p:scale", Mutating: true}
+	// Volcengine sends its mutating actions as GET: the fake's word decides.
+	volcRemove := fakecloud.FaultRequest{Method: http.MethodGet, Path: "/", Operation: "RemoveInstances", Mutating: true}
 	slow := 3 * time.Second
 	tests := []struct {
 		kind FaultKind
@@ -24,10 +26,11 @@ func TestChaosPicksEachKindAsAKitFault(t *testing.T) {
 		{FaultSlowApplied, put, fakecloud.Fault{Delay: slow, PassThrough: true, AfterApply: true}},
 		{FaultMalformed, get, fakecloud.Fault{Malformed: true}},
 		{FaultMalformed, put, fakecloud.Fault{Malformed: true, AfterApply: true}},
+		{FaultMalformed, volcRemove, fakecloud.Fault{Malformed: true, AfterApply: true}},
 		{FaultLostAnswer, put, fakecloud.Fault{Status: http.StatusBadGateway, AfterApply: true}},
 	}
 	for _, tc := range tests {
-		t.Run(string(tc.kind)+" "+tc.req.Method, func(t *testing.T) {
+		t.Run(string(tc.kind)+" "+tc.req.Method+" "+tc.req.Operation, func(t *testing.T) {
 			c := NewChaos(1)
 			c.SetSlow(slow)
 			c.SetFaults(1, tc.kind)

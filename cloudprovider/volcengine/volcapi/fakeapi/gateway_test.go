@@ -138,3 +138,75 @@ func TestFaultDefaultsToGatewayCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelope: every answer carries ResponseMetadata naming the action,
+// version, service and region; a refusal carries Error and no Result.
+func TestEnvelope(t *testing.T) {
+	s := New(Options{Region: "ap-southeast-1", AccessKey: "AK"})
+	s.AddSubnet(Subnet{ID: "sn-1", ZoneID: "z"})
+	base := s.Start()
+	defer s.Close()
+	for _, tc := range []struct {
+		action, version, service, auth string
+		wantStatus                     int
+		wantCode                       string
+	}{
+		{action: ActionDescribeScalingGroups, version: "2020-01-01", service: "auto_scaling", auth: testAuth, wantStatus: 200},
+		{action: ActionDescribeInstanceTypes, version: "2020-04-01", service: "ecs", auth: testAuth, wantStatus: 200},
+		{action: ActionDescribeSubnets, version: "2020-04-01", service: "vpc", auth: testAuth, wantStatus: 200},
+		{action: ActionDescribeSubnets, version: "2020-04-01", service: "vpc", auth: strings.Replace(testAuth, "Credential=AK/", "Credential=OTHER/", 1), wantStatus: 401, wantCode: "InvalidAccessKey"},
+		{action: ActionModifyScalingGroup, version: "2020-01-01", service: "auto_scaling", auth: testAuth, wantStatus: 400, wantCode: "MissingParameter.ScalingGroupId"},
+	} {
+		t.Run(tc.action+" "+tc.wantCode, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, base+"/?"+url.Values{"Action": {tc.action}, "Version": {tc.version}}.Encode(), nil)
+			req.Header.Set("Authorization", tc.auth)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				ResponseMetadata map[string]any
+				Result           map[string]any
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			meta := body.ResponseMetadata
+			if resp.StatusCode != tc.wantStatus || meta["Action"] != tc.action || meta["Version"] != tc.version ||
+				meta["Service"] != tc.service || meta["Region"] != "ap-southeast-1" || meta["RequestId"] == "" {
+				t.Fatalf("%d %v, want %d and the action's metadata", resp.StatusCode, meta, tc.wantStatus)
+			}
+			errBody, _ := meta["Error"].(map[string]any)
+			switch {
+			case tc.wantCode == "" && (errBody != nil || body.Result == nil):
+				t.Fatalf("success answered Error %v, Result %v", errBody, body.Result)
+			case tc.wantCode != "" && (errBody == nil || errBody["Code"] != tc.wantCode || body.Result != nil):
+				t.Fatalf("refusal answered Error %v, Result %v; want %s and no Result", errBody, body.Result, tc.wantCode)
+			}
+		})
+	}
+}
+
+// TestMutatingActionsAreMarked: every action arrives as GET, so a fault
+// policy learns from the fake which ones change the cloud (the soak applies
+// those before garbling their answer).
+func TestMutatingActionsAreMarked(t *testing.T) {
+	s := New(Options{})
+	seen := map[string]bool{}
+	s.SetFaultPolicy(func(r fakecloud.FaultRequest) (fakecloud.Fault, bool) {
+		seen[r.Operation] = r.Mutating
+		return fakecloud.Fault{}, false
+	})
+	srv := s.Start()
+	defer s.Close()
+	for _, action := range []string{ActionDescribeScalingGroups, ActionModifyScalingGroup, ActionRemoveInstances, ActionDescribeScalingInstances} {
+		get(t, srv, url.Values{"Action": {action}, "Version": {"2020-01-01"}}, testAuth)
+	}
+	want := map[string]bool{ActionDescribeScalingGroups: false, ActionModifyScalingGroup: true, ActionRemoveInstances: true, ActionDescribeScalingInstances: false}
+	for action, mutating := range want {
+		if got, ok := seen[action]; !ok || got != mutating {
+			t.Errorf("%s: Mutating = %v (seen %v), want %v", action, got, ok, mutating)
+		}
+	}
+}

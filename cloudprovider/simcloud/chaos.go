@@ -1,4 +1,4 @@
-package cluster
+package simcloud
 
 import (
 	"bytes"
@@ -45,8 +45,11 @@ var DefaultFaults = []FaultKind{FaultServerError, FaultThrottle, FaultReset, Fau
 // AllFaults lists every fault kind.
 var AllFaults = append(append([]FaultKind(nil), DefaultFaults...), FaultSlowApplied)
 
-// slowCap bounds a slow fault until SetSlow is called.
-const slowCap = 30 * time.Second
+// DefaultHold is how long a slow fault holds a request unless told
+// otherwise: past CA's 5 s deadline and the provider's own, and well inside
+// the default --unknown-outcome-window (60 s), so a slow-applied request
+// lands while the guard still expects it.
+const DefaultHold = 30 * time.Second
 
 // Chaos picks faults at random for a fake cloud's requests, through the fake
 // kit's fault policy (fakecloud.API.SetFaultPolicy), so every
@@ -54,28 +57,36 @@ const slowCap = 30 * time.Second
 type Chaos struct {
 	mu       sync.Mutex
 	rnd      *rand.Rand
-	rate     float64
+	mix      []KindRate
 	slow     time.Duration
-	kinds    []FaultKind
 	injected map[FaultKind]int
 	passed   int
 }
 
-// NewChaos returns a Chaos that injects nothing until SetFaults is called.
+// NewChaos returns a Chaos that injects nothing until SetMix or SetFaults is
+// called.
 func NewChaos(seed int64) *Chaos {
-	return &Chaos{slow: slowCap, rnd: rand.New(rand.NewSource(seed)), injected: map[FaultKind]int{}}
+	return &Chaos{slow: DefaultHold, rnd: rand.New(rand.NewSource(seed)), injected: map[FaultKind]int{}}
+}
+
+// SetMix makes each kind of m hit its share of requests; m.Hold, when set,
+// replaces how long slow faults hold a request. An empty mix turns faults off.
+func (c *Chaos) SetMix(m FaultMix) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mix = append([]KindRate(nil), m.Rates...)
+	if m.Hold > 0 {
+		c.slow = m.Hold
+	}
 }
 
 // SetFaults makes a share rate (0..1) of requests fail with one of kinds,
-// chosen uniformly. Rate 0 turns faults off.
+// each kind equally likely. Rate 0 turns faults off.
 func (c *Chaos) SetFaults(rate float64, kinds ...FaultKind) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.rate = rate
-	c.kinds = append([]FaultKind(nil), kinds...)
+	c.SetMix(Uniform(rate, kinds...))
 }
 
-// SetSlow sets how long a slow fault holds a request (default 30 s).
+// SetSlow sets how long a slow fault holds a request (default DefaultHold).
 func (c *Chaos) SetSlow(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -100,13 +111,23 @@ func (c *Chaos) Passed() int {
 func (c *Chaos) Pick(r fakecloud.FaultRequest) (fakecloud.Fault, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rate <= 0 || len(c.kinds) == 0 || c.rnd.Float64() >= c.rate {
+	kind, hit := FaultKind(""), false
+	if len(c.mix) > 0 {
+		draw := c.rnd.Float64()
+		for _, kr := range c.mix {
+			if draw < kr.Rate {
+				kind, hit = kr.Kind, true
+				break
+			}
+			draw -= kr.Rate
+		}
+	}
+	if !hit {
 		c.passed++
 		return fakecloud.Fault{}, false
 	}
-	kind := c.kinds[c.rnd.Intn(len(c.kinds))]
 	c.injected[kind]++
-	mutation := r.Method != http.MethodGet
+	mutation := r.Mutating
 	switch kind {
 	case FaultServerError:
 		return fakecloud.Fault{Status: http.StatusServiceUnavailable}, true
