@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // limiterUnderTest is a limiter on a manual clock whose sleeps advance the
@@ -20,7 +20,7 @@ import (
 // not expire while a test runs.
 type limiterUnderTest struct {
 	*cloudprovider.RateLimiter
-	clock   *cloudprovidertest.ManualClock
+	clock   *fakecloud.ManualClock
 	slept   []time.Duration
 	waited  []time.Duration
 	refused int
@@ -29,7 +29,7 @@ type limiterUnderTest struct {
 }
 
 func newLimiterUnderTest(limit cloudprovider.RateLimit) *limiterUnderTest {
-	l := &limiterUnderTest{clock: cloudprovidertest.NewManualClock(time.Now().Add(time.Hour))}
+	l := &limiterUnderTest{clock: fakecloud.NewManualClock(time.Now().Add(time.Hour))}
 	l.RateLimiter = cloudprovider.NewRateLimiter(limit, cloudprovider.RateLimiterOptions{
 		Now: l.clock.Now,
 		Sleep: func(ctx context.Context, d time.Duration) error {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // fakeIndex is a provider's index: ids in a group, ids known in no group,
@@ -49,7 +49,7 @@ func (f *fakeIndex) calls() int {
 	return f.lookups
 }
 
-func newLookup(f *fakeIndex, clock *cloudprovidertest.ManualClock, failed *int) *cloudprovider.UnknownNodeLookup {
+func newLookup(f *fakeIndex, clock *fakecloud.ManualClock, failed *int) *cloudprovider.UnknownNodeLookup {
 	return &cloudprovider.UnknownNodeLookup{
 		Provider: "test", Lookup: f.lookup, Remember: time.Minute, Now: clock.Now,
 		Failed: func() { *failed++ },
@@ -57,7 +57,7 @@ func newLookup(f *fakeIndex, clock *cloudprovidertest.ManualClock, failed *int) 
 }
 
 func TestUnknownNodesCostOneLookupPerRefreshAndAreRemembered(t *testing.T) {
-	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	clock := fakecloud.NewManualClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
 	f := &fakeIndex{groups: map[string]string{"known": "g1"}, foreign: map[string]bool{"control-plane": true},
 		onLookup: map[string]string{"new": "g2"}}
 	var failed int
@@ -116,7 +116,7 @@ func TestUnknownNodesCostOneLookupPerRefreshAndAreRemembered(t *testing.T) {
 }
 
 func TestUnknownNodeLookupFailureAnswersNoGroup(t *testing.T) {
-	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	clock := fakecloud.NewManualClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
 	f := &fakeIndex{groups: map[string]string{}, onLookup: map[string]string{"new": "g2"}, fail: errors.New("503 from the cloud")}
 	var failed int
 	u := newLookup(f, clock, &failed)

@@ -1,51 +1,26 @@
 package cloudprovidertest
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
-
-// ManualClock is a clock that moves only when told to. The fake clouds read it
-// so that tests drive provisioning and removal lag step by step instead of
-// sleeping; --simulate gives them the wall clock instead.
-type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewManualClock returns a clock set to start.
-func NewManualClock(start time.Time) *ManualClock { return &ManualClock{now: start} }
-
-// Now returns the clock's time.
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // MutationClock makes every cloudprovider.MutationGuard measure its
 // outcome-unknown quarantine with a ManualClock for the rest of the test (t's
 // cleanup restores the wall clock), so a test passes the window with
 // PassUnknownOutcomeWindow instead of waiting it out.
-func MutationClock(t testing.TB) *ManualClock {
+func MutationClock(t testing.TB) *fakecloud.ManualClock {
 	t.Helper()
-	c := NewManualClock(time.Now())
+	c := fakecloud.NewManualClock(time.Now())
 	t.Cleanup(cloudprovider.SetMutationClock(c.Now))
 	return c
 }
 
 // PassUnknownOutcomeWindow moves c past the quarantine an outcome-unknown
 // mutation started (cloudprovider.UnknownOutcomeWindow).
-func PassUnknownOutcomeWindow(c *ManualClock) {
+func PassUnknownOutcomeWindow(c *fakecloud.ManualClock) {
 	c.Advance(cloudprovider.UnknownOutcomeWindow() + time.Nanosecond)
 }

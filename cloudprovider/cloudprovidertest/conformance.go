@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // CallDeadline is the deadline the kit gives every call, as CA's externalgrpc
@@ -82,7 +83,7 @@ type kit struct {
 	t   *testing.T
 	env *Env
 	// mutationClock measures the guards' outcome-unknown quarantine.
-	mutationClock *ManualClock
+	mutationClock *fakecloud.ManualClock
 }
 
 // ctx returns a context with CA's deadline. Calls that overrun it fail with

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // The shared client-side budget (cloudprovider.RateLimiter) as each provider
@@ -32,7 +33,7 @@ const tokenInterval = 8 * time.Second
 // a token parks in sleep until the check releases it, after moving the
 // clock on as far as it likes; the check sees every wait and who waits.
 type limiterDriver struct {
-	clock *ManualClock
+	clock *fakecloud.ManualClock
 	// kick is signalled whenever a call parks or a driven call ends.
 	kick chan struct{}
 
@@ -48,7 +49,7 @@ type sleeper struct {
 }
 
 func newLimiterDriver() *limiterDriver {
-	return &limiterDriver{clock: NewManualClock(time.Now()), kick: make(chan struct{}, 1)}
+	return &limiterDriver{clock: fakecloud.NewManualClock(time.Now()), kick: make(chan struct{}, 1)}
 }
 
 func (d *limiterDriver) signal() {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // The safety rules every provider shares (cloudprovider.MutationGuard,
@@ -279,7 +280,7 @@ func checkLateResizeRemovesNone(t *testing.T, k *kit) {
 	g := k.mainGroup()
 	id, before := g.Id(k.ctx()), k.target(g)
 	release, landed := make(chan struct{}), make(chan struct{})
-	k.env.InjectMutationFault(MutationIncreaseSize, Fault{Release: release, Landed: landed, AfterApply: true, PassThrough: true})
+	k.env.InjectMutationFault(MutationIncreaseSize, fakecloud.Fault{Release: release, Landed: landed, AfterApply: true, PassThrough: true})
 	ctx, cancel := context.WithTimeout(context.Background(), hangDeadline)
 	err := g.IncreaseSize(ctx, 1)
 	cancel()

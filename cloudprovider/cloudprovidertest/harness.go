@@ -1,7 +1,7 @@
 // Package cloudprovidertest is the conformance kit every provider runs against
-// its fake cloud, the fake-cloud kit those fakes are built on (FakeAPI: fault
-// queue, request recorder, loopback server; ManualClock), and an in-memory
-// provider used to test the kit and the server.
+// its fake cloud (built on package fakecloud), and an in-memory provider used
+// to test the kit and the server. It is test code: only tests and test-only
+// packages import it.
 //
 // The kit checks the rules of the externalgrpc contract that do not depend on a
 // particular cloud: resize bounds enforced before any cloud call, ownership
@@ -20,6 +20,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // Env is one provider bound to a freshly seeded fake cloud.
@@ -50,7 +51,7 @@ type Env struct {
 	// Reads are never hit. Where two kinds send the same request (a resize,
 	// for IncreaseSize and DecreaseTargetSize) the fault hits whichever comes
 	// first. Optional; enables the mutation-fault checks.
-	InjectMutationFault func(kind Mutation, f Fault)
+	InjectMutationFault func(kind Mutation, f fakecloud.Fault)
 	// AddUnseenInstance makes the fake cloud launch one running instance in
 	// the group without the provider hearing of it (no Refresh): when the
 	// cloud's target is above its instance count the instance fills one
@@ -113,7 +114,7 @@ type Env struct {
 	// Clock is the clock the provider measures the age of its reads with
 	// (and its fake cloud its lag): the staleness check moves it past
 	// --max-staleness. Optional; enables that check.
-	Clock *ManualClock
+	Clock *fakecloud.ManualClock
 	// Budget is what a Refresh may cost this provider in cloud calls.
 	// Optional; enables the budget checks.
 	Budget *RefreshBudget
@@ -163,22 +164,22 @@ var Mutations = []Mutation{MutationIncreaseSize, MutationDecreaseTargetSize, Mut
 // The mutation faults every provider must survive, as InjectMutationFault
 // answers. Checks copy one and set Times.
 var (
-	FaultRateLimited  = Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}
-	FaultServerError  = Fault{Status: http.StatusServiceUnavailable}
-	FaultHang         = Fault{Hang: true}
-	FaultMalformed    = Fault{Malformed: true}
-	FaultAnswerLost   = Fault{AfterApply: true, Status: http.StatusBadGateway}
-	FaultAppliedReset = Fault{AfterApply: true, Reset: true}
+	FaultRateLimited  = fakecloud.Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}
+	FaultServerError  = fakecloud.Fault{Status: http.StatusServiceUnavailable}
+	FaultHang         = fakecloud.Fault{Hang: true}
+	FaultMalformed    = fakecloud.Fault{Malformed: true}
+	FaultAnswerLost   = fakecloud.Fault{AfterApply: true, Status: http.StatusBadGateway}
+	FaultAppliedReset = fakecloud.Fault{AfterApply: true, Reset: true}
 	// FaultAppliedEmptyBody is a gateway that passes the cloud's success
 	// status on but drops its body: the change is made, the answer does
 	// not say the resulting size.
-	FaultAppliedEmptyBody = Fault{AfterApply: true, Status: http.StatusOK, Body: new(string)}
+	FaultAppliedEmptyBody = fakecloud.Fault{AfterApply: true, Status: http.StatusOK, Body: new(string)}
 	// FaultRefused is a definite refusal: the cloud changed nothing.
-	FaultRefused = Fault{Status: http.StatusBadRequest}
+	FaultRefused = fakecloud.Fault{Status: http.StatusBadRequest}
 )
 
 // MutationFaults names the faults above, for table-driven checks.
-var MutationFaults = map[string]Fault{
+var MutationFaults = map[string]fakecloud.Fault{
 	"429 with Retry-After":       FaultRateLimited,
 	"503":                        FaultServerError,
 	"hang past the deadline":     FaultHang,
@@ -221,12 +222,12 @@ type Harness struct {
 // MutationSelectors names, per Mutation, the requests a cloud's provider
 // sends to carry it out; only the selector fields (Method, PathContains,
 // Operation) of each Fault are used.
-type MutationSelectors map[Mutation]Fault
+type MutationSelectors map[Mutation]fakecloud.Fault
 
 // Injector returns an Env.InjectMutationFault that gives f the selector of its
 // kind and queues it with add (a fake's AddFault).
-func (m MutationSelectors) Injector(add func(Fault)) func(Mutation, Fault) {
-	return func(kind Mutation, f Fault) {
+func (m MutationSelectors) Injector(add func(fakecloud.Fault)) func(Mutation, fakecloud.Fault) {
+	return func(kind Mutation, f fakecloud.Fault) {
 		selector, ok := m[kind]
 		if !ok {
 			panic(fmt.Sprintf("cloudprovidertest: no selector for mutation %s", kind))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -20,7 +21,7 @@ func checkHarnessHooks(t *testing.T, k *kit) {
 	id := g.Id(k.ctx())
 	if k.env.InjectMutationFault != nil {
 		// 400 is retried by no client, so one fault fails one mutation.
-		refused := Fault{Status: http.StatusBadRequest, Message: "refused by the harness check"}
+		refused := fakecloud.Fault{Status: http.StatusBadRequest, Message: "refused by the harness check"}
 		k.env.InjectMutationFault(MutationIncreaseSize, refused)
 		if err := g.IncreaseSize(k.ctx(), 1); err == nil {
 			t.Fatal("IncreaseSize succeeded through an injected 400: InjectMutationFault misses the resize request")

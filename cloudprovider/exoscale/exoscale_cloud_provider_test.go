@@ -24,6 +24,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 const (
@@ -35,7 +36,7 @@ const (
 // testEnv is a provider bound to a seeded fake Exoscale API.
 type testEnv struct {
 	fake     *fakeapi.Server
-	clock    *cloudprovidertest.ManualClock
+	clock    *fakecloud.ManualClock
 	provider *provider
 	// ids of the seeded resources
 	clusterID, workersPool, systemPool, batchPool, gpuPool, controlPlane string
@@ -68,7 +69,7 @@ func defaultEnvOptions() envOptions {
 // one unmanaged control-plane instance.
 func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	t.Helper()
-	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
+	clock := fakecloud.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	o.fake.Now = clock.Now
 	o.fake.APIKey, o.fake.APISecret, o.fake.Zone = testKey, testSecret, testZone
 	fake := fakeapi.New(o.fake)
@@ -582,7 +583,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	ctx := ctx5s(t)
 	g := e.group(t, e.workersPool)
 	_ = g.IncreaseSize(ctx, 1)
-	e.fake.AddFault(cloudprovidertest.Fault{Status: 401, Message: "bad credentials"})
+	e.fake.AddFault(fakecloud.Fault{Status: 401, Message: "bad credentials"})
 	err := g.IncreaseSize(ctx, 1)
 	klog.Flush()
 	outputs := []string{

@@ -12,9 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 func TestRefreshErrorsKeepSnapshot(t *testing.T) {
@@ -32,7 +32,7 @@ func TestRefreshErrorsKeepSnapshot(t *testing.T) {
 				// read again at the staleness bound.
 				e.clock.Advance(cloudprovider.DefaultMaxStaleness)
 			}
-			e.fake.AddFault(cloudprovidertest.Fault{Status: 403, Operation: op})
+			e.fake.AddFault(fakecloud.Fault{Status: 403, Operation: op})
 			err := e.provider.Refresh(ctx)
 			if !errors.Is(err, cloudprovider.ErrPermissionDenied) {
 				t.Fatalf("Refresh error %v, want ErrPermissionDenied", err)
@@ -105,7 +105,7 @@ func TestMinZeroNeedsTemplate(t *testing.T) {
 	// Both instance type lookups fail (each type is tried once per refresh):
 	// no template, so min is raised to 1.
 	for i := 0; i < 2; i++ {
-		e.fake.AddFault(cloudprovidertest.Fault{Status: 404, Operation: "GET /v2/instance-type/{id}"})
+		e.fake.AddFault(fakecloud.Fault{Status: 404, Operation: "GET /v2/instance-type/{id}"})
 	}
 	e.refresh(t)
 	if n := e.fake.OperationCounts()["GET /v2/instance-type/{id}"]; n != 2 {
@@ -276,7 +276,7 @@ func TestPendingOperations(t *testing.T) {
 		e, g := queued(t)
 		ctx := ctx5s(t)
 		e.provider.m.client = &hookAPI{cloudAPI: e.provider.m.client, hook: func() { e.fake.SetPoolState(e.workersPool, "") }}
-		e.fake.AddFault(cloudprovidertest.Fault{Status: 400, Operation: "GET /v2/instance-pool", Skip: 1})
+		e.fake.AddFault(fakecloud.Fault{Status: 400, Operation: "GET /v2/instance-pool", Skip: 1})
 		e.fake.ResetRequests()
 		e.refresh(t)
 		if n := polls(e); n != 1 {
@@ -298,7 +298,7 @@ func TestPendingOperations(t *testing.T) {
 
 	t.Run("an operation the API has forgotten counts as done", func(t *testing.T) {
 		e, g := queued(t)
-		e.fake.AddFault(cloudprovidertest.Fault{Status: 404, Operation: "GET /v2/operation/{id}"})
+		e.fake.AddFault(fakecloud.Fault{Status: 404, Operation: "GET /v2/operation/{id}"})
 		e.refresh(t)
 		e.fake.ResetRequests()
 		e.refresh(t)
@@ -368,7 +368,7 @@ func TestConcurrentUse(t *testing.T) {
 // retried only after its TTL and groups fall back to the documented cap.
 func TestQuotaForbidden(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())
-	e.fake.AddFault(cloudprovidertest.Fault{Status: 403, Operation: "GET /v2/quota/instance"})
+	e.fake.AddFault(fakecloud.Fault{Status: 403, Operation: "GET /v2/quota/instance"})
 	e.refresh(t)
 	if m := e.group(t, e.systemPool).MaxSize(ctx5s(t)); m != defaultUnlimitedMaxSize {
 		t.Fatalf("max without quota = %d, want %d", m, defaultUnlimitedMaxSize)

@@ -16,6 +16,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 func memberIDs(t *testing.T, e *testEnv, poolID string) []string {
@@ -36,17 +37,17 @@ func memberIDs(t *testing.T, e *testEnv, poolID string) []string {
 func TestRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		fault     cloudprovidertest.Fault
+		fault     fakecloud.Fault
 		operation string
 		call      func(ctx context.Context, e *testEnv, g *nodeGroup) error
 		wantErr   error
 		wantCalls int
 	}{
-		{"429 with a short Retry-After is retried", cloudprovidertest.Fault{Status: 429, RetryAfter: "1"}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
+		{"429 with a short Retry-After is retried", fakecloud.Fault{Status: 429, RetryAfter: "1"}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
 			func(ctx context.Context, e *testEnv, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, nil, 2},
-		{"502 on an absolute scale is retried", cloudprovidertest.Fault{Status: 502}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
+		{"502 on an absolute scale is retried", fakecloud.Fault{Status: 502}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale",
 			func(ctx context.Context, e *testEnv, g *nodeGroup) error { return g.IncreaseSize(ctx, 1) }, nil, 2},
-		{"500 on evict is not retried", cloudprovidertest.Fault{Status: 500}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict",
+		{"500 on evict is not retried", fakecloud.Fault{Status: 500}, "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict",
 			func(ctx context.Context, e *testEnv, g *nodeGroup) error {
 				return g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + memberIDs(t, e, g.id)[0])})
 			}, cloudprovider.ErrUnavailable, 1},
@@ -73,7 +74,7 @@ func TestRetries(t *testing.T) {
 func TestRateLimitCarriesRetryAfter(t *testing.T) {
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
-	e.fake.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "90"})
+	e.fake.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "90"})
 	err := e.group(t, e.workersPool).IncreaseSize(ctx5s(t), 1)
 	if cloudprovider.RetryAfterOf(err) != 90*time.Second || !errors.Is(err, cloudprovider.ErrRateLimited) {
 		t.Fatalf("error %v: want ErrRateLimited with RetryAfter 90s", err)
@@ -412,7 +413,7 @@ func TestEvictWithUnusableAnswerKeepsTarget(t *testing.T) {
 	ctx := ctx5s(t)
 	before, _ := g.TargetSize(ctx)
 	ids := memberIDs(t, e, e.workersPool)
-	e.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPut, PathContains: ":evict", Malformed: true, AfterApply: true})
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodPut, PathContains: ":evict", Malformed: true, AfterApply: true})
 	if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + ids[0])}); err != nil {
 		t.Fatalf("DeleteNodes with an applied, unreadable answer: %v", err)
 	}

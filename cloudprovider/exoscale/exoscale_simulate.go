@@ -72,9 +72,12 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
 	})
 	groupIDs := SeedDemo(fake)
-	endpoint := fake.Start()
+	endpoint, err := fake.Serve()
+	if err != nil {
+		return nil, fmt.Errorf("exoscale simulation: %w", err)
+	}
 	poolIDs := slices.Sorted(maps.Values(groupIDs))
-	state, err := simcloud.Wire(fake.FakeAPI, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, poolIDs...) })
+	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, poolIDs...) })
 	if err != nil {
 		fake.Close()
 		return nil, fmt.Errorf("simulated exoscale: --simulate-faults: %w", err)

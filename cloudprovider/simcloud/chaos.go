@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // FaultKind is one way Chaos breaks a cloud request.
@@ -52,7 +52,7 @@ var AllFaults = append(append([]FaultKind(nil), DefaultFaults...), FaultSlowAppl
 const DefaultHold = 30 * time.Second
 
 // Chaos picks faults at random for a fake cloud's requests, through the fake
-// kit's fault policy (cloudprovidertest.FakeAPI.SetFaultPolicy), so every
+// kit's fault policy (fakecloud.API.SetFaultPolicy), so every
 // fault is answered in the cloud's own error shape.
 type Chaos struct {
 	mu       sync.Mutex
@@ -108,7 +108,7 @@ func (c *Chaos) Passed() int {
 }
 
 // Pick is the fault policy: it chooses whether r fails, and how.
-func (c *Chaos) Pick(r cloudprovidertest.FaultRequest) (cloudprovidertest.Fault, bool) {
+func (c *Chaos) Pick(r fakecloud.FaultRequest) (fakecloud.Fault, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	kind, hit := FaultKind(""), false
@@ -124,27 +124,27 @@ func (c *Chaos) Pick(r cloudprovidertest.FaultRequest) (cloudprovidertest.Fault,
 	}
 	if !hit {
 		c.passed++
-		return cloudprovidertest.Fault{}, false
+		return fakecloud.Fault{}, false
 	}
 	c.injected[kind]++
 	mutation := r.Mutating
 	switch kind {
 	case FaultServerError:
-		return cloudprovidertest.Fault{Status: http.StatusServiceUnavailable}, true
+		return fakecloud.Fault{Status: http.StatusServiceUnavailable}, true
 	case FaultThrottle:
-		return cloudprovidertest.Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}, true
+		return fakecloud.Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}, true
 	case FaultReset:
-		return cloudprovidertest.Fault{Reset: true}, true
+		return fakecloud.Fault{Reset: true}, true
 	case FaultSlow:
-		return cloudprovidertest.Fault{Delay: c.slow, PassThrough: true}, true
+		return fakecloud.Fault{Delay: c.slow, PassThrough: true}, true
 	case FaultSlowApplied:
-		return cloudprovidertest.Fault{Delay: c.slow, PassThrough: true, AfterApply: true}, true
+		return fakecloud.Fault{Delay: c.slow, PassThrough: true, AfterApply: true}, true
 	case FaultMalformed:
-		return cloudprovidertest.Fault{Malformed: true, AfterApply: mutation}, true
+		return fakecloud.Fault{Malformed: true, AfterApply: mutation}, true
 	case FaultLostAnswer:
-		return cloudprovidertest.Fault{Status: http.StatusBadGateway, AfterApply: true}, true
+		return fakecloud.Fault{Status: http.StatusBadGateway, AfterApply: true}, true
 	}
-	return cloudprovidertest.Fault{}, false
+	return fakecloud.Fault{}, false
 }
 
 // FaultSummary renders counts as "kind=n" pairs in a stable order.

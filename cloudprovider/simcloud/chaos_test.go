@@ -5,29 +5,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 func TestChaosPicksEachKindAsAKitFault(t *testing.T) {
-	get := cloudprovidertest.FaultRequest{Method: http.MethodGet, Path: "/v2/pools"}
-	put := cloudprovidertest.FaultRequest{Method: http.MethodPut, Path: "/v2/pools/p:scale", Mutating: true}
+	get := fakecloud.FaultRequest{Method: http.MethodGet, Path: "/v2/pools"}
+	put := fakecloud.FaultRequest{Method: http.MethodPut, Path: "/v2/pools/p:scale", Mutating: true}
 	// Volcengine sends its mutating actions as GET: the fake's word decides.
-	volcRemove := cloudprovidertest.FaultRequest{Method: http.MethodGet, Path: "/", Operation: "RemoveInstances", Mutating: true}
+	volcRemove := fakecloud.FaultRequest{Method: http.MethodGet, Path: "/", Operation: "RemoveInstances", Mutating: true}
 	slow := 3 * time.Second
 	tests := []struct {
 		kind FaultKind
-		req  cloudprovidertest.FaultRequest
-		want cloudprovidertest.Fault
+		req  fakecloud.FaultRequest
+		want fakecloud.Fault
 	}{
-		{FaultServerError, get, cloudprovidertest.Fault{Status: http.StatusServiceUnavailable}},
-		{FaultThrottle, get, cloudprovidertest.Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}},
-		{FaultReset, get, cloudprovidertest.Fault{Reset: true}},
-		{FaultSlow, put, cloudprovidertest.Fault{Delay: slow, PassThrough: true}},
-		{FaultSlowApplied, put, cloudprovidertest.Fault{Delay: slow, PassThrough: true, AfterApply: true}},
-		{FaultMalformed, get, cloudprovidertest.Fault{Malformed: true}},
-		{FaultMalformed, put, cloudprovidertest.Fault{Malformed: true, AfterApply: true}},
-		{FaultMalformed, volcRemove, cloudprovidertest.Fault{Malformed: true, AfterApply: true}},
-		{FaultLostAnswer, put, cloudprovidertest.Fault{Status: http.StatusBadGateway, AfterApply: true}},
+		{FaultServerError, get, fakecloud.Fault{Status: http.StatusServiceUnavailable}},
+		{FaultThrottle, get, fakecloud.Fault{Status: http.StatusTooManyRequests, RetryAfter: "1"}},
+		{FaultReset, get, fakecloud.Fault{Reset: true}},
+		{FaultSlow, put, fakecloud.Fault{Delay: slow, PassThrough: true}},
+		{FaultSlowApplied, put, fakecloud.Fault{Delay: slow, PassThrough: true, AfterApply: true}},
+		{FaultMalformed, get, fakecloud.Fault{Malformed: true}},
+		{FaultMalformed, put, fakecloud.Fault{Malformed: true, AfterApply: true}},
+		{FaultMalformed, volcRemove, fakecloud.Fault{Malformed: true, AfterApply: true}},
+		{FaultLostAnswer, put, fakecloud.Fault{Status: http.StatusBadGateway, AfterApply: true}},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.kind)+" "+tc.req.Method+" "+tc.req.Operation, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestChaosRateZeroPassesEverything(t *testing.T) {
 	c := NewChaos(1)
 	c.SetFaults(0, FaultServerError)
 	for range 50 {
-		if _, hit := c.Pick(cloudprovidertest.FaultRequest{Method: http.MethodGet}); hit {
+		if _, hit := c.Pick(fakecloud.FaultRequest{Method: http.MethodGet}); hit {
 			t.Fatal("rate 0 injected a fault")
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 func TestParseFaultMix(t *testing.T) {
@@ -70,7 +70,7 @@ func TestChaosFollowsTheMix(t *testing.T) {
 	c.SetMix(FaultMix{Rates: []KindRate{{FaultServerError, 0.3}, {FaultReset, 0.1}}})
 	const n = 20000
 	for range n {
-		c.Pick(cloudprovidertest.FaultRequest{Method: http.MethodGet})
+		c.Pick(fakecloud.FaultRequest{Method: http.MethodGet})
 	}
 	got := c.Injected()
 	for kind, share := range map[FaultKind]float64{FaultServerError: 0.3, FaultReset: 0.1} {

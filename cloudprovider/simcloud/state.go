@@ -15,7 +15,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // StatePath is where the binary serves a simulation's State, on its
@@ -54,7 +54,7 @@ type State struct {
 // Wire makes a simulated cloud's API misbehave as spec says (ParseFaultMix
 // without shared rate; "" injects nothing) and returns the handler serving
 // its State, read from groups on every request.
-func Wire(api *cloudprovidertest.FakeAPI, spec string, groups func() []Group) (http.Handler, error) {
+func Wire(api *fakecloud.API, spec string, groups func() []Group) (http.Handler, error) {
 	mix, err := ParseFaultMix(spec, 0)
 	if err != nil {
 		return nil, err

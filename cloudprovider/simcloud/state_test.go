@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 func TestStateHandlerServesTheTruthReadOnly(t *testing.T) {
@@ -16,7 +16,7 @@ func TestStateHandlerServesTheTruthReadOnly(t *testing.T) {
 		{ProviderID: "x://1", State: "active"}, {ProviderID: "x://2", State: "closed", Gone: true}}}}
 	chaos := NewChaos(1)
 	chaos.SetFaults(1, FaultReset)
-	chaos.Pick(cloudprovidertest.FaultRequest{Method: http.MethodGet})
+	chaos.Pick(fakecloud.FaultRequest{Method: http.MethodGet})
 	srv := httptest.NewServer(StateHandler(func() []Group { return groups }, chaos))
 	defer srv.Close()
 

@@ -24,6 +24,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -38,7 +39,7 @@ const (
 // testEnv is a provider bound to a seeded fake Volcengine API.
 type testEnv struct {
 	fake  *fakeapi.Server
-	clock *cloudprovidertest.ManualClock
+	clock *fakecloud.ManualClock
 	p     *cloudProvider
 	url   string
 }
@@ -97,7 +98,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	clock := cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
+	clock := fakecloud.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	cfg.fakeOpts.Now = clock.Now
 	// Lag is driven by the fake clock (tests advance it or call Settle).
 	cfg.fakeOpts.ProvisionDelay = time.Minute
@@ -234,7 +235,7 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 				// Keys without vpc:DescribeSubnets or ecs:DescribeImages (upstream
 				// never needed them) get AccessDenied on every call.
 				for _, action := range []string{fakeapi.ActionDescribeSubnets, fakeapi.ActionDescribeImages} {
-					e.fake.AddFault(cloudprovidertest.Fault{Operation: action, Status: http.StatusForbidden, Code: "AccessDenied", Times: math.MaxInt32})
+					e.fake.AddFault(fakecloud.Fault{Operation: action, Status: http.StatusForbidden, Code: "AccessDenied", Times: math.MaxInt32})
 				}
 				// As for a provider started with such a key: the next Refresh
 				// looks every template up again.
@@ -251,11 +252,11 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 				if kind == cloudprovidertest.MutationDeleteNodes {
 					action = fakeapi.ActionRemoveInstances
 				}
-				e.fake.AddFault(cloudprovidertest.Fault{Operation: action, Status: http.StatusOK,
+				e.fake.AddFault(fakecloud.Fault{Operation: action, Status: http.StatusOK,
 					Code: "InvalidScalingGroup.InvalidStatus", Message: "the scaling group is busy"})
 			},
 			RefuseForQuota: func() {
-				e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
+				e.fake.AddFault(fakecloud.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
 					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
 			},
 			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
@@ -531,7 +532,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 
 	e := newEnv(t)
 	var errs []error
-	e.fake.AddFault(cloudprovidertest.Fault{Status: 401, Code: "SignatureDoesNotMatch", Message: "bad signature"})
+	e.fake.AddFault(fakecloud.Fault{Status: 401, Code: "SignatureDoesNotMatch", Message: "bad signature"})
 	errs = append(errs, e.p.Refresh(testCtx(t)))
 	e.fake.FailNext(10)
 	errs = append(errs, e.group(t, mainGroupID).IncreaseSize(testCtx(t), 1))

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -58,11 +58,11 @@ func TestRefreshRacingMutationKeepsMutation(t *testing.T) {
 func TestFailedRefreshKeepsSnapshot(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault cloudprovidertest.Fault
+		fault fakecloud.Fault
 	}{
-		{name: "group listing fails", fault: cloudprovidertest.Fault{Operation: fakeapi.ActionDescribeScalingGroups, Status: 500, Code: "InternalError", Times: 10}},
-		{name: "one instance listing fails", fault: cloudprovidertest.Fault{Operation: fakeapi.ActionDescribeScalingInstances, Status: 403, Code: "AccessDenied", Times: 1}},
-		{name: "throttled", fault: cloudprovidertest.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 10}},
+		{name: "group listing fails", fault: fakecloud.Fault{Operation: fakeapi.ActionDescribeScalingGroups, Status: 500, Code: "InternalError", Times: 10}},
+		{name: "one instance listing fails", fault: fakecloud.Fault{Operation: fakeapi.ActionDescribeScalingInstances, Status: 403, Code: "AccessDenied", Times: 1}},
+		{name: "throttled", fault: fakecloud.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 10}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -179,7 +180,7 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 		nodes = append(nodes, nodeFor(pid))
 	}
 	// The first batch goes through, the second fails.
-	e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionRemoveInstances, Status: 500, Code: "InternalError", Skip: 1})
+	e.fake.AddFault(fakecloud.Fault{Operation: fakeapi.ActionRemoveInstances, Status: 500, Code: "InternalError", Skip: 1})
 	err := g.DeleteNodes(testCtx(t), nodes)
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("error = %v", err)
@@ -490,7 +491,7 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	before := target(t, g)
-	e.fake.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: 502, Code: "BadGateway", AfterApply: true})
+	e.fake.AddFault(fakecloud.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: 502, Code: "BadGateway", AfterApply: true})
 	if err := g.IncreaseSize(testCtx(t), 1); err != nil {
 		t.Fatal(err)
 	}

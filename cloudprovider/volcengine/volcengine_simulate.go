@@ -74,9 +74,12 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		AccessKey: accessKey,
 	})
 	seedDemo(fake)
-	url := fake.Start()
+	url, err := fake.Serve()
+	if err != nil {
+		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
+	}
 	closeFn := fake.Close
-	state, err := simcloud.Wire(fake.FakeAPI, opts.SimulateFaults, func() []simcloud.Group {
+	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group {
 		return SimulatedGroups(fake, simGeneralGroupID, simGPUGroupID)
 	})
 	if err != nil {

@@ -172,7 +172,7 @@ func TestDeleteFailedAndNeverStartedThroughGRPC(t *testing.T) {
 				if failed == "" {
 					t.Fatalf("no failed instance reported: %v", resp.Instances)
 				}
-				calls := e.fake.RequestCount()
+				removes := e.fake.CountOperation(fakeapi.ActionRemoveInstances)
 				_, err = c.NodeGroupDeleteNodes(testCtx(t), &protos.NodeGroupDeleteNodesRequest{Id: simGPUGroupID, Nodes: []*protos.ExternalGrpcNode{{
 					ProviderID:  failed,
 					Name:        failed,
@@ -181,10 +181,8 @@ func TestDeleteFailedAndNeverStartedThroughGRPC(t *testing.T) {
 				if err != nil {
 					t.Fatalf("DeleteNodes of the failed instance: %v", err)
 				}
-				for _, r := range e.fake.Requests()[calls:] {
-					if r.Operation == fakeapi.ActionRemoveInstances {
-						t.Fatal("RemoveInstances sent for an instance not in service")
-					}
+				if e.fake.CountOperation(fakeapi.ActionRemoveInstances) != removes {
+					t.Fatal("RemoveInstances sent for an instance not in service")
 				}
 				if ts, err := c.NodeGroupTargetSize(testCtx(t), &protos.NodeGroupTargetSizeRequest{Id: simGPUGroupID}); err != nil || ts.TargetSize != 0 {
 					t.Fatalf("TargetSize = %v, %v; want 0", ts, err)

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -110,7 +110,7 @@ func TestTemplateFetchFailureKeepsRefreshAndRetries(t *testing.T) {
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		// Fail the template fetch made by the first snapshot.
-		f.AddFault(cloudprovidertest.Fault{Operation: fakeapi.ActionDescribeInstanceTypes, Status: 500, Code: "InternalError", Times: 100})
+		f.AddFault(fakecloud.Fault{Operation: fakeapi.ActionDescribeInstanceTypes, Status: 500, Code: "InternalError", Times: 100})
 	}))
 	g := e.group(t, mainGroupID)
 	if _, err := g.TemplateNodeInfo(testCtx(t)); !errors.Is(err, cloudprovider.ErrUnavailable) {

@@ -17,6 +17,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
@@ -27,7 +28,7 @@ const testClusterID = "c0ffee00-0000-4000-8000-000000000001"
 type testEnv struct {
 	t        *testing.T
 	fake     *fakeapi.Server
-	clock    *cloudprovidertest.ManualClock
+	clock    *fakecloud.ManualClock
 	p        *CloudProvider
 	main     fakeapi.PoolView // auto_scaler, min 2, 3 nodes, max 8
 	second   fakeapi.PoolView // auto_scaler, min 1, 2 nodes, max 4, GPU plan
@@ -60,7 +61,7 @@ func startingWith(err *error, specs ...string) envOption {
 
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, clock: cloudprovidertest.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
+	e := &testEnv{t: t, clock: fakecloud.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
 	e.fakeOpts = fakeapi.Options{Now: e.clock.Now, ActiveAfter: 90 * time.Second, CloseLinger: 30 * time.Second, Seed: 42}
 	for _, o := range opts {
 		o(e)
@@ -164,7 +165,7 @@ func unregisteredNode(id string) *corev1.Node {
 	}
 }
 
-func countRequests(reqs []cloudprovidertest.RecordedRequest, method, pathPart string) int {
+func countRequests(reqs []fakecloud.RecordedRequest, method, pathPart string) int {
 	n := 0
 	for _, r := range reqs {
 		if r.Method == method && strings.Contains(r.Path, pathPart) {

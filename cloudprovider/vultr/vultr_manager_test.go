@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -69,13 +69,13 @@ func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
 func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault cloudprovidertest.Fault
+		fault fakecloud.Fault
 		want  error
 	}{
-		{name: "5xx", fault: cloudprovidertest.Fault{Status: 500, Times: 10}, want: cloudprovider.ErrUnavailable},
-		{name: "rate limited", fault: cloudprovidertest.Fault{Status: 429, RetryAfter: "60"}, want: cloudprovider.ErrRateLimited},
-		{name: "unauthorized", fault: cloudprovidertest.Fault{Status: 401}, want: cloudprovider.ErrUnauthenticated},
-		{name: "malformed", fault: cloudprovidertest.Fault{Status: 200, Body: strp("{")}, want: cloudprovider.ErrMalformedResponse},
+		{name: "5xx", fault: fakecloud.Fault{Status: 500, Times: 10}, want: cloudprovider.ErrUnavailable},
+		{name: "rate limited", fault: fakecloud.Fault{Status: 429, RetryAfter: "60"}, want: cloudprovider.ErrRateLimited},
+		{name: "unauthorized", fault: fakecloud.Fault{Status: 401}, want: cloudprovider.ErrUnauthenticated},
+		{name: "malformed", fault: fakecloud.Fault{Status: 200, Body: strp("{")}, want: cloudprovider.ErrMalformedResponse},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestRegionRetriedAfterFailure(t *testing.T) {
 	// Fail the call right after the node-pool list: the cluster (region) read.
 	hc := &hookClient{vultrClient: m.client}
 	m.client = hc
-	hc.afterList = func() { e.fake.AddFault(cloudprovidertest.Fault{Method: "GET", Status: 403}) }
+	hc.afterList = func() { e.fake.AddFault(fakecloud.Fault{Method: "GET", Status: 403}) }
 	if err := m.Refresh(e.ctx()); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -26,7 +26,7 @@ func TestIncreaseSize(t *testing.T) {
 	tests := []struct {
 		name       string
 		delta      int
-		fault      *cloudprovidertest.Fault
+		fault      *fakecloud.Fault
 		misreport  int // node_quantity the PATCH answer reports, 0 = the real one
 		wantErr    error
 		wantErrHas string
@@ -41,12 +41,12 @@ func TestIncreaseSize(t *testing.T) {
 		{name: "negative", delta: -1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		// A 2xx is an applied change: when its answer does not state the
 		// resulting size, one GET establishes it, and the call succeeds.
-		{name: "response without node_pool", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
+		{name: "response without node_pool", delta: 1, fault: &fakecloud.Fault{Method: "PATCH", Status: 202, Body: strp(`{}`), AfterApply: true},
 			wantTarget: 4, wantPatch: `{"node_quantity":4}`, wantRead: true},
-		{name: "empty response", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 200, Body: strp(``), AfterApply: true},
+		{name: "empty response", delta: 1, fault: &fakecloud.Fault{Method: "PATCH", Status: 200, Body: strp(``), AfterApply: true},
 			wantTarget: 4, wantPatch: `{"node_quantity":4}`, wantRead: true},
 		{name: "quantity mismatch", delta: 1, misreport: 9, wantTarget: 4, wantPatch: `{"node_quantity":4}`, wantRead: true},
-		{name: "cloud refuses", delta: 1, fault: &cloudprovidertest.Fault{Method: "PATCH", Status: 400},
+		{name: "cloud refuses", delta: 1, fault: &fakecloud.Fault{Method: "PATCH", Status: 400},
 			wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3, wantPatch: `{"node_quantity":4}`},
 	}
 	for _, tc := range tests {
@@ -227,7 +227,7 @@ func TestDeleteNodes(t *testing.T) {
 	tests := []struct {
 		name        string
 		nodes       nodeFn
-		fault       func(e *testEnv) *cloudprovidertest.Fault
+		fault       func(e *testEnv) *fakecloud.Fault
 		wantErr     error
 		wantErrHas  string
 		wantTarget  int
@@ -242,8 +242,8 @@ func TestDeleteNodes(t *testing.T) {
 		{name: "no id at all", nodes: nodes(bare), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "same node twice", nodes: nodes(main(0), main(0)), wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "cloud says gone", nodes: nodes(main(0)),
-			fault: func(e *testEnv) *cloudprovidertest.Fault {
-				return &cloudprovidertest.Fault{Method: "DELETE", Status: 404}
+			fault: func(e *testEnv) *fakecloud.Fault {
+				return &fakecloud.Fault{Method: "DELETE", Status: 404}
 			},
 			wantErr: cloudprovider.ErrNotFound, wantTarget: 3, wantDeletes: 1},
 	}
@@ -282,7 +282,7 @@ func TestDeleteNodesStopsAtFirstFailure(t *testing.T) {
 	if err := g.IncreaseSize(e.ctx(), 2); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.AddFault(cloudprovidertest.Fault{Method: "DELETE", PathContains: n[1].ID, Status: 500, Times: 10})
+	e.fake.AddFault(fakecloud.Fault{Method: "DELETE", PathContains: n[1].ID, Status: 500, Times: 10})
 	err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[0]), realNode(e.main, n[1]), realNode(e.main, n[2])})
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("error %v, want ErrUnavailable", err)

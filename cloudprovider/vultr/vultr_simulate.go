@@ -43,9 +43,12 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 	if err != nil {
 		return nil, err
 	}
-	url := fake.Start()
+	url, err := fake.Serve()
+	if err != nil {
+		return nil, fmt.Errorf("vultr simulation: %w", err)
+	}
 	ids := slices.Sorted(maps.Values(pools))
-	state, err := simcloud.Wire(fake.FakeAPI, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, simClusterID, ids...) })
+	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, simClusterID, ids...) })
 	if err != nil {
 		fake.Close()
 		return nil, fmt.Errorf("vultr: --simulate-faults: %w", err)

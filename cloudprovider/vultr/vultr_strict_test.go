@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
@@ -64,7 +64,7 @@ func TestLostResizeAnswerThenBusyRefusalIsOutcomeUnknown(t *testing.T) {
 	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.Busy = fakeapi.BusyRefuse }))
 	e.refresh()
 	g := e.group("a-main")
-	e.fake.AddFault(cloudprovidertest.Fault{Method: "PATCH", AfterApply: true, Status: 502})
+	e.fake.AddFault(fakecloud.Fault{Method: "PATCH", AfterApply: true, Status: 502})
 	err := g.IncreaseSize(e.ctx(), 2)
 	if err == nil || !cloudprovider.OutcomeUnknown(err) {
 		t.Fatalf("IncreaseSize with a lost answer and a refused retry: %v, want an outcome-unknown error", err)

@@ -2,7 +2,10 @@
 // pattern over gRPC against the provider binary, for each provider backed by
 // its fake cloud API, and prints a markdown table: cloud API calls per loop
 // (from the binary's own metrics), per-RPC latency, loop wall time, heap and
-// RSS. `make bench` runs it; see docs/performance.md for the results.
+// RSS. `make bench` runs it; see docs/performance.md for the results. With
+// -memory-loops it instead runs a long run per provider (the fake cloud
+// outside the binary, then --simulate's inside it) and reports the binary's
+// heap in use and RSS from the end of a warm-up to the end.
 //
 // The binary runs as a child process so that its heap and RSS are its own;
 // the fake cloud and this driver live in the parent. NodeGroupForNode's
@@ -58,6 +61,13 @@ type options struct {
 	// window is how long the loops of one row run at least, so a row
 	// includes a loop past the binary's --max-staleness (default 60 s).
 	window time.Duration
+	// memLoops, when not 0, runs the long memory run instead of the table:
+	// memWarmup loops, then memLoops loops sampled memSamples times, with
+	// the fake cloud outside the binary and with --simulate's inside it.
+	memLoops, memWarmup, memSamples int
+	// memFakes are where the memory run's fake cloud lives: "external",
+	// "simulate" or both.
+	memFakes []string
 }
 
 func main() {
@@ -66,7 +76,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
-	var providers, nodes, groups string
+	var providers, nodes, groups, memFakes string
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.binary, "binary", "bin/cluster-autoscaler-provider", "provider binary to benchmark (make build)")
@@ -76,17 +86,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.loops, "loops", 3, "measured CA loops per configuration (after one warm-up loop)")
 	fs.IntVar(&o.unmanaged, "unmanaged", 3, "nodes in no group (control plane), asked repeatedly every loop")
 	fs.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	fs.IntVar(&o.memLoops, "memory-loops", 0, "run the long memory run instead of the table: this many CA loops per provider, against the fake outside the binary (first -nodes and -groups) and with --simulate (0: off)")
+	fs.IntVar(&o.memWarmup, "memory-warmup", 1000, "loops before the memory run's first sample")
+	fs.IntVar(&o.memSamples, "memory-samples", 10, "samples over the memory run's measured loops")
+	fs.StringVar(&memFakes, "memory-fakes", "external,simulate", "where the memory run's fake cloud lives: external (the bench process), simulate (inside the binary), or both")
 	fs.DurationVar(&o.window, "window", 0, "keep looping each row until this long after the first measured loop, for the mean over a window that includes the --max-staleness re-reads (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	o.providers = strings.Split(providers, ",")
+	o.memFakes = strings.Split(memFakes, ",")
+	for _, f := range o.memFakes {
+		if f != "external" && f != "simulate" {
+			fmt.Fprintf(stderr, "error: -memory-fakes: %q is neither external nor simulate\n", f)
+			return 2
+		}
+	}
 	var err error
 	if o.nodes, err = ints(nodes); err == nil {
 		o.groups, err = ints(groups)
 	}
-	if err != nil || o.loops < 1 {
-		fmt.Fprintf(stderr, "error: bad -nodes/-groups/-loops: %v\n", err)
+	if err != nil || o.loops < 1 || o.memLoops < 0 || o.memWarmup < 0 || o.memSamples < 1 {
+		fmt.Fprintf(stderr, "error: bad -nodes/-groups/-loops/-memory-*: %v\n", err)
 		return 2
 	}
 	if _, err := os.Stat(o.binary); err != nil {
@@ -97,6 +118,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	quietKlog()
 	ctx := context.Background()
 	start := time.Now()
+	if o.memLoops > 0 {
+		return runMemory(ctx, o, stdout, stderr)
+	}
 	var results []result
 	for _, p := range o.providers {
 		for _, n := range o.nodes {
@@ -111,7 +135,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	report := render(o, results, time.Since(start))
+	return emit(o, render(o, results, time.Since(start)), stdout, stderr)
+}
+
+// runMemory runs the long memory run for every provider, both ways.
+func runMemory(ctx context.Context, o options, stdout, stderr io.Writer) int {
+	start := time.Now()
+	var results []memResult
+	for _, p := range o.providers {
+		for _, mode := range o.memFakes {
+			fmt.Fprintf(stderr, "memory %s %s: %d + %d loops ...\n", p, mode, o.memWarmup, o.memLoops)
+			r, err := memoryRun(ctx, o, p, mode, stderr)
+			if err != nil {
+				fmt.Fprintf(stderr, "error: memory %s %s: %v\n", p, mode, err)
+				return 1
+			}
+			results = append(results, r)
+		}
+	}
+	return emit(o, renderMemory(o, results, time.Since(start)), stdout, stderr)
+}
+
+// emit prints the report and writes it to -out.
+func emit(o options, report string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, report)
 	if o.out != "" {
 		if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {
@@ -120,6 +166,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// machine describes where the bench ran.
+func machine(o options) string {
+	return fmt.Sprintf("%s, %s/%s, %d CPUs (GOMAXPROCS %d), %s, %s, binary %s", runtime.Version(), runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), time.Now().UTC().Format("2006-01-02 15:04 MST"), o.binary)
 }
 
 func ints(s string) ([]int, error) {

@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 )
@@ -90,7 +90,7 @@ type soaker struct {
 	// and its clock, which the soak advances and whose faults it pauses.
 	srv   *externalgrpc.Server
 	fake  *cluster.Fake
-	clock *cloudprovidertest.ManualClock
+	clock *fakecloud.ManualClock
 
 	mu          sync.Mutex
 	r           report
@@ -186,7 +186,7 @@ func soakOne(provider string, o options) (report, error) {
 func (s *soaker) startInProcess() (func(), error) {
 	o := s.o
 	baseline := runtime.NumGoroutine()
-	s.clock = cloudprovidertest.NewManualClock(time.Now())
+	s.clock = fakecloud.NewManualClock(time.Now())
 	s.now = s.clock.Now
 	fake, err := cluster.Start(cluster.Options{
 		Provider: s.provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 const (
@@ -201,7 +201,7 @@ func TestErrorClassification(t *testing.T) {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			s := seed(t, fakeapi.Options{}, 1)
 			for i := 0; i < 4; i++ {
-				s.fake.AddFault(cloudprovidertest.Fault{Status: tc.status, Message: "server says no", RetryAfter: "3600"})
+				s.fake.AddFault(fakecloud.Fault{Status: tc.status, Message: "server says no", RetryAfter: "3600"})
 			}
 			_, err := s.client.ListInstancePools(ctx(t))
 			if !errors.Is(err, tc.want) {
@@ -220,11 +220,11 @@ func TestErrorClassification(t *testing.T) {
 
 func TestMalformedAndTimeout(t *testing.T) {
 	s := seed(t, fakeapi.Options{}, 1)
-	s.fake.AddFault(cloudprovidertest.Fault{Malformed: true})
+	s.fake.AddFault(fakecloud.Fault{Malformed: true})
 	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrMalformedResponse) || exoapi.StatusCode(err) != 200 {
 		t.Fatalf("malformed body: %v", err)
 	}
-	s.fake.AddFault(cloudprovidertest.Fault{Hang: true})
+	s.fake.AddFault(fakecloud.Fault{Hang: true})
 	c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := s.client.ListSKSClusters(c); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, cloudprovider.ErrUnavailable) {
@@ -237,7 +237,7 @@ func TestMalformedAndTimeout(t *testing.T) {
 func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 	s := seed(t, fakeapi.Options{}, 1)
 	body := `{"instance-pools":[{"id":"` + s.plain + `","name":"relabelled","state":"running","size":1}]}`
-	s.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodGet, PathContains: "/instance-pool", Status: 200, Body: &body, ContentType: "text/plain; charset=utf-8"})
+	s.fake.AddFault(fakecloud.Fault{Method: http.MethodGet, PathContains: "/instance-pool", Status: 200, Body: &body, ContentType: "text/plain; charset=utf-8"})
 	pools, err := s.client.ListInstancePools(ctx(t))
 	if err != nil || len(pools) != 1 || pools[0].Name != "relabelled" || pools[0].Size != 1 {
 		t.Fatalf("JSON labelled text/plain: %+v, %v; want it read", pools, err)
@@ -250,7 +250,7 @@ func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
 	s := seed(t, fakeapi.Options{}, 1)
 	html := "<html>accepted</html>"
-	s.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPut, Status: 202, Body: &html, ContentType: "text/html", AfterApply: true})
+	s.fake.AddFault(fakecloud.Fault{Method: http.MethodPut, Status: 202, Body: &html, ContentType: "text/html", AfterApply: true})
 	_, err := s.client.ScaleInstancePool(ctx(t), s.plain, 2)
 	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationApplied {
 		t.Fatalf("unparsable 202: %v (outcome %s), want malformed and applied", err, cloudprovider.OutcomeOf(err))
@@ -268,14 +268,14 @@ func TestMutationOutcomes(t *testing.T) {
 	empty := ""
 	for _, tc := range []struct {
 		name  string
-		fault cloudprovidertest.Fault
+		fault fakecloud.Fault
 		want  cloudprovider.MutationOutcome
 	}{
-		{"400", cloudprovidertest.Fault{Status: 400}, cloudprovider.MutationRefused},
-		{"403", cloudprovidertest.Fault{Status: 403}, cloudprovider.MutationRefused},
-		{"500 every attempt", cloudprovidertest.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown},
-		{"reset every attempt", cloudprovidertest.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown},
-		{"empty 200", cloudprovidertest.Fault{Status: 200, Body: &empty, AfterApply: true}, cloudprovider.MutationApplied},
+		{"400", fakecloud.Fault{Status: 400}, cloudprovider.MutationRefused},
+		{"403", fakecloud.Fault{Status: 403}, cloudprovider.MutationRefused},
+		{"500 every attempt", fakecloud.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown},
+		{"reset every attempt", fakecloud.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown},
+		{"empty 200", fakecloud.Fault{Status: 200, Body: &empty, AfterApply: true}, cloudprovider.MutationApplied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := seed(t, fakeapi.Options{}, 1)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -153,7 +153,7 @@ func TestActivitiesSince(t *testing.T) {
 func TestActivitiesSinceAllPagesEitherOrder(t *testing.T) {
 	for _, oldestFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("oldestFirst=%v", oldestFirst), func(t *testing.T) {
-			clock := cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0))
+			clock := fakecloud.NewManualClock(time.Unix(1_800_000_000, 0))
 			env := newTestEnvWith(t, fakeapi.Options{Now: clock.Now, ActivitiesOldestFirst: oldestFirst})
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 100, Desired: 0})
 			for i := 1; i <= PageSize+5; i++ {

@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 const (
@@ -32,7 +31,7 @@ type testEnv struct {
 // stack (NewHTTPClient) whose retry sleeps are recorded, not slept.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	return newTestEnvWith(t, fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
+	return newTestEnvWith(t, fakeapi.Options{Now: fakecloud.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
 }
 
 // newTestEnvWith is newTestEnv with the fake's options.
@@ -176,7 +175,7 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 // comes back through the SDK as rate limited with a known outcome, not as
 // an unreachable cloud, and never reaches the API.
 func TestLocalRateLimitIsRateLimited(t *testing.T) {
-	fake := fakeapi.New(fakeapi.Options{Now: cloudprovidertest.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
+	fake := fakeapi.New(fakeapi.Options{Now: fakecloud.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
 	url := fake.Start()
 	t.Cleanup(fake.Close)
 	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url,

@@ -9,29 +9,29 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
 func TestErrorTyping(t *testing.T) {
 	tests := []struct {
 		name       string
-		fault      cloudprovidertest.Fault
+		fault      fakecloud.Fault
 		wantKind   error
 		wantCode   string
 		wantStatus int
 		wantCalls  int
 	}{
-		{name: "throttled 429 retried then surfaced", fault: cloudprovidertest.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 5}, wantKind: cloudprovider.ErrRateLimited, wantCode: "AccountFlowLimitExceeded", wantStatus: 429, wantCalls: 3},
-		{name: "throttle code in HTTP 200", fault: cloudprovidertest.Fault{Status: 200, Code: "FlowLimitExceeded", Times: 1}, wantKind: cloudprovider.ErrRateLimited, wantCode: "FlowLimitExceeded", wantStatus: 200, wantCalls: 1},
-		{name: "error code in HTTP 200", fault: cloudprovidertest.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
-		{name: "500 retried then surfaced", fault: cloudprovidertest.Fault{Status: 500, Code: "InternalError", Times: 5}, wantKind: cloudprovider.ErrUnavailable, wantCode: "InternalError", wantStatus: 500, wantCalls: 3},
-		{name: "auth", fault: cloudprovidertest.Fault{Status: 401, Code: "SignatureDoesNotMatch"}, wantKind: cloudprovider.ErrUnauthenticated, wantCode: "SignatureDoesNotMatch", wantStatus: 401, wantCalls: 1},
-		{name: "denied", fault: cloudprovidertest.Fault{Status: 403, Code: "AccessDenied"}, wantKind: cloudprovider.ErrPermissionDenied, wantCode: "AccessDenied", wantStatus: 403, wantCalls: 1},
-		{name: "quota", fault: cloudprovidertest.Fault{Status: 400, Code: "QuotaExceeded.Instance"}, wantKind: cloudprovider.ErrQuotaExceeded, wantCode: "QuotaExceeded.Instance", wantStatus: 400, wantCalls: 1},
-		{name: "not found", fault: cloudprovidertest.Fault{Status: 404, Code: "InvalidActionOrVersion"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidActionOrVersion", wantStatus: 404, wantCalls: 1},
-		{name: "group in the wrong state", fault: cloudprovidertest.Fault{Status: 400, Code: "InvalidScalingGroup.InvalidStatus"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidScalingGroup.InvalidStatus", wantStatus: 400, wantCalls: 1},
-		{name: "missing parameter", fault: cloudprovidertest.Fault{Status: 400, Code: "MissingParameter.ScalingGroupId"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "MissingParameter.ScalingGroupId", wantStatus: 400, wantCalls: 1},
+		{name: "throttled 429 retried then surfaced", fault: fakecloud.Fault{Status: 429, Code: "AccountFlowLimitExceeded", Times: 5}, wantKind: cloudprovider.ErrRateLimited, wantCode: "AccountFlowLimitExceeded", wantStatus: 429, wantCalls: 3},
+		{name: "throttle code in HTTP 200", fault: fakecloud.Fault{Status: 200, Code: "FlowLimitExceeded", Times: 1}, wantKind: cloudprovider.ErrRateLimited, wantCode: "FlowLimitExceeded", wantStatus: 200, wantCalls: 1},
+		{name: "error code in HTTP 200", fault: fakecloud.Fault{Status: 200, Code: "InvalidParameter", Times: 1}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidParameter", wantStatus: 200, wantCalls: 1},
+		{name: "500 retried then surfaced", fault: fakecloud.Fault{Status: 500, Code: "InternalError", Times: 5}, wantKind: cloudprovider.ErrUnavailable, wantCode: "InternalError", wantStatus: 500, wantCalls: 3},
+		{name: "auth", fault: fakecloud.Fault{Status: 401, Code: "SignatureDoesNotMatch"}, wantKind: cloudprovider.ErrUnauthenticated, wantCode: "SignatureDoesNotMatch", wantStatus: 401, wantCalls: 1},
+		{name: "denied", fault: fakecloud.Fault{Status: 403, Code: "AccessDenied"}, wantKind: cloudprovider.ErrPermissionDenied, wantCode: "AccessDenied", wantStatus: 403, wantCalls: 1},
+		{name: "quota", fault: fakecloud.Fault{Status: 400, Code: "QuotaExceeded.Instance"}, wantKind: cloudprovider.ErrQuotaExceeded, wantCode: "QuotaExceeded.Instance", wantStatus: 400, wantCalls: 1},
+		{name: "not found", fault: fakecloud.Fault{Status: 404, Code: "InvalidActionOrVersion"}, wantKind: cloudprovider.ErrNotFound, wantCode: "InvalidActionOrVersion", wantStatus: 404, wantCalls: 1},
+		{name: "group in the wrong state", fault: fakecloud.Fault{Status: 400, Code: "InvalidScalingGroup.InvalidStatus"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "InvalidScalingGroup.InvalidStatus", wantStatus: 400, wantCalls: 1},
+		{name: "missing parameter", fault: fakecloud.Fault{Status: 400, Code: "MissingParameter.ScalingGroupId"}, wantKind: cloudprovider.ErrFailedPrecondition, wantCode: "MissingParameter.ScalingGroupId", wantStatus: 400, wantCalls: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestErrorTyping(t *testing.T) {
 // answers is applied (the guard reads the group), never unknown.
 func TestMalformedBody(t *testing.T) {
 	env := newTestEnv(t)
-	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Malformed: true})
+	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Malformed: true})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
 	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationApplied {
 		t.Fatalf("error = %v, want malformed with the outcome applied", err)
@@ -81,7 +81,7 @@ func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	body := `{"ResponseMetadata":{"RequestId":"r1","Action":"DescribeScalingGroups"},"Result":{"ScalingGroups":[{"ScalingGroupId":"scg-a","MinInstanceNumber":0,"MaxInstanceNumber":5}],"TotalCount":1,"PageNumber":1,"PageSize":100}}`
-	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Body: &body, ContentType: "text/plain; charset=utf-8"})
+	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Body: &body, ContentType: "text/plain; charset=utf-8"})
 	got, err := env.client.ListScalingGroups(ctx5s(t), nil)
 	if err != nil || len(got) != 1 || got[0].ID != "scg-a" || got[0].Max != 5 {
 		t.Fatalf("JSON labelled text/plain: %+v, %v; want it read", got, err)
@@ -94,16 +94,16 @@ func TestMutationOutcomes(t *testing.T) {
 	empty, html := "", "<html>502 Bad Gateway</html>"
 	for _, tc := range []struct {
 		name       string
-		fault      cloudprovidertest.Fault
+		fault      fakecloud.Fault
 		want       cloudprovider.MutationOutcome
 		wantStatus int
 	}{
-		{"error object in a 200", cloudprovidertest.Fault{Status: 200, Code: "InvalidScalingGroup.InvalidStatus"}, cloudprovider.MutationRefused, 200},
-		{"400", cloudprovidertest.Fault{Status: 400, Code: "InvalidParameter"}, cloudprovider.MutationRefused, 400},
-		{"500 every attempt", cloudprovidertest.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown, 500},
-		{"gateway page 502", cloudprovidertest.Fault{Status: 502, Body: &html, ContentType: "text/html", Times: 10}, cloudprovider.MutationUnknown, 502},
-		{"empty 200, applied", cloudprovidertest.Fault{Status: 200, Body: &empty, AfterApply: true}, cloudprovider.MutationApplied, 200},
-		{"reset", cloudprovidertest.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown, 0},
+		{"error object in a 200", fakecloud.Fault{Status: 200, Code: "InvalidScalingGroup.InvalidStatus"}, cloudprovider.MutationRefused, 200},
+		{"400", fakecloud.Fault{Status: 400, Code: "InvalidParameter"}, cloudprovider.MutationRefused, 400},
+		{"500 every attempt", fakecloud.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown, 500},
+		{"gateway page 502", fakecloud.Fault{Status: 502, Body: &html, ContentType: "text/html", Times: 10}, cloudprovider.MutationUnknown, 502},
+		{"empty 200, applied", fakecloud.Fault{Status: 200, Body: &empty, AfterApply: true}, cloudprovider.MutationApplied, 200},
+		{"reset", fakecloud.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newTestEnv(t)
@@ -121,7 +121,7 @@ func TestMutationOutcomes(t *testing.T) {
 
 func TestServerMessageScrubbedOfKeys(t *testing.T) {
 	env := newTestEnv(t)
-	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 401, Code: "InvalidAccessKey",
+	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 401, Code: "InvalidAccessKey",
 		Message: "The AccessKey " + testAK + " (secret " + testSK + ") is invalid"})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
 	if !errors.Is(err, cloudprovider.ErrUnauthenticated) {
@@ -133,7 +133,7 @@ func TestServerMessageScrubbedOfKeys(t *testing.T) {
 }
 func TestDeadlineStopsStalledCall(t *testing.T) {
 	env := newTestEnv(t)
-	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionModifyScalingGroup, Hang: true})
+	env.fake.AddFault(fakecloud.Fault{Operation: ActionModifyScalingGroup, Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := env.client.SetDesiredInstances(ctx, "scg-a", 1)
@@ -145,7 +145,7 @@ func TestDeadlineStopsStalledCall(t *testing.T) {
 func TestRetryAfterHonoured(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
-	env.fake.AddFault(cloudprovidertest.Fault{Operation: ActionDescribeScalingGroups, Status: 429, Code: "AccountFlowLimitExceeded", RetryAfter: "1"})
+	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 429, Code: "AccountFlowLimitExceeded", RetryAfter: "1"})
 	got, err := env.client.ListScalingGroups(ctx5s(t), nil)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("got %v, %v", got, err)

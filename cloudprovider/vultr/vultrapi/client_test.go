@@ -14,7 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -211,39 +211,39 @@ func TestErrorsAndRetries(t *testing.T) {
 	body := func(s string) *string { return &s }
 	tests := []struct {
 		name      string
-		faults    []cloudprovidertest.Fault
+		faults    []fakecloud.Fault
 		call      string // list, patch, delete
 		token     string // accepted token, "" = the client's
 		wantErr   error
 		wantCalls int
 		wantSleep []time.Duration
 	}{
-		{name: "429 then ok honours Retry-After", faults: []cloudprovidertest.Fault{{Status: 429, RetryAfter: "2"}},
+		{name: "429 then ok honours Retry-After", faults: []fakecloud.Fault{{Status: 429, RetryAfter: "2"}},
 			call: "list", wantCalls: 2, wantSleep: []time.Duration{2 * time.Second}},
-		{name: "429 past the deadline returns at once", faults: []cloudprovidertest.Fault{{Status: 429, RetryAfter: "30"}},
+		{name: "429 past the deadline returns at once", faults: []fakecloud.Fault{{Status: 429, RetryAfter: "30"}},
 			call: "list", wantErr: cloudprovider.ErrRateLimited, wantCalls: 1},
-		{name: "503 twice then ok", faults: []cloudprovidertest.Fault{{Status: 503, Times: 2}},
+		{name: "503 twice then ok", faults: []fakecloud.Fault{{Status: 503, Times: 2}},
 			call: "list", wantCalls: 3, wantSleep: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond}},
-		{name: "500 forever gives up", faults: []cloudprovidertest.Fault{{Status: 500, Times: 10}},
+		{name: "500 forever gives up", faults: []fakecloud.Fault{{Status: 500, Times: 10}},
 			call: "list", wantErr: cloudprovider.ErrUnavailable, wantCalls: 4,
 			wantSleep: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}},
-		{name: "404 not retried", faults: []cloudprovidertest.Fault{{Status: 404}}, call: "list", wantErr: cloudprovider.ErrNotFound,
+		{name: "404 not retried", faults: []fakecloud.Fault{{Status: 404}}, call: "list", wantErr: cloudprovider.ErrNotFound,
 			wantCalls: 1, wantSleep: []time.Duration{}},
-		{name: "PATCH 502 retried", faults: []cloudprovidertest.Fault{{Status: 502}}, call: "patch", wantCalls: 2},
-		{name: "DELETE 500 retried", faults: []cloudprovidertest.Fault{{Status: 500}}, call: "delete", wantCalls: 2},
-		{name: "400 not retried", faults: []cloudprovidertest.Fault{{Status: 400}}, call: "patch", wantErr: cloudprovider.ErrFailedPrecondition, wantCalls: 1},
-		{name: "403 not retried", faults: []cloudprovidertest.Fault{{Status: 403}}, call: "list", wantErr: cloudprovider.ErrPermissionDenied, wantCalls: 1},
+		{name: "PATCH 502 retried", faults: []fakecloud.Fault{{Status: 502}}, call: "patch", wantCalls: 2},
+		{name: "DELETE 500 retried", faults: []fakecloud.Fault{{Status: 500}}, call: "delete", wantCalls: 2},
+		{name: "400 not retried", faults: []fakecloud.Fault{{Status: 400}}, call: "patch", wantErr: cloudprovider.ErrFailedPrecondition, wantCalls: 1},
+		{name: "403 not retried", faults: []fakecloud.Fault{{Status: 403}}, call: "list", wantErr: cloudprovider.ErrPermissionDenied, wantCalls: 1},
 		{name: "401 on a wrong token", token: "rotated", call: "list", wantErr: cloudprovider.ErrUnauthenticated, wantCalls: 1},
 		{name: "404 unknown pool", call: "patch-unknown", wantErr: cloudprovider.ErrNotFound, wantCalls: 1},
-		{name: "malformed JSON", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": [`)}},
+		{name: "malformed JSON", faults: []fakecloud.Fault{{Status: 200, Body: body(`{"node_pools": [`)}},
 			call: "list", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
-		{name: "JSON labelled text/html is read", faults: []cloudprovidertest.Fault{{Status: 200, Body: body(`{"node_pools": []}`), ContentType: "text/html"}},
+		{name: "JSON labelled text/html is read", faults: []fakecloud.Fault{{Status: 200, Body: body(`{"node_pools": []}`), ContentType: "text/html"}},
 			call: "list", wantCalls: 1},
-		{name: "PATCH answer without node_pool", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(`{}`), AfterApply: true}},
+		{name: "PATCH answer without node_pool", faults: []fakecloud.Fault{{Status: 202, Body: body(`{}`), AfterApply: true}},
 			call: "patch", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
-		{name: "PATCH answer with empty body", faults: []cloudprovidertest.Fault{{Status: 202, Body: body(``), AfterApply: true}},
+		{name: "PATCH answer with empty body", faults: []fakecloud.Fault{{Status: 202, Body: body(``), AfterApply: true}},
 			call: "patch", wantErr: cloudprovider.ErrMalformedResponse, wantCalls: 1},
-		{name: "non-JSON error body kept", faults: []cloudprovidertest.Fault{{Status: 404, Body: body("<html>gone</html>"), ContentType: "text/html"}},
+		{name: "non-JSON error body kept", faults: []fakecloud.Fault{{Status: 404, Body: body("<html>gone</html>"), ContentType: "text/html"}},
 			call: "list", wantErr: cloudprovider.ErrNotFound, wantCalls: 1},
 	}
 	for _, tc := range tests {
@@ -289,7 +289,7 @@ func TestErrorsAndRetries(t *testing.T) {
 
 func TestAPIErrorDetails(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 1)
-	f.fake.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "30"})
+	f.fake.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "30"})
 	_, err := f.client.ListNodePools(ctx5s(t), clusterID)
 	var apiErr *cloudprovider.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != 429 || apiErr.Message != "Too Many Requests" {
@@ -305,7 +305,7 @@ func TestAPIErrorDetails(t *testing.T) {
 
 func TestDeadlineHonoured(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 1)
-	f.fake.AddFault(cloudprovidertest.Fault{Hang: true})
+	f.fake.AddFault(fakecloud.Fault{Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := f.client.ListNodePools(ctx, clusterID)
@@ -359,7 +359,7 @@ func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake.AddFault(cloudprovidertest.Fault{Status: 503})
+	fake.AddFault(fakecloud.Fault{Status: 503})
 	if _, err := c.ListNodePools(ctx5s(t), clusterID); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r)
 func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 2)
 	p, _ := f.fake.Pool(clusterID, "pool-0")
-	f.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPatch, Status: 200, ContentType: "text/plain; charset=utf-8", AfterApply: true,
+	f.fake.AddFault(fakecloud.Fault{Method: http.MethodPatch, Status: 200, ContentType: "text/plain; charset=utf-8", AfterApply: true,
 		Body: strPtr(`{"node_pool":{"id":"pool-0","node_quantity":3,"nodes":[]}}`)})
 	np, err := f.client.SetNodePoolQuantity(ctx5s(t), clusterID, "pool-0", 3)
 	if err != nil || np.NodeQuantity != 3 || np.ID != p.ID {
@@ -393,7 +393,7 @@ func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 // it is an applied change (the guard reads the pool), never a refusal.
 func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 2)
-	f.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPatch, Status: 201, ContentType: "text/html", AfterApply: true,
+	f.fake.AddFault(fakecloud.Fault{Method: http.MethodPatch, Status: 201, ContentType: "text/html", AfterApply: true,
 		Body: strPtr(`<html>upstream says ok</html>`)})
 	_, err := f.client.SetNodePoolQuantity(ctx5s(t), clusterID, "pool-0", 3)
 	if !errors.Is(err, cloudprovider.ErrMalformedResponse) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationApplied {
@@ -410,22 +410,22 @@ func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
 func TestMutationOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		fault cloudprovidertest.Fault
+		fault fakecloud.Fault
 		want  cloudprovider.MutationOutcome
 	}{
-		{"400", cloudprovidertest.Fault{Status: 400}, cloudprovider.MutationRefused},
-		{"429", cloudprovidertest.Fault{Status: 429, RetryAfter: "30"}, cloudprovider.MutationRefused},
-		{"500 every attempt", cloudprovidertest.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown},
-		{"reset", cloudprovidertest.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown},
-		{"502 then 409", cloudprovidertest.Fault{Status: 502}, cloudprovider.MutationUnknown},
-		{"2xx without node_pool", cloudprovidertest.Fault{Status: 200, Body: strPtr(`{}`), AfterApply: true}, cloudprovider.MutationApplied},
+		{"400", fakecloud.Fault{Status: 400}, cloudprovider.MutationRefused},
+		{"429", fakecloud.Fault{Status: 429, RetryAfter: "30"}, cloudprovider.MutationRefused},
+		{"500 every attempt", fakecloud.Fault{Status: 500, Times: 10}, cloudprovider.MutationUnknown},
+		{"reset", fakecloud.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown},
+		{"502 then 409", fakecloud.Fault{Status: 502}, cloudprovider.MutationUnknown},
+		{"2xx without node_pool", fakecloud.Fault{Status: 200, Body: strPtr(`{}`), AfterApply: true}, cloudprovider.MutationApplied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, fakeapi.Options{}, 2)
 			tc.fault.Method = http.MethodPatch
 			f.fake.AddFault(tc.fault)
 			if tc.name == "502 then 409" {
-				f.fake.AddFault(cloudprovidertest.Fault{Method: http.MethodPatch, Status: 409})
+				f.fake.AddFault(fakecloud.Fault{Method: http.MethodPatch, Status: 409})
 			}
 			_, err := f.client.SetNodePoolQuantity(ctx5s(t), clusterID, "pool-0", 3)
 			if err == nil || cloudprovider.OutcomeOf(err) != tc.want {

@@ -3,7 +3,7 @@
 // as main does) against it. The benchmark and the soak share it.
 //
 // simcloud.Chaos can inject faults at random through the fake kit's fault
-// policy (cloudprovidertest.FakeAPI), so resets, slow answers and answers lost
+// policy (fakecloud.API), so resets, slow answers and answers lost
 // after the request was applied hit every cloud the same way, each answered
 // in the cloud's own error shape.
 package cluster
@@ -20,9 +20,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
@@ -45,7 +45,7 @@ type Options struct {
 	MinPerGroup int
 	// Clock drives the fake's provisioning; nil seeds a fake whose new
 	// instances are ready at once.
-	Clock *cloudprovidertest.ManualClock
+	Clock *fakecloud.ManualClock
 	// Faults, when set, lets simcloud.Chaos inject faults into the fake's answers.
 	Faults bool
 	// Unmanaged is how many nodes belong to no group (a control plane, a
@@ -100,7 +100,7 @@ type Fake struct {
 	Chaos *simcloud.Chaos
 
 	opts    Options
-	api     *cloudprovidertest.FakeAPI
+	api     *fakecloud.API
 	dir     string
 	state   func() []simcloud.Group
 	settle  func()
@@ -141,7 +141,7 @@ func Start(opts Options) (*Fake, error) {
 
 // serve starts the fake (with Chaos as its fault policy when asked) and
 // returns the URL the provider should use.
-func (f *Fake) serve(api *cloudprovidertest.FakeAPI) string {
+func (f *Fake) serve(api *fakecloud.API) string {
 	if f.opts.Faults {
 		f.Chaos = simcloud.NewChaos(f.opts.Seed)
 		api.SetFaultPolicy(f.Chaos.Pick)

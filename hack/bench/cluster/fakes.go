@@ -7,12 +7,12 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	exofake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine"
 	volcfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr"
 	vultrfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
@@ -74,7 +74,7 @@ func startVultr(f *Fake) error {
 			f.Unmanaged = append(f.Unmanaged, vultr.ProviderIDPrefix+n.ID)
 		}
 	}
-	url := f.serve(fake.FakeAPI)
+	url := f.serve(fake.API)
 	f.URL = url
 	f.Credentials = []string{vultrToken}
 	var err error
@@ -93,7 +93,7 @@ func startVultr(f *Fake) error {
 
 func startVolcengine(f *Fake) error {
 	o := f.opts
-	fo := volcfake.Options{Region: volcRegion, Now: cloudprovidertest.NewManualClock(time.Now()).Now}
+	fo := volcfake.Options{Region: volcRegion, Now: fakecloud.NewManualClock(time.Now()).Now}
 	if o.Clock != nil {
 		fo.Now = o.Clock.Now
 		fo.ProvisionDelay, fo.RemoveDelay = lagReady, lagRemove
@@ -122,7 +122,7 @@ func startVolcengine(f *Fake) error {
 	for i := 0; i < o.Unmanaged; i++ {
 		f.Unmanaged = append(f.Unmanaged, fmt.Sprintf("%si-unmanaged%04d", volcengine.ProviderIDPrefix, i))
 	}
-	url := f.serve(fake.FakeAPI)
+	url := f.serve(fake.API)
 	f.URL = url
 	f.Credentials = []string{volcAccessKey, volcSecretKey}
 	var err error
@@ -195,7 +195,7 @@ func startExoscale(f *Fake) error {
 		id := fake.AddInstance(fmt.Sprintf("bench-control-plane-%d", i), medium)
 		f.Unmanaged = append(f.Unmanaged, exoscale.ProviderIDPrefix+id)
 	}
-	f.URL = f.serve(fake.FakeAPI)
+	f.URL = f.serve(fake.API)
 	f.Credentials = []string{exoAPIKey, exoAPISecret}
 	f.Env = map[string]string{
 		exoscale.EnvAPIKey: exoAPIKey, exoscale.EnvAPISecret: exoAPISecret, exoscale.EnvZone: exoZone,

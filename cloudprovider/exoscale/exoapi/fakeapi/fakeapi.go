@@ -5,7 +5,7 @@
 // {"message"} error bodies and EXO2-HMAC-SHA256 request signatures, so it is
 // driven through the real egoscale v3 SDK. Provisioning follows an injected
 // clock; tests advance it or call Settle, --simulate uses real time. Faults,
-// the request log and the loopback server come from cloudprovidertest.FakeAPI.
+// the request log and the loopback server come from fakecloud.API.
 package fakeapi
 
 import (
@@ -19,8 +19,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // BasePath is the API version prefix the fake serves under.
@@ -75,7 +74,7 @@ type Options struct {
 
 // Server is the fake API.
 type Server struct {
-	*cloudprovidertest.FakeAPI
+	*fakecloud.API
 	opts Options
 
 	mu        sync.Mutex
@@ -166,7 +165,7 @@ func New(opts Options) *Server {
 		types:     map[string]*exoapi.InstanceType{},
 		ops:       map[string]*operation{},
 	}
-	s.FakeAPI = cloudprovidertest.NewFakeAPI(cloudprovidertest.FakeAPIConfig{
+	s.API = fakecloud.NewAPI(fakecloud.APIConfig{
 		Routes:        http.HandlerFunc(s.serve),
 		Operation:     func(r *http.Request, _ []byte) string { return exoapi.OperationName(r) },
 		WriteError:    writeError,

@@ -15,8 +15,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // Wire shapes (kebab-case, empty collections omitted like the real serializer).
@@ -125,7 +124,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr.status, "", aerr.msg)
 		return
 	}
-	cloudprovidertest.WriteJSON(w, http.StatusOK, out)
+	fakecloud.WriteJSON(w, http.StatusOK, out)
 }
 
 // writeError writes Exoscale's error body, {"message": ...}; the API has no

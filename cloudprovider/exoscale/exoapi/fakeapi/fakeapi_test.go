@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // do sends an unsigned request (the fake verifies signatures only when keys are set).
@@ -36,9 +36,9 @@ func do(t *testing.T, base, method, path, body string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
-func newFake(t *testing.T, opts Options) (*Server, string, *cloudprovidertest.ManualClock, string) {
+func newFake(t *testing.T, opts Options) (*Server, string, *fakecloud.ManualClock, string) {
 	t.Helper()
-	c := cloudprovidertest.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := fakecloud.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	opts.Now = c.Now
 	s := New(opts)
 	typ := s.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "tiny", CPUs: 1, MemoryBytes: 1 << 30})
@@ -131,7 +131,7 @@ func TestRejections(t *testing.T) {
 
 func TestFaultsAndLog(t *testing.T) {
 	s, base, _, pool := newFake(t, Options{})
-	s.AddFault(cloudprovidertest.Fault{Status: 429, RetryAfter: "7", Operation: "GET /v2/instance-pool/{id}"})
+	s.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "7", Operation: "GET /v2/instance-pool/{id}"})
 	if status, _ := do(t, base, "GET", "/instance-pool", ""); status != 200 {
 		t.Fatalf("non-matching operation hit the fault: %d", status)
 	}
@@ -150,7 +150,7 @@ func TestFaultsAndLog(t *testing.T) {
 		t.Fatalf("FailNext(0) did not clear: %d", status)
 	}
 	// Applied, answer lost: the pool takes the new size, the client hears 502.
-	s.AddFault(cloudprovidertest.Fault{Operation: "PUT /v2/instance-pool/{id}:scale", AfterApply: true, Status: http.StatusBadGateway})
+	s.AddFault(fakecloud.Fault{Operation: "PUT /v2/instance-pool/{id}:scale", AfterApply: true, Status: http.StatusBadGateway})
 	if status, body := do(t, base, "PUT", "/instance-pool/"+pool+":scale", `{"size":3}`); status != http.StatusBadGateway || body["message"] == "" {
 		t.Fatalf("lost answer: %d %v, want 502 in the API's error shape", status, body)
 	}

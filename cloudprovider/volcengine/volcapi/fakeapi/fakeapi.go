@@ -6,7 +6,7 @@
 // gateway sometimes does, in HTTP 200 bodies), PageNumber/PageSize and
 // NextToken paging, and instance lifecycle progression driven by an injected clock
 // (Options.Now). Faults, the request log and the loopback server come from
-// cloudprovidertest.FakeAPI.
+// fakecloud.API.
 //
 // Tests drive it through the real volcengine-go-sdk; --simulate serves it on a
 // loopback port.
@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // Instance status values of the Auto Scaling API.
@@ -132,7 +132,7 @@ type CreateFailure struct {
 // Options configures a Server.
 type Options struct {
 	// Now is the clock driving provisioning (default time.Now); tests pass a
-	// cloudprovidertest.ManualClock's Now.
+	// fakecloud.ManualClock's Now.
 	Now func() time.Time
 	// ProvisionDelay is how long a new instance stays Pending (default 0: it is
 	// InService at the next request after creation).
@@ -193,7 +193,7 @@ const (
 
 // Server is the fake API. The zero value is not usable; call New.
 type Server struct {
-	*cloudprovidertest.FakeAPI
+	*fakecloud.API
 	opts Options
 
 	mu             sync.Mutex
@@ -227,7 +227,7 @@ func New(opts Options) *Server {
 		opts.ErrorGrace = time.Minute
 	}
 	s := newStore(opts)
-	s.FakeAPI = cloudprovidertest.NewFakeAPI(cloudprovidertest.FakeAPIConfig{
+	s.API = fakecloud.NewAPI(fakecloud.APIConfig{
 		Routes:        http.HandlerFunc(s.serve),
 		Operation:     actionOf,
 		WriteError:    s.writeError,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // Action names served by the fake.
@@ -149,7 +149,7 @@ func writeEnvelope(w http.ResponseWriter, meta map[string]any, result any, aerr 
 		body["Result"] = result
 	}
 	w.Header().Set("Content-Type", contentType)
-	cloudprovidertest.WriteJSON(w, status, body)
+	fakecloud.WriteJSON(w, status, body)
 }
 
 // writeError writes the gateway's error envelope for an injected fault. The
@@ -171,7 +171,7 @@ func (s *Server) requestID() string {
 
 // SigningScope returns the service and region a recorded request was signed
 // for, from its Authorization header's credential scope.
-func SigningScope(r cloudprovidertest.RecordedRequest) (service, region string) {
+func SigningScope(r fakecloud.RecordedRequest) (service, region string) {
 	return parseCredential(r.Header.Get("Authorization"))
 }
 

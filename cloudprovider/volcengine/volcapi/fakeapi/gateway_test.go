@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 const testAuth = "HMAC-SHA256 Credential=AK/20261202/cn-beijing/auto_scaling/request, SignedHeaders=host, Signature=00"
@@ -42,7 +42,7 @@ func get(t *testing.T, baseURL string, q url.Values, auth string) (int, envelope
 }
 
 func TestWireFormat(t *testing.T) {
-	s := New(Options{Now: cloudprovidertest.NewManualClock(time.Unix(0, 0)).Now})
+	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now})
 	for _, id := range []string{"scg-1", "scg-2", "scg-3"} {
 		s.AddGroup(Group{ID: id, Min: 0, Max: 3, Desired: 0})
 	}
@@ -107,7 +107,7 @@ func TestWireFormat(t *testing.T) {
 
 func TestFaultInHTTP200(t *testing.T) {
 	s := New(Options{})
-	s.AddFault(cloudprovidertest.Fault{Operation: "DescribeScalingGroups", Status: 200, Code: "FlowLimitExceeded", Skip: 1})
+	s.AddFault(fakecloud.Fault{Operation: "DescribeScalingGroups", Status: 200, Code: "FlowLimitExceeded", Skip: 1})
 	srv := s.Start()
 	defer s.Close()
 	q := url.Values{"Action": {"DescribeScalingGroups"}, "Version": {"2020-01-01"}}
@@ -131,7 +131,7 @@ func TestFaultDefaultsToGatewayCodes(t *testing.T) {
 	defer s.Close()
 	q := url.Values{"Action": {"DescribeScalingGroups"}, "Version": {"2020-01-01"}}
 	for status, wantCode := range map[int]string{429: "AccountFlowLimitExceeded", 503: "InternalError", 403: "AccessDenied", 401: "SignatureDoesNotMatch"} {
-		s.AddFault(cloudprovidertest.Fault{Status: status})
+		s.AddFault(fakecloud.Fault{Status: status})
 		got, env := get(t, srv, q, testAuth)
 		if got != status || env.ResponseMetadata.Error == nil || env.ResponseMetadata.Error.Code != wantCode || env.ResponseMetadata.RequestID == "" {
 			t.Errorf("fault %d answered %d %+v, want the envelope with %s and a request id", status, got, env.ResponseMetadata, wantCode)
@@ -194,9 +194,9 @@ func TestEnvelope(t *testing.T) {
 func TestMutatingActionsAreMarked(t *testing.T) {
 	s := New(Options{})
 	seen := map[string]bool{}
-	s.SetFaultPolicy(func(r cloudprovidertest.FaultRequest) (cloudprovidertest.Fault, bool) {
+	s.SetFaultPolicy(func(r fakecloud.FaultRequest) (fakecloud.Fault, bool) {
 		seen[r.Operation] = r.Mutating
-		return cloudprovidertest.Fault{}, false
+		return fakecloud.Fault{}, false
 	})
 	srv := s.Start()
 	defer s.Close()

@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 func TestLifecycleFollowsClock(t *testing.T) {
-	clock := cloudprovidertest.NewManualClock(time.Unix(0, 0))
+	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, ProvisionDelay: 10 * time.Second, RemoveDelay: 5 * time.Second})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2})
 	s.Reconcile()
@@ -42,7 +42,7 @@ func TestLifecycleFollowsClock(t *testing.T) {
 }
 
 func TestCreateFailureAndSettle(t *testing.T) {
-	s := New(Options{Now: cloudprovidertest.NewManualClock(time.Unix(0, 0)).Now, ProvisionDelay: time.Hour})
+	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now, ProvisionDelay: time.Hour})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 1})
 	s.SetCreateFailure("scg-a", &CreateFailure{Code: "NoStock", Message: "none"})
 	s.Reconcile()
@@ -57,7 +57,7 @@ func TestCreateFailureAndSettle(t *testing.T) {
 }
 
 func TestNoDesiredGroupNotReconciled(t *testing.T) {
-	s := New(Options{Now: cloudprovidertest.NewManualClock(time.Unix(0, 0)).Now})
+	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now})
 	s.AddGroup(Group{ID: "scg-a", Min: 1, Max: 5, Desired: -1})
 	s.Reconcile()
 	if n := len(s.Instances("scg-a")); n != 0 {

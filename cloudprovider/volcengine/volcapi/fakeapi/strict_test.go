@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // call sends one Auto Scaling action with params and returns the status and
@@ -27,7 +27,7 @@ func call(t *testing.T, base, action string, params map[string]string) (int, str
 // TestStrictRules: each documented constraint is refused with a documented
 // code and changes nothing.
 func TestStrictRules(t *testing.T) {
-	clock := cloudprovidertest.NewManualClock(time.Unix(0, 0))
+	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, CheckInterval: time.Hour, ProvisionDelay: time.Hour})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 10, Desired: 2})
 	s.AddGroup(Group{ID: "scg-off", Min: 0, Max: 10, Desired: 0, LifecycleState: "InActive"})
@@ -76,7 +76,7 @@ func TestStrictRules(t *testing.T) {
 // TestHealthCheckReplacesErrorInstances: an Error instance is removed at the
 // first check after ErrorGrace and replaced while the desired number wants it.
 func TestHealthCheckReplacesErrorInstances(t *testing.T) {
-	clock := cloudprovidertest.NewManualClock(time.Unix(0, 0))
+	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, ErrorGrace: time.Minute})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 1})
 	broken := s.AddInstance("scg-a", StatusError)
@@ -93,7 +93,7 @@ func TestHealthCheckReplacesErrorInstances(t *testing.T) {
 // TestModifyDoesNotReconcileInline: the desired number is acted on at the
 // next periodic check, not inside ModifyScalingGroup.
 func TestModifyDoesNotReconcileInline(t *testing.T) {
-	clock := cloudprovidertest.NewManualClock(time.Unix(0, 0))
+	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, CheckInterval: time.Minute})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	base := s.Start()

@@ -8,9 +8,9 @@
 //
 // Time is read from an injected clock (Options.Now) and node state is
 // evaluated lazily on every request, so tests drive provisioning with a
-// cloudprovidertest.ManualClock (or Settle) and never sleep, while --simulate
+// fakecloud.ManualClock (or Settle) and never sleep, while --simulate
 // uses the real clock. Faults, the request log and the loopback server come
-// from cloudprovidertest.FakeAPI.
+// from fakecloud.API.
 //
 // Files: fakeapi.go (options, seeding, views), state.go (pools and nodes over
 // time), handlers.go (routes), json.go (wire shapes, pagination, errors).
@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // Options configures the fake. Zero values take the documented defaults.
@@ -33,7 +33,7 @@ type Options struct {
 	// Token is the API key the fake accepts (default "fake-vultr-token").
 	Token string
 	// Now is the clock driving provisioning (default time.Now); tests pass a
-	// cloudprovidertest.ManualClock's Now.
+	// fakecloud.ManualClock's Now.
 	Now func() time.Time
 	// AppearAfter is how long after a scale-up a new node shows up in nodes[]
 	// (as pending). Zero: at once.
@@ -141,9 +141,9 @@ type MetalPlan struct {
 }
 
 // Server is a fake Vultr API. Its fault queue, request log and loopback
-// server come from the embedded cloudprovidertest.FakeAPI.
+// server come from the embedded fakecloud.API.
 type Server struct {
-	*cloudprovidertest.FakeAPI
+	*fakecloud.API
 	opts Options
 
 	mu       sync.Mutex
@@ -178,7 +178,7 @@ func New(opts Options) *Server {
 		clusters: map[string]*cluster{},
 		rnd:      rand.New(rand.NewSource(opts.Seed)),
 	}
-	s.FakeAPI = cloudprovidertest.NewFakeAPI(cloudprovidertest.FakeAPIConfig{
+	s.API = fakecloud.NewAPI(fakecloud.APIConfig{
 		Routes:     http.HandlerFunc(s.serve),
 		Operation:  operationName,
 		WriteError: writeError,

@@ -13,9 +13,8 @@ import (
 	"github.com/vultr/govultr/v3"
 	"golang.org/x/oauth2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 )
 
 const (
@@ -23,9 +22,9 @@ const (
 	cid = "c1"
 )
 
-func newFake(t *testing.T, opts fakeapi.Options) (*fakeapi.Server, *cloudprovidertest.ManualClock) {
+func newFake(t *testing.T, opts fakeapi.Options) (*fakeapi.Server, *fakecloud.ManualClock) {
 	t.Helper()
-	clock := cloudprovidertest.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := fakecloud.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	opts.Token, opts.Now = tok, clock.Now
 	s := fakeapi.New(opts)
 	s.Start()
@@ -239,7 +238,7 @@ func TestPaginationMeta(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	s, _ := newFake(t, fakeapi.Options{})
-	s.AddFault(cloudprovidertest.Fault{Method: "GET", PathContains: "/plans", Status: 429, RetryAfter: "3", Times: 2})
+	s.AddFault(fakecloud.Fault{Method: "GET", PathContains: "/plans", Status: 429, RetryAfter: "3", Times: 2})
 	for i := 0; i < 2; i++ {
 		resp, body := do(t, s, "GET", "/v2/plans", "Bearer "+tok, "")
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" {
@@ -263,7 +262,7 @@ func TestFaults(t *testing.T) {
 	if _, err := s.AddPool(cid, fakeapi.PoolSpec{ID: "p", Label: "x", Plan: "vc2-1c-2gb", Quantity: 1, Min: 1, Max: 9}); err != nil {
 		t.Fatal(err)
 	}
-	s.AddFault(cloudprovidertest.Fault{Method: "PATCH", Status: 503, AfterApply: true})
+	s.AddFault(fakecloud.Fault{Method: "PATCH", Status: 503, AfterApply: true})
 	if resp, _ := do(t, s, "PATCH", "/v2/kubernetes/clusters/c1/node-pools/p", "Bearer "+tok, `{"node_quantity":3}`); resp.StatusCode != 503 {
 		t.Fatal(resp.Status)
 	}

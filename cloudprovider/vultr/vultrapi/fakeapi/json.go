@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
 // writeError writes Vultr's error body, {"error": message, "status": code};
@@ -27,7 +27,7 @@ func writeAnswer(w http.ResponseWriter, status int, out any) {
 		writeError(w, status, "", fmt.Sprint(out))
 		return
 	}
-	cloudprovidertest.WriteJSON(w, status, out)
+	fakecloud.WriteJSON(w, status, out)
 }
 
 type nodeJSON struct {

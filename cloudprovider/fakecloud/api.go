@@ -1,121 +1,19 @@
-package cloudprovidertest
+package fakecloud
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"sync"
 	"time"
 )
 
-// RecordedRequest is one request a fake cloud received.
-type RecordedRequest struct {
-	// Time is when it arrived, by the fake's clock.
-	Time      time.Time
-	Method    string
-	Path      string
-	Operation string
-	Query     url.Values
-	Header    http.Header
-	Body      []byte
-	// Status is the HTTP status answered; 0 when no answer was sent (a hang
-	// or a reset connection).
-	Status int
-	// Faulted reports whether an injected fault answered it.
-	Faulted bool
-}
-
-// Recorder is a fake cloud's request log. It is safe for concurrent use.
-type Recorder struct {
-	mu       sync.Mutex
-	requests []*RecordedRequest
-	finished int
-	changed  *sync.Cond
-}
-
-func (r *Recorder) record(req *RecordedRequest) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests = append(r.requests, req)
-}
-
-func (r *Recorder) finish(req *RecordedRequest, status int, faulted bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	req.Status, req.Faulted = status, faulted
-	r.finished++
-	if r.changed != nil {
-		r.changed.Broadcast()
-	}
-}
-
-func (r *Recorder) waitFinished(n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.changed == nil {
-		r.changed = sync.NewCond(&r.mu)
-	}
-	for r.finished < n {
-		r.changed.Wait()
-	}
-}
-
-// Requests returns a copy of the log, oldest first.
-func (r *Recorder) Requests() []RecordedRequest {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]RecordedRequest, len(r.requests))
-	for i, req := range r.requests {
-		out[i] = *req
-	}
-	return out
-}
-
-// Count returns how many requests were logged.
-func (r *Recorder) Count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.requests)
-}
-
-// CountOperation returns how many logged requests had the operation name op.
-func (r *Recorder) CountOperation(op string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, req := range r.requests {
-		if req.Operation == op {
-			n++
-		}
-	}
-	return n
-}
-
-// OperationCounts returns the number of logged requests per operation name.
-func (r *Recorder) OperationCounts() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	counts := map[string]int{}
-	for _, req := range r.requests {
-		counts[req.Operation]++
-	}
-	return counts
-}
-
-// Reset empties the log.
-func (r *Recorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests, r.finished = nil, 0
-}
-
-// FakeAPIConfig is what a fake cloud tells the shared kit about itself.
-type FakeAPIConfig struct {
+// APIConfig is what a fake cloud tells the shared kit about itself.
+type APIConfig struct {
 	// Routes answers requests the way the cloud does. The kit calls it for
 	// every request no fault stops, and for AfterApply faults.
 	Routes http.Handler
@@ -132,30 +30,38 @@ type FakeAPIConfig struct {
 	BasePath string
 	// Now is the fake's clock (default time.Now); tests pass a ManualClock's Now.
 	Now func() time.Time
+	// LogLimit is how many of the latest requests the log keeps in full
+	// (default DefaultLogLimit); older ones are only counted, so a fake
+	// serving --simulate for days stays in bounded memory.
+	LogLimit int
 	// Mutating tells whether a request with operation name op changes the
 	// cloud (default: any method but GET and HEAD). A fault policy reads it
 	// to apply a mutation before garbling its answer.
 	Mutating func(r *http.Request, op string) bool
 }
 
-// FakeAPI is the machinery every fake cloud shares: the fault queue, the
+// API is the machinery every fake cloud shares: the fault queue, the
 // request log and the loopback server. A fake embeds it, so its fault and
 // log methods have the same names in every cloud.
-type FakeAPI struct {
+type API struct {
 	faults   FaultQueue
-	recorder Recorder
-	cfg      FakeAPIConfig
+	recorder *Recorder
+	cfg      APIConfig
 	// stop releases requests held by a Delay when the fake closes.
 	stop     chan struct{}
 	stopOnce sync.Once
+	// serving is read-held by every request being served, so Close can wait
+	// for them: nothing changes the fake's state once Close returns.
+	serving sync.RWMutex
 
 	mu     sync.Mutex
-	server *httptest.Server
+	server *http.Server
+	url    string
 	policy func(FaultRequest) (Fault, bool)
 }
 
-// NewFakeAPI returns the kit for one fake cloud.
-func NewFakeAPI(cfg FakeAPIConfig) *FakeAPI {
+// NewAPI returns the kit for one fake cloud.
+func NewAPI(cfg APIConfig) *API {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -168,68 +74,94 @@ func NewFakeAPI(cfg FakeAPIConfig) *FakeAPI {
 	if cfg.Operation == nil {
 		cfg.Operation = func(r *http.Request, _ []byte) string { return r.Method + " " + r.URL.Path }
 	}
+	if cfg.LogLimit <= 0 {
+		cfg.LogLimit = DefaultLogLimit
+	}
 	if cfg.Mutating == nil {
 		cfg.Mutating = func(r *http.Request, _ string) bool {
 			return r.Method != http.MethodGet && r.Method != http.MethodHead
 		}
 	}
-	return &FakeAPI{cfg: cfg, stop: make(chan struct{})}
+	return &API{cfg: cfg, recorder: newRecorder(cfg.LogLimit), stop: make(chan struct{})}
 }
 
-// Start serves the fake on a loopback port (127.0.0.1:0) and returns the
-// endpoint to give the client. Call Close when done.
-func (a *FakeAPI) Start() string {
+// Serve serves the fake on a loopback port (127.0.0.1:0) and returns the
+// endpoint to give the client; a second call returns the same endpoint.
+// Call Close when done.
+func (a *API) Serve() (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.server == nil {
-		a.server = httptest.NewServer(a)
+	if a.server != nil {
+		return a.url + a.cfg.BasePath, nil
 	}
-	return a.server.URL + a.cfg.BasePath
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("fake cloud: listen on a loopback port: %w", err)
+	}
+	// A client that never sends its headers must not hold a connection for
+	// the life of a --simulate server.
+	srv := &http.Server{Handler: a, ReadHeaderTimeout: 30 * time.Second}
+	a.server, a.url = srv, "http://"+ln.Addr().String()
+	go func() { _ = srv.Serve(ln) }()
+	return a.url + a.cfg.BasePath, nil
 }
 
-// URL returns the endpoint Start returned, or "" before Start.
-func (a *FakeAPI) URL() string {
+// Start is Serve for tests: it panics when no loopback port is free, as
+// httptest.NewServer does.
+func (a *API) Start() string {
+	url, err := a.Serve()
+	if err != nil {
+		panic(err)
+	}
+	return url
+}
+
+// URL returns the endpoint Serve returned, or "" before Serve.
+func (a *API) URL() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.server == nil {
 		return ""
 	}
-	return a.server.URL + a.cfg.BasePath
+	return a.url + a.cfg.BasePath
 }
 
-// Close stops the server Start started. Requests still hanging on a fault
-// end with it.
-func (a *FakeAPI) Close() {
+// Close stops the server Serve started and waits for the requests it was
+// serving. Requests still hanging on a fault end with it.
+func (a *API) Close() {
 	a.stopOnce.Do(func() { close(a.stop) })
 	a.mu.Lock()
 	srv := a.server
-	a.server = nil
+	a.server, a.url = nil, ""
 	a.mu.Unlock()
 	if srv != nil {
-		srv.CloseClientConnections()
-		srv.Close()
+		// Close drops every open connection, so a Hang fault's request sees
+		// its context end.
+		_ = srv.Close()
 	}
+	a.serving.Lock()
+	defer a.serving.Unlock()
 }
 
 // WaitFinished blocks until n requests (counted since the last
 // ResetRequests) have been fully served, including requests a Delay held
 // after their client gave up, so a test can look at what they did.
-func (a *FakeAPI) WaitFinished(n int) { a.recorder.waitFinished(n) }
+func (a *API) WaitFinished(n int) { a.recorder.waitFinished(n) }
 
 // WaitIdle blocks until every request received so far (since the last
 // ResetRequests) has been served, held ones included: a request a Delay
 // holds after its client gave up may still change the cloud until then.
-func (a *FakeAPI) WaitIdle() { a.recorder.waitFinished(a.recorder.Count()) }
+func (a *API) WaitIdle() { a.recorder.waitFinished(a.recorder.Count()) }
 
 // SetFaultPolicy makes policy pick a fault for every request no queued fault
 // hits (nil turns it off). The soak uses it to inject faults at random.
-func (a *FakeAPI) SetFaultPolicy(policy func(FaultRequest) (Fault, bool)) {
+func (a *API) SetFaultPolicy(policy func(FaultRequest) (Fault, bool)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.policy = policy
 }
 
-func (a *FakeAPI) takeFault(r FaultRequest) (Fault, bool) {
+func (a *API) takeFault(r FaultRequest) (Fault, bool) {
 	if f, hit := a.faults.Take(r); hit {
 		return f, true
 	}
@@ -243,36 +175,44 @@ func (a *FakeAPI) takeFault(r FaultRequest) (Fault, bool) {
 }
 
 // AddFault queues a fault (see Fault).
-func (a *FakeAPI) AddFault(f Fault) { a.faults.Add(f) }
+func (a *API) AddFault(f Fault) { a.faults.Add(f) }
 
 // FailNext makes the next n requests fail with the cloud's 500 answer; n = 0
 // stops failing.
-func (a *FakeAPI) FailNext(n int) { a.faults.FailNext(n) }
+func (a *API) FailNext(n int) { a.faults.FailNext(n) }
 
 // ClearFaults drops every pending fault.
-func (a *FakeAPI) ClearFaults() { a.faults.Clear() }
+func (a *API) ClearFaults() { a.faults.Clear() }
 
 // PendingFaults reports how many requests the pending faults would still hit.
-func (a *FakeAPI) PendingFaults() int { return a.faults.Pending() }
+func (a *API) PendingFaults() int { return a.faults.Pending() }
 
-// Requests returns a copy of the request log.
-func (a *FakeAPI) Requests() []RecordedRequest { return a.recorder.Requests() }
+// Requests returns a copy of the request log: the latest requests (at most
+// APIConfig.LogLimit of them), oldest first.
+func (a *API) Requests() []RecordedRequest { return a.recorder.Requests() }
+
+// RequestsSince returns the logged requests from the n-th received on
+// (counting from 0 since the last ResetRequests), so a test can take a
+// RequestCount and later read what came after it.
+func (a *API) RequestsSince(n int) []RecordedRequest { return a.recorder.Since(n) }
 
 // RequestCount returns how many requests the fake has received.
-func (a *FakeAPI) RequestCount() int { return a.recorder.Count() }
+func (a *API) RequestCount() int { return a.recorder.Count() }
 
 // CountOperation returns how many requests had the operation name op.
-func (a *FakeAPI) CountOperation(op string) int { return a.recorder.CountOperation(op) }
+func (a *API) CountOperation(op string) int { return a.recorder.CountOperation(op) }
 
 // OperationCounts returns the number of requests per operation name.
-func (a *FakeAPI) OperationCounts() map[string]int { return a.recorder.OperationCounts() }
+func (a *API) OperationCounts() map[string]int { return a.recorder.OperationCounts() }
 
-// ResetRequests empties the request log.
-func (a *FakeAPI) ResetRequests() { a.recorder.Reset() }
+// ResetRequests empties the request log and zeroes the counts.
+func (a *API) ResetRequests() { a.recorder.Reset() }
 
 // ServeHTTP records the request, then answers it with the first matching
 // fault or the cloud's routes.
-func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.serving.RLock()
+	defer a.serving.RUnlock()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	op := a.cfg.Operation(r, body)
@@ -290,7 +230,7 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hit && (fault.Delay > 0 || fault.Release != nil) && !a.hold(r, fault) {
 		if fault.AfterApply && !a.closed() {
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			a.cfg.Routes.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.WithoutCancel(r.Context())))
+			a.cfg.Routes.ServeHTTP(discard{}, r.WithContext(context.WithoutCancel(r.Context())))
 		}
 		a.recorder.finish(entry, 0, true)
 		return
@@ -306,15 +246,15 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// that a success the cloud refused stays refused: a garbled 2xx
 		// means the cloud carried the request out, and no gateway turns
 		// the cloud's 409 into a 200.
-		real := httptest.NewRecorder()
+		real := &capture{header: http.Header{}, code: http.StatusOK}
 		a.cfg.Routes.ServeHTTP(real, r)
-		if st := fault.AnswerStatus(); st >= 200 && st < 300 && (real.Code < 200 || real.Code >= 300) {
-			for k, v := range real.Header() {
+		if st := fault.AnswerStatus(); st >= 200 && st < 300 && (real.code < 200 || real.code >= 300) {
+			for k, v := range real.header {
 				w.Header()[k] = v
 			}
-			w.WriteHeader(real.Code)
-			_, _ = w.Write(real.Body.Bytes())
-			a.recorder.finish(entry, real.Code, true)
+			w.WriteHeader(real.code)
+			_, _ = w.Write(real.body.Bytes())
+			a.recorder.finish(entry, real.code, true)
 			return
 		}
 	}
@@ -334,7 +274,7 @@ func (a *FakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // hold waits out f's Delay and Release and reports whether the client still
 // waits.
-func (a *FakeAPI) hold(r *http.Request, f Fault) bool {
+func (a *API) hold(r *http.Request, f Fault) bool {
 	if f.Delay > 0 {
 		timer := time.NewTimer(f.Delay)
 		defer timer.Stop()
@@ -354,7 +294,7 @@ func (a *FakeAPI) hold(r *http.Request, f Fault) bool {
 	return r.Context().Err() == nil
 }
 
-func (a *FakeAPI) closed() bool {
+func (a *API) closed() bool {
 	select {
 	case <-a.stop:
 		return true
@@ -365,7 +305,7 @@ func (a *FakeAPI) closed() bool {
 
 // answerFault writes f's answer and returns the status sent. The server
 // sends it once ServeHTTP returns, after the log has it.
-func (a *FakeAPI) answerFault(w http.ResponseWriter, f Fault) int {
+func (a *API) answerFault(w http.ResponseWriter, f Fault) int {
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
 	}
@@ -398,7 +338,7 @@ func (a *FakeAPI) answerFault(w http.ResponseWriter, f Fault) int {
 func resetConnection(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		panic("cloudprovidertest: a Reset fault needs a hijackable connection")
+		panic("fakecloud: a Reset fault needs a hijackable connection")
 	}
 	conn, _, err := hj.Hijack()
 	if err != nil {
@@ -409,6 +349,35 @@ func resetConnection(w http.ResponseWriter) {
 	}
 	_ = conn.Close()
 }
+
+// capture holds the cloud's own answer to a change whose answer a fault
+// replaces, so the fault can tell a refusal from a success.
+type capture struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (c *capture) Header() http.Header { return c.header }
+
+func (c *capture) Write(b []byte) (int, error) {
+	c.wrote = true
+	return c.body.Write(b)
+}
+
+func (c *capture) WriteHeader(code int) {
+	if !c.wrote {
+		c.code, c.wrote = code, true
+	}
+}
+
+// discard takes the answer of a change whose answer a fault replaces.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
 
 type statusRecorder struct {
 	http.ResponseWriter

@@ -1,4 +1,4 @@
-package cloudprovidertest
+package fakecloud
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 // counterAPI is a one-resource cloud: POST /counter adds one, GET reads it,
 // PUT is refused with 409 and changes nothing.
 type counterAPI struct {
-	*FakeAPI
+	*API
 	value atomic.Int64
 }
 
-func newCounterAPI(t *testing.T, clock *ManualClock) *counterAPI {
+func newCounterAPI(t *testing.T, clock *ManualClock, overrides ...func(*APIConfig)) *counterAPI {
 	t.Helper()
 	c := &counterAPI{}
-	c.FakeAPI = NewFakeAPI(FakeAPIConfig{
+	cfg := APIConfig{
 		Routes: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPut {
 				WriteJSON(w, http.StatusConflict, map[string]string{"code": "busy", "message": "refused"})
@@ -41,7 +41,11 @@ func newCounterAPI(t *testing.T, clock *ManualClock) *counterAPI {
 		MalformedBody: `{"value": `,
 		BasePath:      "/api",
 		Now:           clock.Now,
-	})
+	}
+	for _, override := range overrides {
+		override(&cfg)
+	}
+	c.API = NewAPI(cfg)
 	c.Start()
 	t.Cleanup(c.Close)
 	return c
@@ -66,7 +70,7 @@ func (c *counterAPI) call(ctx context.Context, method, body string) answer {
 	return answer{status: resp.StatusCode, body: string(b), retryAfter: resp.Header.Get("Retry-After"), contentType: resp.Header.Get("Content-Type")}
 }
 
-func TestFakeAPIAnswersFaults(t *testing.T) {
+func TestAPIAnswersFaults(t *testing.T) {
 	verbatim := "<html>bad gateway</html>"
 	tests := []struct {
 		name        string
@@ -124,10 +128,10 @@ func TestFakeAPIAnswersFaults(t *testing.T) {
 	}
 }
 
-// TestFakeAPIGarbledSuccessOnlyForWhatTheCloudDid: an applied fault that
+// TestAPIGarbledSuccessOnlyForWhatTheCloudDid: an applied fault that
 // garbles a 2xx keeps the cloud's own refusal, since a 2xx means the cloud
 // carried the request out; an applied 502 still hides it.
-func TestFakeAPIGarbledSuccessOnlyForWhatTheCloudDid(t *testing.T) {
+func TestAPIGarbledSuccessOnlyForWhatTheCloudDid(t *testing.T) {
 	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
 	c.AddFault(Fault{AfterApply: true, Malformed: true})
 	if got := c.call(context.Background(), http.MethodPut, ""); got.err != nil || got.status != http.StatusConflict || !strings.Contains(got.body, "refused") {
@@ -142,7 +146,7 @@ func TestFakeAPIGarbledSuccessOnlyForWhatTheCloudDid(t *testing.T) {
 	}
 }
 
-func TestFakeAPIHangEndsWithTheClient(t *testing.T) {
+func TestAPIHangEndsWithTheClient(t *testing.T) {
 	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
 	c.AddFault(Fault{Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -155,7 +159,7 @@ func TestFakeAPIHangEndsWithTheClient(t *testing.T) {
 	}
 }
 
-func TestFakeAPIRecorder(t *testing.T) {
+func TestAPIRecorder(t *testing.T) {
 	clock := NewManualClock(time.Unix(100, 0))
 	c := newCounterAPI(t, clock)
 	if !strings.HasSuffix(c.URL(), "/api") || !strings.HasPrefix(c.URL(), "http://127.0.0.1:") {
@@ -183,7 +187,7 @@ func TestFakeAPIRecorder(t *testing.T) {
 	}
 }
 
-func TestFakeAPIDelay(t *testing.T) {
+func TestAPIDelay(t *testing.T) {
 	tests := []struct {
 		name        string
 		fault       Fault
@@ -216,7 +220,7 @@ func TestFakeAPIDelay(t *testing.T) {
 	}
 }
 
-func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
+func TestAPIFaultPolicyAfterTheQueue(t *testing.T) {
 	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
 	var asked []FaultRequest
 	c.SetFaultPolicy(func(r FaultRequest) (Fault, bool) {
@@ -242,7 +246,7 @@ func TestFakeAPIFaultPolicyAfterTheQueue(t *testing.T) {
 	}
 }
 
-func TestFakeAPIReleaseLandsWhenTheTestSays(t *testing.T) {
+func TestAPIReleaseLandsWhenTheTestSays(t *testing.T) {
 	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
 	release, landed := make(chan struct{}), make(chan struct{})
 	c.AddFault(Fault{Release: release, Landed: landed, AfterApply: true, PassThrough: true})

@@ -1,4 +1,4 @@
-package cloudprovidertest
+package fakecloud
 
 import (
 	"net/http"
