@@ -73,7 +73,9 @@ run_soak() {
 run_soak_binary() {
   local dir bin
   dir=$(mktemp -d)
-  trap 'rm -rf "$dir"' RETURN
+  # The trap removes itself: left set, it would run again when the caller
+  # returns, where dir is out of scope (set -u).
+  trap 'rm -rf "$dir"; trap - RETURN' RETURN
   bin=${CAP_BINARY:-}
   if [ -z "$bin" ]; then
     "$GO" build -o "$dir/cap" .
