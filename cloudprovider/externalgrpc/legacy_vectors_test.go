@@ -466,14 +466,7 @@ func TestRequestsReadCurrentFieldsFirst(t *testing.T) {
 // TestFirstRequestOfEachGenerationIsLogged checks the one log line per
 // generation: repeated requests do not repeat it.
 func TestFirstRequestOfEachGenerationIsLogged(t *testing.T) {
-	var buf bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&buf)
-	t.Cleanup(func() {
-		klog.Flush()
-		klog.SetOutput(os.Stderr)
-		klog.LogToStderr(true)
-	})
+	buf := captureKlog(t)
 	s := NewServer(&vectorProvider{}, Options{})
 	legacy := &protos.NodeGroupAutoscalingOptions{MaxNodeProvisionTime: &protos.MetaV1Duration{Duration: proto.Int64(1)}}
 	current := toPBOptions(cloudprovider.NodeGroupAutoscalingOptions{})

@@ -1,10 +1,8 @@
 package externalgrpc
 
 import (
-	"bytes"
 	"context"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -79,14 +77,7 @@ func (g guardedGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedU
 // count by outcome; an unknown outcome shows in the quarantined-groups gauge
 // until its window has passed.
 func TestMutationLoggedAndCounted(t *testing.T) {
-	var buf bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&buf)
-	t.Cleanup(func() {
-		klog.Flush()
-		klog.SetOutput(os.Stderr)
-		klog.LogToStderr(true)
-	})
+	buf := captureKlog(t)
 	clock := cloudprovidertest.MutationClock(t)
 	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*cloudprovider.MutationGuard{}}
 	reg := prometheus.NewRegistry()
@@ -150,14 +141,7 @@ func TestMutationLoggedAndCounted(t *testing.T) {
 // TestToolsIdentifiedInMutationLog: a change sent by this binary's inspect
 // command is logged with that client, not as a Cluster Autoscaler.
 func TestToolsIdentifiedInMutationLog(t *testing.T) {
-	var buf bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&buf)
-	t.Cleanup(func() {
-		klog.Flush()
-		klog.SetOutput(os.Stderr)
-		klog.LogToStderr(true)
-	})
+	buf := captureKlog(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
 package externalgrpc
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -20,14 +18,7 @@ import (
 // counts every group's ignored settings in node_group_setting_errors and logs
 // them when they change, not on every refresh.
 func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
-	var buf bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&buf)
-	t.Cleanup(func() {
-		klog.Flush()
-		klog.SetOutput(os.Stderr)
-		klog.LogToStderr(true)
-	})
+	buf := captureKlog(t)
 	bad := map[string]string{
 		cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime): "5 minutes",
 		cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnreadyTime):  "1m",
