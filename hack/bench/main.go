@@ -214,6 +214,29 @@ type result struct {
 	rssBytes    float64
 }
 
+// serveBinary starts binary with args and env, waits until it is ready and
+// dials its gRPC address; stop closes the connection and stops the process.
+func serveBinary(ctx context.Context, binary string, args, env []string) (*cluster.Process, protos.CloudProviderClient, func(), error) {
+	proc, err := cluster.StartProcess(ctx, binary, args, env, nil, time.Minute)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// The first snapshot of a large cluster under the cloud's default rate
+	// limit can outlast the binary's 30 s start-up refresh (Volcengine lists
+	// 10,000 instances in about 200 pages at 10/s); it then serves
+	// not-ready and keeps refreshing, as it would for CA.
+	if err := proc.WaitReady(ctx, 5*time.Minute); err != nil {
+		proc.Stop(5 * time.Second)
+		return nil, nil, nil, err
+	}
+	conn, err := grpc.NewClient(proc.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		proc.Stop(5 * time.Second)
+		return nil, nil, nil, fmt.Errorf("dial: %w", err)
+	}
+	return proc, protos.NewCloudProviderClient(conn), func() { conn.Close(); proc.Stop(5 * time.Second) }, nil
+}
+
 // workload is the prepared requests of one loop.
 type workload struct {
 	groupIDs  []string
@@ -235,25 +258,11 @@ func benchOne(ctx context.Context, o options, provider string, nodes, groups int
 	if fake.CloudConfig != "" {
 		args = append(args, "--cloud-config", fake.CloudConfig)
 	}
-	proc, err := cluster.StartProcess(ctx, o.binary, args, fake.EnvList(), nil, time.Minute)
+	proc, client, stop, err := serveBinary(ctx, o.binary, args, fake.EnvList())
 	if err != nil {
 		return r, err
 	}
-	defer proc.Stop(5 * time.Second)
-	// The first snapshot of a large cluster under the cloud's default rate
-	// limit can outlast the binary's 30 s start-up refresh (Volcengine lists
-	// 10,000 instances in about 200 pages at 10/s); it then serves
-	// not-ready and keeps refreshing, as it would for CA.
-	if err := proc.WaitReady(ctx, 5*time.Minute); err != nil {
-		return r, err
-	}
-
-	conn, err := grpc.NewClient(proc.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return r, fmt.Errorf("dial: %w", err)
-	}
-	defer conn.Close()
-	client := protos.NewCloudProviderClient(conn)
+	defer stop()
 
 	w, err := discover(ctx, client, fake.Unmanaged)
 	if err != nil {

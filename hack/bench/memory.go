@@ -8,10 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 )
 
@@ -62,20 +58,11 @@ func memoryRun(ctx context.Context, o options, provider, mode string, progress i
 		}
 		env, unmanaged = fake.EnvList(), fake.Unmanaged
 	}
-	proc, err := cluster.StartProcess(ctx, o.binary, args, env, nil, time.Minute)
+	proc, client, stop, err := serveBinary(ctx, o.binary, args, env)
 	if err != nil {
 		return r, err
 	}
-	defer proc.Stop(5 * time.Second)
-	if err := proc.WaitReady(ctx, 5*time.Minute); err != nil {
-		return r, err
-	}
-	conn, err := grpc.NewClient(proc.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return r, fmt.Errorf("dial: %w", err)
-	}
-	defer conn.Close()
-	client := protos.NewCloudProviderClient(conn)
+	defer stop()
 	w, err := discover(ctx, client, unmanaged)
 	if err != nil {
 		return r, err
