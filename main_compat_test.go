@@ -51,21 +51,7 @@ func runSimulated(t *testing.T, provider string) (addr, metricsURL string) {
 		})
 		out = stdout
 	} else {
-		ctx, cancel := context.WithCancel(context.Background())
-		pr, pw := io.Pipe()
-		done := make(chan int, 1)
-		go func() {
-			var errb strings.Builder
-			done <- run(ctx, args, pw, &errb)
-			pw.Close()
-		}()
-		t.Cleanup(func() {
-			cancel()
-			if code := <-done; code != 0 {
-				t.Errorf("server exit code %d", code)
-			}
-		})
-		out = pr
+		out = startRun(t, args)
 	}
 	sc := bufio.NewScanner(out)
 	for addr == "" && sc.Scan() {

@@ -85,21 +85,8 @@ func TestSimulateWithoutFaultsInjectsNone(t *testing.T) {
 // when the test ends and must exit 0.
 func simServeMetrics(t *testing.T, provider string, extra ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
 	args := append([]string{"--cloud-provider", provider, "--simulate", "--address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0"}, extra...)
-	go func() {
-		var errb strings.Builder
-		done <- run(ctx, args, pw, &errb)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("server exit code %d", code)
-		}
-	})
+	pr := startRun(t, args)
 	sc := bufio.NewScanner(pr)
 	metricsURL := ""
 	for sc.Scan() {

@@ -290,17 +290,16 @@ func TestOneLineKeepsJoinedErrorsApart(t *testing.T) {
 	}
 }
 
-// simServer runs the binary with --simulate for provider on a free port and
-// returns the gRPC address, the group the banner suggests scaling up, and the
-// banner text. The server stops when the test ends.
-func simServer(t *testing.T, provider string) (addr, group, banner string) {
+// startRun runs the binary's run with args in this process until the test
+// ends, when it must exit 0, and returns its standard output.
+func startRun(t *testing.T, args []string) io.Reader {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
 		var errb strings.Builder
-		done <- run(ctx, []string{"--cloud-provider", provider, "--simulate", "--address", "127.0.0.1:0", "--metrics-address", ""}, pw, &errb)
+		done <- run(ctx, args, pw, &errb)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -309,6 +308,15 @@ func simServer(t *testing.T, provider string) (addr, group, banner string) {
 			t.Errorf("server exit code %d", code)
 		}
 	})
+	return pr
+}
+
+// simServer runs the binary with --simulate for provider on a free port and
+// returns the gRPC address, the group the banner suggests scaling up, and the
+// banner text. The server stops when the test ends.
+func simServer(t *testing.T, provider string) (addr, group, banner string) {
+	t.Helper()
+	pr := startRun(t, []string{"--cloud-provider", provider, "--simulate", "--address", "127.0.0.1:0", "--metrics-address", ""})
 	sc := bufio.NewScanner(pr)
 	var b strings.Builder
 	for sc.Scan() {
