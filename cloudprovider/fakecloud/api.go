@@ -227,6 +227,27 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hit && fault.Landed != nil {
 		defer close(fault.Landed)
 	}
+	if hit && fault.AnswerOnArrival && (fault.Delay > 0 || fault.Release != nil) {
+		early := &capture{header: http.Header{}, code: http.StatusOK}
+		a.cfg.Routes.ServeHTTP(early, r)
+		if fault.Arrived != nil {
+			close(fault.Arrived)
+		}
+		if !a.hold(r, fault) {
+			a.recorder.finish(entry, 0, true)
+			return
+		}
+		for k, v := range early.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(early.code)
+		_, _ = w.Write(early.body.Bytes())
+		a.recorder.finish(entry, early.code, true)
+		return
+	}
+	if hit && fault.Arrived != nil {
+		close(fault.Arrived)
+	}
 	if hit && (fault.Delay > 0 || fault.Release != nil) && !a.hold(r, fault) {
 		if fault.AfterApply && !a.closed() {
 			r.Body = io.NopCloser(bytes.NewReader(body))
