@@ -6,8 +6,10 @@
 // The kit checks the rules of the externalgrpc contract that do not depend on a
 // particular cloud: resize bounds enforced before any cloud call, ownership
 // checks on deletion, the min rule for registered versus never-registered
-// nodes, TargetSize following mutations at once, lookups by providerID, and
-// concurrency safety.
+// nodes, TargetSize following mutations at once, lookups by providerID,
+// concurrency safety, and the state those rules protect: an instance being
+// deleted until the cloud agrees (cloudprovider.DeletingSet), and a listing
+// older than a mutation keeping the mutation's effect.
 package cloudprovidertest
 
 import (
