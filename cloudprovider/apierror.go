@@ -87,10 +87,10 @@ func (e *APIError) Unwrap() []error {
 	return out
 }
 
-// outcome is the outcome the client stated (Outcome), except that an error
-// claiming a change applied without a success answer is unknown: only a 2xx
-// proves the cloud took the request.
-func (e *APIError) outcome() MutationOutcome {
+// StatedOutcome is the outcome the client stated (Outcome), except that an
+// error claiming a change applied without a success answer is unknown: only
+// a 2xx proves the cloud took the request. OutcomeOf reads it.
+func (e *APIError) StatedOutcome() MutationOutcome {
 	if e.Outcome == MutationApplied && (e.Status < 200 || e.Status > 299) {
 		return MutationUnknown
 	}

@@ -32,6 +32,22 @@ const (
 // maxErrorBody bounds how much of an error answer's body is kept.
 const maxErrorBody = 4 << 10
 
+// OperationFunc maps a cloud request to a low-cardinality operation name such
+// as "GET /v2/kubernetes/clusters/{id}/node-pools".
+type OperationFunc func(*http.Request) string
+
+// ClientOptions is what the cloud HTTP client takes from the process's
+// options (BuildOptions.ClientOptions); the fields mean what BuildOptions'
+// fields of the same names mean.
+type ClientOptions struct {
+	UserAgent           string
+	InstrumentTransport func(base http.RoundTripper, operation OperationFunc) http.RoundTripper
+	RateLimit           RateLimit
+	ObserveRateLimit    func(waited time.Duration, refused bool)
+	RateLimitNow        func() time.Time
+	RateLimitSleep      func(ctx context.Context, d time.Duration) error
+}
+
 // HTTPStack is what one cloud adds to the shared HTTP stack: its operation
 // names, its credentials when they travel as a transport, and retry tuning.
 // Everything else (lifetime, answer record, retries, rate limit,
@@ -75,7 +91,7 @@ type HTTPStack struct {
 //
 // Each call builds its own limiter: a provider builds one client, so the
 // budget is per cloud account.
-func NewHTTPClient(opts BuildOptions, stack HTTPStack) *http.Client {
+func NewHTTPClient(opts ClientOptions, stack HTTPStack) *http.Client {
 	operation := stack.Operation
 	if operation == nil {
 		operation = func(r *http.Request) string { return r.Method }

@@ -27,7 +27,7 @@ func TestNewHTTPClient(t *testing.T) {
 	}))
 	defer srv.Close()
 	var instrumented []string
-	c := NewHTTPClient(BuildOptions{
+	c := NewHTTPClient(ClientOptions{
 		UserAgent: "cluster-autoscaler-provider/test",
 		InstrumentTransport: func(base http.RoundTripper, op OperationFunc) http.RoundTripper {
 			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -74,7 +74,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func TestNewHTTPClientLifetimeIsAContextDeadline(t *testing.T) {
 	var deadline time.Time
 	var had bool
-	c := NewHTTPClient(BuildOptions{InstrumentTransport: func(base http.RoundTripper, _ OperationFunc) http.RoundTripper {
+	c := NewHTTPClient(ClientOptions{InstrumentTransport: func(base http.RoundTripper, _ OperationFunc) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			deadline, had = r.Context().Deadline()
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
@@ -109,7 +109,7 @@ func TestNewHTTPClientRecordsAnswerAndRetriesByOneRule(t *testing.T) {
 		_, _ = io.WriteString(w, `{"message":"down"}`)
 	}))
 	defer srv.Close()
-	c := NewHTTPClient(BuildOptions{}, HTTPStack{Retry: RetryOptions{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }}})
+	c := NewHTTPClient(ClientOptions{}, HTTPStack{Retry: RetryOptions{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }}})
 	for _, tc := range []struct {
 		name     string
 		method   string
@@ -162,7 +162,7 @@ func TestNewHTTPClientLogsMislabelledJSONOncePerOperation(t *testing.T) {
 		_, _ = io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	c := NewHTTPClient(BuildOptions{}, HTTPStack{Cloud: "testcloud", Operation: func(r *http.Request) string { return "GET " + r.URL.Path }})
+	c := NewHTTPClient(ClientOptions{}, HTTPStack{Cloud: "testcloud", Operation: func(r *http.Request) string { return "GET " + r.URL.Path }})
 	for _, path := range []string{"/a", "/a", "/a", "/b"} {
 		resp, err := c.Get(srv.URL + path)
 		if err != nil {

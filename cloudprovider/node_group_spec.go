@@ -1,7 +1,6 @@
 package cloudprovider
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -188,10 +187,6 @@ func ResolveSpecs(specs []NodeGroupSpec, candidates []SpecCandidate) SpecResolut
 	}
 	return res
 }
-
-// ErrConfig marks a configuration error found only once the cloud was
-// listed; main exits 2 on it, naming the offending setting.
-var ErrConfig = errors.New("configuration error")
 
 // SpecWatch reports --nodes specs that name no group, several groups, or a
 // group another spec names too. The first successful listing's problems are

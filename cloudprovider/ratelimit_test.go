@@ -168,7 +168,7 @@ func TestHTTPClientRefusesOverBudgetWithoutCallingTheCloud(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
 	defer srv.Close()
 	var refused atomic.Int32
-	hc := cloudprovider.NewHTTPClient(cloudprovider.BuildOptions{
+	hc := cloudprovider.NewHTTPClient(cloudprovider.ClientOptions{
 		RateLimit: cloudprovider.RateLimit{Rate: 0.001, Burst: 1},
 		ObserveRateLimit: func(_ time.Duration, r bool) {
 			if r {

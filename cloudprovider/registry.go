@@ -58,10 +58,6 @@ type BuildOptions struct {
 	SimulateFaults string
 }
 
-// OperationFunc maps a cloud request to a low-cardinality operation name such
-// as "GET /v2/kubernetes/clusters/{id}/node-pools".
-type OperationFunc func(*http.Request) string
-
 // Simulation is a provider wired to an in-process fake of its cloud.
 type Simulation struct {
 	// Provider talks to the fake cloud.
@@ -169,4 +165,25 @@ func Lookup(name string) (Registration, bool) {
 	defer registryMu.RUnlock()
 	r, ok := registry[name]
 	return r, ok
+}
+
+// MaxStalenessOrDefault returns opts.MaxStaleness, or the default when unset.
+func (opts BuildOptions) MaxStalenessOrDefault() time.Duration {
+	if opts.MaxStaleness > 0 {
+		return opts.MaxStaleness
+	}
+	return DefaultMaxStaleness
+}
+
+// ClientOptions returns the options of the cloud HTTP client (NewHTTPClient)
+// that opts carries.
+func (opts BuildOptions) ClientOptions() ClientOptions {
+	return ClientOptions{
+		UserAgent:           opts.UserAgent,
+		InstrumentTransport: opts.InstrumentTransport,
+		RateLimit:           opts.RateLimit,
+		ObserveRateLimit:    opts.ObserveRateLimit,
+		RateLimitNow:        opts.RateLimitNow,
+		RateLimitSleep:      opts.RateLimitSleep,
+	}
 }

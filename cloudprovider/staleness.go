@@ -7,11 +7,3 @@ import "time"
 // cloud's one list call returns reuses the previous, more detailed reads
 // (instance listings, per-instance states) until they are this old.
 const DefaultMaxStaleness = 60 * time.Second
-
-// MaxStalenessOrDefault returns opts.MaxStaleness, or the default when unset.
-func (opts BuildOptions) MaxStalenessOrDefault() time.Duration {
-	if opts.MaxStaleness > 0 {
-		return opts.MaxStaleness
-	}
-	return DefaultMaxStaleness
-}

@@ -74,7 +74,7 @@ func New(opts Options) (*Client, error) {
 	// egoscale signs each request before it reaches the stack, so Exoscale
 	// adds no layer of its own; a retry resends the signed request, valid
 	// for ten minutes.
-	hc := cloudprovider.NewHTTPClient(opts.Build, cloudprovider.HTTPStack{Cloud: cloudName, Operation: OperationName, Retry: opts.Retry})
+	hc := cloudprovider.NewHTTPClient(opts.Build.ClientOptions(), cloudprovider.HTTPStack{Cloud: cloudName, Operation: OperationName, Retry: opts.Retry})
 	build := func(key, secret cloudprovider.Secret) (*v3.Client, error) {
 		return v3.NewClient(
 			credentials.NewStaticCredentials(key.Reveal(), secret.Reveal()),

@@ -106,7 +106,7 @@ func New(cfg Config) (*Client, error) {
 	// The stack's outermost layer wraps the network transport, so the SDK,
 	// which replaces Proxy on a bare *http.Transport with one that ignores
 	// NO_PROXY, leaves it alone.
-	hc := cloudprovider.NewHTTPClient(cfg.Build, cloudprovider.HTTPStack{Cloud: cloudName, Operation: Operation, Retry: cfg.Retry})
+	hc := cloudprovider.NewHTTPClient(cfg.Build.ClientOptions(), cloudprovider.HTTPStack{Cloud: cloudName, Operation: Operation, Retry: cfg.Retry})
 	keys := rotatingCredentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey}
 	vcfg := volcengine.NewConfig().
 		WithRegion(cfg.Region).

@@ -73,7 +73,7 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("vultrapi: base URL %q must be an absolute http(s) URL", raw)
 	}
 	base.Path = strings.TrimSuffix(base.Path, "/")
-	hc := cloudprovider.NewHTTPClient(opts.Build, cloudprovider.HTTPStack{
+	hc := cloudprovider.NewHTTPClient(opts.Build.ClientOptions(), cloudprovider.HTTPStack{
 		Cloud:     cloudName,
 		Operation: Operation,
 		Auth: func(next http.RoundTripper) http.RoundTripper {
