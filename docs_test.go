@@ -31,9 +31,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated sections of docs/flags.md")
@@ -214,7 +214,7 @@ func replaceGenerated(t *testing.T, doc, name, body string) string {
 func skipUnlessAllProviders(t *testing.T) {
 	t.Helper()
 	for _, p := range []string{"vultr", "volcengine", "exoscale"} {
-		if _, ok := cloudprovider.Lookup(p); !ok {
+		if _, ok := registry.Lookup(p); !ok {
 			t.Skipf("built without %s; the docs describe the build with every provider", p)
 		}
 	}
