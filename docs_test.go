@@ -573,28 +573,6 @@ func TestDocsLinks(t *testing.T) {
 	}
 }
 
-// TestDocsPackageMap checks that every package path in the architecture
-// page's package map exists (new packages may be added without breaking it).
-func TestDocsPackageMap(t *testing.T) {
-	tbls := tables(section(t, readDoc(t, "docs/architecture.md"), "## Package map"))
-	if len(tbls) == 0 {
-		t.Fatal("docs/architecture.md: no table under ## Package map")
-	}
-	n := 0
-	for _, row := range tbls[0].rows {
-		for _, s := range codeSpans(row[0]) {
-			s = strings.TrimSuffix(s, "/")
-			n++
-			if _, err := os.Stat(s); err != nil {
-				t.Errorf("package map names %s, which does not exist", s)
-			}
-		}
-	}
-	if n < 10 {
-		t.Fatalf("package map lists only %d paths", n)
-	}
-}
-
 // TestDocsProviderPagesComplete keeps every provider page answering the same
 // operator questions.
 func TestDocsProviderPagesComplete(t *testing.T) {
