@@ -42,7 +42,7 @@ const maxErrorBody = 4 << 10
 type OperationFunc func(*http.Request) string
 
 // ClientOptions is what the cloud HTTP client takes from the process's
-// options (BuildOptions.ClientOptions); the fields mean what BuildOptions'
+// options (registry.BuildOptions.ClientOptions); the fields mean what BuildOptions'
 // fields of the same names mean.
 type ClientOptions struct {
 	UserAgent           string

@@ -203,7 +203,7 @@ type SpecWatch struct {
 	// Provider names the provider in logs.
 	Provider string
 	// Report receives the number of problem specs after every listing
-	// (BuildOptions.ReportUnmatchedSpecs); nil reports nothing.
+	// (registry.BuildOptions.ReportUnmatchedSpecs); nil reports nothing.
 	Report func(n int)
 
 	mu     sync.Mutex

@@ -54,7 +54,7 @@ type UnknownNodeLookup struct {
 	// Now is the clock Remember is measured with (nil: time.Now).
 	Now func() time.Time
 	// Failed counts one NodeGroupForNode answered "no group" because the
-	// lookup failed (BuildOptions.NodeLookupFailed); nil counts nothing.
+	// lookup failed (registry.BuildOptions.NodeLookupFailed); nil counts nothing.
 	Failed func()
 
 	mu sync.Mutex
