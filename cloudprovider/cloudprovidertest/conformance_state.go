@@ -8,6 +8,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // Checks of the state the safety rules protect: what a group shows between
@@ -16,8 +17,8 @@ import (
 // checkDeletingEndsByGrace: an instance whose deletion the cloud accepted
 // shows Deleting while the cloud still lists it live, disappears once a
 // listing no longer holds it, and, if the cloud keeps listing it, stops
-// showing Deleting once cloudprovider.DeletingGrace has passed (the one
-// rule, cloudprovider.DeletingSet), so CA can delete it again.
+// showing Deleting once groupstate.DeletingGrace has passed (the one
+// rule, groupstate.DeletingSet), so CA can delete it again.
 func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 	t.Run("DisappearsOnceUnlisted", func(t *testing.T) {
 		k := newKit(t, h)
@@ -25,7 +26,7 @@ func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 		id := g.Id(k.ctx())
 		if k.env.Clock != nil {
 			// Inside the grace the instance still shows Deleting.
-			k.env.Clock.Advance(cloudprovider.DeletingGrace - time.Second)
+			k.env.Clock.Advance(groupstate.DeletingGrace - time.Second)
 			k.refresh()
 			k.expectDeleting(k.group(id), victim, "a moment before the grace ends")
 		}
@@ -40,9 +41,9 @@ func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 		g, victim := k.deleteHeld()
 		id := g.Id(k.ctx())
 		if k.env.Clock == nil {
-			t.Fatal("Env.Clock is nil: the check moves the provider's clock past cloudprovider.DeletingGrace")
+			t.Fatal("Env.Clock is nil: the check moves the provider's clock past groupstate.DeletingGrace")
 		}
-		k.env.Clock.Advance(cloudprovider.DeletingGrace)
+		k.env.Clock.Advance(groupstate.DeletingGrace)
 		k.refresh()
 		st, listed := k.listed(k.group(id), victim)
 		if !listed {
@@ -50,7 +51,7 @@ func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 		}
 		if st != nil && st.State == cloudprovider.InstanceDeleting {
 			t.Fatalf("instance %s the cloud still lists live shows Deleting %v after its deletion was accepted: the grace must have ended it",
-				victim, cloudprovider.DeletingGrace)
+				victim, groupstate.DeletingGrace)
 		}
 	})
 }
