@@ -76,6 +76,23 @@ type NodeGroup interface {
 	// ErrNotImplemented (or nil) when the group has none. Returning options makes
 	// CA zero the options the protocol cannot carry, so do it only for real overrides.
 	GetOptions(ctx context.Context, defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)
+	// Status returns what the server reports about the group beside its
+	// sizes and instances, from the last snapshot and the mutation guard;
+	// it never calls the cloud.
+	Status(ctx context.Context) GroupStatus
+}
+
+// GroupStatus is what a node group reports after a refresh or a mutation
+// beside its sizes and instances: the server logs and counts it for every
+// provider alike, so a provider only fills it in.
+type GroupStatus struct {
+	// Settings are the group's per-group settings from its cloud metadata,
+	// with the entries ignored as malformed in Settings.Problems.
+	Settings GroupSettings
+	// QuarantinedUntil is when the group's quarantine after an
+	// outcome-unknown mutation ends, or the zero time when its mutations are
+	// not being refused (MutationGuard.QuarantinedUntil).
+	QuarantinedUntil time.Time
 }
 
 // PricingModel prices nodes and pods for CA's price expander. Only ratios

@@ -190,14 +190,6 @@ type GroupSettings struct {
 	Problems []SettingProblem
 }
 
-// SettingsReporter is implemented by node groups whose settings come from
-// cloud metadata, so the server can report bad entries (log and metric) for
-// every provider in one place.
-type SettingsReporter interface {
-	// Settings returns the group's settings from the last snapshot.
-	Settings() GroupSettings
-}
-
 // GetOptions is NodeGroup.GetOptions for a group with these settings: the
 // overrides on top of defaults, or ErrNotImplemented when the group overrides
 // nothing (an answer would make CA zero the options the protocol cannot carry).

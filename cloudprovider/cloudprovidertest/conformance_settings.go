@@ -129,11 +129,7 @@ func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 		}
 	}
 
-	reporter, ok := seeded.(cloudprovider.SettingsReporter)
-	if !ok {
-		t.Fatalf("node group %s does not implement cloudprovider.SettingsReporter, so bad settings are never reported", id)
-	}
-	problems := reporter.Settings().Problems
+	problems := seeded.Status(k.ctx()).Settings.Problems
 	if len(problems) != 1 || !slices.Contains([]string{cloudprovider.OptionKey(cloudprovider.OptionMaxNodeProvisionTime), cloudprovider.NodeLabelOptionKey(cloudprovider.OptionMaxNodeProvisionTime)}, problems[0].Key) {
 		t.Fatalf("reported problems %v, want exactly the malformed maxnodeprovisiontime", problems)
 	}

@@ -370,11 +370,12 @@ type inMemoryGroup struct {
 	instances []cloudInstance
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (g *inMemoryGroup) Settings() cloudprovider.GroupSettings {
+// Status implements cloudprovider.NodeGroup. The in-memory group has no
+// mutation guard, so it is never quarantined.
+func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.settings
+	return cloudprovider.GroupStatus{Settings: g.settings}
 }
 
 func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }

@@ -253,8 +253,10 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (g *nodeGroup) Settings() cloudprovider.GroupSettings { return g.state().settings }
+// Status implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
+	return g.guard.Status(g.state().settings)
+}
 
 // TargetSize implements cloudprovider.NodeGroup.
 func (g *nodeGroup) TargetSize(context.Context) (int, error) {
@@ -660,6 +662,3 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	return g.state().settings.GetOptions(defaults)
 }
-
-// QuarantinedUntil implements cloudprovider.QuarantineReporter.
-func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -70,7 +69,9 @@ func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
 	})
 }
 
-func (g guardedGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }
+func (g guardedGroup) Status(ctx context.Context) cloudprovider.GroupStatus {
+	return g.guard.Status(g.NodeGroup.Status(ctx).Settings)
+}
 
 // TestMutationLoggedAndCounted: every change CA asks for is one log line at
 // the default level (group, from -> to, instances, outcome, client) and one

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -416,12 +415,13 @@ func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	return g.settings.GetOptions(defaults)
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (n *nodeGroup) Settings() cloudprovider.GroupSettings {
+// Status implements cloudprovider.NodeGroup.
+func (n *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
+	settings := cloudprovider.GroupSettings{Source: settingsSource}
 	if g, ok := n.m.group(n.id); ok {
-		return g.settings
+		settings = g.settings
 	}
-	return cloudprovider.GroupSettings{Source: settingsSource}
+	return n.m.guard(n.id).Status(settings)
 }
 
 // noteRemoved applies accepted removals to the snapshot: the instances show as
@@ -447,6 +447,3 @@ func (n *nodeGroup) noteRemoved(ids []string, target int) {
 		}
 	})
 }
-
-// QuarantinedUntil implements cloudprovider.QuarantineReporter.
-func (n *nodeGroup) QuarantinedUntil() time.Time { return n.m.guard(n.id).QuarantinedUntil() }

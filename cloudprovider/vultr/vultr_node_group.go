@@ -139,11 +139,12 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (g *nodeGroup) Settings() cloudprovider.GroupSettings {
+// Status implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.settings
+	settings := g.settings
+	g.mu.Unlock()
+	return g.guard.Status(settings)
 }
 
 // TargetSize implements cloudprovider.NodeGroup.
@@ -442,6 +443,3 @@ func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	defer g.mu.Unlock()
 	return g.settings.GetOptions(defaults)
 }
-
-// QuarantinedUntil implements cloudprovider.QuarantineReporter.
-func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }
