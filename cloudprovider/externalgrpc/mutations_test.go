@@ -168,34 +168,6 @@ func TestToolsIdentifiedInMutationLog(t *testing.T) {
 	}
 }
 
-// TestInstancesByStateAfterRefresh: node_group_instances counts each
-// group's listed instances by state at every refresh.
-func TestInstancesByStateAfterRefresh(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	p := seededProvider(t)
-	srv := NewServer(p, Options{Metrics: metrics.New(reg)})
-	if err := srv.RefreshOnce(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	groups, _ := p.NodeGroups(context.Background())
-	for _, g := range groups {
-		if g.Id(context.Background()) == "pool-a" {
-			if err := g.IncreaseSize(context.Background(), 2); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := srv.RefreshOnce(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"running": 2, "creating": 2, "deleting": 0, "failed": 0}
-	for state, n := range want {
-		if got := metricValue(t, reg, "cluster_autoscaler_provider_node_group_instances", map[string]string{"node_group": "pool-a", "state": state}); got != n {
-			t.Errorf("pool-a %s = %v, want %v", state, got, n)
-		}
-	}
-}
-
 // metricValue is the value of the one series of name whose labels include
 // labels (a counter or a gauge); 0 when no series matches.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
