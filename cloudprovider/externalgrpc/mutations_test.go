@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -168,9 +169,26 @@ func TestToolsIdentifiedInMutationLog(t *testing.T) {
 	}
 }
 
-// metricValue is the value of the one series of name whose labels include
+// metricValue is the value of the first series of name whose labels include
 // labels (a counter or a gauge); 0 when no series matches.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	found, registered := matchingSeries(t, reg, name, labels)
+	if !registered {
+		t.Fatalf("metric %s not registered", name)
+	}
+	if len(found) == 0 {
+		return 0
+	}
+	if m := found[0]; m.GetCounter() != nil {
+		return m.GetCounter().GetValue()
+	}
+	return found[0].GetGauge().GetValue()
+}
+
+// matchingSeries returns the series of name whose labels include labels, and
+// whether name is registered at all.
+func matchingSeries(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) (found []*dto.Metric, registered bool) {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
@@ -191,13 +209,9 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map
 					continue series
 				}
 			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
+			found = append(found, m)
 		}
-		return 0
+		return found, true
 	}
-	t.Fatalf("metric %s not registered", name)
-	return 0
+	return nil, false
 }

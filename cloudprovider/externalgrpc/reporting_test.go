@@ -100,30 +100,8 @@ func (g scriptedStatusGroup) Status(ctx context.Context) cloudprovider.GroupStat
 // seriesCount is the number of series of name whose labels include labels.
 func seriesCount(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) int {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			n++
-		}
-	}
-	return n
+	found, _ := matchingSeries(t, reg, name, labels)
+	return len(found)
 }
 
 // wantMetric fails unless the series of name with labels has value want.
