@@ -74,6 +74,23 @@ func (r *reportingProvider) NodeGroups(ctx context.Context) ([]cloudprovider.Nod
 	return out, nil
 }
 
+// nodeGroup returns the group with id, decorated, or ErrNodeGroupNotFound.
+// Only the group found is decorated: the handlers resolve a group for most
+// requests, and decorating every group each time would cost an allocation
+// per group per request.
+func (r *reportingProvider) nodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	groups, err := r.CloudProvider.NodeGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if g.Id(ctx) == id {
+			return reportedGroup{NodeGroup: g, r: r}, nil
+		}
+	}
+	return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node group %q", id)
+}
+
 // NodeGroupForNode returns the provider's answer, its group decorated.
 func (r *reportingProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	g, err := r.CloudProvider.NodeGroupForNode(ctx, node)

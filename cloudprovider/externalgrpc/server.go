@@ -52,7 +52,7 @@ type Server struct {
 	// provider is the provider decorated with the server's reporting
 	// (withReporting): handlers and the refresh runner go through it, so
 	// every refresh and every mutation is reported.
-	provider cloudprovider.CloudProvider
+	provider *reportingProvider
 	opts     Options
 
 	// seenLegacy and seenCurrent record whether a CA of that protocol
@@ -89,16 +89,7 @@ func (s *Server) group(ctx context.Context, id string) (cloudprovider.NodeGroup,
 	if id == "" {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group id is empty")
 	}
-	groups, err := s.provider.NodeGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range groups {
-		if g.Id(ctx) == id {
-			return g, nil
-		}
-	}
-	return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node group %q", id)
+	return s.provider.nodeGroup(ctx, id)
 }
 
 func pbGroup(ctx context.Context, g cloudprovider.NodeGroup) *protos.NodeGroup {
