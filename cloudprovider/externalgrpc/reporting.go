@@ -51,6 +51,7 @@ func (r *reportingProvider) Refresh(ctx context.Context) error {
 	}
 	groups, err := r.CloudProvider.NodeGroups(ctx)
 	if err != nil {
+		// The refresh itself succeeded; the last figures stay.
 		return nil
 	}
 	statuses := groupStatuses(ctx, groups)
