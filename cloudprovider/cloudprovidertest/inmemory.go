@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // In-memory provider constants.
@@ -38,7 +40,7 @@ type CloudGroup struct {
 	// Options, when set, are returned by GetOptions (with ScaleDownUnneededTime overridden).
 	Options bool
 	// Tags are the group's metadata, read for per-group settings
-	// (cloudprovider.ParseGroupSettings, AWS spelling).
+	// (groupconfig.ParseGroupSettings, AWS spelling).
 	Tags map[string]string
 }
 
@@ -345,7 +347,7 @@ func (p *InMemoryProvider) Refresh(ctx context.Context) error {
 		}
 		g.mu.Lock()
 		g.spec = cg.spec
-		g.settings = cloudprovider.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
+		g.settings = groupconfig.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
 		g.target = cg.desired
 		g.instances = cg.instances
 		for _, in := range cg.instances {
@@ -365,7 +367,7 @@ type inMemoryGroup struct {
 
 	mu        sync.Mutex
 	spec      CloudGroup
-	settings  cloudprovider.GroupSettings
+	settings  groupconfig.GroupSettings
 	target    int
 	instances []cloudInstance
 }
@@ -375,7 +377,7 @@ type inMemoryGroup struct {
 func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return cloudprovider.GroupStatus{Settings: g.settings}
+	return g.settings.Status()
 }
 
 func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }
@@ -411,7 +413,7 @@ func (g *inMemoryGroup) TargetSize(ctx context.Context) (int, error) {
 func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := cloudprovider.CheckIncrease(g.id, delta, g.target, g.spec.Max); err != nil {
+	if err := groupstate.CheckIncrease(g.id, delta, g.target, g.spec.Max); err != nil {
 		return err
 	}
 	if err := g.p.cloud.resize(g.id, g.target+delta); err != nil {
@@ -434,7 +436,7 @@ func (g *inMemoryGroup) live() int {
 func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := cloudprovider.CheckDecrease(g.id, delta, g.target, g.live()); err != nil {
+	if err := groupstate.CheckDecrease(g.id, delta, g.target, g.live()); err != nil {
 		return err
 	}
 	if err := g.p.cloud.resize(g.id, g.target+delta); err != nil {
@@ -462,7 +464,7 @@ func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) e
 		}
 		ids = append(ids, id)
 	}
-	if err := cloudprovider.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes); err != nil {
+	if err := groupstate.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes); err != nil {
 		return err
 	}
 	for i, id := range ids {
@@ -496,7 +498,7 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 	if g.spec.NoTemplate {
 		return nil, cloudprovider.ErrNotImplemented
 	}
-	return cloudprovider.BuildTemplateNode(cloudprovider.TemplateSpec{
+	return groupconfig.BuildTemplateNode(groupconfig.TemplateSpec{
 		GroupID: g.id, CPUs: 2, MemoryBytes: 4 << 30,
 		ProviderLabels: map[string]string{InMemoryGroupLabel: g.id},
 		Hints:          g.settings.Hints, HintsSource: g.settings.Source,

@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
@@ -84,7 +85,7 @@ func (s *Server) logMutation(ctx context.Context, id string, c change, from int,
 
 // NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
 func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
-	ctx = cloudprovider.WithMutationPriority(ctx)
+	ctx = cloudhttp.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() <= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta())
@@ -99,7 +100,7 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 
 // NodeGroupDeleteNodes implements the NodeGroupDeleteNodes RPC.
 func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
-	ctx = cloudprovider.WithMutationPriority(ctx)
+	ctx = cloudhttp.WithMutationPriority(ctx)
 	nodes, bad := deleteRequestNodes(req)
 	c := change{operation: metrics.OperationDelete, delta: -len(req.GetNodes())}
 	for _, n := range req.GetNodes() {
@@ -135,7 +136,7 @@ func deleteRequestNodes(req *protos.NodeGroupDeleteNodesRequest) ([]*corev1.Node
 
 // NodeGroupDecreaseTargetSize implements the NodeGroupDecreaseTargetSize RPC.
 func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
-	ctx = cloudprovider.WithMutationPriority(ctx)
+	ctx = cloudhttp.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() >= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta())

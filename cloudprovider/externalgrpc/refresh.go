@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
 
@@ -87,7 +88,7 @@ func (r *refresher) RefreshOnce(ctx context.Context) error {
 // returned, so main can exit 2.
 func (r *refresher) RefreshUntilReady(ctx context.Context, sleep func(context.Context, time.Duration) error) error {
 	if sleep == nil {
-		sleep = cloudprovider.SleepContext
+		sleep = cloudhttp.SleepContext
 	}
 	backoff := time.Second
 	for !r.Ready() {

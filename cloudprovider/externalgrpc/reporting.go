@@ -213,10 +213,10 @@ func (r *reportingProvider) reportSettings(ctx context.Context, groups []cloudpr
 	last := r.settingsLogged
 	r.settingsLogged = make(map[string]string, len(groups))
 	for i, g := range groups {
-		id, settings := g.Id(ctx), statuses[i].Settings
-		counts[id] = len(settings.Problems)
-		text := []string{settings.Summary()}
-		for _, p := range settings.Problems {
+		id, st := g.Id(ctx), statuses[i]
+		counts[id] = len(st.SettingProblems)
+		text := []string{st.Settings}
+		for _, p := range st.SettingProblems {
 			text = append(text, p.String())
 		}
 		joined := strings.Join(text, "\n")
@@ -224,11 +224,11 @@ func (r *reportingProvider) reportSettings(ctx context.Context, groups []cloudpr
 		if joined == last[id] {
 			continue
 		}
-		for _, p := range settings.Problems {
-			klog.InfoS("Ignoring a malformed per-group setting", "nodeGroup", id, "source", settings.Source, "key", p.Key, "value", p.Value, "reason", p.Reason)
+		for _, p := range st.SettingProblems {
+			klog.InfoS("Ignoring a malformed per-group setting", "nodeGroup", id, "source", st.SettingsSource, "key", p.Key, "value", p.Value, "reason", p.Reason)
 		}
-		if summary := settings.Summary(); summary != "" {
-			klog.InfoS("Per-group settings", "nodeGroup", id, "settings", summary)
+		if st.Settings != "" {
+			klog.InfoS("Per-group settings", "nodeGroup", id, "settings", st.Settings)
 		}
 	}
 	r.metrics.SetSettingErrors(counts)

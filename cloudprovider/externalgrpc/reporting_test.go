@@ -15,6 +15,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
@@ -145,10 +146,10 @@ func TestReportedAfterRefresh(t *testing.T) {
 			{Id: "inmemory://a-4", Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}},
 			{Id: "inmemory://a-5", Status: cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OutOfResourcesErrorClass, ErrorCode: "quota"})},
 		}
-		p.status["pool-a"] = cloudprovider.GroupStatus{Settings: cloudprovider.GroupSettings{
-			Source:   "scripted tags",
-			Problems: []cloudprovider.SettingProblem{{Key: "k8s.io/cluster-autoscaler/node-template/autoscaling-options/scaledownunneededtime", Value: "5 minutes", Reason: "not a duration"}},
-		}}
+		p.status["pool-a"] = cloudprovider.GroupStatus{
+			SettingsSource:  "scripted tags",
+			SettingProblems: []cloudprovider.SettingProblem{{Key: "k8s.io/cluster-autoscaler/node-template/autoscaling-options/scaledownunneededtime", Value: "5 minutes", Reason: "not a duration"}},
+		}
 		p.status["pool-b"] = cloudprovider.GroupStatus{QuarantinedUntil: quarantineEnd}
 	})
 	reg := prometheus.NewRegistry()
@@ -273,8 +274,8 @@ func TestReportedAfterMutation(t *testing.T) {
 func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
 	buf := captureKlog(t)
 	bad := map[string]string{
-		cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime): "5 minutes",
-		cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnreadyTime):  "1m",
+		groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime): "5 minutes",
+		groupconfig.OptionKey(groupconfig.OptionScaleDownUnreadyTime):  "1m",
 	}
 	cloud := cloudprovidertest.NewInMemoryCloud(
 		cloudprovidertest.CloudGroup{ID: "tagged", Min: 1, Max: 3, Running: 1, Tags: bad},
@@ -308,7 +309,7 @@ func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
 		t.Fatalf("the log line does not name the key:\n%s", buf.String())
 	}
 
-	cloud.SetTags("tagged", map[string]string{cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime): "5m"})
+	cloud.SetTags("tagged", map[string]string{groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime): "5m"})
 	refresh()
 	gauge(`cluster_autoscaler_provider_node_group_setting_errors{node_group="plain"} 0` + "\n" +
 		`cluster_autoscaler_provider_node_group_setting_errors{node_group="tagged"} 0` + "\n")
