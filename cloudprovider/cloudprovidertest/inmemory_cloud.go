@@ -1,0 +1,301 @@
+package cloudprovidertest
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+type cloudInstance struct {
+	id    string
+	state cloudprovider.InstanceState
+	// failed marks an instance that failed to start: it stays in the group,
+	// counted in its desired size, until it is deleted.
+	failed bool
+}
+
+type cloudGroup struct {
+	spec      CloudGroup
+	desired   int
+	instances []cloudInstance
+	// failedSlots is how many of desired the cloud failed to fill (a
+	// scale-up it accepted and could not carry out), reported as such.
+	failedSlots int
+}
+
+// live counts the instances that are not going away.
+func (g *cloudGroup) live() int {
+	n := 0
+	for _, in := range g.instances {
+		if in.state != cloudprovider.InstanceDeleting {
+			n++
+		}
+	}
+	return n
+}
+
+// cancellable reports whether a shrink may cancel the instance: one still
+// being created for a request, not one that failed.
+func (in cloudInstance) cancellable() bool {
+	return in.state == cloudprovider.InstanceCreating && !in.failed
+}
+
+// cancellable counts the instances a shrink may cancel.
+func (g *cloudGroup) cancellable() int {
+	n := 0
+	for _, in := range g.instances {
+		if in.cancellable() {
+			n++
+		}
+	}
+	return n
+}
+
+// InMemoryCloud is a tiny stateful "cloud" of groups and instances. It counts
+// requests and can fail the next n of them, like the providers' HTTP fakes.
+// Its size is absolute, as in the three clouds: a resize sets the desired
+// number.
+type InMemoryCloud struct {
+	mu       sync.Mutex
+	groups   map[string]*cloudGroup
+	order    []string
+	calls    int
+	failNext int
+	nextID   int
+	// failScaleUp names the groups whose next scale-up is accepted and then
+	// left unfilled.
+	failScaleUp map[string]bool
+	// noQuota refuses every scale-up for lack of quota.
+	noQuota bool
+	// Deleted records every instance id removed by a delete request.
+	deleted []string
+}
+
+// NewInMemoryCloud seeds a cloud with groups.
+func NewInMemoryCloud(groups ...CloudGroup) *InMemoryCloud {
+	c := &InMemoryCloud{groups: map[string]*cloudGroup{}, failScaleUp: map[string]bool{}}
+	for _, g := range groups {
+		cg := &cloudGroup{spec: g, desired: g.Running}
+		for i := 0; i < g.Running; i++ {
+			cg.instances = append(cg.instances, cloudInstance{id: c.newID(g.ID), state: cloudprovider.InstanceRunning})
+		}
+		c.groups[g.ID] = cg
+		c.order = append(c.order, g.ID)
+	}
+	return c
+}
+
+func (c *InMemoryCloud) newID(group string) string {
+	c.nextID++
+	return fmt.Sprintf("%s-%04d", group, c.nextID)
+}
+
+// Calls returns the number of requests received.
+func (c *InMemoryCloud) Calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
+}
+
+// FailNext makes the next n requests fail with ErrUnavailable.
+func (c *InMemoryCloud) FailNext(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failNext = n
+}
+
+// SetTags replaces a group's tags, as a user editing the group would.
+func (c *InMemoryCloud) SetTags(groupID string, tags map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g, ok := c.groups[groupID]; ok {
+		g.spec.Tags = maps.Clone(tags)
+	}
+}
+
+// Deleted returns the ids of instances deleted so far.
+func (c *InMemoryCloud) Deleted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.deleted...)
+}
+
+// Settle finishes pending work: creating instances run, deleting ones
+// vanish; failed instances stay until deleted.
+func (c *InMemoryCloud) Settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.groups {
+		kept := g.instances[:0]
+		for _, in := range g.instances {
+			switch {
+			case in.state == cloudprovider.InstanceDeleting:
+				continue
+			case in.state == cloudprovider.InstanceCreating && !in.failed:
+				in.state = cloudprovider.InstanceRunning
+			}
+			kept = append(kept, in)
+		}
+		g.instances = kept
+	}
+}
+
+// LaunchUnseen launches one running instance in the group, as another actor
+// or the cloud filling a request would, and returns its id: it fills an
+// unfilled slot when the desired number is above the instances, otherwise
+// the desired number rises by one.
+func (c *InMemoryCloud) LaunchUnseen(groupID string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.groups[groupID]
+	if !ok {
+		return "", fmt.Errorf("no group %s", groupID)
+	}
+	if g.desired <= g.live() {
+		g.desired++
+	}
+	if g.failedSlots > 0 {
+		g.failedSlots--
+	}
+	id := c.newID(groupID)
+	g.instances = append(g.instances, cloudInstance{id: id, state: cloudprovider.InstanceRunning})
+	return id, nil
+}
+
+// AddFailed adds one instance to the group that failed to start, counted in
+// its desired number, and returns its id.
+func (c *InMemoryCloud) AddFailed(groupID string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.groups[groupID]
+	if !ok {
+		return "", fmt.Errorf("no group %s", groupID)
+	}
+	id := c.newID(groupID)
+	g.instances = append(g.instances, cloudInstance{id: id, state: cloudprovider.InstanceCreating, failed: true})
+	g.desired++
+	return id, nil
+}
+
+// FailNextScaleUp makes the cloud accept the group's next scale-up and leave
+// the new slots unfilled, reporting them as failed.
+func (c *InMemoryCloud) FailNextScaleUp(groupID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failScaleUp[groupID] = true
+}
+
+// RefuseForQuota makes the cloud refuse every scale-up for lack of quota.
+func (c *InMemoryCloud) RefuseForQuota() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.noQuota = true
+}
+
+// request accounts for one API request and returns the injected failure, if any.
+func (c *InMemoryCloud) request() error {
+	c.calls++
+	if c.failNext > 0 {
+		c.failNext--
+		// A failed cloud call, not a refusal of ours: its outcome is unknown.
+		return fmt.Errorf("injected failure: %w", cloudprovider.ErrUnavailable)
+	}
+	return nil
+}
+
+func (g *cloudGroup) clone() cloudGroup {
+	cp := *g
+	cp.instances = append([]cloudInstance(nil), g.instances...)
+	return cp
+}
+
+func (c *InMemoryCloud) list() ([]cloudGroup, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.request(); err != nil {
+		return nil, err
+	}
+	out := make([]cloudGroup, 0, len(c.order))
+	for _, id := range c.order {
+		out = append(out, c.groups[id].clone())
+	}
+	return out, nil
+}
+
+// get reads one group.
+func (c *InMemoryCloud) get(id string) (cloudGroup, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.request(); err != nil {
+		return cloudGroup{}, err
+	}
+	g, ok := c.groups[id]
+	if !ok {
+		return cloudGroup{}, cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", id)
+	}
+	return g.clone(), nil
+}
+
+// resize sets the desired size; growing adds creating instances (or, after
+// FailNextScaleUp, leaves the new slots unfilled), shrinking gives up
+// unfilled slots and cancels creating instances only: a size below the
+// instances that run (or failed) is refused, changing nothing.
+func (c *InMemoryCloud) resize(id string, desired int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.request(); err != nil {
+		return err
+	}
+	g, ok := c.groups[id]
+	if !ok {
+		return cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", id)
+	}
+	if desired > g.desired && c.noQuota {
+		return cloudprovider.Errorf(cloudprovider.ErrQuotaExceeded, "group %s: instance quota exceeded", id)
+	}
+	live := g.live()
+	if fixed := live - g.cancellable(); desired < fixed {
+		return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition, "cannot shrink %s below its %d instances", id, fixed)
+	}
+	if desired > g.desired && c.failScaleUp[id] {
+		delete(c.failScaleUp, id)
+		g.failedSlots += desired - max(g.desired, live)
+	} else {
+		for live < desired {
+			g.instances = append(g.instances, cloudInstance{id: c.newID(id), state: cloudprovider.InstanceCreating})
+			live++
+		}
+	}
+	for i := len(g.instances) - 1; i >= 0 && live > desired; i-- {
+		if g.instances[i].cancellable() {
+			g.instances = append(g.instances[:i], g.instances[i+1:]...)
+			live--
+		}
+	}
+	g.desired = desired
+	g.failedSlots = min(g.failedSlots, max(desired-live, 0))
+	return nil
+}
+
+func (c *InMemoryCloud) deleteInstance(groupID, instanceID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.request(); err != nil {
+		return err
+	}
+	g, ok := c.groups[groupID]
+	if !ok {
+		return cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", groupID)
+	}
+	for i, in := range g.instances {
+		if in.id == instanceID && in.state != cloudprovider.InstanceDeleting {
+			g.instances[i].state = cloudprovider.InstanceDeleting
+			g.desired--
+			c.deleted = append(c.deleted, instanceID)
+			return nil
+		}
+	}
+	return cloudprovider.Errorf(cloudprovider.ErrNotFound, "instance %s in group %s", instanceID, groupID)
+}
