@@ -1,8 +1,11 @@
 package cloudprovidertest
 
 import (
+	"slices"
 	"sort"
 	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // Hook names an optional hook of Harness or Env (its field, as written in
@@ -100,11 +103,25 @@ func hookPresent(t testing.TB, h Harness, env *Env, hook Hook) (bool, string) {
 	if hookSet(h, env, hook) {
 		return true, ""
 	}
-	if why := h.NotApplicable[hook]; why != "" {
-		return false, "not applicable: " + string(hook) + " is nil: " + why
+	state := "is nil"
+	if hook == HookTemplateGroups || hook == HookOptionsGroups {
+		state = "declares no group"
 	}
-	t.Fatalf("%s is nil and Harness.NotApplicable gives no reason: set it, or state in Harness.NotApplicable[%q] why this cloud has no such thing", hook, hook)
+	if why := h.NotApplicable[hook]; why != "" {
+		return false, "not applicable: " + string(hook) + " " + state + ": " + why
+	}
+	t.Fatalf("%s %s and Harness.NotApplicable gives no reason: set it, or state in Harness.NotApplicable[%q] why this cloud has no such thing", hook, state, hook)
 	return false, ""
+}
+
+// WithOptionsGroup stores one option override on the group through
+// env.SetGroupSettings, as a user tuning the group would, and declares the
+// group in env.OptionsGroups, so the options check has a group whose
+// options it checks. It returns env.
+func WithOptionsGroup(env *Env, groupID string) *Env {
+	env.SetGroupSettings(groupID, SettingsSeed{Options: map[string]string{cloudprovider.OptionScaleDownUnneededTime: "12m"}})
+	env.OptionsGroups = append(env.OptionsGroups, groupID)
+	return env
 }
 
 // requireHooks skips the check, with every missing hook's reason, unless
@@ -174,11 +191,4 @@ func checkHooksAccounted(t *testing.T, k *kit) {
 	}
 }
 
-func knownHook(hook Hook) bool {
-	for _, h := range Hooks {
-		if h == hook {
-			return true
-		}
-	}
-	return false
-}
+func knownHook(hook Hook) bool { return slices.Contains(Hooks, hook) }
