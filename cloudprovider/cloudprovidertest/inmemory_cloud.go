@@ -42,17 +42,6 @@ func (in cloudInstance) cancellable() bool {
 	return in.state == cloudprovider.InstanceCreating && !in.failed
 }
 
-// cancellable counts the instances a shrink may cancel.
-func (g *cloudGroup) cancellable() int {
-	n := 0
-	for _, in := range g.instances {
-		if in.cancellable() {
-			n++
-		}
-	}
-	return n
-}
-
 // InMemoryCloud is a tiny stateful "cloud" of groups and instances. It counts
 // requests and can fail the next n of them, like the providers' HTTP fakes.
 // Its size is absolute, as in the three clouds: a resize sets the desired
@@ -238,10 +227,11 @@ func (c *InMemoryCloud) get(id string) (cloudGroup, error) {
 	return g.clone(), nil
 }
 
-// resize sets the desired size; growing adds creating instances (or, after
-// FailNextScaleUp, leaves the new slots unfilled), shrinking gives up
-// unfilled slots and cancels creating instances only: a size below the
-// instances that run (or failed) is refused, changing nothing.
+// resize sets the desired size, an absolute number as in the three clouds:
+// growing adds creating instances (or, after FailNextScaleUp, leaves the new
+// slots unfilled); shrinking gives up unfilled slots, then cancels creating
+// instances, then removes instances of its own choosing (the newest), as a
+// cloud does with a size below what it runs.
 func (c *InMemoryCloud) resize(id string, desired int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -255,10 +245,10 @@ func (c *InMemoryCloud) resize(id string, desired int) error {
 	if desired > g.desired && c.noQuota {
 		return cloudprovider.Errorf(cloudprovider.ErrQuotaExceeded, "group %s: instance quota exceeded", id)
 	}
-	live := g.live()
-	if fixed := live - g.cancellable(); desired < fixed {
-		return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition, "cannot shrink %s below its %d instances", id, fixed)
+	if desired < 0 {
+		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "group %s: size %d", id, desired)
 	}
+	live := g.live()
 	if desired > g.desired && c.failScaleUp[id] {
 		delete(c.failScaleUp, id)
 		g.failedSlots += desired - max(g.desired, live)
@@ -271,6 +261,12 @@ func (c *InMemoryCloud) resize(id string, desired int) error {
 	for i := len(g.instances) - 1; i >= 0 && live > desired; i-- {
 		if g.instances[i].cancellable() {
 			g.instances = append(g.instances[:i], g.instances[i+1:]...)
+			live--
+		}
+	}
+	for i := len(g.instances) - 1; i >= 0 && live > desired; i-- {
+		if g.instances[i].state != cloudprovider.InstanceDeleting {
+			g.instances[i].state = cloudprovider.InstanceDeleting
 			live--
 		}
 	}
