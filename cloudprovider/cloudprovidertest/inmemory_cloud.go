@@ -138,9 +138,9 @@ func (c *InMemoryCloud) Settle() {
 func (c *InMemoryCloud) LaunchUnseen(groupID string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.groups[groupID]
-	if !ok {
-		return "", fmt.Errorf("no group %s", groupID)
+	g, err := c.group(groupID)
+	if err != nil {
+		return "", err
 	}
 	if g.desired <= g.live() {
 		g.desired++
@@ -158,9 +158,9 @@ func (c *InMemoryCloud) LaunchUnseen(groupID string) (string, error) {
 func (c *InMemoryCloud) AddFailed(groupID string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.groups[groupID]
-	if !ok {
-		return "", fmt.Errorf("no group %s", groupID)
+	g, err := c.group(groupID)
+	if err != nil {
+		return "", err
 	}
 	id := c.newID(groupID)
 	g.instances = append(g.instances, cloudInstance{id: id, state: cloudprovider.InstanceCreating, failed: true})
@@ -194,6 +194,24 @@ func (c *InMemoryCloud) request() error {
 	return nil
 }
 
+// groupRequest accounts for one API request about group id and returns the
+// group; c.mu is held.
+func (c *InMemoryCloud) groupRequest(id string) (*cloudGroup, error) {
+	if err := c.request(); err != nil {
+		return nil, err
+	}
+	return c.group(id)
+}
+
+// group returns group id; c.mu is held.
+func (c *InMemoryCloud) group(id string) (*cloudGroup, error) {
+	g, ok := c.groups[id]
+	if !ok {
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", id)
+	}
+	return g, nil
+}
+
 func (g *cloudGroup) clone() cloudGroup {
 	cp := *g
 	cp.instances = append([]cloudInstance(nil), g.instances...)
@@ -217,12 +235,9 @@ func (c *InMemoryCloud) list() ([]cloudGroup, error) {
 func (c *InMemoryCloud) get(id string) (cloudGroup, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.request(); err != nil {
+	g, err := c.groupRequest(id)
+	if err != nil {
 		return cloudGroup{}, err
-	}
-	g, ok := c.groups[id]
-	if !ok {
-		return cloudGroup{}, cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", id)
 	}
 	return g.clone(), nil
 }
@@ -235,12 +250,9 @@ func (c *InMemoryCloud) get(id string) (cloudGroup, error) {
 func (c *InMemoryCloud) resize(id string, desired int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.request(); err != nil {
+	g, err := c.groupRequest(id)
+	if err != nil {
 		return err
-	}
-	g, ok := c.groups[id]
-	if !ok {
-		return cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", id)
 	}
 	if desired > g.desired && c.noQuota {
 		return cloudprovider.Errorf(cloudprovider.ErrQuotaExceeded, "group %s: instance quota exceeded", id)
@@ -278,12 +290,9 @@ func (c *InMemoryCloud) resize(id string, desired int) error {
 func (c *InMemoryCloud) deleteInstance(groupID, instanceID string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.request(); err != nil {
+	g, err := c.groupRequest(groupID)
+	if err != nil {
 		return err
-	}
-	g, ok := c.groups[groupID]
-	if !ok {
-		return cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", groupID)
 	}
 	for i, in := range g.instances {
 		if in.id == instanceID && in.state != cloudprovider.InstanceDeleting {
