@@ -76,7 +76,7 @@ func checkAfterScaleUpRefreshBudget(t *testing.T, k *kit) {
 // after the first Refresh once --max-staleness has passed: the snapshot is
 // never served older than the bound.
 func checkServedWithinStalenessBound(t *testing.T, h Harness) {
-	requireHooks(t, h, &Env{}, HookNewEnvWithOptions)
+	requireHooks(t, h, nil, HookNewEnvWithOptions)
 	env := h.NewEnvWithOptions(t, cloudprovider.BuildOptions{MaxStaleness: kitMaxStaleness})
 	k := &kit{t: t, h: h, env: env, mutationClock: MutationClock(t)}
 	k.require(HookClock, HookChangeUnseen)

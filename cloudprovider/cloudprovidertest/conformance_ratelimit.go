@@ -246,7 +246,7 @@ type limitedKit struct {
 
 func newLimitedKit(t *testing.T, h Harness) *limitedKit {
 	t.Helper()
-	requireHooks(t, h, &Env{}, HookNewEnvWithOptions, HookServe)
+	requireHooks(t, h, nil, HookNewEnvWithOptions, HookServe)
 	drv := newLimiterDriver()
 	env := h.NewEnvWithOptions(t, cloudprovider.BuildOptions{
 		RateLimit: kitRateLimit, RateLimitNow: drv.clock.Now, RateLimitSleep: drv.sleep, ObserveRateLimit: drv.observe,

@@ -48,7 +48,8 @@ var Hooks = []Hook{
 	HookTemplateGroups, HookOptionsGroups,
 }
 
-// hookSet reports whether hook is set in h or env.
+// hookSet reports whether hook is set in h or env (nil when only Harness
+// hooks are asked about).
 func hookSet(h Harness, env *Env, hook Hook) bool {
 	switch hook {
 	case HookNewEnvWithOptions:
