@@ -100,6 +100,12 @@ func NewInMemoryEnv(groups ...CloudGroup) *Env {
 		AddFailedInstance: launch(cloud.AddFailed),
 		FailNextScaleUp:   cloud.FailNextScaleUp,
 		RefuseForQuota:    cloud.RefuseForQuota,
+		InjectMutationFault: MutationSelectors{
+			MutationIncreaseSize:       {Operation: InMemoryOpResize},
+			MutationDecreaseTargetSize: {Operation: InMemoryOpResize},
+			MutationDeleteNodes:        {Operation: InMemoryOpDelete},
+		}.Injector(cloud.AddFault),
+		ClearFaults: cloud.ClearFaults,
 		SetGroupSettings: func(groupID string, seed SettingsSeed) {
 			cloud.SetTags(groupID, seed.AWSKeys())
 		},
@@ -123,12 +129,9 @@ func NewInMemoryEnv(groups ...CloudGroup) *Env {
 // groups adds its own reason for Env.OptionsGroups.
 func InMemoryNotApplicable() map[Hook]string {
 	return map[Hook]string{
-		HookNewEnvWithOptions: "the in-memory provider takes no BuildOptions: it sends no HTTP request for a rate limiter to pace, and every Refresh lists every group, so no read is ever older than --max-staleness",
-		HookStartWithSpecs:    "the in-memory provider serves the groups it is seeded with; it reads no --nodes specs",
-		HookSpecNames:         "the in-memory provider reads no --nodes specs",
-		HookInjectMutationFault: "not written: the in-memory cloud answers in-process, with no HTTP status, body or connection to fault, and mapping the fault set onto it is not cheap; " +
-			"the three providers' HTTP fakes run the fault checks",
-		HookClearFaults:           "it drops faults Env.InjectMutationFault queued, which the in-memory environment does not have",
+		HookNewEnvWithOptions:     "the in-memory provider takes no BuildOptions: it sends no HTTP request for a rate limiter to pace, and every Refresh lists every group, so no read is ever older than --max-staleness",
+		HookStartWithSpecs:        "the in-memory provider serves the groups it is seeded with; it reads no --nodes specs",
+		HookSpecNames:             "the in-memory provider reads no --nodes specs",
 		HookFailEnrichmentLookups: "the in-memory template is built from the seed; the provider makes no lookup that only enriches it",
 		HookReportMutationFailed:  "the in-memory cloud reports a failed change only as the call's error, never inside a success answer",
 		HookClock:                 "it drives --max-staleness, which the in-memory provider does not take (see Harness.NewEnvWithOptions)",
@@ -369,7 +372,7 @@ func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
 		if err := cloudprovider.CheckIncrease(g.id, delta, from, maxSize); err != nil {
 			return cloudprovider.Plan{}, err
 		}
-		return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.resize(from, from+delta) }}, nil
+		return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
 	}})
 }
 
@@ -383,13 +386,13 @@ func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error
 		if err := cloudprovider.CheckDecrease(g.id, delta, from, existing); err != nil {
 			return cloudprovider.Plan{}, err
 		}
-		return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(from, from+delta) }}, nil
+		return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
 	}})
 }
 
 // resize sets the cloud's desired number and, once it took it, the snapshot's.
-func (g *inMemoryGroup) resize(from, to int) error {
-	if err := g.p.cloud.resize(g.id, to); err != nil {
+func (g *inMemoryGroup) resize(ctx context.Context, from, to int) error {
+	if err := g.p.cloud.resize(ctx, g.id, to); err != nil {
 		klog.ErrorS(err, "Resize failed", "provider", InMemoryProviderName, "nodeGroup", g.id, "from", from, "to", to)
 		return fmt.Errorf("resize %s from %d to %d: %w", g.id, from, to, err)
 	}
@@ -441,7 +444,7 @@ func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) e
 		}
 		for _, id := range d.instances {
 			if err := tx.Step(func() (cloudprovider.Plan, error) {
-				return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.deleteInstance(id) }}, nil
+				return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.deleteInstance(ctx, id) }}, nil
 			}); err != nil {
 				return err
 			}
@@ -519,12 +522,12 @@ func (g *inMemoryGroup) planDropSlots(slots map[string]bool) (cloudprovider.Plan
 			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.id, len(slots)-n, len(slots))
 	}
 	from := g.target
-	return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(from, from-n) }}, nil
+	return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from-n) }}, nil
 }
 
 // deleteInstance deletes one instance and marks it deleting in the snapshot.
-func (g *inMemoryGroup) deleteInstance(id string) error {
-	if err := g.p.cloud.deleteInstance(g.id, id); err != nil {
+func (g *inMemoryGroup) deleteInstance(ctx context.Context, id string) error {
+	if err := g.p.cloud.deleteInstance(ctx, g.id, id); err != nil {
 		klog.ErrorS(err, "Deleting instance failed", "provider", InMemoryProviderName, "nodeGroup", g.id, "instance", id)
 		return fmt.Errorf("delete instance %s of %s: %w", id, g.id, err)
 	}

@@ -1,11 +1,23 @@
 package cloudprovidertest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"sync"
+	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+)
+
+// The operations of the in-memory cloud's mutating requests, as a
+// fakecloud.Fault selects them (Operation).
+const (
+	InMemoryOpResize = "resize"
+	InMemoryOpDelete = "delete"
 )
 
 type cloudInstance struct {
@@ -58,6 +70,8 @@ type InMemoryCloud struct {
 	failScaleUp map[string]bool
 	// noQuota refuses every scale-up for lack of quota.
 	noQuota bool
+	// faults answers mutating requests instead of the cloud (AddFault).
+	faults fakecloud.FaultQueue
 	// Deleted records every instance id removed by a delete request.
 	deleted []string
 }
@@ -247,10 +261,13 @@ func (c *InMemoryCloud) get(id string) (cloudGroup, error) {
 // slots unfilled); shrinking gives up unfilled slots, then cancels creating
 // instances, then removes instances of its own choosing (the newest), as a
 // cloud does with a size below what it runs.
-func (c *InMemoryCloud) resize(id string, desired int) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g, err := c.groupRequest(id)
+func (c *InMemoryCloud) resize(ctx context.Context, id string, desired int) error {
+	return c.mutate(ctx, InMemoryOpResize, func() error { return c.applyResize(id, desired) })
+}
+
+// applyResize carries a resize out; c.mu is held.
+func (c *InMemoryCloud) applyResize(id string, desired int) error {
+	g, err := c.group(id)
 	if err != nil {
 		return err
 	}
@@ -287,10 +304,13 @@ func (c *InMemoryCloud) resize(id string, desired int) error {
 	return nil
 }
 
-func (c *InMemoryCloud) deleteInstance(groupID, instanceID string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g, err := c.groupRequest(groupID)
+func (c *InMemoryCloud) deleteInstance(ctx context.Context, groupID, instanceID string) error {
+	return c.mutate(ctx, InMemoryOpDelete, func() error { return c.applyDelete(groupID, instanceID) })
+}
+
+// applyDelete carries a deletion out; c.mu is held.
+func (c *InMemoryCloud) applyDelete(groupID, instanceID string) error {
+	g, err := c.group(groupID)
 	if err != nil {
 		return err
 	}
@@ -303,4 +323,81 @@ func (c *InMemoryCloud) deleteInstance(groupID, instanceID string) error {
 		}
 	}
 	return cloudprovider.Errorf(cloudprovider.ErrNotFound, "instance %s in group %s", instanceID, groupID)
+}
+
+// AddFault queues f for the cloud's mutating requests (selected by
+// Operation: InMemoryOpResize, InMemoryOpDelete). The cloud answers it as
+// the HTTP fakes do, in-process: a status states the outcome by the shared
+// rule (cloudprovider.AnswerOutcome), a 2xx Body or Malformed is a success
+// that does not state the resulting size, Hang and Reset are no answer,
+// AfterApply carries the request out first, and Delay or Release hold it
+// (carried out after the caller gave up only with AfterApply).
+func (c *InMemoryCloud) AddFault(f fakecloud.Fault) { c.faults.Add(f) }
+
+// ClearFaults drops every fault still queued.
+func (c *InMemoryCloud) ClearFaults() { c.faults.Clear() }
+
+// mutate runs one mutating request: apply carries it out under c.mu and
+// returns the cloud's own refusal, if any; a queued fault answers instead.
+func (c *InMemoryCloud) mutate(ctx context.Context, op string, apply func() error) error {
+	c.mu.Lock()
+	if err := c.request(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	f, hit := c.faults.Take(fakecloud.FaultRequest{Operation: op, Mutating: true})
+	if !hit {
+		defer c.mu.Unlock()
+		return apply()
+	}
+	c.mu.Unlock()
+	locked := func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return apply()
+	}
+	if f.Delay > 0 || f.Release != nil {
+		held := make(chan error, 1)
+		go func() {
+			time.Sleep(f.Delay)
+			if f.Release != nil {
+				<-f.Release
+			}
+			var err error
+			if f.AfterApply || ctx.Err() == nil {
+				err = locked()
+			}
+			if f.Landed != nil {
+				close(f.Landed)
+			}
+			held <- err
+		}()
+		select {
+		case err := <-held:
+			if f.PassThrough {
+				return err
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("%s: no answer before the caller gave up: %w", op, ctx.Err())
+		}
+	} else if f.AfterApply {
+		_ = locked()
+	}
+	switch {
+	case f.Reset:
+		return fmt.Errorf("%s: connection reset", op)
+	case f.Hang:
+		<-ctx.Done()
+		return fmt.Errorf("%s: no answer: %w", op, ctx.Err())
+	}
+	status := f.AnswerStatus()
+	if status >= 200 && status < 300 {
+		return cloudprovider.MalformedAnswer(InMemoryProviderName, op, status, "the answer does not state the resulting size")
+	}
+	msg := f.Message
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return &cloudprovider.APIError{Cloud: InMemoryProviderName, Operation: op, Status: status, Message: msg,
+		Class: cloudprovider.StatusClass(status), Cause: errors.New(msg), Outcome: cloudprovider.AnswerOutcome(status, false)}
 }
