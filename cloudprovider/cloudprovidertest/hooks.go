@@ -3,6 +3,7 @@ package cloudprovidertest
 import (
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -135,14 +136,9 @@ func requireHooks(t testing.TB, h Harness, env *Env, hooks ...Hook) {
 			reasons = append(reasons, why)
 		}
 	}
-	if len(reasons) == 0 {
-		return
+	if len(reasons) > 0 {
+		t.Skip(strings.Join(reasons, "; "))
 	}
-	msg := reasons[0]
-	for _, r := range reasons[1:] {
-		msg += "; " + r
-	}
-	t.Skip(msg)
 }
 
 // require is requireHooks for the kit's harness and environment.
