@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // The budget of cloud calls per CA loop, with each provider's numbers
@@ -77,7 +77,7 @@ func checkAfterScaleUpRefreshBudget(t *testing.T, k *kit) {
 // never served older than the bound.
 func checkServedWithinStalenessBound(t *testing.T, h Harness) {
 	requireHooks(t, h, nil, HookNewEnvWithOptions)
-	env := h.NewEnvWithOptions(t, cloudprovider.BuildOptions{MaxStaleness: kitMaxStaleness})
+	env := h.NewEnvWithOptions(t, registry.BuildOptions{MaxStaleness: kitMaxStaleness})
 	k := &kit{t: t, h: h, env: env, mutationClock: MutationClock(t)}
 	k.require(HookClock, HookChangeUnseen)
 	k.refresh()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // Hook names an optional hook of Harness or Env (its field, as written in
@@ -121,7 +121,7 @@ func hookPresent(t testing.TB, h Harness, env *Env, hook Hook) (bool, string) {
 // group in env.OptionsGroups, so the options check has a group whose
 // options it checks. It returns env.
 func WithOptionsGroup(env *Env, groupID string) *Env {
-	env.SetGroupSettings(groupID, SettingsSeed{Options: map[string]string{cloudprovider.OptionScaleDownUnneededTime: "12m"}})
+	env.SetGroupSettings(groupID, SettingsSeed{Options: map[string]string{groupconfig.OptionScaleDownUnneededTime: "12m"}})
 	env.OptionsGroups = append(env.OptionsGroups, groupID)
 	return env
 }

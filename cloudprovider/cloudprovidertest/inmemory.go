@@ -13,6 +13,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // In-memory provider constants.
@@ -38,19 +40,19 @@ type CloudGroup struct {
 	// Options, when set, are returned by GetOptions (with ScaleDownUnneededTime overridden).
 	Options bool
 	// Tags are the group's metadata, read for per-group settings
-	// (cloudprovider.ParseGroupSettings, AWS spelling).
+	// (groupconfig.ParseGroupSettings, AWS spelling).
 	Tags map[string]string
 }
 
 // InMemoryProvider implements cloudprovider.CloudProvider over an InMemoryCloud
 // the way a real provider should: reads from a snapshot taken at Refresh,
-// every mutation through the shared cloudprovider.MutationGuard (checked
+// every mutation through the shared groupstate.MutationGuard (checked
 // against the snapshot before any cloud call, the group re-read before an
 // absolute shrink or after an unknown outcome), nodes the snapshot lacks
-// looked up by the shared cloudprovider.UnknownNodeLookup.
+// looked up by the shared groupstate.UnknownNodeLookup.
 type InMemoryProvider struct {
 	cloud        *InMemoryCloud
-	unknownNodes cloudprovider.UnknownNodeLookup
+	unknownNodes groupstate.UnknownNodeLookup
 
 	mu      sync.RWMutex
 	groups  map[string]*inMemoryGroup
@@ -177,7 +179,7 @@ func (p *InMemoryProvider) NodeGroups(ctx context.Context) ([]cloudprovider.Node
 
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; an
 // in-memory node the snapshot lacks is looked up by the shared rule
-// (cloudprovider.UnknownNodeLookup).
+// (groupstate.UnknownNodeLookup).
 func (p *InMemoryProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil
@@ -185,7 +187,7 @@ func (p *InMemoryProvider) NodeGroupForNode(ctx context.Context, node *corev1.No
 	if _, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, node.Spec.ProviderID); err != nil {
 		return nil, nil
 	}
-	g := cloudprovider.ResolveUnknownNode(ctx, &p.unknownNodes, node.Spec.ProviderID, func(id string) (*inMemoryGroup, bool) {
+	g := groupstate.ResolveUnknownNode(ctx, &p.unknownNodes, node.Spec.ProviderID, func(id string) (*inMemoryGroup, bool) {
 		p.mu.RLock()
 		defer p.mu.RUnlock()
 		g, ok := p.byID[id]
@@ -257,7 +259,7 @@ func (p *InMemoryProvider) apply(groups []cloudGroup, attempts map[string]uint64
 	for _, cg := range groups {
 		g := p.groups[cg.spec.ID]
 		if g == nil {
-			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: cloudprovider.NewMutationGuard(cg.spec.ID)}
+			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: groupstate.NewMutationGuard(cg.spec.ID)}
 		}
 		if n, sampled := attempts[g.id]; attempts == nil || !sampled || n == g.guard.Attempts() {
 			g.set(cg)
@@ -291,11 +293,11 @@ func (p *InMemoryProvider) reindex(g *inMemoryGroup) {
 type inMemoryGroup struct {
 	p     *InMemoryProvider
 	id    string
-	guard *cloudprovider.MutationGuard
+	guard *groupstate.MutationGuard
 
 	mu          sync.Mutex
 	spec        CloudGroup
-	settings    cloudprovider.GroupSettings
+	settings    groupconfig.GroupSettings
 	target      int
 	instances   []cloudInstance
 	failedSlots int
@@ -306,7 +308,7 @@ func (g *inMemoryGroup) set(cg cloudGroup) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.spec = cg.spec
-	g.settings = cloudprovider.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
+	g.settings = groupconfig.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
 	g.target = cg.desired
 	g.instances = cg.instances
 	g.failedSlots = cg.failedSlots
@@ -323,11 +325,11 @@ func (g *inMemoryGroup) read(ctx context.Context) error {
 	return nil
 }
 
-// QuarantinedUntil implements cloudprovider.QuarantineReporter.
+// QuarantinedUntil implements groupstate.QuarantineReporter.
 func (g *inMemoryGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (g *inMemoryGroup) Settings() cloudprovider.GroupSettings {
+// Settings implements groupconfig.SettingsReporter.
+func (g *inMemoryGroup) Settings() groupconfig.GroupSettings {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.settings
@@ -365,28 +367,28 @@ func (g *inMemoryGroup) TargetSize(ctx context.Context) (int, error) {
 
 // IncreaseSize raises the desired number by delta through the guard.
 func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, cloudprovider.Mutation{Read: g.read, Plan: func() (cloudprovider.Plan, error) {
+	return g.guard.Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
 		g.mu.Lock()
 		from, maxSize := g.target, g.spec.Max
 		g.mu.Unlock()
-		if err := cloudprovider.CheckIncrease(g.id, delta, from, maxSize); err != nil {
-			return cloudprovider.Plan{}, err
+		if err := groupstate.CheckIncrease(g.id, delta, from, maxSize); err != nil {
+			return groupstate.Plan{}, err
 		}
-		return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
+		return groupstate.Plan{Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
 	}})
 }
 
 // DecreaseTargetSize lowers the desired number by -delta through the guard;
 // the size is absolute, so the guard plans it from a fresh read.
 func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, cloudprovider.Mutation{Read: g.read, Plan: func() (cloudprovider.Plan, error) {
+	return g.guard.Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
 		g.mu.Lock()
 		from, existing := g.target, g.existing()
 		g.mu.Unlock()
-		if err := cloudprovider.CheckDecrease(g.id, delta, from, existing); err != nil {
-			return cloudprovider.Plan{}, err
+		if err := groupstate.CheckDecrease(g.id, delta, from, existing); err != nil {
+			return groupstate.Plan{}, err
 		}
-		return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
+		return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
 	}})
 }
 
@@ -434,17 +436,17 @@ type deletion struct {
 
 // DeleteNodes removes exactly these nodes through one guard transaction:
 // each instance with its own call, failed slots by lowering the desired
-// number, planned from a fresh read (cloudprovider.Txn.Shrink) so an
+// number, planned from a fresh read (groupstate.Txn.Shrink) so an
 // instance launched since the snapshot is not removed in their place.
 func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	return g.guard.Transact(ctx, g.read, func(tx *cloudprovider.Txn) error {
-		d, err := cloudprovider.Prepare(tx, func() (deletion, error) { return g.planDeletion(nodes) })
+	return g.guard.Transact(ctx, g.read, func(tx *groupstate.Txn) error {
+		d, err := groupstate.Prepare(tx, func() (deletion, error) { return g.planDeletion(nodes) })
 		if err != nil {
 			return err
 		}
 		for _, id := range d.instances {
-			if err := tx.Step(func() (cloudprovider.Plan, error) {
-				return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.deleteInstance(ctx, id) }}, nil
+			if err := tx.Step(func() (groupstate.Plan, error) {
+				return groupstate.Plan{Call: func(ctx context.Context) error { return g.deleteInstance(ctx, id) }}, nil
 			}); err != nil {
 				return err
 			}
@@ -452,7 +454,7 @@ func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) e
 		if len(d.slots) == 0 {
 			return nil
 		}
-		return tx.Shrink(func() (cloudprovider.Plan, error) { return g.planDropSlots(d.slots) })
+		return tx.Shrink(func() (groupstate.Plan, error) { return g.planDropSlots(d.slots) })
 	})
 }
 
@@ -492,7 +494,7 @@ func (g *inMemoryGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to node group %s", name, g.id)
 		}
 	}
-	return d, cloudprovider.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes)
+	return d, groupstate.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes)
 }
 
 // isSlot reports whether providerID is one of the group's failed slots; g.mu is held.
@@ -508,7 +510,7 @@ func (g *inMemoryGroup) isSlot(providerID string) bool {
 // planDropSlots lowers the desired number by the failed slots asked for
 // that the fresh snapshot still has; a slot the cloud filled meanwhile is
 // an instance now, which CA sees at the next Refresh.
-func (g *inMemoryGroup) planDropSlots(slots map[string]bool) (cloudprovider.Plan, error) {
+func (g *inMemoryGroup) planDropSlots(slots map[string]bool) (groupstate.Plan, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n := 0
@@ -518,11 +520,11 @@ func (g *inMemoryGroup) planDropSlots(slots map[string]bool) (cloudprovider.Plan
 		}
 	}
 	if n < len(slots) {
-		return cloudprovider.Plan{}, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+		return groupstate.Plan{}, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
 			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.id, len(slots)-n, len(slots))
 	}
 	from := g.target
-	return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from-n) }}, nil
+	return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from-n) }}, nil
 }
 
 // deleteInstance deletes one instance and marks it deleting in the snapshot.
@@ -573,7 +575,7 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 	if g.spec.NoTemplate {
 		return nil, cloudprovider.ErrNotImplemented
 	}
-	return cloudprovider.BuildTemplateNode(cloudprovider.TemplateSpec{
+	return groupconfig.BuildTemplateNode(groupconfig.TemplateSpec{
 		GroupID: g.id, CPUs: 2, MemoryBytes: 4 << 30,
 		ProviderLabels: map[string]string{InMemoryGroupLabel: g.id},
 		Hints:          g.settings.Hints, HintsSource: g.settings.Source,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
@@ -392,12 +393,12 @@ func (c *InMemoryCloud) mutate(ctx context.Context, op string, apply func() erro
 	}
 	status := f.AnswerStatus()
 	if status >= 200 && status < 300 {
-		return cloudprovider.MalformedAnswer(InMemoryProviderName, op, status, "the answer does not state the resulting size")
+		return cloudhttp.MalformedAnswer(InMemoryProviderName, op, status, "the answer does not state the resulting size")
 	}
 	msg := f.Message
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	return &cloudprovider.APIError{Cloud: InMemoryProviderName, Operation: op, Status: status, Message: msg,
-		Class: cloudprovider.StatusClass(status), Cause: errors.New(msg), Outcome: cloudprovider.AnswerOutcome(status, false)}
+	return &cloudhttp.APIError{Cloud: InMemoryProviderName, Operation: op, Status: status, Message: msg,
+		Class: cloudhttp.StatusClass(status), Cause: errors.New(msg), Outcome: cloudprovider.AnswerOutcome(status, false)}
 }
