@@ -325,14 +325,13 @@ func (g *inMemoryGroup) read(ctx context.Context) error {
 	return nil
 }
 
-// QuarantinedUntil implements groupstate.QuarantineReporter.
-func (g *inMemoryGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }
-
-// Settings implements groupconfig.SettingsReporter.
-func (g *inMemoryGroup) Settings() groupconfig.GroupSettings {
+// Status implements cloudprovider.NodeGroup: the guard reports the
+// quarantine it enforces, beside the group's settings.
+func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.settings
+	settings := g.settings
+	g.mu.Unlock()
+	return g.guard.Status(settings)
 }
 
 func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }
