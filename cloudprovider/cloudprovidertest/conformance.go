@@ -27,6 +27,7 @@ func Run(t *testing.T, h Harness) {
 		name string
 		fn   func(t *testing.T, k *kit)
 	}{
+		{"HooksSetOrNotApplicable", checkHooksAccounted},
 		{"NodeGroupsWellFormed", checkNodeGroupsWellFormed},
 		{"NodeGroupForNodeByProviderID", checkNodeGroupForNode},
 		{"NodeGroupForNodeUnknownIsNil", checkUnknownNode},
@@ -83,6 +84,7 @@ func Run(t *testing.T, h Harness) {
 
 type kit struct {
 	t   *testing.T
+	h   Harness
 	env *Env
 	// mutationClock measures the guards' outcome-unknown quarantine.
 	mutationClock *fakecloud.ManualClock
@@ -549,27 +551,35 @@ func checkConcurrentIncrease(t *testing.T, k *kit) {
 	}
 }
 
+// checkTemplate: every group the harness declares in Env.TemplateGroups
+// builds a usable template, and every other group answers ErrNotImplemented,
+// so the check cannot pass by finding no template to look at.
 func checkTemplate(t *testing.T, k *kit) {
+	k.require(HookTemplateGroups)
+	declared := k.declared(k.env.TemplateGroups, HookTemplateGroups)
 	for _, g := range k.groups() {
+		id := g.Id(k.ctx())
 		node, err := g.TemplateNodeInfo(k.ctx())
-		if errors.Is(err, cloudprovider.ErrNotImplemented) {
+		if !declared[id] {
+			if !errors.Is(err, cloudprovider.ErrNotImplemented) {
+				t.Fatalf("TemplateNodeInfo of %s, not in Env.TemplateGroups, = %v, %v; want ErrNotImplemented (or declare the group)", id, node != nil, err)
+			}
 			continue
 		}
-		k.must(err, "TemplateNodeInfo of "+g.Id(k.ctx()))
-		if node == nil {
-			t.Fatalf("TemplateNodeInfo of %s: nil node without ErrNotImplemented", g.Id(k.ctx()))
+		if err != nil || node == nil {
+			t.Fatalf("TemplateNodeInfo of %s, declared in Env.TemplateGroups, answered no template: %v", id, err)
 		}
 		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
 			if q, ok := node.Status.Capacity[r]; !ok || q.IsZero() {
-				t.Fatalf("template of %s: capacity %s missing", g.Id(k.ctx()), r)
+				t.Fatalf("template of %s: capacity %s missing", id, r)
 			}
 			if q, ok := node.Status.Allocatable[r]; !ok || q.IsZero() {
-				t.Fatalf("template of %s: allocatable %s missing", g.Id(k.ctx()), r)
+				t.Fatalf("template of %s: allocatable %s missing", id, r)
 			}
 		}
 		for _, l := range []string{"kubernetes.io/os", "kubernetes.io/arch"} {
 			if node.Labels[l] == "" {
-				t.Fatalf("template of %s: label %s missing", g.Id(k.ctx()), l)
+				t.Fatalf("template of %s: label %s missing", id, l)
 			}
 		}
 		ready := false
@@ -577,36 +587,63 @@ func checkTemplate(t *testing.T, k *kit) {
 			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
 		}
 		if !ready {
-			t.Fatalf("template of %s: no Ready condition", g.Id(k.ctx()))
+			t.Fatalf("template of %s: no Ready condition", id)
 		}
 		if _, err := node.Marshal(); err != nil {
-			t.Fatalf("template of %s does not marshal: %v", g.Id(k.ctx()), err)
+			t.Fatalf("template of %s does not marshal: %v", id, err)
 		}
 	}
 }
 
+// checkOptions: every group the harness declares in Env.OptionsGroups
+// answers options that start from the defaults, and every other group
+// answers ErrNotImplemented (CA then uses its own defaults).
 func checkOptions(t *testing.T, k *kit) {
+	k.require(HookOptionsGroups)
+	declared := k.declared(k.env.OptionsGroups, HookOptionsGroups)
 	defaults := cloudprovider.NodeGroupAutoscalingOptions{
 		ScaleDownUtilizationThreshold: 0.5, ScaleDownGpuUtilizationThreshold: 0.6,
 		ScaleDownUnneededTime: 10 * time.Minute, ScaleDownUnreadyTime: 20 * time.Minute,
 		MaxNodeProvisionTime: 15 * time.Minute, IgnoreDaemonSetsUtilization: true,
 	}
 	for _, g := range k.groups() {
+		id := g.Id(k.ctx())
 		o, err := g.GetOptions(k.ctx(), defaults)
-		if errors.Is(err, cloudprovider.ErrNotImplemented) || (err == nil && o == nil) {
+		if !declared[id] {
+			if !errors.Is(err, cloudprovider.ErrNotImplemented) {
+				t.Fatalf("GetOptions of %s, not in Env.OptionsGroups, = %+v, %v; want ErrNotImplemented (or declare the group)", id, o, err)
+			}
 			continue
 		}
-		k.must(err, "GetOptions of "+g.Id(k.ctx()))
+		if err != nil || o == nil {
+			t.Fatalf("GetOptions of %s, declared in Env.OptionsGroups, answered no options: %v", id, err)
+		}
 		if o.MaxNodeProvisionTime == 0 || o.ScaleDownUnreadyTime == 0 || o.ScaleDownUnneededTime == 0 {
-			t.Fatalf("GetOptions of %s returned zero durations %+v; options must start from the defaults", g.Id(k.ctx()), *o)
+			t.Fatalf("GetOptions of %s returned zero durations %+v; options must start from the defaults", id, *o)
 		}
 	}
 }
 
-func checkFailedRefresh(t *testing.T, k *kit) {
-	if k.env.FailNextCalls == nil {
-		t.Skip("Env.FailNextCalls not provided")
+// declared returns the ids a harness declares in the list hook names, and
+// fails for an id NodeGroups does not serve.
+func (k *kit) declared(ids []string, hook Hook) map[string]bool {
+	k.t.Helper()
+	served := map[string]bool{}
+	for _, g := range k.groups() {
+		served[g.Id(k.ctx())] = true
 	}
+	out := map[string]bool{}
+	for _, id := range ids {
+		if !served[id] {
+			k.t.Fatalf("%s declares group %q, which NodeGroups does not serve", hook, id)
+		}
+		out[id] = true
+	}
+	return out
+}
+
+func checkFailedRefresh(t *testing.T, k *kit) {
+	k.require(HookFailNextCalls)
 	g := k.mainGroup()
 	id, target := g.Id(k.ctx()), k.target(g)
 	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1)")

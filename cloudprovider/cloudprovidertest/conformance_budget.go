@@ -27,10 +27,8 @@ func (k *kit) refreshCost() int {
 // that finds nothing changed costs at most Budget.Unchanged calls, however
 // many groups and instances there are.
 func checkUnchangedRefreshBudget(t *testing.T, k *kit) {
+	k.require(HookBudget)
 	b := k.env.Budget
-	if b == nil {
-		t.Skip("Env.Budget not provided")
-	}
 	costs := make([]int, 3)
 	for i := range costs {
 		costs[i] = k.refreshCost()
@@ -45,10 +43,8 @@ func checkUnchangedRefreshBudget(t *testing.T, k *kit) {
 // of one group costs at most the unchanged budget + 1 + that group's pages:
 // the change re-reads that group only.
 func checkAfterScaleUpRefreshBudget(t *testing.T, k *kit) {
+	k.require(HookBudget)
 	b := k.env.Budget
-	if b == nil {
-		t.Skip("Env.Budget not provided")
-	}
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
 	k.refresh()
@@ -80,14 +76,10 @@ func checkAfterScaleUpRefreshBudget(t *testing.T, k *kit) {
 // after the first Refresh once --max-staleness has passed: the snapshot is
 // never served older than the bound.
 func checkServedWithinStalenessBound(t *testing.T, h Harness) {
-	if h.NewEnvWithOptions == nil {
-		t.Skip("Harness.NewEnvWithOptions not provided")
-	}
+	requireHooks(t, h, nil, HookNewEnvWithOptions)
 	env := h.NewEnvWithOptions(t, registry.BuildOptions{MaxStaleness: kitMaxStaleness})
-	if env.Clock == nil || env.ChangeUnseen == nil {
-		t.Skip("Env.Clock or Env.ChangeUnseen not provided")
-	}
-	k := &kit{t: t, env: env, mutationClock: MutationClock(t)}
+	k := &kit{t: t, h: h, env: env, mutationClock: MutationClock(t)}
+	k.require(HookClock, HookChangeUnseen)
 	k.refresh()
 	id := k.mainGroup().Id(k.ctx())
 	k.refresh()

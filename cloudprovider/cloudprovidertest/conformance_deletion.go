@@ -13,16 +13,16 @@ import (
 // of instance it gets, and how the check makes the cloud hold one.
 type deletionPath struct {
 	name string
-	// hooks are the Env fields the path needs, by name.
-	hooks []string
+	// hooks are the Env hooks the path needs.
+	hooks []Hook
 	// victim prepares the cloud and returns the node CA asks to delete.
 	victim func(k *kit, g cloudprovider.NodeGroup) *corev1.Node
 }
 
 var deletionPaths = []deletionPath{
-	{name: "RunningNode", hooks: []string{"AddUnseenInstance"}, victim: runningVictim},
-	{name: "FailedInstance", hooks: []string{"AddUnseenInstance", "AddFailedInstance"}, victim: failedInstanceVictim},
-	{name: "FailedSlot", hooks: []string{"AddUnseenInstance", "FailNextScaleUp"}, victim: failedSlotVictim},
+	{name: "RunningNode", hooks: []Hook{HookAddUnseenInstance}, victim: runningVictim},
+	{name: "FailedInstance", hooks: []Hook{HookAddUnseenInstance, HookAddFailedInstance}, victim: failedInstanceVictim},
+	{name: "FailedSlot", hooks: []Hook{HookAddUnseenInstance, HookFailNextScaleUp}, victim: failedSlotVictim},
 }
 
 // checkDeletionRereadsBeforeShrink: for every way DeleteNodes removes an
@@ -39,7 +39,7 @@ func checkDeletionRereadsBeforeShrink(t *testing.T, h Harness) {
 	for _, path := range deletionPaths {
 		t.Run(path.name, func(t *testing.T) {
 			k := newKit(t, h)
-			k.requireHooks(path.hooks...)
+			k.require(path.hooks...)
 			g := k.mainGroup()
 			id, minSize := g.Id(k.ctx()), g.MinSize(k.ctx())
 			victim := path.victim(k, g)
@@ -68,39 +68,6 @@ func checkDeletionRereadsBeforeShrink(t *testing.T, h Harness) {
 			}
 		})
 	}
-}
-
-// requireHooks skips the check with "not applicable:" and the harness's
-// reason when one of the optional hooks (Env field names) is nil, and fails
-// it when the harness gives no reason.
-func (k *kit) requireHooks(hooks ...string) {
-	k.t.Helper()
-	for _, hook := range hooks {
-		if k.env.hookSet(hook) {
-			continue
-		}
-		if why := k.env.NotApplicable[hook]; why != "" {
-			k.t.Skipf("not applicable: %s", why)
-		}
-		k.t.Fatalf("Env.%s is nil and Env.NotApplicable gives no reason for it", hook)
-	}
-}
-
-// hookSet reports whether the optional hook named by its field is set.
-func (e *Env) hookSet(name string) bool {
-	switch name {
-	case "AddUnseenInstance":
-		return e.AddUnseenInstance != nil
-	case "AddFailedInstance":
-		return e.AddFailedInstance != nil
-	case "FailNextScaleUp":
-		return e.FailNextScaleUp != nil
-	case "HoldRemoval":
-		return e.HoldRemoval != nil
-	case "InjectListingFault":
-		return e.InjectListingFault != nil
-	}
-	panic("cloudprovidertest: unknown hook " + name)
 }
 
 // runningVictim is a registered, running instance of the group.

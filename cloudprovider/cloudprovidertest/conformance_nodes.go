@@ -142,11 +142,9 @@ func (k *kit) registeredNodes() ([]*corev1.Node, map[string]string) {
 // places the new node.
 func checkFailingLookupAnswersNoGroup(t *testing.T, h Harness) {
 	var failures atomic.Int32
-	k := &kit{t: t, env: h.newEnv(t, registry.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }}), mutationClock: MutationClock(t)}
+	k := &kit{t: t, h: h, env: h.newEnv(t, registry.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }}), mutationClock: MutationClock(t)}
 	k.refresh()
-	if k.env.FailNextCalls == nil || k.env.AddUnseenInstance == nil {
-		t.Skip("Env.FailNextCalls or Env.AddUnseenInstance not provided")
-	}
+	k.require(HookFailNextCalls, HookAddUnseenInstance)
 	id := k.mainGroup().Id(k.ctx())
 	unseen := k.env.AddUnseenInstance(id)
 	ghost := ghostIDs(unseen, 1, map[string]bool{unseen: true})[0]
@@ -205,14 +203,12 @@ func checkProviderIDOverLabels(t *testing.T, k *kit) {
 // with an error wrapping ErrConfig (main exits 2) that names both specs,
 // never a silent "last one wins".
 func checkTwoSpecsForOneGroup(t *testing.T, h Harness) {
-	if h.StartWithSpecs == nil {
-		t.Skip("Harness.StartWithSpecs not provided")
-	}
 	k := newKit(t, h)
+	k.require(HookStartWithSpecs)
 	g := k.mainGroup()
 	id, maxSize := g.Id(k.ctx()), g.MaxSize(k.ctx())
 	pairs := [][2]string{{fmt.Sprintf("1:%d:%s", maxSize, id), fmt.Sprintf("1:%d:%s", maxSize-1, id)}}
-	if k.env.SpecNames != nil {
+	if k.optional(HookSpecNames) {
 		for _, name := range k.env.SpecNames(id) {
 			if name != id {
 				pairs = append(pairs, [2]string{fmt.Sprintf("1:%d:%s", maxSize, id), fmt.Sprintf("1:%d:%s", maxSize-1, name)})

@@ -32,9 +32,7 @@ func (k *kit) notQuarantined(g cloudprovider.NodeGroup, after string) {
 // next change is not quarantined. A provider that reads "no usable body" as
 // "outcome unknown" freezes the group for the quarantine window.
 func checkAppliedEmptyAnswer(t *testing.T, k *kit) {
-	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
-		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
-	}
+	k.require(HookInjectMutationFault, HookClearFaults)
 	g := k.mainGroup()
 	id, before := g.Id(k.ctx()), k.target(g)
 	victim := k.nodes(g)[0]
@@ -78,9 +76,7 @@ func checkRefusalNotQuarantined(t *testing.T, h Harness) {
 	for _, kind := range []Mutation{MutationIncreaseSize, MutationDeleteNodes} {
 		t.Run(string(kind), func(t *testing.T) {
 			k := newKit(t, h)
-			if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
-				t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
-			}
+			k.require(HookInjectMutationFault, HookClearFaults)
 			k.refusedOnce(kind, func() { k.env.InjectMutationFault(kind, FaultRefused) }, "a 400")
 		})
 	}
@@ -94,9 +90,7 @@ func checkCloudReportedFailureNotQuarantined(t *testing.T, h Harness) {
 	for _, kind := range []Mutation{MutationIncreaseSize, MutationDeleteNodes} {
 		t.Run(string(kind), func(t *testing.T) {
 			k := newKit(t, h)
-			if k.env.ReportMutationFailed == nil {
-				t.Skip("not applicable: this cloud reports a failed change only as an HTTP error status, which DefiniteRefusalNotQuarantined checks")
-			}
+			k.require(HookReportMutationFailed)
 			k.refusedOnce(kind, func() { k.env.ReportMutationFailed(kind) }, "the cloud's report that it failed")
 		})
 	}

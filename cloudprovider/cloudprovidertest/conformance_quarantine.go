@@ -10,9 +10,7 @@ import (
 // quarantined_node_groups metric counts; once the window has passed it
 // reports none.
 func checkQuarantineReported(t *testing.T, k *kit) {
-	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
-		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
-	}
+	k.require(HookInjectMutationFault, HookClearFaults)
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
 	quarantinedUntil := func() time.Time { return k.group(id).Status(k.ctx()).QuarantinedUntil }

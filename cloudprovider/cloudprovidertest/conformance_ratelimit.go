@@ -248,14 +248,12 @@ type limitedKit struct {
 
 func newLimitedKit(t *testing.T, h Harness) *limitedKit {
 	t.Helper()
-	if h.NewEnvWithOptions == nil || h.Serve == nil {
-		t.Skip("Harness.NewEnvWithOptions or Harness.Serve not provided")
-	}
+	requireHooks(t, h, nil, HookNewEnvWithOptions, HookServe)
 	drv := newLimiterDriver()
 	env := h.NewEnvWithOptions(t, registry.BuildOptions{
 		RateLimit: kitRateLimit, RateLimitNow: drv.clock.Now, RateLimitSleep: drv.sleep, ObserveRateLimit: drv.observe,
 	})
-	k := &kit{t: t, env: env, mutationClock: MutationClock(t)}
+	k := &kit{t: t, h: h, env: env, mutationClock: MutationClock(t)}
 	if err := env.Provider.Refresh(k.ctx()); err != nil {
 		t.Fatalf("initial Refresh under a budget of %s: %v (the setup needs more than the burst?)", kitRateLimit, err)
 	}
@@ -432,9 +430,7 @@ func checkRateLimitMutationsFirst(t *testing.T, h Harness) {
 // 429.
 func checkRateLimitCountsRetries(t *testing.T, h Harness) {
 	lk := newLimitedKit(t, h)
-	if lk.env.InjectMutationFault == nil || lk.env.ClearFaults == nil {
-		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
-	}
+	lk.require(HookInjectMutationFault, HookClearFaults)
 	lk.emptyBucket()
 	drv := lk.drv
 	throttled := FaultRateLimited

@@ -56,9 +56,7 @@ func (k *kit) clearFaults() {
 // held call is released only after the reads answered or the deadline of
 // one CA call passed, so a read that waits fails the check.
 func checkReadsNeverWaitBehindMutation(t *testing.T, k *kit) {
-	if k.env.InjectMutationFault == nil {
-		t.Skip("Env.InjectMutationFault not provided")
-	}
+	k.require(HookInjectMutationFault)
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
 	node := k.env.Node(k.nodes(g)[0])
@@ -187,9 +185,7 @@ func checkMutationFaultMatrix(t *testing.T, h Harness) {
 // runMutationFault is one cell of checkMutationFaultMatrix.
 func runMutationFault(t *testing.T, h Harness, kind Mutation, name string, times int) {
 	k := newKit(t, h)
-	if k.env.InjectMutationFault == nil {
-		t.Skip("Env.InjectMutationFault not provided")
-	}
+	k.require(HookInjectMutationFault)
 	c := mutationCases[kind]
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
@@ -241,9 +237,7 @@ func runMutationFault(t *testing.T, h Harness, kind Mutation, name string, times
 // target would send the size the cloud already has, losing the second
 // increase; the rule (cloudprovider.OutcomeUnknown) re-reads the group first.
 func checkLostAnswerNotUndone(t *testing.T, k *kit) {
-	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
-		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
-	}
+	k.require(HookInjectMutationFault, HookClearFaults)
 	g := k.mainGroup()
 	id, before := g.Id(k.ctx()), k.target(g)
 	lost := FaultAnswerLost
@@ -275,9 +269,7 @@ func checkLostAnswerNotUndone(t *testing.T, k *kit) {
 // change of the group until the unknown request can no longer land, then
 // re-reads the group before the next one.
 func checkLateResizeRemovesNone(t *testing.T, k *kit) {
-	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
-		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
-	}
+	k.require(HookInjectMutationFault, HookClearFaults)
 	g := k.mainGroup()
 	id, before := g.Id(k.ctx()), k.target(g)
 	release, landed := make(chan struct{}), make(chan struct{})
@@ -329,9 +321,7 @@ func checkLateResizeRemovesNone(t *testing.T, k *kit) {
 // the group fresh before a shrink and refuses, or cancels only what is
 // really unfulfilled.
 func checkDecreaseAfterUnseenInstance(t *testing.T, k *kit) {
-	if k.env.AddUnseenInstance == nil {
-		t.Skip("Env.AddUnseenInstance not provided")
-	}
+	k.require(HookAddUnseenInstance)
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
 	k.must(g.IncreaseSize(k.ctx(), 1), "IncreaseSize(1)")
@@ -359,9 +349,7 @@ func checkDecreaseAfterUnseenInstance(t *testing.T, k *kit) {
 // receive ResourceExhausted (it backs the group off), not Internal or
 // FailedPrecondition.
 func checkQuotaIsResourceExhausted(t *testing.T, k *kit, h Harness) {
-	if k.env.RefuseForQuota == nil || h.Serve == nil {
-		t.Skip("Env.RefuseForQuota or Harness.Serve not provided")
-	}
+	k.require(HookRefuseForQuota, HookServe)
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
 	k.env.RefuseForQuota()
@@ -378,9 +366,7 @@ func checkQuotaIsResourceExhausted(t *testing.T, k *kit, h Harness) {
 // still get one, only less precise.
 func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 	normal := newKit(t, h)
-	if normal.env.FailEnrichmentLookups == nil {
-		t.Skip("the provider makes no enrichment lookup")
-	}
+	normal.require(HookFailEnrichmentLookups)
 	want := map[string]bool{}
 	for _, g := range normal.groups() {
 		if node, err := g.TemplateNodeInfo(normal.ctx()); err == nil && node != nil {
@@ -388,7 +374,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 		}
 	}
 	env := h.newEnv(t, registry.BuildOptions{})
-	k := &kit{t: t, env: env}
+	k := &kit{t: t, h: h, env: env}
 	env.FailEnrichmentLookups()
 	k.refresh()
 	k.refresh()
@@ -412,7 +398,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 // newKit builds an environment and takes its first snapshot.
 func newKit(t *testing.T, h Harness) *kit {
 	t.Helper()
-	k := &kit{t: t, env: h.newEnv(t, registry.BuildOptions{}), mutationClock: MutationClock(t)}
+	k := &kit{t: t, h: h, env: h.newEnv(t, registry.BuildOptions{}), mutationClock: MutationClock(t)}
 	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
 	return k
 }
@@ -424,9 +410,7 @@ func newKit(t *testing.T, h Harness) *kit {
 // to no group, costs no further call for the same lookup
 // (groupstate.UnknownNodeLookup).
 func checkUnknownNodeHealsFast(t *testing.T, k *kit) {
-	if k.env.AddUnseenInstance == nil {
-		t.Skip("Env.AddUnseenInstance not provided")
-	}
+	k.require(HookAddUnseenInstance)
 	id := k.mainGroup().Id(k.ctx())
 	unseen := k.env.AddUnseenInstance(id)
 	node := fakeNode(unseen, "launched-since-refresh")
@@ -474,9 +458,7 @@ func ghostOf(providerID string) string {
 // without a Refresh in between, until the provider refuses: the cloud's
 // target and instances must never go below min.
 func checkLostDeleteKeepsMin(t *testing.T, k *kit) {
-	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
-		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
-	}
+	k.require(HookInjectMutationFault, HookClearFaults)
 	g := k.mainGroup()
 	id, minSize := g.Id(k.ctx()), g.MinSize(k.ctx())
 	var registered []string

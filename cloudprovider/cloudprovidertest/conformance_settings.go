@@ -98,14 +98,22 @@ func kitDefaults() cloudprovider.NodeGroupAutoscalingOptions {
 // malformed entry is reported and ignored, the template carries the hinted
 // label, taint and resource while well-known labels win, and through the
 // real gRPC server both generations of CA get the same options (OK for the
-// seeded group, Unimplemented for the others).
+// seeded group, Unimplemented for the others). Groups the seed gives options
+// (Env.OptionsGroups) are left to the options check.
 func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 	if k.env.SetGroupSettings == nil {
 		t.Fatal("Env.SetGroupSettings is required: every provider reads per-group settings from its cloud (docs/group-settings.md)")
 	}
 	seeded := k.groupWithTemplate()
 	id := seeded.Id(k.ctx())
+	hasOptions := map[string]bool{}
+	for _, gid := range k.env.OptionsGroups {
+		hasOptions[gid] = true
+	}
 	for _, g := range k.groups() {
+		if hasOptions[g.Id(k.ctx())] {
+			continue
+		}
 		if o, err := g.GetOptions(k.ctx(), kitDefaults()); !errors.Is(err, cloudprovider.ErrNotImplemented) {
 			t.Fatalf("before any settings, GetOptions of %s = %+v, %v; want ErrNotImplemented", g.Id(k.ctx()), o, err)
 		}
@@ -123,7 +131,7 @@ func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 		t.Fatalf("GetOptions of %s = %+v\nwant %+v (the overrides on the defaults; the malformed maxnodeprovisiontime keeps its default)", id, *got, want)
 	}
 	for _, g := range k.groups() {
-		if gid := g.Id(k.ctx()); gid != id {
+		if gid := g.Id(k.ctx()); gid != id && !hasOptions[gid] {
 			if o, err := g.GetOptions(k.ctx(), kitDefaults()); !errors.Is(err, cloudprovider.ErrNotImplemented) {
 				t.Fatalf("GetOptions of %s without settings = %+v, %v; want ErrNotImplemented", gid, o, err)
 			}
@@ -155,16 +163,15 @@ func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 		t.Fatalf("template with hints does not marshal: %v", err)
 	}
 
-	if h.ServeConn == nil {
-		t.Log("Harness.ServeConn not provided: options not checked through the gRPC server")
+	if !k.optional(HookServeConn) {
 		return
 	}
-	checkSettingsOverGRPC(t, k, h.ServeConn(t, k.env.Provider), id, want)
+	checkSettingsOverGRPC(t, k, h.ServeConn(t, k.env.Provider), id, want, hasOptions)
 }
 
 // checkSettingsOverGRPC asks NodeGroupGetOptions of every group as a current
 // and as a CA 1.34.1 client would, on one connection.
-func checkSettingsOverGRPC(t *testing.T, k *kit, conn grpc.ClientConnInterface, seededID string, want cloudprovider.NodeGroupAutoscalingOptions) {
+func checkSettingsOverGRPC(t *testing.T, k *kit, conn grpc.ClientConnInterface, seededID string, want cloudprovider.NodeGroupAutoscalingOptions, hasOptions map[string]bool) {
 	cur, old := protos.NewCloudProviderClient(conn), legacyca.NewClient(conn)
 	d := kitDefaults()
 	curDefaults := &protos.NodeGroupAutoscalingOptions{
@@ -179,6 +186,9 @@ func checkSettingsOverGRPC(t *testing.T, k *kit, conn grpc.ClientConnInterface, 
 	}
 	for _, g := range k.groups() {
 		id := g.Id(k.ctx())
+		if hasOptions[id] {
+			continue
+		}
 		c, cerr := cur.NodeGroupGetOptions(k.ctx(), &protos.NodeGroupAutoscalingOptionsRequest{Id: id, Defaults: curDefaults})
 		o, oerr := old.NodeGroupGetOptions(k.ctx(), &legacyca.NodeGroupAutoscalingOptionsRequest{Id: id, Defaults: oldDefaults})
 		if id != seededID {
@@ -212,14 +222,18 @@ func checkSettingsOverGRPC(t *testing.T, k *kit, conn grpc.ClientConnInterface, 
 	}
 }
 
-// groupWithTemplate returns the first group whose template builds.
+// groupWithTemplate returns the first group whose template builds and
+// that has no options of its own (Env.OptionsGroups).
 func (k *kit) groupWithTemplate() cloudprovider.NodeGroup {
 	k.t.Helper()
 	for _, g := range k.groups() {
+		if slices.Contains(k.env.OptionsGroups, g.Id(k.ctx())) {
+			continue
+		}
 		if n, err := g.TemplateNodeInfo(k.ctx()); err == nil && n != nil {
 			return g
 		}
 	}
-	k.t.Fatal("no node group has a template; the seed must have one")
+	k.t.Fatal("no node group outside Env.OptionsGroups has a template; the seed must have one")
 	return nil
 }

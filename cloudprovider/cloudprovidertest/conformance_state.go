@@ -61,7 +61,7 @@ func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 // after a Refresh, and returns the group and the instance's providerID.
 func (k *kit) deleteHeld() (cloudprovider.NodeGroup, string) {
 	k.t.Helper()
-	k.requireHooks("HoldRemoval")
+	k.require(HookHoldRemoval)
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
 	victim := runningVictim(k, g)
@@ -105,7 +105,7 @@ func (k *kit) expectDeleting(g cloudprovider.NodeGroup, providerID, when string)
 // shows it, and so does the next Refresh once the cloud has caught up.
 func checkOlderListingKeepsMutation(t *testing.T, h Harness) {
 	k := newKit(t, h)
-	k.requireHooks("InjectListingFault")
+	k.require(HookInjectListingFault)
 	g := k.mainGroup()
 	id, before := g.Id(k.ctx()), k.target(g)
 

@@ -31,6 +31,10 @@ import (
 // The seed must contain at least one node group ("the main group") with
 // min >= 1, at least min+1 running instances, all of them registered, and
 // target+2 <= max. A second group makes the cross-group deletion checks stronger.
+//
+// Every hook marked optional (see Hooks) that a harness leaves nil needs its
+// reason in Harness.NotApplicable: the checks needing it then skip with
+// "not applicable: " and the reason, and fail without one.
 type Env struct {
 	// Provider talks to the fake cloud. The kit calls Refresh before using it.
 	Provider cloudprovider.CloudProvider
@@ -66,20 +70,19 @@ type Env struct {
 	// group that failed to start (the provider reports it, after a Refresh,
 	// as a failed creation), counted in the cloud's target the way the
 	// cloud counts it; it returns the instance's providerID. Optional;
-	// enables the failed-instance part of the deletion check (a nil hook
-	// needs its reason in NotApplicable).
+	// enables the failed-instance part of the deletion check.
 	AddFailedInstance func(groupID string) string
 	// FailNextScaleUp makes the fake cloud accept the group's next
 	// scale-up and then fail to fill it, so that after Settle and Refresh
 	// the provider reports the unfilled slot as a failed creation (a
 	// placeholder). Optional; enables the failed-slot part of the deletion
-	// check (a nil hook needs its reason in NotApplicable).
+	// check.
 	FailNextScaleUp func(groupID string)
 	// HoldRemoval makes the fake cloud, once it accepts the deletion of the
 	// instance (a providerID), keep listing the instance as it was (live)
 	// until Settle: a removal the cloud took while its listing has not
-	// caught up. Optional; enables the deleting-grace check (a nil hook
-	// needs its reason in NotApplicable).
+	// caught up. Optional; enables the deleting-grace check (a nil hook needs its
+	// reason in Harness.NotApplicable).
 	HoldRemoval func(providerID string)
 	// InjectListingFault queues f for the listing a Refresh reads the
 	// groups' target sizes from (the first request of that kind); the
@@ -88,14 +91,10 @@ type Env struct {
 	// Optional; enables the stale-listing check (a nil hook needs its
 	// reason in NotApplicable).
 	InjectListingFault func(f fakecloud.Fault)
-	// NotApplicable says, per optional hook left nil (keyed by its field
-	// name, "AddFailedInstance"), why this cloud has no such thing; the
-	// checks needing the hook then skip with "not applicable: " and the
-	// reason. The deletion check fails on a nil hook without a reason.
-	NotApplicable map[string]string
 	// FailEnrichmentLookups makes every lookup that only enriches a template
 	// (Volcengine DescribeSubnets and DescribeImages) fail with the cloud's
-	// permission error from now on. Nil when the provider makes no such lookup.
+	// permission error from now on. Optional; nil when the provider makes no
+	// such lookup.
 	FailEnrichmentLookups func()
 	// ClearFaults drops every fault still queued. Optional; enables the
 	// lost-answer check.
@@ -104,12 +103,13 @@ type Env struct {
 	// kind with its own report that the change failed, the way the cloud
 	// sends one in a success answer: an Exoscale operation that ended in
 	// "failure"; a Volcengine HTTP 200 whose body carries
-	// ResponseMetadata.Error. Nil where the cloud reports a failed change
-	// only as an HTTP error status (Vultr), which the refusal check covers.
+	// ResponseMetadata.Error. Optional; nil where the cloud reports a failed
+	// change only as an HTTP error status (Vultr), which the refusal check
+	// covers.
 	ReportMutationFailed func(kind Mutation)
 	// RefuseForQuota makes the fake cloud refuse scale-ups for lack of quota
-	// or capacity, answering as the cloud documents. Nil when the cloud
-	// documents no such answer (Vultr).
+	// or capacity, answering as the cloud documents. Optional; nil when the
+	// cloud documents no such answer (Vultr).
 	RefuseForQuota func()
 	// RemovesOnlyInService says the cloud removes only instances that have
 	// finished starting, and never lets its target below min (Volcengine:
@@ -142,9 +142,20 @@ type Env struct {
 	ChangeUnseen func(groupID string) (shows func([]cloudprovider.Instance) bool, what string)
 	// SpecNames returns the names besides its id by which a --nodes spec
 	// may name the group (a pool label, an instance-pool or nodepool name);
-	// nil or empty when specs name groups by id only. Optional; enables the
+	// nil when specs name groups by id only. Optional; enables the
 	// by-id-and-by-name part of the two-specs check.
 	SpecNames func(groupID string) []string
+
+	// TemplateGroups declares the groups of the seed whose TemplateNodeInfo
+	// builds a template; every other group must answer ErrNotImplemented.
+	// The template check fails for a declared group that answers none, so
+	// it never passes by finding no template to check. Optional (empty
+	// needs its reason, as for a nil hook).
+	TemplateGroups []string
+	// OptionsGroups declares the groups of the seed whose GetOptions
+	// answers options before the settings check stores any; every other
+	// group must answer ErrNotImplemented. Optional, as TemplateGroups.
+	OptionsGroups []string
 }
 
 // RefreshBudget is the budget of cloud calls per Refresh, with this
@@ -233,6 +244,12 @@ type Harness struct {
 	// the error of the construction or of that first Refresh, nil when both
 	// succeed. Optional; enables the two-specs check.
 	StartWithSpecs func(t *testing.T, specs []string) error
+	// NotApplicable gives, for each optional hook of the harness or its Env
+	// left nil or empty (Hooks), a true statement of why this cloud (or
+	// this harness) has no such thing. A nil hook without a reason fails
+	// the checks that need it, and HooksSetOrNotApplicable; a reason for a
+	// hook that is set fails the latter.
+	NotApplicable map[Hook]string
 }
 
 // MutationSelectors names, per Mutation, the requests a cloud's provider

@@ -14,8 +14,10 @@ import (
 // that does nothing: a refused mutation request fails the mutation, and an
 // instance launched behind the provider's back shows up after a Refresh.
 func checkHarnessHooks(t *testing.T, k *kit) {
-	if k.env.InjectMutationFault == nil && k.env.AddUnseenInstance == nil {
-		t.Skip("harness has no fault or cloud hooks")
+	injects, whyNot := hookPresent(t, k.h, k.env, HookInjectMutationFault)
+	launches, whyNotLaunch := hookPresent(t, k.h, k.env, HookAddUnseenInstance)
+	if !injects && !launches {
+		t.Skip(whyNot + "; " + whyNotLaunch)
 	}
 	g := k.mainGroup()
 	id := g.Id(k.ctx())

@@ -3,7 +3,6 @@ package cloudprovidertest
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
@@ -44,186 +44,15 @@ type CloudGroup struct {
 	Tags map[string]string
 }
 
-type cloudInstance struct {
-	id    string
-	state cloudprovider.InstanceState
-}
-
-type cloudGroup struct {
-	spec      CloudGroup
-	desired   int
-	instances []cloudInstance
-}
-
-// InMemoryCloud is a tiny stateful "cloud" of groups and instances. It counts
-// requests and can fail the next n of them, like the providers' HTTP fakes.
-type InMemoryCloud struct {
-	mu       sync.Mutex
-	groups   map[string]*cloudGroup
-	order    []string
-	calls    int
-	failNext int
-	nextID   int
-	// Deleted records every instance id removed by a delete request.
-	deleted []string
-}
-
-// NewInMemoryCloud seeds a cloud with groups.
-func NewInMemoryCloud(groups ...CloudGroup) *InMemoryCloud {
-	c := &InMemoryCloud{groups: map[string]*cloudGroup{}}
-	for _, g := range groups {
-		cg := &cloudGroup{spec: g, desired: g.Running}
-		for i := 0; i < g.Running; i++ {
-			cg.instances = append(cg.instances, cloudInstance{id: c.newID(g.ID), state: cloudprovider.InstanceRunning})
-		}
-		c.groups[g.ID] = cg
-		c.order = append(c.order, g.ID)
-	}
-	return c
-}
-
-func (c *InMemoryCloud) newID(group string) string {
-	c.nextID++
-	return fmt.Sprintf("%s-%04d", group, c.nextID)
-}
-
-// Calls returns the number of requests received.
-func (c *InMemoryCloud) Calls() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.calls
-}
-
-// FailNext makes the next n requests fail with ErrUnavailable.
-func (c *InMemoryCloud) FailNext(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.failNext = n
-}
-
-// SetTags replaces a group's tags, as a user editing the group would.
-func (c *InMemoryCloud) SetTags(groupID string, tags map[string]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if g, ok := c.groups[groupID]; ok {
-		g.spec.Tags = maps.Clone(tags)
-	}
-}
-
-// Deleted returns the ids of instances deleted so far.
-func (c *InMemoryCloud) Deleted() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.deleted...)
-}
-
-// Settle finishes pending work: creating instances run, deleting ones vanish.
-func (c *InMemoryCloud) Settle() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, g := range c.groups {
-		kept := g.instances[:0]
-		for _, in := range g.instances {
-			switch in.state {
-			case cloudprovider.InstanceDeleting:
-				continue
-			case cloudprovider.InstanceCreating:
-				in.state = cloudprovider.InstanceRunning
-			}
-			kept = append(kept, in)
-		}
-		g.instances = kept
-	}
-}
-
-// request accounts for one API request and returns the injected failure, if any.
-func (c *InMemoryCloud) request() error {
-	c.calls++
-	if c.failNext > 0 {
-		c.failNext--
-		// A failed cloud call, not a refusal of ours: its outcome is unknown.
-		return fmt.Errorf("injected failure: %w", cloudprovider.ErrUnavailable)
-	}
-	return nil
-}
-
-func (c *InMemoryCloud) list() ([]cloudGroup, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.request(); err != nil {
-		return nil, err
-	}
-	out := make([]cloudGroup, 0, len(c.order))
-	for _, id := range c.order {
-		g := c.groups[id]
-		cp := *g
-		cp.instances = append([]cloudInstance(nil), g.instances...)
-		out = append(out, cp)
-	}
-	return out, nil
-}
-
-// resize sets the desired size; growing adds creating instances, shrinking
-// cancels creating ones only.
-func (c *InMemoryCloud) resize(id string, desired int) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.request(); err != nil {
-		return err
-	}
-	g, ok := c.groups[id]
-	if !ok {
-		return cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", id)
-	}
-	live := 0
-	for _, in := range g.instances {
-		if in.state != cloudprovider.InstanceDeleting {
-			live++
-		}
-	}
-	for live < desired {
-		g.instances = append(g.instances, cloudInstance{id: c.newID(id), state: cloudprovider.InstanceCreating})
-		live++
-	}
-	for i := len(g.instances) - 1; i >= 0 && live > desired; i-- {
-		if g.instances[i].state == cloudprovider.InstanceCreating {
-			g.instances = append(g.instances[:i], g.instances[i+1:]...)
-			live--
-		}
-	}
-	if live > desired {
-		return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition, "cannot shrink %s below its %d instances", id, live)
-	}
-	g.desired = desired
-	return nil
-}
-
-func (c *InMemoryCloud) deleteInstance(groupID, instanceID string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.request(); err != nil {
-		return err
-	}
-	g, ok := c.groups[groupID]
-	if !ok {
-		return cloudprovider.Errorf(cloudprovider.ErrNotFound, "group %s", groupID)
-	}
-	for i, in := range g.instances {
-		if in.id == instanceID && in.state != cloudprovider.InstanceDeleting {
-			g.instances[i].state = cloudprovider.InstanceDeleting
-			g.desired--
-			c.deleted = append(c.deleted, instanceID)
-			return nil
-		}
-	}
-	return cloudprovider.Errorf(cloudprovider.ErrNotFound, "instance %s in group %s", instanceID, groupID)
-}
-
 // InMemoryProvider implements cloudprovider.CloudProvider over an InMemoryCloud
 // the way a real provider should: reads from a snapshot taken at Refresh,
-// mutations checked locally before any cloud call, snapshot updated after them.
+// every mutation through the shared groupstate.MutationGuard (checked
+// against the snapshot before any cloud call, the group re-read before an
+// absolute shrink or after an unknown outcome), nodes the snapshot lacks
+// looked up by the shared groupstate.UnknownNodeLookup.
 type InMemoryProvider struct {
-	cloud *InMemoryCloud
+	cloud        *InMemoryCloud
+	unknownNodes groupstate.UnknownNodeLookup
 
 	mu      sync.RWMutex
 	groups  map[string]*inMemoryGroup
@@ -234,31 +63,83 @@ type InMemoryProvider struct {
 
 // NewInMemoryProvider returns a provider bound to cloud; call Refresh before use.
 func NewInMemoryProvider(cloud *InMemoryCloud) *InMemoryProvider {
-	return &InMemoryProvider{cloud: cloud, groups: map[string]*inMemoryGroup{}, byID: map[string]*inMemoryGroup{}}
+	p := &InMemoryProvider{cloud: cloud, groups: map[string]*inMemoryGroup{}, byID: map[string]*inMemoryGroup{}}
+	p.unknownNodes.Provider = InMemoryProviderName
+	p.unknownNodes.Lookup = func(ctx context.Context) error {
+		groups, err := p.cloud.list()
+		if err != nil {
+			return fmt.Errorf("list groups: %w", err)
+		}
+		p.apply(groups, nil)
+		return nil
+	}
+	return p
 }
 
-// NewInMemoryEnv builds a conformance Env over a fresh cloud seeded with groups.
+// NewInMemoryEnv builds a conformance Env over a fresh cloud seeded with
+// groups. Run it with InMemoryNotApplicable for the hooks it leaves nil.
 func NewInMemoryEnv(groups ...CloudGroup) *Env {
 	cloud := NewInMemoryCloud(groups...)
 	p := NewInMemoryProvider(cloud)
-	return &Env{
+	launch := func(f func(string) (string, error)) func(string) string {
+		return func(groupID string) string {
+			id, err := f(groupID)
+			if err != nil {
+				panic(fmt.Sprintf("cloudprovidertest: %v", err))
+			}
+			return InMemoryProviderIDPrefix + id
+		}
+	}
+	env := &Env{
 		Provider:   p,
 		CloudCalls: cloud.Calls,
 		Node: func(inst cloudprovider.Instance) *corev1.Node {
 			return p.node(inst.Id)
 		},
-		Settle:        cloud.Settle,
-		FailNextCalls: cloud.FailNext,
+		Settle:            cloud.Settle,
+		FailNextCalls:     cloud.FailNext,
+		AddUnseenInstance: launch(cloud.LaunchUnseen),
+		AddFailedInstance: launch(cloud.AddFailed),
+		FailNextScaleUp:   cloud.FailNextScaleUp,
+		RefuseForQuota:    cloud.RefuseForQuota,
+		InjectMutationFault: MutationSelectors{
+			MutationIncreaseSize:       {Operation: InMemoryOpResize},
+			MutationDecreaseTargetSize: {Operation: InMemoryOpResize},
+			MutationDeleteNodes:        {Operation: InMemoryOpDelete},
+		}.Injector(cloud.AddFault),
+		ClearFaults: cloud.ClearFaults,
 		SetGroupSettings: func(groupID string, seed SettingsSeed) {
 			cloud.SetTags(groupID, seed.AWSKeys())
 		},
-		NotApplicable: map[string]string{
-			"AddUnseenInstance":  "the in-memory cloud has no other actor to launch instances behind the provider's back",
-			"AddFailedInstance":  "the in-memory cloud never fails to start an instance",
-			"FailNextScaleUp":    "the in-memory cloud fills every scale-up",
-			"HoldRemoval":        "the in-memory cloud lists a removed instance as deleting at once: its listing never lags a removal",
-			"InjectListingFault": "the in-memory cloud answers a listing at once, with nothing to hold it while a mutation runs",
-		},
+		// One list call reads every group and its instances.
+		Budget: &RefreshBudget{Unchanged: 1},
+	}
+	for _, g := range groups {
+		if !g.NoTemplate {
+			env.TemplateGroups = append(env.TemplateGroups, g.ID)
+		}
+		if g.Options {
+			env.OptionsGroups = append(env.OptionsGroups, g.ID)
+		}
+	}
+	return env
+}
+
+// InMemoryNotApplicable states why the in-memory environment leaves its
+// other hooks nil, for Harness.NotApplicable. A harness that serves it
+// through the gRPC server sets Serve and ServeConn; a seed without options
+// groups adds its own reason for Env.OptionsGroups.
+func InMemoryNotApplicable() map[Hook]string {
+	return map[Hook]string{
+		HookNewEnvWithOptions:     "the in-memory provider takes no BuildOptions: it sends no HTTP request for a rate limiter to pace, and every Refresh lists every group, so no read is ever older than --max-staleness",
+		HookStartWithSpecs:        "the in-memory provider serves the groups it is seeded with; it reads no --nodes specs",
+		HookSpecNames:             "the in-memory provider reads no --nodes specs",
+		HookFailEnrichmentLookups: "the in-memory template is built from the seed; the provider makes no lookup that only enriches it",
+		HookReportMutationFailed:  "the in-memory cloud reports a failed change only as the call's error, never inside a success answer",
+		HookHoldRemoval:           "the in-memory cloud lists a removed instance as deleting at once: its listing never lags a removal",
+		HookInjectListingFault:    "the in-memory cloud answers a listing at once, with nothing to hold it while a mutation runs",
+		HookClock:                 "it drives --max-staleness, which the in-memory provider does not take (see Harness.NewEnvWithOptions)",
+		HookChangeUnseen:          "every in-memory Refresh lists every group with its instances, so no change stays unseen by it",
 	}
 }
 
@@ -298,14 +179,26 @@ func (p *InMemoryProvider) NodeGroups(ctx context.Context) ([]cloudprovider.Node
 	return out, nil
 }
 
-// NodeGroupForNode implements cloudprovider.CloudProvider.
+// NodeGroupForNode implements cloudprovider.CloudProvider by providerID; an
+// in-memory node the snapshot lacks is looked up by the shared rule
+// (groupstate.UnknownNodeLookup).
 func (p *InMemoryProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if g, ok := p.byID[node.Spec.ProviderID]; ok {
-		return g, nil
+	if node == nil {
+		return nil, nil
 	}
-	return nil, nil
+	if _, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, node.Spec.ProviderID); err != nil {
+		return nil, nil
+	}
+	g := groupstate.ResolveUnknownNode(ctx, &p.unknownNodes, node.Spec.ProviderID, func(id string) (*inMemoryGroup, bool) {
+		p.mu.RLock()
+		defer p.mu.RUnlock()
+		g, ok := p.byID[id]
+		return g, ok
+	})
+	if g == nil {
+		return nil, nil
+	}
+	return g, nil
 }
 
 // Pricing implements cloudprovider.CloudProvider with a flat hourly price.
@@ -331,55 +224,116 @@ func (p *InMemoryProvider) Cleanup(ctx context.Context) error {
 	return nil
 }
 
-// Refresh implements cloudprovider.CloudProvider: one list call.
+// Refresh implements cloudprovider.CloudProvider: one list call. A group
+// that took a mutation while the list ran keeps its snapshot, which already
+// holds the mutation's effect the older list may lack; the next Refresh
+// reads it.
 func (p *InMemoryProvider) Refresh(ctx context.Context) error {
+	attempts := p.attempts()
 	groups, err := p.cloud.list()
 	if err != nil {
 		return fmt.Errorf("list groups: %w", err)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	byID := map[string]*inMemoryGroup{}
-	next := map[string]*inMemoryGroup{}
-	var order []string
-	for _, cg := range groups {
-		g := p.groups[cg.spec.ID]
-		if g == nil {
-			g = &inMemoryGroup{p: p, id: cg.spec.ID}
-		}
-		g.mu.Lock()
-		g.spec = cg.spec
-		g.settings = groupconfig.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
-		g.target = cg.desired
-		g.instances = cg.instances
-		for _, in := range cg.instances {
-			byID[InMemoryProviderIDPrefix+in.id] = g
-		}
-		g.mu.Unlock()
-		next[g.id] = g
-		order = append(order, g.id)
-	}
-	p.groups, p.order, p.byID = next, order, byID
+	p.apply(groups, attempts)
+	p.unknownNodes.Refreshed()
 	return nil
 }
 
-type inMemoryGroup struct {
-	p  *InMemoryProvider
-	id string
-
-	mu        sync.Mutex
-	spec      CloudGroup
-	settings  groupconfig.GroupSettings
-	target    int
-	instances []cloudInstance
+// attempts samples every known group's mutation count.
+func (p *InMemoryProvider) attempts() map[string]uint64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make(map[string]uint64, len(p.groups))
+	for id, g := range p.groups {
+		out[id] = g.guard.Attempts()
+	}
+	return out
 }
 
-// Status implements cloudprovider.NodeGroup. The in-memory group has no
-// mutation guard, so it is never quarantined.
-func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
+// apply replaces the snapshot with a listing; a group whose mutation count
+// moved since attempts was sampled keeps its own state (attempts nil: the
+// listing is newer than any mutation that could race it).
+func (p *InMemoryProvider) apply(groups []cloudGroup, attempts map[string]uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := map[string]*inMemoryGroup{}
+	order := make([]string, 0, len(groups))
+	for _, cg := range groups {
+		g := p.groups[cg.spec.ID]
+		if g == nil {
+			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: groupstate.NewMutationGuard(cg.spec.ID)}
+		}
+		if n, sampled := attempts[g.id]; attempts == nil || !sampled || n == g.guard.Attempts() {
+			g.set(cg)
+		}
+		next[g.id] = g
+		order = append(order, g.id)
+	}
+	p.groups, p.order = next, order
+	p.byID = map[string]*inMemoryGroup{}
+	for _, g := range next {
+		for _, in := range g.Instances() {
+			p.byID[in.Id] = g
+		}
+	}
+}
+
+// reindex points the index at g's instances after a read of g alone.
+func (p *InMemoryProvider) reindex(g *inMemoryGroup) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, owner := range p.byID {
+		if owner == g {
+			delete(p.byID, id)
+		}
+	}
+	for _, in := range g.Instances() {
+		p.byID[in.Id] = g
+	}
+}
+
+type inMemoryGroup struct {
+	p     *InMemoryProvider
+	id    string
+	guard *groupstate.MutationGuard
+
+	mu          sync.Mutex
+	spec        CloudGroup
+	settings    groupconfig.GroupSettings
+	target      int
+	instances   []cloudInstance
+	failedSlots int
+}
+
+// set replaces the group's snapshot with what the cloud listed.
+func (g *inMemoryGroup) set(cg cloudGroup) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.settings.Status()
+	g.spec = cg.spec
+	g.settings = groupconfig.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
+	g.target = cg.desired
+	g.instances = cg.instances
+	g.failedSlots = cg.failedSlots
+}
+
+// read re-reads the group from the cloud into the snapshot; the guard calls it.
+func (g *inMemoryGroup) read(ctx context.Context) error {
+	cg, err := g.p.cloud.get(g.id)
+	if err != nil {
+		return fmt.Errorf("read group %s: %w", g.id, err)
+	}
+	g.set(cg)
+	g.p.reindex(g)
+	return nil
+}
+
+// Status implements cloudprovider.NodeGroup: the guard reports the
+// quarantine it enforces, beside the group's settings.
+func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
+	g.mu.Lock()
+	settings := g.settings
+	g.mu.Unlock()
+	return g.guard.Status(settings)
 }
 
 func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }
@@ -412,86 +366,208 @@ func (g *inMemoryGroup) TargetSize(ctx context.Context) (int, error) {
 	return g.target, nil
 }
 
+// IncreaseSize raises the desired number by delta through the guard.
 func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
+	return g.guard.Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
+		g.mu.Lock()
+		from, maxSize := g.target, g.spec.Max
+		g.mu.Unlock()
+		if err := groupstate.CheckIncrease(g.id, delta, from, maxSize); err != nil {
+			return groupstate.Plan{}, err
+		}
+		return groupstate.Plan{Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
+	}})
+}
+
+// DecreaseTargetSize lowers the desired number by -delta through the guard;
+// the size is absolute, so the guard plans it from a fresh read.
+func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	return g.guard.Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
+		g.mu.Lock()
+		from, existing := g.target, g.existing()
+		g.mu.Unlock()
+		if err := groupstate.CheckDecrease(g.id, delta, from, existing); err != nil {
+			return groupstate.Plan{}, err
+		}
+		return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
+	}})
+}
+
+// resize sets the cloud's desired number and, once it took it, the snapshot's.
+func (g *inMemoryGroup) resize(ctx context.Context, from, to int) error {
+	if err := g.p.cloud.resize(ctx, g.id, to); err != nil {
+		klog.ErrorS(err, "Resize failed", "provider", InMemoryProviderName, "nodeGroup", g.id, "from", from, "to", to)
+		return fmt.Errorf("resize %s from %d to %d: %w", g.id, from, to, err)
+	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := groupstate.CheckIncrease(g.id, delta, g.target, g.spec.Max); err != nil {
-		return err
-	}
-	if err := g.p.cloud.resize(g.id, g.target+delta); err != nil {
-		return fmt.Errorf("resize %s to %d: %w", g.id, g.target+delta, err)
-	}
-	g.target += delta
+	g.target = to
+	g.mu.Unlock()
+	klog.InfoS("Resized node group", "provider", InMemoryProviderName, "nodeGroup", g.id, "from", from, "to", to)
 	return nil
 }
 
-func (g *inMemoryGroup) live() int {
+// existing counts the instances a decrease must keep: all but those going
+// away and those still being created for a request, which the cloud
+// cancels on a shrink; g.mu is held.
+func (g *inMemoryGroup) existing() int {
 	n := 0
 	for _, in := range g.instances {
-		if in.state != cloudprovider.InstanceDeleting {
+		if in.state != cloudprovider.InstanceDeleting && !in.cancellable() {
 			n++
 		}
 	}
 	return n
 }
 
-func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+// slotPrefix marks the providerID of a slot the cloud failed to fill.
+const slotPrefix = "failed-slot-"
+
+// slotID is the providerID of the group's i-th failed slot (from 1).
+func (g *inMemoryGroup) slotID(i int) string {
+	return fmt.Sprintf("%s%s%s-%d", InMemoryProviderIDPrefix, slotPrefix, g.id, i)
+}
+
+// deletion is a DeleteNodes request sorted by path: instances are deleted
+// one by one (each lowers the desired number by one); failed slots have no
+// instance, so lowering the desired number (an absolute size) gives them up.
+type deletion struct {
+	instances []string
+	slots     map[string]bool
+}
+
+// DeleteNodes removes exactly these nodes through one guard transaction:
+// each instance with its own call, failed slots by lowering the desired
+// number, planned from a fresh read (groupstate.Txn.Shrink) so an
+// instance launched since the snapshot is not removed in their place.
+func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+	return g.guard.Transact(ctx, g.read, func(tx *groupstate.Txn) error {
+		d, err := groupstate.Prepare(tx, func() (deletion, error) { return g.planDeletion(nodes) })
+		if err != nil {
+			return err
+		}
+		for _, id := range d.instances {
+			if err := tx.Step(func() (groupstate.Plan, error) {
+				return groupstate.Plan{Call: func(ctx context.Context) error { return g.deleteInstance(ctx, id) }}, nil
+			}); err != nil {
+				return err
+			}
+		}
+		if len(d.slots) == 0 {
+			return nil
+		}
+		return tx.Shrink(func() (groupstate.Plan, error) { return g.planDropSlots(d.slots) })
+	})
+}
+
+// planDeletion checks the request against the snapshot: every node is an
+// instance or failed slot of this group, listed once, and registered nodes
+// never take the group below min.
+func (g *inMemoryGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := groupstate.CheckDecrease(g.id, delta, g.target, g.live()); err != nil {
-		return err
+	d := deletion{slots: map[string]bool{}}
+	live := map[string]bool{}
+	for _, in := range g.instances {
+		if in.state != cloudprovider.InstanceDeleting {
+			live[InMemoryProviderIDPrefix+in.id] = true
+		}
 	}
-	if err := g.p.cloud.resize(g.id, g.target+delta); err != nil {
-		return fmt.Errorf("resize %s to %d: %w", g.id, g.target+delta, err)
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if n == nil {
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", g.id)
+		}
+		name := cloudprovider.NodeName(n.Name, n.Spec.ProviderID)
+		id, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, n.Spec.ProviderID)
+		if err != nil {
+			return d, fmt.Errorf("node %s: %w", name, err)
+		}
+		if seen[id] {
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
+		}
+		seen[id] = true
+		switch {
+		case live[n.Spec.ProviderID]:
+			d.instances = append(d.instances, id)
+		case g.isSlot(n.Spec.ProviderID):
+			d.slots[n.Spec.ProviderID] = true
+		default:
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to node group %s", name, g.id)
+		}
 	}
-	g.target += delta
+	return d, groupstate.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes)
+}
+
+// isSlot reports whether providerID is one of the group's failed slots; g.mu is held.
+func (g *inMemoryGroup) isSlot(providerID string) bool {
+	for i := 1; i <= g.failedSlots; i++ {
+		if g.slotID(i) == providerID {
+			return true
+		}
+	}
+	return false
+}
+
+// planDropSlots lowers the desired number by the failed slots asked for
+// that the fresh snapshot still has; a slot the cloud filled meanwhile is
+// an instance now, which CA sees at the next Refresh.
+func (g *inMemoryGroup) planDropSlots(slots map[string]bool) (groupstate.Plan, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for id := range slots {
+		if g.isSlot(id) {
+			n++
+		}
+	}
+	if n < len(slots) {
+		return groupstate.Plan{}, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.id, len(slots)-n, len(slots))
+	}
+	from := g.target
+	return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from-n) }}, nil
+}
+
+// deleteInstance deletes one instance and marks it deleting in the snapshot.
+func (g *inMemoryGroup) deleteInstance(ctx context.Context, id string) error {
+	if err := g.p.cloud.deleteInstance(ctx, g.id, id); err != nil {
+		klog.ErrorS(err, "Deleting instance failed", "provider", InMemoryProviderName, "nodeGroup", g.id, "instance", id)
+		return fmt.Errorf("delete instance %s of %s: %w", id, g.id, err)
+	}
+	g.mu.Lock()
+	g.target--
+	for j := range g.instances {
+		if g.instances[j].id == id {
+			g.instances[j].state = cloudprovider.InstanceDeleting
+		}
+	}
+	g.mu.Unlock()
+	klog.InfoS("Deleted instance", "provider", InMemoryProviderName, "nodeGroup", g.id, "instance", id)
 	return nil
 }
 
-func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+// Instances lists the group's instances and failed slots, sorted by id.
+func (g *inMemoryGroup) Instances() []cloudprovider.Instance {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ids := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		id, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, n.Spec.ProviderID)
-		if err != nil {
-			return fmt.Errorf("node %s: %w", n.Name, err)
+	out := make([]cloudprovider.Instance, 0, len(g.instances)+g.failedSlots)
+	for _, in := range g.instances {
+		st := &cloudprovider.InstanceStatus{State: in.state}
+		if in.failed && in.state == cloudprovider.InstanceCreating {
+			st = cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "start-failed", ErrorMessage: "the instance failed to start"})
 		}
-		found := false
-		for _, in := range g.instances {
-			found = found || (in.id == id && in.state != cloudprovider.InstanceDeleting)
-		}
-		if !found {
-			return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to node group %s", cloudprovider.NodeName(n.Name, n.Spec.ProviderID), g.id)
-		}
-		ids = append(ids, id)
+		out = append(out, cloudprovider.Instance{Id: InMemoryProviderIDPrefix + in.id, Status: st})
 	}
-	if err := groupstate.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes); err != nil {
-		return err
+	for i := 1; i <= g.failedSlots; i++ {
+		out = append(out, cloudprovider.Instance{Id: g.slotID(i),
+			Status: cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "scale-up-failed", ErrorMessage: "the cloud failed to fill the slot"})})
 	}
-	for i, id := range ids {
-		if err := g.p.cloud.deleteInstance(g.id, id); err != nil {
-			return fmt.Errorf("delete instance %s (deleted before failing: %v): %w", id, ids[:i], err)
-		}
-		g.target--
-		for j := range g.instances {
-			if g.instances[j].id == id {
-				g.instances[j].state = cloudprovider.InstanceDeleting
-			}
-		}
-	}
-	return nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
+	return out
 }
 
 func (g *inMemoryGroup) Nodes(ctx context.Context) ([]cloudprovider.Instance, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]cloudprovider.Instance, 0, len(g.instances))
-	for _, in := range g.instances {
-		out = append(out, cloudprovider.Instance{Id: InMemoryProviderIDPrefix + in.id, Status: &cloudprovider.InstanceStatus{State: in.state}})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
-	return out, nil
+	return g.Instances(), nil
 }
 
 func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, error) {

@@ -203,7 +203,8 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 		// With QuotaAsFailedOperation the scale is accepted and its
 		// operation fails on submission: a refusal too, which CA must see
 		// as ResourceExhausted (a later failure: TestQuotaAsFailedOperation).
-		return &cloudprovidertest.Env{
+		// The plain pool "batch" carries an option override in its labels.
+		return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
 			Provider:      e.provider,
 			CloudCalls:    e.fake.RequestCount,
 			Node:          func(in cloudprovider.Instance) *corev1.Node { return node(in.Id) },
@@ -240,10 +241,8 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				f.Method, f.Operation = http.MethodGet, "GET /v2/instance-pool"
 				e.fake.AddFault(f)
 			},
-			// Instance types are the template itself, not an enrichment.
-			FailEnrichmentLookups: nil,
-			ClearFaults:           e.fake.ClearFaults,
-			RefuseForQuota:        refuseForQuota,
+			ClearFaults:    e.fake.ClearFaults,
+			RefuseForQuota: refuseForQuota,
 			// The next :scale or :evict is accepted and its operation ends
 			// in "failure" on submission, the pool unchanged.
 			ReportMutationFailed: func(cloudprovidertest.Mutation) {
@@ -299,7 +298,11 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				p, _ := e.fake.Pool(groupID)
 				return []string{p.Name, p.NodepoolID}
 			},
-		}
+			// Every served pool's instance type is known.
+			TemplateGroups: []string{e.workersPool, e.systemPool, e.gpuPool, e.batchPool},
+		}, e.batchPool)
+	}, NotApplicable: map[cloudprovidertest.Hook]string{
+		cloudprovidertest.HookFailEnrichmentLookups: "instance types are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
 	}})
 }
 

@@ -202,7 +202,8 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 		return err
 	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
 		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst; c.build = opts })
-		return &cloudprovidertest.Env{
+		// The other group carries an option override in its tags.
+		return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
 			Provider:      e.p,
 			CloudCalls:    e.fake.RequestCount,
 			Node:          func(inst cloudprovider.Instance) *corev1.Node { return nodeFor(inst.Id) },
@@ -306,9 +307,12 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 					return false
 				}, "an instance replaced by the health check at unchanged totals"
 			},
-			// --nodes names scaling groups by id only.
-			SpecNames: nil,
-		}
+			// Both served groups have a launch configuration with a known
+			// instance type (scg-unmanaged is not served).
+			TemplateGroups: []string{mainGroupID, otherGroupID},
+		}, otherGroupID)
+	}, NotApplicable: map[cloudprovidertest.Hook]string{
+		cloudprovidertest.HookSpecNames: "--nodes names scaling groups by id only",
 	}})
 }
 

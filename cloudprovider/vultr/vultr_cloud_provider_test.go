@@ -207,7 +207,8 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 		return err
 	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
 		e := newTestEnv(t, withBuildOptions(opts), fake)
-		return &cloudprovidertest.Env{
+		// The gpu pool carries an option override in its labels.
+		return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
 			Provider:   e.p,
 			CloudCalls: e.fake.RequestCount,
 			Node: func(inst cloudprovider.Instance) *corev1.Node {
@@ -231,21 +232,13 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 				}
 				return ProviderIDPrefix + n.ID
 			},
-			NotApplicable: map[string]string{
-				"AddFailedInstance": "VKE reports no node that failed to start: a node is pending, active, suspended or closed (instanceStatus)",
-				"FailNextScaleUp":   "VKE reports no failed scale-up, so the provider shows no failed slots: requested nodes not listed yet count only in TargetSize",
-			},
 			HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, ProviderIDPrefix)) },
 			// Refresh reads every pool's node_quantity from the pool list.
 			InjectListingFault: func(f fakecloud.Fault) {
 				f.Method, f.Operation = http.MethodGet, "GET /v2/kubernetes/clusters/{id}/node-pools"
 				e.fake.AddFault(f)
 			},
-			// Plans are the template itself, not an enrichment: no such lookup.
-			FailEnrichmentLookups: nil,
-			ClearFaults:           e.fake.ClearFaults,
-			// Vultr documents no quota or capacity answer to a resize.
-			RefuseForQuota: nil,
+			ClearFaults: e.fake.ClearFaults,
 			// Pool labels land on the nodes: options and resources in the
 			// node-label spelling, hinted labels and taints as the pool's own.
 			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
@@ -271,7 +264,15 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 			},
 			// A spec names a pool by id or by its label.
 			SpecNames: func(groupID string) []string { return []string{e.pool(groupID).Label} },
-		}
+			// Every autoscaled pool's plan is known (c-static is not served).
+			TemplateGroups: []string{e.main.ID, e.second.ID, e.metal.ID},
+		}, e.second.ID)
+	}, NotApplicable: map[cloudprovidertest.Hook]string{
+		cloudprovidertest.HookAddFailedInstance:     "VKE reports no node that failed to start: a node is pending, active, suspended or closed (instanceStatus)",
+		cloudprovidertest.HookFailNextScaleUp:       "VKE reports no failed scale-up, so the provider shows no failed slots: requested nodes not listed yet count only in TargetSize",
+		cloudprovidertest.HookFailEnrichmentLookups: "plans are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
+		cloudprovidertest.HookRefuseForQuota:        "Vultr documents no quota or capacity answer to a node-pool resize",
+		cloudprovidertest.HookReportMutationFailed:  "VKE reports a failed change only as an HTTP error status, never inside a success answer; DefiniteRefusalNotQuarantined checks that",
 	}})
 }
 
