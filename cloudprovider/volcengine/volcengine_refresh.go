@@ -2,12 +2,17 @@ package volcengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -371,4 +376,376 @@ func (r *catalogRead) rotateByID(static []string) error {
 		}
 	}
 	return r.byID(read, true)
+}
+
+// Refresh takes a new snapshot: group descriptions (groupCatalog: one page
+// of DescribeScalingGroups in rotation, more only where needed), instance
+// listings of the groups that need one (groupListing.stillGood), plus (only
+// when something changed or failed) activity and template look-ups. On error
+// the previous snapshot stays.
+func (m *manager) Refresh(ctx context.Context) error {
+	return m.refreshGate.Run(ctx, m.refreshLocked)
+}
+
+// refreshLocked is Refresh; callers hold refreshGate.
+func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWith(ctx, false) }
+
+// refreshWith is a refresh; wholeList reads the whole group list, as a
+// lookup for unknown instances must: the instance's group may be on a page
+// the rotation would not read this time. Callers hold refreshGate.
+func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
+	start := m.now()
+
+	m.mu.RLock()
+	startSeq := make(map[string]uint64, len(m.seq))
+	for k, v := range m.seq {
+		startSeq[k] = v
+	}
+	m.mu.RUnlock()
+
+	all, err := m.readGroups(ctx, start, wholeList)
+	if err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	picked, resolved := selectGroups(all, m.static, m.selectors)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+
+	instances, err := m.listInstances(ctx, picked, start)
+	if err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	failures, groupFailures := m.failures(ctx, picked, instances)
+	m.refreshTemplates(ctx, picked)
+
+	next := make(map[string]*groupState, len(picked))
+	order := make([]string, 0, len(picked))
+	for i, p := range picked {
+		minSize, maxSize := p.bounds()
+		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
+			settings: cloudprovider.ParseGroupSettings(settingsSource, p.cloud.Tags)}
+		for _, si := range instances[i] {
+			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
+		}
+		if msg, failed := groupFailures[p.cloud.ID]; failed {
+			for n := gs.liveCount(); n < p.cloud.Desired; n++ {
+				gs.instances = append(gs.instances, instanceState{id: placeholderID(p.cloud.ID, n), status: asStatusError, failure: msg, placeholder: true})
+			}
+		}
+		next[p.cloud.ID] = gs
+		order = append(order, p.cloud.ID)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	listed := map[string]bool{}
+	byInstance := map[string]string{}
+	for _, id := range order {
+		gs := next[id]
+		for i := range gs.instances {
+			in := &gs.instances[i]
+			listed[in.id] = true
+			byInstance[in.id] = id
+			if at, ok := m.removed[in.id]; ok && isLive(in.status) && start.Sub(at) < deletingGrace {
+				in.removing = true
+			}
+		}
+		if gs.hasDesired() {
+			gs.target = gs.cloud.Desired
+		} else {
+			gs.target = gs.liveCount()
+		}
+		if old, ok := m.groups[id]; ok && m.seq[id] != startSeq[id] {
+			// A mutation landed while we were listing; its result is newer
+			// than what the API told us.
+			gs.target = old.target
+			gs.cloud.Desired = old.cloud.Desired
+		}
+	}
+	for id, at := range m.removed {
+		if !listed[id] || start.Sub(at) >= deletingGrace {
+			delete(m.removed, id)
+		}
+	}
+	for id := range m.templates {
+		if _, ok := next[id]; !ok {
+			// A group that left must not keep contributing GPU types.
+			delete(m.templates, id)
+		}
+	}
+	m.groups, m.order, m.byInstance = next, order, byInstance
+	if !wholeList {
+		m.catalog.lastTook = m.now().Sub(start)
+	}
+	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(start))
+	return nil
+}
+
+// listInstances returns every picked group's instances: the previous
+// listing where it is still good (groupListing.stillGood), otherwise a fresh
+// one, a few groups at a time. A refresh that finds nothing changed thus
+// costs the one DescribeScalingGroups call.
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now time.Time) ([][]volcapi.ScalingInstance, error) {
+	out := make([][]volcapi.ScalingInstance, len(picked))
+	errs := make([]error, len(picked))
+	fresh := make([]bool, len(picked))
+	attempts := make([]uint64, len(picked))
+	for i, p := range picked {
+		attempts[i] = m.guard(p.cloud.ID).Attempts()
+	}
+	sem := make(chan struct{}, refreshParallelism)
+	var wg sync.WaitGroup
+	for i, p := range picked {
+		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, attempts[i], now, m.maxStaleness) {
+			out[i] = l.instances
+			continue
+		}
+		fresh[i] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i], errs[i] = m.api.ListScalingInstances(ctx, p.cloud.ID)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("list instances of scaling group %s: %w", picked[i].cloud.ID, err)
+		}
+	}
+	listings := make(map[string]groupListing, len(picked))
+	for i, p := range picked {
+		l := m.listings[p.cloud.ID]
+		if fresh[i] {
+			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
+				seq: attempts[i], at: now, instances: out[i]}
+		}
+		listings[p.cloud.ID] = l
+	}
+	m.listings = listings
+	return out, nil
+}
+
+// failures reads recent scaling activities, only for groups that have
+// failed instances or fewer live instances than desired, so a healthy steady
+// state costs no extra call. It returns the failure message per failed
+// instance, and per group whose latest activity failed while desired slots
+// are unfilled. A failed look-up leaves generic error info.
+func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) (byInstance, byGroup map[string]string) {
+	byInstance, byGroup = map[string]string{}, map[string]string{}
+	for i, p := range picked {
+		failed, live := false, 0
+		for _, si := range instances[i] {
+			failed = failed || si.Status == asStatusError
+			if isLive(si.Status) {
+				live++
+			}
+		}
+		short := p.cloud.Desired != volcapi.NoDesiredNumber && live < p.cloud.Desired
+		if !failed && !short {
+			continue
+		}
+		// Every activity: failed instances were made by older ones.
+		acts, err := m.api.ActivitiesSince(ctx, p.cloud.ID, time.Time{})
+		if err != nil {
+			klog.V(2).InfoS("Could not read scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
+			continue
+		}
+		for _, a := range acts {
+			if !a.Failed {
+				continue
+			}
+			for _, r := range a.Related {
+				if _, seen := byInstance[r.InstanceID]; !seen && r.InstanceFailed() {
+					byInstance[r.InstanceID] = firstNonEmpty(r.Message, a.ResultMsg)
+				}
+			}
+		}
+		if !short {
+			continue
+		}
+		// Only an activity that started after our own latest change of the
+		// desired number says whether the missing slots are being worked on
+		// (by time: the API does not document the list order). An older
+		// failure is about a request that no longer stands.
+		since := m.raisedAt(p.cloud.ID)
+		for _, a := range acts {
+			if a.CreatedAt.Before(since) {
+				continue
+			}
+			if a.Failed {
+				byGroup[p.cloud.ID] = firstNonEmpty(a.ResultMsg, "the latest scaling activity failed")
+			}
+			break
+		}
+	}
+	return byInstance, byGroup
+}
+
+// tagSelector is one --node-group-auto-discovery value: a group matches when it
+// carries every listed tag (with the given value, or any value when none is
+// given). Several selectors are ORed.
+type tagSelector struct {
+	raw  string
+	tags []tagMatch
+}
+
+type tagMatch struct {
+	key      string
+	value    string
+	anyValue bool
+}
+
+func (s tagSelector) matches(tags map[string]string) bool {
+	for _, m := range s.tags {
+		v, ok := tags[m.key]
+		if !ok || (!m.anyValue && v != m.value) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseDiscoverySpecs parses asg:tag=<key>[=<value>][,<key>[=<value>]...]
+// values and reports every bad one.
+func parseDiscoverySpecs(values []string) ([]tagSelector, error) {
+	var out []tagSelector
+	var errs []error
+	for _, raw := range values {
+		sel, err := parseDiscoverySpec(raw)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, sel)
+	}
+	return out, errors.Join(errs...)
+}
+
+func parseDiscoverySpec(raw string) (tagSelector, error) {
+	bad := func(why string) (tagSelector, error) {
+		return tagSelector{}, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+			"--node-group-auto-discovery %q: %s (want asg:tag=<key>[=<value>][,<key>[=<value>]...])", raw, why)
+	}
+	if !strings.HasPrefix(raw, discoveryPrefix) {
+		return bad("unknown discoverer, only asg: is supported")
+	}
+	body := strings.TrimPrefix(raw, discoveryPrefix)
+	if !strings.HasPrefix(body, discoveryTag) {
+		return bad("missing tag=")
+	}
+	body = strings.TrimPrefix(body, discoveryTag)
+	sel := tagSelector{raw: raw}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(body, ",") {
+		part = strings.TrimSpace(part)
+		part = strings.TrimPrefix(part, discoveryTag)
+		if part == "" {
+			return bad("empty tag")
+		}
+		key, value, hasValue := strings.Cut(part, "=")
+		key = strings.TrimSpace(key)
+		if key == "" {
+			return bad("empty tag key")
+		}
+		if seen[key] {
+			return bad(fmt.Sprintf("tag key %q given twice", key))
+		}
+		seen[key] = true
+		sel.tags = append(sel.tags, tagMatch{key: key, value: strings.TrimSpace(value), anyValue: !hasValue})
+	}
+	return sel, nil
+}
+
+// selectGroups picks the groups CA manages: those --nodes names (by id,
+// through cloudprovider.ResolveSpecs), then those an auto-discovery selector
+// matches. The resolution says which specs matched nothing.
+func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, cloudprovider.SpecResolution) {
+	candidates := make([]cloudprovider.SpecCandidate, 0, len(all))
+	for _, g := range all {
+		candidates = append(candidates, cloudprovider.SpecCandidate{ID: g.ID})
+	}
+	resolved := cloudprovider.ResolveSpecs(static, candidates)
+	var picked []managedGroup
+	taken := map[string]bool{}
+	for _, g := range all {
+		if spec, ok := resolved.ByGroup[g.ID]; ok && !taken[g.ID] {
+			taken[g.ID] = true
+			picked = append(picked, managedGroup{cloud: g, spec: &spec})
+		}
+	}
+	for _, g := range all {
+		if taken[g.ID] {
+			continue
+		}
+		for _, sel := range selectors {
+			if sel.matches(g.Tags) {
+				taken[g.ID] = true
+				picked = append(picked, managedGroup{cloud: g, discoveredBy: sel.raw})
+				break
+			}
+		}
+	}
+	return picked, resolved
+}
+
+// managedGroup is a scaling group CA manages, with how it was chosen.
+type managedGroup struct {
+	cloud        volcapi.ScalingGroup
+	spec         *cloudprovider.NodeGroupSpec
+	discoveredBy string
+}
+
+// bounds returns min and max: the group's own, the spec's only when the group
+// does not report them.
+func (m managedGroup) bounds() (minSize, maxSize int) {
+	minSize, maxSize = m.cloud.Min, m.cloud.Max
+	if !m.cloud.HasMin && m.spec != nil {
+		minSize = m.spec.MinSize
+	}
+	if !m.cloud.HasMax && m.spec != nil {
+		maxSize = m.spec.MaxSize
+	}
+	return minSize, maxSize
+}
+
+// groupListing is the last DescribeScalingInstances listing of one group and
+// what DescribeScalingGroups said about the group when it was taken.
+type groupListing struct {
+	desired, total int
+	lifecycle      string
+	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
+	// listing started: a mutation whose answer was lost counts too.
+	seq       uint64
+	at        time.Time
+	instances []volcapi.ScalingInstance
+}
+
+// listingStillGood reports whether a refresh may reuse the group's previous
+// listing instead of paging through its instances again: DescribeScalingGroups
+// shows the same desired count, total and lifecycle state, every instance was
+// in service, we made no change to the group since, and the listing is
+// younger than the staleness bound. Anything else lists the group, so a
+// change made in the cloud is served within the bound at the latest.
+func (l groupListing) stillGood(g volcapi.ScalingGroup, seq uint64, now time.Time, maxAge time.Duration) bool {
+	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
+		!l.due(seq, now, maxAge)
+}
+
+// due reports whether the listing must be taken again whatever
+// DescribeScalingGroups says: we attempted a mutation since, it reached the
+// bound, or an instance was not in service.
+func (l groupListing) due(seq uint64, now time.Time, maxAge time.Duration) bool {
+	if l.seq != seq || now.Sub(l.at) >= maxAge {
+		return true
+	}
+	for _, in := range l.instances {
+		if in.Status != asStatusInService {
+			return true
+		}
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
 func init() {
@@ -158,4 +159,16 @@ func (p *CloudProvider) Refresh(ctx context.Context) error {
 	}
 	p.m.unknownNodes.Refreshed()
 	return nil
+}
+
+// newAPIClient builds the Vultr client on the shared HTTP stack
+// (cloudprovider.NewHTTPClient), so the lifetime, retries, rate limit,
+// instrumentation and User-Agent apply to every call.
+func newAPIClient(cfg *Config, opts cloudprovider.BuildOptions, retry cloudprovider.RetryOptions) (*vultrapi.Client, error) {
+	return vultrapi.New(vultrapi.Options{
+		BaseURL: cfg.apiURL(),
+		Build:   opts,
+		Token:   cfg.TokenSource(),
+		Retry:   retry,
+	})
 }
