@@ -11,9 +11,9 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// vultrClient holds only the Vultr calls the manager makes; *vultrapi.Client
+// cloudAPI holds only the Vultr calls the manager makes; *vultrapi.Client
 // implements it, and tests may substitute a stateful fake.
-type vultrClient interface {
+type cloudAPI interface {
 	GetCluster(ctx context.Context, clusterID string) (*vultrapi.Cluster, error)
 	ListNodePools(ctx context.Context, clusterID string) ([]vultrapi.NodePool, error)
 	GetNodePool(ctx context.Context, clusterID, poolID string) (*vultrapi.NodePool, error)
@@ -23,12 +23,12 @@ type vultrClient interface {
 	ListMetalPlans(ctx context.Context) ([]vultrapi.MetalPlan, error)
 }
 
-var _ vultrClient = (*vultrapi.Client)(nil)
+var _ cloudAPI = (*vultrapi.Client)(nil)
 
 // manager owns the snapshot of the cluster's node pools. Every read CA makes
 // is served from it; Refresh replaces it with one paginated node-pool list.
 type manager struct {
-	client    vultrClient
+	client    cloudAPI
 	clusterID string
 	specs     []cloudprovider.NodeGroupSpec
 	specWatch cloudprovider.SpecWatch
@@ -82,7 +82,7 @@ type planInfo struct {
 	BareMetal   bool
 }
 
-func newManager(client vultrClient, clusterID string, specs []cloudprovider.NodeGroupSpec, now func() time.Time) *manager {
+func newManager(client cloudAPI, clusterID string, specs []cloudprovider.NodeGroupSpec, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
