@@ -94,9 +94,11 @@ func providerDirs(t *testing.T) []string {
 }
 
 func TestProviderFileMap(t *testing.T) {
+	t.Parallel()
 	parts := fileMapParts(t)
 	for _, dir := range providerDirs(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			checkProviderFiles(t, dir, parts)
 			checkProviderTypes(t, dir)
 		})
