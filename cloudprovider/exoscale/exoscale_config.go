@@ -14,6 +14,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 var (
@@ -26,8 +29,8 @@ var (
 type Config struct {
 	// APIKey and APISecret are the IAM key pair (EXOSCALE_API_KEY/_SECRET, or
 	// files named by EXOSCALE_API_KEY_FILE/_SECRET_FILE).
-	APIKey    cloudprovider.Secret
-	APISecret cloudprovider.Secret
+	APIKey    credential.Secret
+	APISecret credential.Secret
 	// APIKeyFile and APISecretFile, when set, are where the key pair comes
 	// from: re-read whenever the files change, so a rotated Secret needs no
 	// restart. APIKey and APISecret then hold the values read at load.
@@ -43,7 +46,7 @@ type Config struct {
 	SKSCluster string
 	// NodeGroupSpecs are the parsed --nodes values, matched against instance
 	// pool ids/names and SKS nodepool ids/names.
-	NodeGroupSpecs []cloudprovider.NodeGroupSpec
+	NodeGroupSpecs []groupconfig.NodeGroupSpec
 	// UnlimitedMaxSize caps groups without a spec when the quota is unlimited.
 	UnlimitedMaxSize int
 	// RefreshInterval is the minimum time between two cloud refreshes.
@@ -52,10 +55,10 @@ type Config struct {
 
 // LoadConfig reads the configuration from getenv and opts, reporting every
 // problem at once.
-func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Config, error) {
+func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config, error) {
 	cfg := Config{
-		APIKey:           cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPIKey))),
-		APISecret:        cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPISecret))),
+		APIKey:           credential.Secret(strings.TrimSpace(getenv(EnvAPIKey))),
+		APISecret:        credential.Secret(strings.TrimSpace(getenv(EnvAPISecret))),
 		Zone:             strings.TrimSpace(getenv(EnvZone)),
 		Environment:      strings.TrimSpace(getenv(EnvAPIEnvironment)),
 		Endpoint:         strings.TrimSpace(getenv(EnvAPIEndpoint)),
@@ -71,7 +74,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 	// their one problem, not also a missing variable.
 	unreadable := map[string]bool{}
 	for _, f := range []struct {
-		value *cloudprovider.Secret
+		value *credential.Secret
 		file  *string
 		fn    string
 		env   string
@@ -81,7 +84,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 			continue
 		}
 		// The path is not secret; the content never appears in errors.
-		cred, err := cloudprovider.FileCredential(f.fn+"=", path)
+		cred, err := credential.FileCredential(f.fn+"=", path)
 		if err != nil {
 			errs = append(errs, err)
 			unreadable[f.env] = true
@@ -107,7 +110,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 	if err := checkCloudConfig(opts.CloudConfig); err != nil {
 		errs = append(errs, err)
 	}
-	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	specs, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -196,12 +199,12 @@ func (c Config) String() string {
 // GoString keeps %#v from printing credentials.
 func (c Config) GoString() string { return c.String() }
 
-func (c Config) apiKey() *cloudprovider.Credential {
-	return cloudprovider.CredentialFrom(c.APIKey, EnvAPIKeyFile+"=", c.APIKeyFile)
+func (c Config) apiKey() *credential.Credential {
+	return credential.CredentialFrom(c.APIKey, EnvAPIKeyFile+"=", c.APIKeyFile)
 }
 
-func (c Config) apiSecret() *cloudprovider.Credential {
-	return cloudprovider.CredentialFrom(c.APISecret, EnvAPISecretFile+"=", c.APISecretFile)
+func (c Config) apiSecret() *credential.Credential {
+	return credential.CredentialFrom(c.APISecret, EnvAPISecretFile+"=", c.APISecretFile)
 }
 
 // publishedZones are the zones egoscale v3 names (its ZoneName constants):
@@ -214,8 +217,8 @@ var publishedZones = []v3.ZoneName{
 
 // zoneLocation is the registration's Location: EXOSCALE_ZONE as read from
 // the environment, and the published zones.
-func zoneLocation(cloudprovider.BuildOptions) cloudprovider.Location {
-	loc := cloudprovider.Location{Name: strings.TrimSpace(os.Getenv(EnvZone)), Kind: "zone", Setting: EnvZone}
+func zoneLocation(registry.BuildOptions) registry.Location {
+	loc := registry.Location{Name: strings.TrimSpace(os.Getenv(EnvZone)), Kind: "zone", Setting: EnvZone}
 	for _, z := range publishedZones {
 		loc.Published = append(loc.Published, string(z))
 	}

@@ -10,8 +10,9 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // cloudAPI is the narrow set of Exoscale calls the provider makes.
@@ -56,7 +57,7 @@ type manager struct {
 	learned      map[string]bool   // pool ids learnt from NodeGroupForNode
 	// unknownNodes allows one instance listing per refresh for instances
 	// missing from the index, and remembers those in no pool.
-	unknownNodes cloudprovider.UnknownNodeLookup
+	unknownNodes groupstate.UnknownNodeLookup
 	types        map[string]exoapi.InstanceType
 	quota        *exoapi.Quota
 	quotaAt      time.Time
@@ -65,8 +66,8 @@ type manager struct {
 	opSeq        atomic.Uint64
 	warned       map[string]bool
 	// resolved is where --nodes specs landed at the last refresh.
-	resolved  cloudprovider.SpecResolution
-	specWatch cloudprovider.SpecWatch
+	resolved  groupconfig.SpecResolution
+	specWatch groupconfig.SpecWatch
 }
 
 // String never shows credentials (fmt would print the unexported cfg raw).
@@ -87,8 +88,8 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 		learned:      map[string]bool{},
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
-		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
-		maxStaleness: cloudprovider.DefaultMaxStaleness,
+		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
+		maxStaleness: groupstate.DefaultMaxStaleness,
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupMembers
 	return m
@@ -131,11 +132,11 @@ func (m *manager) warnOnce(key, msg string, kv ...any) {
 
 // nodeGroupForInstance answers NodeGroupForNode for a real instance id from
 // the index; instances missing from it are resolved by the shared rule
-// (cloudprovider.UnknownNodeLookup) with one instance listing per refresh
+// (groupstate.UnknownNodeLookup) with one instance listing per refresh
 // (lookupMembers), never one call per instance: a thousand gone instances
 // would otherwise cost a thousand GETs in every CA loop.
 func (m *manager) nodeGroupForInstance(ctx context.Context, id string) *nodeGroup {
-	return cloudprovider.ResolveUnknownNode(ctx, &m.unknownNodes, id, m.indexedGroup)
+	return groupstate.ResolveUnknownNode(ctx, &m.unknownNodes, id, m.indexedGroup)
 }
 
 // lookupMembers is the lookup for instances missing from the index: the
@@ -196,7 +197,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 		klog.V(2).InfoS("Learnt a new instance pool; it becomes a node group at the next refresh", "provider", ProviderName, "nodeGroup", poolID)
 		return nil
 	}
-	var spec *cloudprovider.NodeGroupSpec
+	var spec *groupconfig.NodeGroupSpec
 	m.mu.RLock()
 	if s, ok := m.resolved.ByGroup[poolID]; ok {
 		spec = &s

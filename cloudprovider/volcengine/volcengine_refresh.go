@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -424,7 +425,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	for i, p := range picked {
 		minSize, maxSize := p.bounds()
 		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
-			settings: cloudprovider.ParseGroupSettings(settingsSource, p.cloud.Tags)}
+			settings: groupconfig.ParseGroupSettings(settingsSource, p.cloud.Tags)}
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
 		}
@@ -661,14 +662,14 @@ func parseDiscoverySpec(raw string) (tagSelector, error) {
 }
 
 // selectGroups picks the groups CA manages: those --nodes names (by id,
-// through cloudprovider.ResolveSpecs), then those an auto-discovery selector
+// through groupconfig.ResolveSpecs), then those an auto-discovery selector
 // matches. The resolution says which specs matched nothing.
-func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, cloudprovider.SpecResolution) {
-	candidates := make([]cloudprovider.SpecCandidate, 0, len(all))
+func selectGroups(all []volcapi.ScalingGroup, static []groupconfig.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, groupconfig.SpecResolution) {
+	candidates := make([]groupconfig.SpecCandidate, 0, len(all))
 	for _, g := range all {
-		candidates = append(candidates, cloudprovider.SpecCandidate{ID: g.ID})
+		candidates = append(candidates, groupconfig.SpecCandidate{ID: g.ID})
 	}
-	resolved := cloudprovider.ResolveSpecs(static, candidates)
+	resolved := groupconfig.ResolveSpecs(static, candidates)
 	var picked []managedGroup
 	taken := map[string]bool{}
 	for _, g := range all {
@@ -695,7 +696,7 @@ func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSp
 // managedGroup is a scaling group CA manages, with how it was chosen.
 type managedGroup struct {
 	cloud        volcapi.ScalingGroup
-	spec         *cloudprovider.NodeGroupSpec
+	spec         *groupconfig.NodeGroupSpec
 	discoveredBy string
 }
 

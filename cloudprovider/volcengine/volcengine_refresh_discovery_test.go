@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -80,7 +81,7 @@ func TestSelectGroups(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			specs, err := cloudprovider.ParseNodeGroupSpecs(tc.static)
+			specs, err := groupconfig.ParseNodeGroupSpecs(tc.static)
 			if err != nil {
 				t.Fatal(err)
 			}

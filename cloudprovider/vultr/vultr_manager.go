@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -30,8 +32,8 @@ var _ cloudAPI = (*vultrapi.Client)(nil)
 type manager struct {
 	client    cloudAPI
 	clusterID string
-	specs     []cloudprovider.NodeGroupSpec
-	specWatch cloudprovider.SpecWatch
+	specs     []groupconfig.NodeGroupSpec
+	specWatch groupconfig.SpecWatch
 	now       func() time.Time
 
 	// mutations counts successful cloud mutations. Refresh notes the value
@@ -41,14 +43,14 @@ type manager struct {
 
 	// unknownNodes allows one pool listing per refresh for nodes missing
 	// from the snapshot, and remembers nodes in no pool.
-	unknownNodes cloudprovider.UnknownNodeLookup
+	unknownNodes groupstate.UnknownNodeLookup
 	// identityMismatch counts a node refused because its node-id label and
 	// providerID disagree (BuildOptions.NodeIdentityMismatch); nil counts
 	// nothing.
 	identityMismatch func(groupID string)
 
 	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
-	refreshGate cloudprovider.RefreshGate
+	refreshGate groupstate.RefreshGate
 
 	mu       sync.RWMutex
 	groups   map[string]*nodeGroup
@@ -82,13 +84,13 @@ type planInfo struct {
 	BareMetal   bool
 }
 
-func newManager(client cloudAPI, clusterID string, specs []cloudprovider.NodeGroupSpec, now func() time.Time) *manager {
+func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroupSpec, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
 	m := &manager{
 		client: client, clusterID: clusterID, specs: specs, now: now,
-		specWatch: cloudprovider.SpecWatch{Provider: ProviderName},
+		specWatch: groupconfig.SpecWatch{Provider: ProviderName},
 		groups:    map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
 		reported: map[string]string{}, plans: map[string]planInfo{},
 	}

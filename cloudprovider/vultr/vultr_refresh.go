@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -26,11 +26,11 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh node pools of VKE cluster %s: %w", m.clusterID, err)
 	}
-	candidates := make([]cloudprovider.SpecCandidate, 0, len(pools))
+	candidates := make([]groupconfig.SpecCandidate, 0, len(pools))
 	for _, p := range pools {
-		candidates = append(candidates, cloudprovider.SpecCandidate{ID: p.ID, Names: []string{p.Label}})
+		candidates = append(candidates, groupconfig.SpecCandidate{ID: p.ID, Names: []string{p.Label}})
 	}
-	resolved := cloudprovider.ResolveSpecs(m.specs, candidates)
+	resolved := groupconfig.ResolveSpecs(m.specs, candidates)
 	if err := m.specWatch.Check(resolved); err != nil {
 		return fmt.Errorf("VKE cluster %s: %w", m.clusterID, err)
 	}
@@ -110,7 +110,7 @@ func (m *manager) reportProblems(problems map[string]string) {
 // pools (by id, or by label when unique) with the flag's min/max, and wins
 // for flagged pools too because the operator asked explicitly. Min is clamped
 // to VKE's floor of one node.
-func bounds(p vultrapi.NodePool, resolved cloudprovider.SpecResolution) (minSize, maxSize int, ok bool, problem string) {
+func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, maxSize int, ok bool, problem string) {
 	spec, found := resolved.ByGroup[p.ID]
 	switch {
 	case found:

@@ -14,10 +14,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 )
@@ -202,13 +202,13 @@ func (s *soaker) startInProcess() (func(), error) {
 	// The slow fault holds a request past the RPC deadline, then lets it
 	// through: the cloud may still apply what the caller gave up on.
 	fake.Chaos.SetSlow(slow)
-	cloudprovider.SetUnknownOutcomeWindow(window)
+	groupstate.SetUnknownOutcomeWindow(window)
 	m, _ := cluster.NewMetrics()
 	ctx := context.Background()
 	p, err := fake.Build(ctx, m)
 	if err != nil {
 		fake.Close()
-		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		return nil, err
 	}
 	s.srv = externalgrpc.NewServer(p, externalgrpc.Options{Metrics: m})
@@ -217,7 +217,7 @@ func (s *soaker) startInProcess() (func(), error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fake.Close()
-		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		return nil, err
 	}
 	go func() { _ = gs.Serve(lis) }()
@@ -225,7 +225,7 @@ func (s *soaker) startInProcess() (func(), error) {
 	if err != nil {
 		gs.Stop()
 		fake.Close()
-		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		return nil, err
 	}
 	s.client = protos.NewCloudProviderClient(conn)
@@ -241,7 +241,7 @@ func (s *soaker) startInProcess() (func(), error) {
 		_ = p.Cleanup(cctx)
 		cancel()
 		fake.Close()
-		cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow)
+		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		s.checkLeaks(baseline)
 	}, nil
 }

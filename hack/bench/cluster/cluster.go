@@ -22,6 +22,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
@@ -152,8 +153,8 @@ func (f *Fake) serve(api *fakecloud.API) string {
 }
 
 // BuildOptions returns what main would pass to the provider's builder.
-func (f *Fake) BuildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
-	opts := cloudprovider.BuildOptions{CloudConfig: f.CloudConfig, UserAgent: "cap-bench", MaxStaleness: f.opts.MaxStaleness}
+func (f *Fake) BuildOptions(m *metrics.Metrics) registry.BuildOptions {
+	opts := registry.BuildOptions{CloudConfig: f.CloudConfig, UserAgent: "cap-bench", MaxStaleness: f.opts.MaxStaleness}
 	for i := 0; i+1 < len(f.Flags); i += 2 {
 		if f.Flags[i] == "--node-group-auto-discovery" {
 			opts.NodeGroupAutoDiscoverySpecs = append(opts.NodeGroupAutoDiscoverySpecs, f.Flags[i+1])
@@ -176,7 +177,7 @@ func (f *Fake) Build(ctx context.Context, m *metrics.Metrics) (cloudprovider.Clo
 			return nil, fmt.Errorf("cluster: set %s: %w", k, err)
 		}
 	}
-	reg, ok := cloudprovider.Lookup(f.Provider)
+	reg, ok := registry.Lookup(f.Provider)
 	if !ok {
 		return nil, fmt.Errorf("cluster: provider %q is not compiled in", f.Provider)
 	}
