@@ -372,11 +372,12 @@ type inMemoryGroup struct {
 	instances []cloudInstance
 }
 
-// Settings implements groupconfig.SettingsReporter.
-func (g *inMemoryGroup) Settings() groupconfig.GroupSettings {
+// Status implements cloudprovider.NodeGroup. The in-memory group has no
+// mutation guard, so it is never quarantined.
+func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.settings
+	return g.settings.Status()
 }
 
 func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }

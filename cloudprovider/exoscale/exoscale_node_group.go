@@ -256,8 +256,10 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements groupconfig.SettingsReporter.
-func (g *nodeGroup) Settings() groupconfig.GroupSettings { return g.state().settings }
+// Status implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
+	return g.guard.Status(g.state().settings)
+}
 
 // TargetSize implements cloudprovider.NodeGroup.
 func (g *nodeGroup) TargetSize(context.Context) (int, error) {
@@ -663,6 +665,3 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	return g.state().settings.GetOptions(defaults)
 }
-
-// QuarantinedUntil implements groupstate.QuarantineReporter.
-func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

@@ -141,11 +141,12 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements groupconfig.SettingsReporter.
-func (g *nodeGroup) Settings() groupconfig.GroupSettings {
+// Status implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.settings
+	settings := g.settings
+	g.mu.Unlock()
+	return g.guard.Status(settings)
 }
 
 // TargetSize implements cloudprovider.NodeGroup.
@@ -444,6 +445,3 @@ func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	defer g.mu.Unlock()
 	return g.settings.GetOptions(defaults)
 }
-
-// QuarantinedUntil implements groupstate.QuarantineReporter.
-func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }
