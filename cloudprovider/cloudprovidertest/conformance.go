@@ -77,6 +77,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("GoneNodesCostAtMostTwoCallsPerLoop", func(t *testing.T) { checkGoneNodesCostBounded(t, h) })
 	t.Run("TwoSpecsForOneGroupAreAConfigError", func(t *testing.T) { checkTwoSpecsForOneGroup(t, h) })
 	t.Run("DeletionRereadsBeforeAbsoluteShrink", func(t *testing.T) { checkDeletionRereadsBeforeShrink(t, h) })
+	t.Run("DeletingEndsByTheOneGraceRule", func(t *testing.T) { checkDeletingEndsByGrace(t, h) })
+	t.Run("ListingOlderThanMutationKeepsIt", func(t *testing.T) { checkOlderListingKeepsMutation(t, h) })
 }
 
 type kit struct {

@@ -174,9 +174,9 @@ type manager struct {
 	// seq counts mutations per group so a Refresh that raced with one does
 	// not overwrite its result with the older cloud answer.
 	seq map[string]uint64
-	// removed records instances whose removal the API accepted, so they are
-	// reported as deleting until the API stops listing them.
-	removed   map[string]time.Time
+	// removed holds instances whose removal the API accepted, reported as
+	// deleting under the shared rule (groupstate.DeletingSet).
+	removed   *groupstate.DeletingSet
 	templates map[string]*templateEntry
 	// changedAt is when we last set a group's desired number, truncated to
 	// the second (activity times have second precision).
@@ -202,7 +202,7 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 		groups:       map[string]*groupState{},
 		byInstance:   map[string]string{},
 		seq:          map[string]uint64{},
-		removed:      map[string]time.Time{},
+		removed:      groupstate.NewDeletingSet(groupstate.DeletingGrace, now),
 		templates:    map[string]*templateEntry{},
 		guards:       map[string]*groupstate.MutationGuard{},
 		listings:     map[string]groupListing{},
@@ -287,16 +287,24 @@ func (m *manager) reload(ctx context.Context, id string) error {
 	if cg == nil {
 		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s no longer exists", id)
 	}
+	start := m.now()
 	listed, err := m.api.ListScalingInstances(ctx, id)
 	if err != nil {
 		return fmt.Errorf("re-read instances of scaling group %s: %w", id, err)
 	}
-	now := m.now()
 	m.mu.Lock()
-	removed := make(map[string]bool, len(m.removed))
-	for iid, at := range m.removed {
-		removed[iid] = now.Sub(at) < deletingGrace
+	// The listing covers this group only: instances of other groups are
+	// left to their own listings.
+	ofGroup, inListing := map[string]bool{}, make(map[string]bool, len(listed))
+	if g, ok := m.groups[id]; ok {
+		for _, in := range g.instances {
+			ofGroup[in.id] = true
+		}
 	}
+	for _, si := range listed {
+		ofGroup[si.ID], inListing[si.ID] = true, true
+	}
+	m.removed.Reconcile(start, func(iid string) bool { return !ofGroup[iid] || inListing[iid] })
 	for _, si := range listed {
 		if _, known := m.byInstance[si.ID]; !known {
 			m.byInstance[si.ID] = id
@@ -324,7 +332,7 @@ func (m *manager) reload(ctx context.Context, id string) error {
 		fresh := make([]instanceState, 0, len(listed)+len(placeholders))
 		for _, si := range listed {
 			in := instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: old[si.ID].failure}
-			in.removing = removed[si.ID] && isLive(si.Status)
+			in.removing = m.removed.Holds(si.ID) && isLive(si.Status)
 			fresh = append(fresh, in)
 		}
 		g.instances = append(fresh, placeholders...)
@@ -338,14 +346,7 @@ func (m *manager) reload(ctx context.Context, id string) error {
 }
 
 // markRemoved records accepted removals.
-func (m *manager) markRemoved(ids []string) {
-	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, id := range ids {
-		m.removed[id] = now
-	}
-}
+func (m *manager) markRemoved(ids []string) { m.removed.Add(ids...) }
 
 // lookupRefresh is the lookup for instances missing from the snapshot: a
 // refresh, unless one is running already (the shared RefreshGate rule).

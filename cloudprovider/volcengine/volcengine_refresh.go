@@ -444,13 +444,17 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	byInstance := map[string]string{}
 	for _, id := range order {
 		gs := next[id]
-		for i := range gs.instances {
-			in := &gs.instances[i]
+		for _, in := range gs.instances {
 			listed[in.id] = true
 			byInstance[in.id] = id
-			if at, ok := m.removed[in.id]; ok && isLive(in.status) && start.Sub(at) < deletingGrace {
-				in.removing = true
-			}
+		}
+	}
+	m.removed.Reconcile(start, func(id string) bool { return listed[id] })
+	for _, id := range order {
+		gs := next[id]
+		for i := range gs.instances {
+			in := &gs.instances[i]
+			in.removing = m.removed.Holds(in.id) && isLive(in.status)
 		}
 		if gs.hasDesired() {
 			gs.target = gs.cloud.Desired
@@ -462,11 +466,6 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 			// than what the API told us.
 			gs.target = old.target
 			gs.cloud.Desired = old.cloud.Desired
-		}
-	}
-	for id, at := range m.removed {
-		if !listed[id] || start.Sub(at) >= deletingGrace {
-			delete(m.removed, id)
 		}
 	}
 	for id := range m.templates {
