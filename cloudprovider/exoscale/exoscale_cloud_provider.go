@@ -56,7 +56,7 @@ func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudPr
 
 // useOptions applies what main passes besides the configuration: the
 // staleness bound, the price sheet and the metric hooks.
-func (p *provider) useOptions(opts registry.BuildOptions) {
+func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
@@ -74,15 +74,15 @@ type providerDeps struct {
 	retry cloudhttp.RetryOptions
 }
 
-// provider implements cloudprovider.CloudProvider.
-type provider struct {
+// cloudProvider implements cloudprovider.CloudProvider.
+type cloudProvider struct {
 	cfg Config
 	m   *manager
 	// sheet is the --price-sheet; nil without one.
 	sheet *groupconfig.PriceSheet
 }
 
-func newProvider(cfg Config, deps providerDeps) (*provider, error) {
+func newProvider(cfg Config, deps providerDeps) (*cloudProvider, error) {
 	client, err := exoapi.New(exoapi.Options{
 		APIKey: cfg.apiKey(), APISecret: cfg.apiSecret(), Endpoint: cfg.APIEndpoint(),
 		Build: deps.build, Retry: deps.retry,
@@ -90,20 +90,20 @@ func newProvider(cfg Config, deps providerDeps) (*provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exoscale client: %w", err)
 	}
-	return &provider{cfg: cfg, m: newManager(cfg, client, deps.now)}, nil
+	return &cloudProvider{cfg: cfg, m: newManager(cfg, client, deps.now)}, nil
 }
 
 // String never shows credentials.
-func (p *provider) String() string { return "exoscale provider: " + p.cfg.String() }
+func (p *cloudProvider) String() string { return "exoscale provider: " + p.cfg.String() }
 
 // GoString never shows credentials.
-func (p *provider) GoString() string { return p.String() }
+func (p *cloudProvider) GoString() string { return p.String() }
 
 // Name implements cloudprovider.CloudProvider.
-func (p *provider) Name() string { return ProviderName }
+func (p *cloudProvider) Name() string { return ProviderName }
 
 // NodeGroups implements cloudprovider.CloudProvider.
-func (p *provider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
+func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
 	groups := p.m.nodeGroups()
 	out := make([]cloudprovider.NodeGroup, len(groups))
 	for i, g := range groups {
@@ -114,7 +114,7 @@ func (p *provider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error
 
 // NodeGroupForNode implements cloudprovider.CloudProvider. It resolves by
 // providerID only: CA's fake nodes carry nothing else.
-func (p *provider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil || node.Spec.ProviderID == "" {
 		return nil, nil
 	}
@@ -140,7 +140,7 @@ func (p *provider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (clo
 // Pricing implements cloudprovider.CloudProvider from the --price-sheet;
 // without one it is not offered, as Exoscale prices are not available
 // through the API.
-func (p *provider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
+func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
 	if p.sheet == nil {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
 	}
@@ -149,16 +149,16 @@ func (p *provider) Pricing(context.Context) (cloudprovider.PricingModel, error) 
 
 // GPULabel implements cloudprovider.CloudProvider. CA caches it for the
 // process lifetime, so it is a constant.
-func (p *provider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
+func (p *cloudProvider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
 
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider.
-func (p *provider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
+func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	return p.m.gpuTypes(), nil
 }
 
 // Cleanup implements cloudprovider.CloudProvider; state is kept because CA
 // reconnects to the same process.
-func (p *provider) Cleanup(context.Context) error { return nil }
+func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
-func (p *provider) Refresh(ctx context.Context) error { return p.m.refresh(ctx, false) }
+func (p *cloudProvider) Refresh(ctx context.Context) error { return p.m.refresh(ctx, false) }

@@ -42,7 +42,7 @@ const (
 type testEnv struct {
 	fake     *fakeapi.Server
 	clock    *fakecloud.ManualClock
-	provider *provider
+	provider *cloudProvider
 	// ids of the seeded resources
 	clusterID, workersPool, systemPool, batchPool, gpuPool, controlPlane string
 }

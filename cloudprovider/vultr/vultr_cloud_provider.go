@@ -23,6 +23,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
 func init() {
@@ -38,13 +39,13 @@ func init() {
 // per source IP (https://www.vultr.com/api/, "Rate limit").
 var DefaultRateLimit = cloudhttp.RateLimit{Rate: 30, Burst: 30}
 
-// CloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
-type CloudProvider struct {
+// cloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
+type cloudProvider struct {
 	m     *manager
 	sheet *groupconfig.PriceSheet
 }
 
-var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
 
 // CheckConfig validates the cloud config and --nodes without calling Vultr.
 func CheckConfig(opts registry.BuildOptions) error {
@@ -81,12 +82,12 @@ func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.Cloud
 // newProvider is Build without the file and environment reading; tests and
 // --simulate call it directly.
 func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroupSpec, opts registry.BuildOptions,
-	retry cloudhttp.RetryOptions, now func() time.Time) (*CloudProvider, error) {
+	retry cloudhttp.RetryOptions, now func() time.Time) (*cloudProvider, error) {
 	client, err := newAPIClient(cfg, opts, retry)
 	if err != nil {
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
-	p := &CloudProvider{m: newManager(client, cfg.ClusterID, specs, now), sheet: opts.PriceSheet}
+	p := &cloudProvider{m: newManager(client, cfg.ClusterID, specs, now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
@@ -96,10 +97,10 @@ func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroup
 }
 
 // Name implements cloudprovider.CloudProvider.
-func (p *CloudProvider) Name() string { return ProviderName }
+func (p *cloudProvider) Name() string { return ProviderName }
 
 // NodeGroups implements cloudprovider.CloudProvider.
-func (p *CloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
+func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
 	gs := p.m.nodeGroups()
 	out := make([]cloudprovider.NodeGroup, len(gs))
 	for i, g := range gs {
@@ -115,7 +116,7 @@ func (p *CloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // clouds, belong to no group; a Vultr node the snapshot lacks is looked up
 // by the shared rule (groupstate.UnknownNodeLookup): one pool listing
 // answers for every such node, at most once per refresh.
-func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil
 	}
@@ -133,17 +134,17 @@ func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 }
 
 // Pricing implements cloudprovider.CloudProvider.
-func (p *CloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
+func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
 	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
 }
 
 // GPULabel implements cloudprovider.CloudProvider.
-func (p *CloudProvider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
+func (p *cloudProvider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
 
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider. Before the
 // plans were ever loaded it fails, because CA caches the first successful
 // answer for the life of its process.
-func (p *CloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
+func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	types, ok := p.m.gpuTypes()
 	if !ok {
 		return nil, fmt.Errorf("vultr plans not loaded yet: %w", cloudprovider.ErrUnavailable)
@@ -153,13 +154,25 @@ func (p *CloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct
 
 // Cleanup implements cloudprovider.CloudProvider. Nothing to release: CA
 // reconnects to the same process after it restarts.
-func (p *CloudProvider) Cleanup(context.Context) error { return nil }
+func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
-func (p *CloudProvider) Refresh(ctx context.Context) error {
+func (p *cloudProvider) Refresh(ctx context.Context) error {
 	if err := p.m.Refresh(ctx); err != nil {
 		return err
 	}
 	p.m.unknownNodes.Refreshed()
 	return nil
+}
+
+// newAPIClient builds the Vultr client on the shared HTTP stack
+// (cloudhttp.NewHTTPClient), so the lifetime, retries, rate limit,
+// instrumentation and User-Agent apply to every call.
+func newAPIClient(cfg *Config, opts registry.BuildOptions, retry cloudhttp.RetryOptions) (*vultrapi.Client, error) {
+	return vultrapi.New(vultrapi.Options{
+		BaseURL: cfg.apiURL(),
+		Build:   opts,
+		Token:   cfg.TokenSource(),
+		Retry:   retry,
+	})
 }

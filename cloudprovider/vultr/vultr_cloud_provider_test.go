@@ -33,7 +33,7 @@ type testEnv struct {
 	t        *testing.T
 	fake     *fakeapi.Server
 	clock    *fakecloud.ManualClock
-	p        *CloudProvider
+	p        *cloudProvider
 	main     fakeapi.PoolView // auto_scaler, min 2, 3 nodes, max 8
 	second   fakeapi.PoolView // auto_scaler, min 1, 2 nodes, max 4, GPU plan
 	static   fakeapi.PoolView // no auto_scaler, 1 node
@@ -578,7 +578,7 @@ func TestGPUTypesBeforePlansLoaded(t *testing.T) {
 	e := newTestEnv(t)
 	// A provider whose plan list failed must not answer an empty (cacheable) set.
 	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)
-	p := &CloudProvider{m: m}
+	p := &cloudProvider{m: m}
 	_, err := p.GetAvailableGPUTypes(e.ctx())
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Fatalf("GetAvailableGPUTypes before plans = %v, want ErrUnavailable", err)

@@ -18,12 +18,12 @@ import (
 // hookClient runs a function between Vultr's answer to the node-pool list and
 // the manager seeing it, to interleave a mutation with a Refresh.
 type hookClient struct {
-	vultrClient
+	cloudAPI
 	afterList func()
 }
 
 func (h *hookClient) ListNodePools(ctx context.Context, clusterID string) ([]vultrapi.NodePool, error) {
-	pools, err := h.vultrClient.ListNodePools(ctx, clusterID)
+	pools, err := h.cloudAPI.ListNodePools(ctx, clusterID)
 	if h.afterList != nil {
 		f := h.afterList
 		h.afterList = nil
@@ -47,7 +47,7 @@ func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
 			g := e.group("a-main")
-			hc := &hookClient{vultrClient: e.p.m.client}
+			hc := &hookClient{cloudAPI: e.p.m.client}
 			e.p.m.client = hc
 			hc.afterList = func() {
 				if err := tc.mutate(e, g); err != nil {
@@ -167,7 +167,7 @@ func TestRegionRetriedAfterFailure(t *testing.T) {
 	e := newTestEnv(t)
 	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)
 	// Fail the call right after the node-pool list: the cluster (region) read.
-	hc := &hookClient{vultrClient: m.client}
+	hc := &hookClient{cloudAPI: m.client}
 	m.client = hc
 	hc.afterList = func() { e.fake.AddFault(fakecloud.Fault{Method: "GET", Status: 403}) }
 	if err := m.Refresh(e.ctx()); err != nil {

@@ -1,0 +1,751 @@
+package volcengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
+)
+
+// groupRecord is what DescribeScalingGroups last said about one group.
+type groupRecord struct {
+	cloud volcapi.ScalingGroup
+	at    time.Time
+	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
+	// record was read: a mutation since makes the next refresh read it again.
+	seq uint64
+	// missing marks a --nodes id that a read by id did not return; it is
+	// asked again once the answer reaches the staleness bound.
+	missing bool
+}
+
+// groupCatalog is every group as DescribeScalingGroups last described it,
+// and which part of the group list the next refresh reads. The list pages at
+// volcapi.PageSize (50) groups, so reading it whole costs one call per 50
+// groups; the catalog reads one page per refresh in rotation instead, and
+// reads more (further pages, or groups by id) only where a record would
+// otherwise pass the staleness bound, a group we mutated needs its new state,
+// or the list changed length. Only Refresh (under refreshGate) uses it.
+type groupCatalog struct {
+	records map[string]groupRecord
+	// pages is how many pages the last complete read took; 0 until one was
+	// made, which the first refresh does.
+	pages int
+	// total is the list's TotalCount at the last page read.
+	total int
+	// next is the page the next refresh reads.
+	next int
+	// pageAt is when each page number was last read.
+	pageAt map[int]time.Time
+	// byID is set, for --nodes with more ids than one filter takes, when the
+	// account's whole group list takes more pages than the ids take batches.
+	byID bool
+	// decided is set once the --nodes read mode is chosen.
+	decided bool
+	// lastAt is when the last successful refresh (not a lookup) started,
+	// and lastTook how long it took (a slow API, the rate limit).
+	lastAt   time.Time
+	lastTook time.Duration
+}
+
+// catalogRead is one refresh's reads: it works on a copy of the records, so
+// a failed call leaves the catalog as it was.
+type catalogRead struct {
+	m       *manager
+	ctx     context.Context
+	now     time.Time
+	records map[string]groupRecord
+	// read are the page numbers read this refresh; last the one that ended
+	// the list.
+	read map[int]bool
+	last int
+	// seen are the groups some read returned this refresh.
+	seen        map[string]bool
+	total       int
+	totalChange bool
+	// horizon is how long what is read now will be served: until the next
+	// refresh has run, if CA keeps its pace and the refresh takes as long
+	// as the last one (at most the bound). A description is read again when
+	// it would pass the bound within the horizon, so what is served between
+	// two refreshes stays younger than the bound.
+	horizon time.Duration
+}
+
+// readGroups returns every group the provider may manage, each described by
+// a DescribeScalingGroups answer younger than the staleness bound (or read
+// this refresh), in id order. whole reads every group.
+func (m *manager) readGroups(ctx context.Context, now time.Time, whole bool) ([]volcapi.ScalingGroup, error) {
+	c := &m.catalog
+	r := &catalogRead{m: m, ctx: ctx, now: now, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
+	if r.records == nil {
+		r.records = map[string]groupRecord{}
+	}
+	r.horizon = m.maxStaleness
+	if !c.lastAt.IsZero() {
+		r.horizon = min(now.Sub(c.lastAt)+c.lastTook, m.maxStaleness)
+	}
+	var err error
+	switch static := m.staticIDs(); {
+	case len(static) > 0 && len(static) <= volcapi.MaxFilterIDs:
+		// One filtered call is the whole answer.
+		err = r.completeByID(static)
+	case len(static) > 0 && !c.decided:
+		err = r.chooseStaticMode(static)
+	case len(static) > 0 && c.byID && whole:
+		err = r.completeByID(static)
+	case len(static) > 0 && c.byID:
+		err = r.rotateByID(static)
+	case whole:
+		err = r.complete()
+	default:
+		err = r.rotatePages()
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.records, c.total = r.records, r.total
+	if !whole {
+		// A lookup between two of CA's refreshes says nothing of CA's pace.
+		c.lastAt = now
+	}
+	if c.pageAt == nil {
+		c.pageAt = map[int]time.Time{}
+	}
+	for n := range r.read {
+		c.pageAt[n] = now
+	}
+	if r.last > 0 {
+		c.pages = r.last
+		for n := range c.pageAt {
+			if n > c.pages {
+				delete(c.pageAt, n)
+			}
+		}
+	}
+	out := make([]volcapi.ScalingGroup, 0, len(c.records))
+	for _, rec := range c.records {
+		if !rec.missing {
+			out = append(out, rec.cloud)
+		}
+	}
+	slices.SortFunc(out, func(a, b volcapi.ScalingGroup) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// staticIDs returns the --nodes group ids when no auto-discovery is
+// configured (the groups are then known by id), or nil.
+func (m *manager) staticIDs() []string {
+	if len(m.selectors) > 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(m.static))
+	for _, s := range m.static {
+		if !slices.Contains(ids, s.Name) {
+			ids = append(ids, s.Name)
+		}
+	}
+	return ids
+}
+
+// attempts returns the mutation attempts of group id without creating a
+// guard for a group nobody mutates.
+func (m *manager) attempts(id string) uint64 {
+	m.guardsMu.Lock()
+	defer m.guardsMu.Unlock()
+	if g, ok := m.guards[id]; ok {
+		return g.Attempts()
+	}
+	return 0
+}
+
+func (r *catalogRead) put(g volcapi.ScalingGroup) {
+	r.records[g.ID] = groupRecord{cloud: g, at: r.now, seq: r.m.attempts(g.ID)}
+	r.seen[g.ID] = true
+}
+
+// page reads one page of the unfiltered list.
+func (r *catalogRead) page(n int) error {
+	p, err := r.m.api.ScalingGroupsPage(r.ctx, n)
+	if err != nil {
+		return fmt.Errorf("list scaling groups, page %d: %w", n, err)
+	}
+	r.read[n] = true
+	if p.Last {
+		r.last = n
+	}
+	if p.TotalCount != r.total {
+		r.totalChange = true
+		r.total = p.TotalCount
+	}
+	for _, g := range p.Groups {
+		r.put(g)
+	}
+	return nil
+}
+
+// complete reads every page not read yet this refresh, up to the list's
+// last, and then drops the groups no page returned: they are gone.
+func (r *catalogRead) complete() error {
+	for n := 1; r.last == 0 || n <= r.last; n++ {
+		if n > volcapi.MaxPages {
+			return fmt.Errorf("list scaling groups: more than %d pages", volcapi.MaxPages)
+		}
+		if !r.read[n] {
+			if err := r.page(n); err != nil {
+				return err
+			}
+		}
+	}
+	for id := range r.records {
+		if !r.seen[id] {
+			delete(r.records, id)
+		}
+	}
+	return nil
+}
+
+// byID reads groups by id (volcapi.MaxFilterIDs to a call). An id the answer
+// does not hold is gone; a --nodes id is remembered as missing so that it is
+// asked again only at the bound.
+func (r *catalogRead) byID(ids []string, static bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	gs, err := r.m.api.ListScalingGroups(r.ctx, ids)
+	if err != nil {
+		return fmt.Errorf("list scaling groups by id: %w", err)
+	}
+	asked := map[string]bool{}
+	for _, id := range ids {
+		asked[id] = true
+	}
+	for _, g := range gs {
+		// The API may answer unknown ids with other groups (volcapi.ListScalingGroups).
+		if asked[g.ID] {
+			r.put(g)
+		}
+	}
+	for _, id := range ids {
+		if r.seen[id] {
+			continue
+		}
+		if static {
+			r.records[id] = groupRecord{cloud: volcapi.ScalingGroup{ID: id}, at: r.now, missing: true}
+		} else {
+			delete(r.records, id)
+		}
+	}
+	return nil
+}
+
+// completeByID replaces the records with a read of ids.
+func (r *catalogRead) completeByID(ids []string) error {
+	r.records = map[string]groupRecord{}
+	return r.byID(ids, true)
+}
+
+// due reports whether a record must be read again this refresh: it would
+// reach the staleness bound before the next refresh, the group was mutated
+// since it was read, or the group will be listed this refresh anyway
+// (groupListing.due). A listing stores the description it was compared
+// with; one older than the listing could hide a change undone since (an
+// instance added before the listing and removed after it leaves the same
+// total), and the listing would then be reused.
+func (r *catalogRead) due(rec groupRecord) bool {
+	id := rec.cloud.ID
+	seq := r.m.attempts(id)
+	if r.stale(rec.at) || rec.seq != seq {
+		return true
+	}
+	if rec.missing {
+		// Nothing to list: asked again at the bound.
+		return false
+	}
+	l, listed := r.m.listings[id]
+	return !listed || l.due(seq, r.now, r.m.maxStaleness)
+}
+
+// stale reports whether something read at would reach the staleness bound
+// within the horizon.
+func (r *catalogRead) stale(at time.Time) bool {
+	return r.now.Sub(at)+r.horizon >= r.m.maxStaleness
+}
+
+// rotatePages reads the next page of the group list, plus every page that
+// would pass the staleness bound before the next refresh. A list whose
+// TotalCount changed (a group created or deleted) is read whole. Managed groups the pages read did not
+// return but that are due are then read by id, or, when that would take as
+// many calls as the pages left, the list is read whole.
+func (r *catalogRead) rotatePages() (err error) {
+	c := &r.m.catalog
+	if c.pages == 0 {
+		return r.complete()
+	}
+	next := c.next
+	if next < 1 || next > c.pages {
+		next = 1
+	}
+	defer func() {
+		// A failed refresh reads the same page again next time, so a
+		// page is not skipped by the refreshes that fail to read it.
+		if err == nil {
+			c.next = next%max(c.pages, 1) + 1
+		}
+	}()
+	for n := 1; n <= c.pages; n++ {
+		if n == next || r.stale(c.pageAt[n]) {
+			if err = r.page(n); err != nil {
+				return err
+			}
+		}
+	}
+	if r.totalChange || r.last > 0 && r.last < c.pages {
+		return r.complete()
+	}
+	managed := r.m.managedIDs()
+	var due []string
+	for _, id := range managed {
+		if rec, ok := r.records[id]; ok && !r.seen[id] && r.due(rec) {
+			due = append(due, id)
+		}
+	}
+	left := 0
+	for n := 1; n <= c.pages; n++ {
+		if !r.read[n] {
+			left++
+		}
+	}
+	if left == 0 || batchesOf(len(due)) >= left {
+		return r.complete()
+	}
+	return r.byID(due, false)
+}
+
+func batchesOf(n int) int { return (n + volcapi.MaxFilterIDs - 1) / volcapi.MaxFilterIDs }
+
+// managedIDs returns the ids of the groups in the snapshot.
+func (m *manager) managedIDs() []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return slices.Clone(m.order)
+}
+
+// chooseStaticMode picks how --nodes with more ids than one filter takes are
+// read: page 1 of the whole list tells its length; when the whole list takes
+// no more pages than the ids take batches, the ids are read like
+// auto-discovery (pages in rotation), otherwise by id.
+func (r *catalogRead) chooseStaticMode(static []string) error {
+	c := &r.m.catalog
+	if err := r.page(1); err != nil {
+		return err
+	}
+	pages := (r.total + volcapi.PageSize - 1) / volcapi.PageSize
+	c.decided = true
+	if pages <= batchesOf(len(static)) {
+		return r.complete()
+	}
+	c.byID = true
+	return r.completeByID(static)
+}
+
+// rotateByID reads --nodes ids by id: the volcapi.MaxFilterIDs least recently
+// read, plus every other one that is due.
+func (r *catalogRead) rotateByID(static []string) error {
+	ids := slices.Clone(static)
+	at := func(id string) time.Time { return r.records[id].at }
+	slices.SortStableFunc(ids, func(a, b string) int { return at(a).Compare(at(b)) })
+	var read []string
+	for i, id := range ids {
+		rec, ok := r.records[id]
+		if i < volcapi.MaxFilterIDs || !ok || r.due(rec) {
+			read = append(read, id)
+		}
+	}
+	for id := range r.records {
+		if !slices.Contains(static, id) {
+			delete(r.records, id)
+		}
+	}
+	return r.byID(read, true)
+}
+
+// Refresh takes a new snapshot: group descriptions (groupCatalog: one page
+// of DescribeScalingGroups in rotation, more only where needed), instance
+// listings of the groups that need one (groupListing.stillGood), plus (only
+// when something changed or failed) activity and template look-ups. On error
+// the previous snapshot stays.
+func (m *manager) Refresh(ctx context.Context) error {
+	return m.refreshGate.Run(ctx, m.refreshLocked)
+}
+
+// refreshLocked is Refresh; callers hold refreshGate.
+func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWith(ctx, false) }
+
+// refreshWith is a refresh; wholeList reads the whole group list, as a
+// lookup for unknown instances must: the instance's group may be on a page
+// the rotation would not read this time. Callers hold refreshGate.
+func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
+	start := m.now()
+
+	m.mu.RLock()
+	startSeq := make(map[string]uint64, len(m.seq))
+	for k, v := range m.seq {
+		startSeq[k] = v
+	}
+	m.mu.RUnlock()
+
+	all, err := m.readGroups(ctx, start, wholeList)
+	if err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	picked, resolved := selectGroups(all, m.static, m.selectors)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+
+	instances, err := m.listInstances(ctx, picked, start)
+	if err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	failures, groupFailures := m.failures(ctx, picked, instances)
+	m.refreshTemplates(ctx, picked)
+
+	next := make(map[string]*groupState, len(picked))
+	order := make([]string, 0, len(picked))
+	for i, p := range picked {
+		minSize, maxSize := p.bounds()
+		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
+			settings: groupconfig.ParseGroupSettings(settingsSource, p.cloud.Tags)}
+		for _, si := range instances[i] {
+			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
+		}
+		if msg, failed := groupFailures[p.cloud.ID]; failed {
+			for n := gs.liveCount(); n < p.cloud.Desired; n++ {
+				gs.instances = append(gs.instances, instanceState{id: placeholderID(p.cloud.ID, n), status: asStatusError, failure: msg, placeholder: true})
+			}
+		}
+		next[p.cloud.ID] = gs
+		order = append(order, p.cloud.ID)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	listed := map[string]bool{}
+	byInstance := map[string]string{}
+	for _, id := range order {
+		gs := next[id]
+		for _, in := range gs.instances {
+			listed[in.id] = true
+			byInstance[in.id] = id
+		}
+	}
+	m.removed.Reconcile(start, func(id string) bool { return listed[id] })
+	for _, id := range order {
+		gs := next[id]
+		for i := range gs.instances {
+			in := &gs.instances[i]
+			in.removing = m.removed.Holds(in.id) && isLive(in.status)
+		}
+		if gs.hasDesired() {
+			gs.target = gs.cloud.Desired
+		} else {
+			gs.target = gs.liveCount()
+		}
+		if old, ok := m.groups[id]; ok && m.seq[id] != startSeq[id] {
+			// A mutation landed while we were listing; its result is newer
+			// than what the API told us.
+			gs.target = old.target
+			gs.cloud.Desired = old.cloud.Desired
+		}
+	}
+	for id := range m.templates {
+		if _, ok := next[id]; !ok {
+			// A group that left must not keep contributing GPU types.
+			delete(m.templates, id)
+		}
+	}
+	m.groups, m.order, m.byInstance = next, order, byInstance
+	if !wholeList {
+		m.catalog.lastTook = m.now().Sub(start)
+	}
+	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(start))
+	return nil
+}
+
+// listInstances returns every picked group's instances: the previous
+// listing where it is still good (groupListing.stillGood), otherwise a fresh
+// one, a few groups at a time. A refresh that finds nothing changed thus
+// costs the one DescribeScalingGroups call.
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now time.Time) ([][]volcapi.ScalingInstance, error) {
+	out := make([][]volcapi.ScalingInstance, len(picked))
+	errs := make([]error, len(picked))
+	fresh := make([]bool, len(picked))
+	attempts := make([]uint64, len(picked))
+	for i, p := range picked {
+		attempts[i] = m.guard(p.cloud.ID).Attempts()
+	}
+	sem := make(chan struct{}, refreshParallelism)
+	var wg sync.WaitGroup
+	for i, p := range picked {
+		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, attempts[i], now, m.maxStaleness) {
+			out[i] = l.instances
+			continue
+		}
+		fresh[i] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i], errs[i] = m.api.ListScalingInstances(ctx, p.cloud.ID)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("list instances of scaling group %s: %w", picked[i].cloud.ID, err)
+		}
+	}
+	listings := make(map[string]groupListing, len(picked))
+	for i, p := range picked {
+		l := m.listings[p.cloud.ID]
+		if fresh[i] {
+			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
+				seq: attempts[i], at: now, instances: out[i]}
+		}
+		listings[p.cloud.ID] = l
+	}
+	m.listings = listings
+	return out, nil
+}
+
+// failures reads recent scaling activities, only for groups that have
+// failed instances or fewer live instances than desired, so a healthy steady
+// state costs no extra call. It returns the failure message per failed
+// instance, and per group whose latest activity failed while desired slots
+// are unfilled. A failed look-up leaves generic error info.
+func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) (byInstance, byGroup map[string]string) {
+	byInstance, byGroup = map[string]string{}, map[string]string{}
+	for i, p := range picked {
+		failed, live := false, 0
+		for _, si := range instances[i] {
+			failed = failed || si.Status == asStatusError
+			if isLive(si.Status) {
+				live++
+			}
+		}
+		short := p.cloud.Desired != volcapi.NoDesiredNumber && live < p.cloud.Desired
+		if !failed && !short {
+			continue
+		}
+		// Every activity: failed instances were made by older ones.
+		acts, err := m.api.ActivitiesSince(ctx, p.cloud.ID, time.Time{})
+		if err != nil {
+			klog.V(2).InfoS("Could not read scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
+			continue
+		}
+		for _, a := range acts {
+			if !a.Failed {
+				continue
+			}
+			for _, r := range a.Related {
+				if _, seen := byInstance[r.InstanceID]; !seen && r.InstanceFailed() {
+					byInstance[r.InstanceID] = firstNonEmpty(r.Message, a.ResultMsg)
+				}
+			}
+		}
+		if !short {
+			continue
+		}
+		// Only an activity that started after our own latest change of the
+		// desired number says whether the missing slots are being worked on
+		// (by time: the API does not document the list order). An older
+		// failure is about a request that no longer stands.
+		since := m.raisedAt(p.cloud.ID)
+		for _, a := range acts {
+			if a.CreatedAt.Before(since) {
+				continue
+			}
+			if a.Failed {
+				byGroup[p.cloud.ID] = firstNonEmpty(a.ResultMsg, "the latest scaling activity failed")
+			}
+			break
+		}
+	}
+	return byInstance, byGroup
+}
+
+// tagSelector is one --node-group-auto-discovery value: a group matches when it
+// carries every listed tag (with the given value, or any value when none is
+// given). Several selectors are ORed.
+type tagSelector struct {
+	raw  string
+	tags []tagMatch
+}
+
+type tagMatch struct {
+	key      string
+	value    string
+	anyValue bool
+}
+
+func (s tagSelector) matches(tags map[string]string) bool {
+	for _, m := range s.tags {
+		v, ok := tags[m.key]
+		if !ok || (!m.anyValue && v != m.value) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseDiscoverySpecs parses asg:tag=<key>[=<value>][,<key>[=<value>]...]
+// values and reports every bad one.
+func parseDiscoverySpecs(values []string) ([]tagSelector, error) {
+	var out []tagSelector
+	var errs []error
+	for _, raw := range values {
+		sel, err := parseDiscoverySpec(raw)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, sel)
+	}
+	return out, errors.Join(errs...)
+}
+
+func parseDiscoverySpec(raw string) (tagSelector, error) {
+	bad := func(why string) (tagSelector, error) {
+		return tagSelector{}, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+			"--node-group-auto-discovery %q: %s (want asg:tag=<key>[=<value>][,<key>[=<value>]...])", raw, why)
+	}
+	if !strings.HasPrefix(raw, discoveryPrefix) {
+		return bad("unknown discoverer, only asg: is supported")
+	}
+	body := strings.TrimPrefix(raw, discoveryPrefix)
+	if !strings.HasPrefix(body, discoveryTag) {
+		return bad("missing tag=")
+	}
+	body = strings.TrimPrefix(body, discoveryTag)
+	sel := tagSelector{raw: raw}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(body, ",") {
+		part = strings.TrimSpace(part)
+		part = strings.TrimPrefix(part, discoveryTag)
+		if part == "" {
+			return bad("empty tag")
+		}
+		key, value, hasValue := strings.Cut(part, "=")
+		key = strings.TrimSpace(key)
+		if key == "" {
+			return bad("empty tag key")
+		}
+		if seen[key] {
+			return bad(fmt.Sprintf("tag key %q given twice", key))
+		}
+		seen[key] = true
+		sel.tags = append(sel.tags, tagMatch{key: key, value: strings.TrimSpace(value), anyValue: !hasValue})
+	}
+	return sel, nil
+}
+
+// selectGroups picks the groups CA manages: those --nodes names (by id,
+// through groupconfig.ResolveSpecs), then those an auto-discovery selector
+// matches. The resolution says which specs matched nothing.
+func selectGroups(all []volcapi.ScalingGroup, static []groupconfig.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, groupconfig.SpecResolution) {
+	candidates := make([]groupconfig.SpecCandidate, 0, len(all))
+	for _, g := range all {
+		candidates = append(candidates, groupconfig.SpecCandidate{ID: g.ID})
+	}
+	resolved := groupconfig.ResolveSpecs(static, candidates)
+	var picked []managedGroup
+	taken := map[string]bool{}
+	for _, g := range all {
+		if spec, ok := resolved.ByGroup[g.ID]; ok && !taken[g.ID] {
+			taken[g.ID] = true
+			picked = append(picked, managedGroup{cloud: g, spec: &spec})
+		}
+	}
+	for _, g := range all {
+		if taken[g.ID] {
+			continue
+		}
+		for _, sel := range selectors {
+			if sel.matches(g.Tags) {
+				taken[g.ID] = true
+				picked = append(picked, managedGroup{cloud: g, discoveredBy: sel.raw})
+				break
+			}
+		}
+	}
+	return picked, resolved
+}
+
+// managedGroup is a scaling group CA manages, with how it was chosen.
+type managedGroup struct {
+	cloud        volcapi.ScalingGroup
+	spec         *groupconfig.NodeGroupSpec
+	discoveredBy string
+}
+
+// bounds returns min and max: the group's own, the spec's only when the group
+// does not report them.
+func (m managedGroup) bounds() (minSize, maxSize int) {
+	minSize, maxSize = m.cloud.Min, m.cloud.Max
+	if !m.cloud.HasMin && m.spec != nil {
+		minSize = m.spec.MinSize
+	}
+	if !m.cloud.HasMax && m.spec != nil {
+		maxSize = m.spec.MaxSize
+	}
+	return minSize, maxSize
+}
+
+// groupListing is the last DescribeScalingInstances listing of one group and
+// what DescribeScalingGroups said about the group when it was taken.
+type groupListing struct {
+	desired, total int
+	lifecycle      string
+	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
+	// listing started: a mutation whose answer was lost counts too.
+	seq       uint64
+	at        time.Time
+	instances []volcapi.ScalingInstance
+}
+
+// listingStillGood reports whether a refresh may reuse the group's previous
+// listing instead of paging through its instances again: DescribeScalingGroups
+// shows the same desired count, total and lifecycle state, every instance was
+// in service, we made no change to the group since, and the listing is
+// younger than the staleness bound. Anything else lists the group, so a
+// change made in the cloud is served within the bound at the latest.
+func (l groupListing) stillGood(g volcapi.ScalingGroup, seq uint64, now time.Time, maxAge time.Duration) bool {
+	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
+		!l.due(seq, now, maxAge)
+}
+
+// due reports whether the listing must be taken again whatever
+// DescribeScalingGroups says: we attempted a mutation since, it reached the
+// bound, or an instance was not in service.
+func (l groupListing) due(seq uint64, now time.Time, maxAge time.Duration) bool {
+	if l.seq != seq || now.Sub(l.at) >= maxAge {
+		return true
+	}
+	for _, in := range l.instances {
+		if in.Status != asStatusInService {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,185 @@
+package vultr
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
+)
+
+// Refresh lists the node pools once (following pagination) and rebuilds the
+// snapshot and indexes. Plans and the cluster region are fetched only when
+// unknown or stale. A failed list leaves the previous snapshot untouched.
+func (m *manager) Refresh(ctx context.Context) error {
+	return m.refreshGate.Run(ctx, m.refreshLocked)
+}
+
+// refreshLocked is Refresh; callers hold refreshGate.
+func (m *manager) refreshLocked(ctx context.Context) error {
+
+	startSeq, start := m.mutations.Load(), m.now()
+	pools, err := m.client.ListNodePools(ctx, m.clusterID)
+	if err != nil {
+		return fmt.Errorf("refresh node pools of VKE cluster %s: %w", m.clusterID, err)
+	}
+	candidates := make([]groupconfig.SpecCandidate, 0, len(pools))
+	for _, p := range pools {
+		candidates = append(candidates, groupconfig.SpecCandidate{ID: p.ID, Names: []string{p.Label}})
+	}
+	resolved := groupconfig.ResolveSpecs(m.specs, candidates)
+	if err := m.specWatch.Check(resolved); err != nil {
+		return fmt.Errorf("VKE cluster %s: %w", m.clusterID, err)
+	}
+	m.ensureInfo(ctx, pools)
+
+	type selected struct {
+		pool     vultrapi.NodePool
+		min, max int
+	}
+	var sel []selected
+	problems := map[string]string{}
+	for _, p := range pools {
+		minSize, maxSize, ok, problem := bounds(p, resolved)
+		if problem != "" {
+			problems[p.ID] = problem
+		}
+		if ok {
+			sel = append(sel, selected{p, minSize, maxSize})
+		}
+	}
+
+	m.mu.RLock()
+	old := m.groups
+	m.mu.RUnlock()
+
+	groups := make(map[string]*nodeGroup, len(sel))
+	byNodeID := map[string]*nodeGroup{}
+	order := make([]string, 0, len(sel))
+	for _, s := range sel {
+		g := old[s.pool.ID]
+		if g == nil {
+			g = newNodeGroup(m, s.pool.ID)
+		}
+		g.update(ctx, s.pool, s.min, s.max, startSeq, start)
+		groups[g.id] = g
+		order = append(order, g.id)
+		for _, n := range s.pool.Nodes {
+			byNodeID[n.ID] = g
+		}
+	}
+	sort.Strings(order)
+	otherPoolNodes := map[string]bool{}
+	for _, p := range pools {
+		if groups[p.ID] == nil {
+			for _, n := range p.Nodes {
+				otherPoolNodes[n.ID] = true
+			}
+		}
+	}
+	for id, g := range old {
+		if groups[id] == nil {
+			g.markRemoved()
+		}
+	}
+
+	m.mu.Lock()
+	m.groups, m.order, m.byNodeID, m.otherPoolNodes, m.refreshed = groups, order, byNodeID, otherPoolNodes, true
+	m.reportProblems(problems)
+	m.mu.Unlock()
+	klog.V(4).InfoS("Refreshed node pools", "provider", ProviderName, "cluster", m.clusterID,
+		"pools", len(pools), "nodeGroups", len(groups))
+	return nil
+}
+
+// reportProblems logs each pool problem once; callers hold m.mu.
+func (m *manager) reportProblems(problems map[string]string) {
+	for id, p := range problems {
+		if m.reported[id] != p {
+			klog.ErrorS(nil, "Skipping Vultr node pool", "provider", ProviderName, "pool", id, "reason", p)
+		}
+	}
+	m.reported = problems
+}
+
+// bounds decides whether pool p is a node group and with which bounds.
+// Pools flagged auto_scaler use the API's min/max; --nodes selects further
+// pools (by id, or by label when unique) with the flag's min/max, and wins
+// for flagged pools too because the operator asked explicitly. Min is clamped
+// to VKE's floor of one node.
+func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, maxSize int, ok bool, problem string) {
+	spec, found := resolved.ByGroup[p.ID]
+	switch {
+	case found:
+		minSize, maxSize = spec.MinSize, spec.MaxSize
+	case p.AutoScaler:
+		minSize, maxSize = p.MinNodes, p.MaxNodes
+	default:
+		return 0, 0, false, ""
+	}
+	if minSize < vkeMinNodes {
+		minSize = vkeMinNodes
+	}
+	if minSize > maxSize {
+		return 0, 0, false, fmt.Sprintf("min %d (VKE floor %d) is above max %d", minSize, vkeMinNodes, maxSize)
+	}
+	return minSize, maxSize, true, ""
+}
+
+// ensureInfo loads the cluster region and the plans when they are missing or
+// stale. Failures are logged and leave templates unavailable; they never fail
+// Refresh, because the node-pool snapshot is what CA's loop depends on.
+func (m *manager) ensureInfo(ctx context.Context, pools []vultrapi.NodePool) {
+	m.infoMu.Lock()
+	defer m.infoMu.Unlock()
+	now := m.now()
+	if m.region == "" && (m.regionAttempt.IsZero() || now.Sub(m.regionAttempt) >= regionRetryInterval) {
+		m.regionAttempt = now
+		c, err := m.client.GetCluster(ctx, m.clusterID)
+		if err != nil {
+			klog.ErrorS(err, "Cannot read VKE cluster region; templates will lack the region label until it can", "provider", ProviderName)
+		} else {
+			m.region = c.Region
+		}
+	}
+	unknown := false
+	for _, p := range pools {
+		if _, ok := m.plans[p.Plan]; !ok && p.Plan != "" {
+			unknown = true
+		}
+	}
+	stale := !m.plansEverLoaded || now.Sub(m.plansFetched) >= planCacheTTL
+	if !stale && !unknown {
+		return
+	}
+	if !m.plansAttempt.IsZero() && now.Sub(m.plansAttempt) < planRetryInterval {
+		return
+	}
+	m.plansAttempt = now
+	plans, err := m.client.ListPlans(ctx)
+	if err != nil {
+		klog.ErrorS(err, "Cannot list Vultr plans; templates and prices use the previous list", "provider", ProviderName)
+		return
+	}
+	metal, err := m.client.ListMetalPlans(ctx)
+	if err != nil {
+		klog.ErrorS(err, "Cannot list Vultr bare-metal plans; templates and prices use the previous list", "provider", ProviderName)
+		return
+	}
+	next := make(map[string]planInfo, len(plans)+len(metal))
+	for _, p := range plans {
+		next[p.ID] = planInfo{ID: p.ID, VCPUs: p.VCPUCount, RAMMiB: p.RAM, DiskGB: p.Disk, MonthlyCost: p.MonthlyCost, GPUType: p.GPUType}
+	}
+	for _, p := range metal {
+		cpus := p.CPUThreads
+		if cpus == 0 {
+			cpus = p.CPUCount
+		}
+		next[p.ID] = planInfo{ID: p.ID, VCPUs: cpus, RAMMiB: p.RAM, DiskGB: p.Disk, MonthlyCost: p.MonthlyCost, BareMetal: true}
+	}
+	m.plans, m.plansFetched, m.plansEverLoaded = next, now, true
+	klog.V(4).InfoS("Loaded Vultr plans", "provider", ProviderName, "plans", len(plans), "metalPlans", len(metal))
+}
