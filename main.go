@@ -180,10 +180,14 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 	return reg, addr, nil
 }
 
-// buildOptions also sets the process-wide outcome-unknown window every
-// MutationGuard reads, as the provider is built right after.
+// buildOptions is what the provider is built from, as the flags set it.
 func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
-	cloudprovider.SetUnknownOutcomeWindow(c.unknownOutcomeWindow)
+	window := c.unknownOutcomeWindow
+	if window == 0 {
+		// The flag's 0 turns the quarantine off; the option's zero means
+		// the default.
+		window = cloudprovider.NoUnknownOutcomeWindow
+	}
 	return cloudprovider.BuildOptions{
 		CloudConfig:                 c.cloudConfig,
 		NodeGroupSpecs:              c.nodes,
@@ -198,6 +202,7 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		NodeLookupFailed:            m.NodeLookupFailed(c.provider),
 		NodeIdentityMismatch:        m.NodeIdentityMismatch,
 		SimulateFaults:              c.simulateFaults,
+		Guard:                       cloudprovider.GuardOptions{UnknownOutcomeWindow: window},
 	}
 }
 

@@ -78,6 +78,22 @@ func TestRateLimitDefaultsToTheCloud(t *testing.T) {
 	}
 }
 
+// TestUnknownOutcomeWindowReachesTheGuards: --unknown-outcome-window travels
+// to the provider's guards through BuildOptions, 0 turning the quarantine
+// off rather than taking the default.
+func TestUnknownOutcomeWindowReachesTheGuards(t *testing.T) {
+	for flagValue, want := range map[time.Duration]time.Duration{
+		cloudprovider.DefaultUnknownOutcomeWindow: cloudprovider.DefaultUnknownOutcomeWindow,
+		0:                0,
+		90 * time.Second: 90 * time.Second,
+	} {
+		c := config{provider: testProvider, unknownOutcomeWindow: flagValue}
+		if got := c.buildOptions(nil).Guard.Window(); got != want {
+			t.Errorf("--unknown-outcome-window %s: guards quarantine for %s, want %s", flagValue, got, want)
+		}
+	}
+}
+
 func TestRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.pem")

@@ -26,14 +26,14 @@ func (c *countingMutation) mutation() cloudprovider.Mutation {
 }
 
 func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
-	clock := cloudprovidertest.MutationClock(t)
+	clock := cloudprovidertest.MutationClock()
 	ctx := context.Background()
-	g := cloudprovider.NewMutationGuard("g")
+	g := cloudprovider.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
 	m := &countingMutation{callErr: context.DeadlineExceeded}
 	_ = g.Do(ctx, m.mutation())
 	m.callErr = nil
 
-	clock.Advance(cloudprovider.UnknownOutcomeWindow() - time.Second)
+	clock.Advance(cloudprovider.DefaultUnknownOutcomeWindow - time.Second)
 	err := g.Do(ctx, m.mutation())
 	if !errors.Is(err, cloudprovider.ErrUnavailable) || m.calls != 1 || m.reads != 0 {
 		t.Fatalf("inside the window: err %v, calls %d, reads %d; want ErrUnavailable and no read or call", err, m.calls, m.reads)
@@ -59,9 +59,8 @@ func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
 }
 
 func TestMutationGuardRefusalIsNotQuarantined(t *testing.T) {
-	cloudprovidertest.MutationClock(t)
 	ctx := context.Background()
-	g := cloudprovider.NewMutationGuard("g")
+	g := cloudprovider.NewMutationGuard("g", cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock()))
 	m := &countingMutation{callErr: &cloudprovider.APIError{Status: 400, Class: cloudprovider.ErrInvalidArgument, Outcome: cloudprovider.MutationRefused}}
 	_ = g.Do(ctx, m.mutation())
 	m.callErr = nil
@@ -71,11 +70,10 @@ func TestMutationGuardRefusalIsNotQuarantined(t *testing.T) {
 }
 
 func TestUnknownOutcomeWindowZeroOnlyReReads(t *testing.T) {
-	cloudprovidertest.MutationClock(t)
-	cloudprovider.SetUnknownOutcomeWindow(0)
-	t.Cleanup(func() { cloudprovider.SetUnknownOutcomeWindow(cloudprovider.DefaultUnknownOutcomeWindow) })
 	ctx := context.Background()
-	g := cloudprovider.NewMutationGuard("g")
+	g := cloudprovider.NewMutationGuard("g", cloudprovider.GuardOptions{
+		Now: cloudprovidertest.MutationClock().Now, UnknownOutcomeWindow: cloudprovider.NoUnknownOutcomeWindow,
+	})
 	m := &countingMutation{callErr: context.DeadlineExceeded}
 	_ = g.Do(ctx, m.mutation())
 	m.callErr = nil

@@ -27,7 +27,8 @@ func (f *fakeGroup) mutation(shrinks bool) Mutation {
 
 func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	// No quarantine, so the mutation after the unknown outcome is sent.
+	g := NewMutationGuard("g", GuardOptions{UnknownOutcomeWindow: NoUnknownOutcomeWindow})
 	f := &fakeGroup{callErr: &APIError{Status: 400, Class: ErrFailedPrecondition, Outcome: MutationRefused}}
 	_ = g.Do(ctx, f.mutation(false))
 	_ = g.Do(ctx, f.mutation(false))
@@ -40,8 +41,6 @@ func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 		t.Fatal("a 5xx must leave the group needing a fresh read")
 	}
 	f.callErr = nil
-	SetUnknownOutcomeWindow(0)
-	defer SetUnknownOutcomeWindow(DefaultUnknownOutcomeWindow)
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +50,7 @@ func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 }
 
 func TestMutationGuardShrinkReadsAndRechecks(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{}
 	checks := 0
 	m := f.mutation(true)
@@ -70,7 +69,7 @@ func TestMutationGuardShrinkReadsAndRechecks(t *testing.T) {
 }
 
 func TestMutationGuardRefusalMakesNoCall(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{checkErr: ErrInvalidArgument}
 	g.unknown.Store(true)
 	if err := g.Do(context.Background(), f.mutation(true)); !errors.Is(err, ErrInvalidArgument) || f.reads+f.calls != 0 {
@@ -79,7 +78,7 @@ func TestMutationGuardRefusalMakesNoCall(t *testing.T) {
 }
 
 func TestMutationGuardFailedReadKeepsMark(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	g.unknown.Store(true)
 	f := &fakeGroup{readErr: &APIError{Status: 500, Class: ErrUnavailable, Outcome: MutationUnknown}}
 	if err := g.Do(context.Background(), f.mutation(false)); !errors.Is(err, ErrUnavailable) || f.calls != 0 || !g.needsRead() {
@@ -88,7 +87,7 @@ func TestMutationGuardFailedReadKeepsMark(t *testing.T) {
 }
 
 func TestMutationGuardLockHonoursDeadline(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	unlock, err := g.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +105,7 @@ func TestMutationGuardLockHonoursDeadline(t *testing.T) {
 // and is not quarantined.
 func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{callErr: &APIError{Status: 404, Class: ErrNotFound, Outcome: MutationRefused}}
 	_ = g.Do(ctx, f.mutation(false))
 	if !g.needsRead() {
@@ -125,7 +124,7 @@ func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
 // establishes it at once, the call succeeds, nothing is quarantined.
 func TestMutationGuardAppliedWithoutSizeReadsOnce(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{callErr: MalformedAnswer("c", "PATCH /pools/{id}", 200, "empty body")}
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatalf("applied change with an empty answer: %v, want success after the read", err)
@@ -144,7 +143,7 @@ func TestMutationGuardAppliedWithoutSizeReadsOnce(t *testing.T) {
 // quarantine.
 func TestMutationGuardAppliedErrorIsReturnedAfterTheRead(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	timedOut := WithOutcome(errors.New("operation ended in timeout"), MutationApplied)
 	f := &fakeGroup{callErr: timedOut}
 	if err := g.Do(ctx, f.mutation(false)); !errors.Is(err, timedOut) || f.reads != 1 || g.needsRead() {
@@ -165,7 +164,7 @@ func TestMutationGuardAppliedErrorIsReturnedAfterTheRead(t *testing.T) {
 // before the change, the quarantine) reads as refused: nothing was sent.
 func TestMutationGuardOwnRefusalsAreRefused(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{checkErr: errors.New("beyond max")}
 	if err := g.Do(ctx, f.mutation(false)); OutcomeOf(err) != MutationRefused {
 		t.Fatalf("failed check: %v reads as %s", err, OutcomeOf(err))
@@ -181,7 +180,7 @@ func TestMutationGuardOwnRefusalsAreRefused(t *testing.T) {
 // state the fresh read left, so the call sends what that state asks for,
 // not what the first plan computed from the snapshot.
 func TestMutationGuardPlanFromFreshState(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	target, sent := 5, -1
 	err := g.Do(context.Background(), Mutation{
 		Plan: func() (Plan, error) {
@@ -200,7 +199,7 @@ func TestMutationGuardPlanFromFreshState(t *testing.T) {
 // call was sent since; a step sent in between makes the next one read
 // again.
 func TestTxnShrinkAlwaysReadsFirst(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	reads, calls := 0, 0
 	call := func(context.Context) error { calls++; return nil }
 	plan := func() (Plan, error) { return Plan{Call: call}, nil }
@@ -224,7 +223,7 @@ func TestTxnShrinkAlwaysReadsFirst(t *testing.T) {
 // TestTxnShrinkFailedReadSendsNothing: a failed fresh read refuses the
 // absolute-size step without a call.
 func TestTxnShrinkFailedReadSendsNothing(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	calls := 0
 	err := g.Transact(context.Background(), func(context.Context) error { return errors.New("read failed") }, func(tx *Txn) error {
 		return tx.Shrink(func() (Plan, error) { return Plan{Call: func(context.Context) error { calls++; return nil }}, nil })

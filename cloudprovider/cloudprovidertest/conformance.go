@@ -86,6 +86,17 @@ type kit struct {
 	mutationClock *fakecloud.ManualClock
 }
 
+// kitFor builds an environment from opts whose guards measure their
+// quarantine with the kit's own clock (BuildOptions.Guard), so checks
+// running in parallel never share one. A harness with only NewEnv gets no
+// options; its provider's guards, if any, keep the wall clock.
+func kitFor(t *testing.T, h Harness, opts cloudprovider.BuildOptions) *kit {
+	t.Helper()
+	clock := MutationClock()
+	opts.Guard = GuardOptions(clock)
+	return &kit{t: t, env: h.newEnv(t, opts), mutationClock: clock}
+}
+
 // ctx returns a context with CA's deadline. Calls that overrun it fail with
 // DeadlineExceeded, which every check treats as a failure.
 func (k *kit) ctx() context.Context {

@@ -83,11 +83,11 @@ func checkServedWithinStalenessBound(t *testing.T, h Harness) {
 	if h.NewEnvWithOptions == nil {
 		t.Skip("Harness.NewEnvWithOptions not provided")
 	}
-	env := h.NewEnvWithOptions(t, cloudprovider.BuildOptions{MaxStaleness: kitMaxStaleness})
+	k := kitFor(t, h, cloudprovider.BuildOptions{MaxStaleness: kitMaxStaleness})
+	env := k.env
 	if env.Clock == nil || env.ChangeUnseen == nil {
 		t.Skip("Env.Clock or Env.ChangeUnseen not provided")
 	}
-	k := &kit{t: t, env: env, mutationClock: MutationClock(t)}
 	k.refresh()
 	id := k.mainGroup().Id(k.ctx())
 	k.refresh()

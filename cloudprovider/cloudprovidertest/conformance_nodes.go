@@ -140,7 +140,7 @@ func (k *kit) registeredNodes() ([]*corev1.Node, map[string]string) {
 // places the new node.
 func checkFailingLookupAnswersNoGroup(t *testing.T, h Harness) {
 	var failures atomic.Int32
-	k := &kit{t: t, env: h.newEnv(t, cloudprovider.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }}), mutationClock: MutationClock(t)}
+	k := kitFor(t, h, cloudprovider.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }})
 	k.refresh()
 	if k.env.FailNextCalls == nil || k.env.AddUnseenInstance == nil {
 		t.Skip("Env.FailNextCalls or Env.AddUnseenInstance not provided")

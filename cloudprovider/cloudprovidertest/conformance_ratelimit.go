@@ -250,10 +250,10 @@ func newLimitedKit(t *testing.T, h Harness) *limitedKit {
 		t.Skip("Harness.NewEnvWithOptions or Harness.Serve not provided")
 	}
 	drv := newLimiterDriver()
-	env := h.NewEnvWithOptions(t, cloudprovider.BuildOptions{
+	k := kitFor(t, h, cloudprovider.BuildOptions{
 		RateLimit: kitRateLimit, RateLimitNow: drv.clock.Now, RateLimitSleep: drv.sleep, ObserveRateLimit: drv.observe,
 	})
-	k := &kit{t: t, env: env, mutationClock: MutationClock(t)}
+	env := k.env
 	if err := env.Provider.Refresh(k.ctx()); err != nil {
 		t.Fatalf("initial Refresh under a budget of %s: %v (the setup needs more than the burst?)", kitRateLimit, err)
 	}

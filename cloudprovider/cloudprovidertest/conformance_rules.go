@@ -386,9 +386,8 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 			want[g.Id(normal.ctx())] = true
 		}
 	}
-	env := h.newEnv(t, cloudprovider.BuildOptions{})
-	k := &kit{t: t, env: env}
-	env.FailEnrichmentLookups()
+	k := kitFor(t, h, cloudprovider.BuildOptions{})
+	k.env.FailEnrichmentLookups()
 	k.refresh()
 	k.refresh()
 	for _, g := range k.groups() {
@@ -411,7 +410,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 // newKit builds an environment and takes its first snapshot.
 func newKit(t *testing.T, h Harness) *kit {
 	t.Helper()
-	k := &kit{t: t, env: h.newEnv(t, cloudprovider.BuildOptions{}), mutationClock: MutationClock(t)}
+	k := kitFor(t, h, cloudprovider.BuildOptions{})
 	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
 	return k
 }

@@ -57,6 +57,7 @@ func (p *provider) useOptions(opts cloudprovider.BuildOptions) {
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
+	p.m.guardOpts = opts.Guard
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.sheet = opts.PriceSheet
 }

@@ -56,13 +56,16 @@ type manager struct {
 	// unknownNodes allows one instance listing per refresh for instances
 	// missing from the index, and remembers those in no pool.
 	unknownNodes cloudprovider.UnknownNodeLookup
-	types        map[string]exoapi.InstanceType
-	quota        *exoapi.Quota
-	quotaAt      time.Time
-	lastRefresh  time.Time
-	refreshed    bool
-	opSeq        atomic.Uint64
-	warned       map[string]bool
+	// guardOpts are the node groups' MutationGuard options
+	// (BuildOptions.Guard).
+	guardOpts   cloudprovider.GuardOptions
+	types       map[string]exoapi.InstanceType
+	quota       *exoapi.Quota
+	quotaAt     time.Time
+	lastRefresh time.Time
+	refreshed   bool
+	opSeq       atomic.Uint64
+	warned      map[string]bool
 	// resolved is where --nodes specs landed at the last refresh.
 	resolved  cloudprovider.SpecResolution
 	specWatch cloudprovider.SpecWatch

@@ -101,7 +101,7 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, guard: cloudprovider.NewMutationGuard(id)}
+	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, guard: cloudprovider.NewMutationGuard(id, m.guardOpts)}
 }
 
 func (g *nodeGroup) state() groupState {

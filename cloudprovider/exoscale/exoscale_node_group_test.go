@@ -362,8 +362,9 @@ func TestOperationFinalOnSubmission(t *testing.T) {
 		{"timeout", exoapi.OperationTimeout, "", true, cloudprovider.ErrUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cloudprovidertest.MutationClock(t)
-			e := newTestEnv(t, defaultEnvOptions())
+			o := defaultEnvOptions()
+			o.build.Guard = cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock())
+			e := newTestEnv(t, o)
 			e.refresh(t)
 			g := e.group(t, e.workersPool)
 			ctx := ctx5s(t)

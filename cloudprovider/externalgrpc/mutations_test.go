@@ -26,7 +26,9 @@ type guardedProvider struct {
 	*cloudprovidertest.InMemoryProvider
 	mu     sync.Mutex
 	guards map[string]*cloudprovider.MutationGuard
-	next   error
+	// guardOpts are the guards' options (a manual clock).
+	guardOpts cloudprovider.GuardOptions
+	next      error
 }
 
 type guardedGroup struct {
@@ -46,7 +48,7 @@ func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeG
 	for i, g := range groups {
 		id := g.Id(ctx)
 		if p.guards[id] == nil {
-			p.guards[id] = cloudprovider.NewMutationGuard(id)
+			p.guards[id] = cloudprovider.NewMutationGuard(id, p.guardOpts)
 		}
 		out[i] = guardedGroup{NodeGroup: g, p: p, guard: p.guards[id]}
 	}
@@ -78,8 +80,9 @@ func (g guardedGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedU
 // until its window has passed.
 func TestMutationLoggedAndCounted(t *testing.T) {
 	buf := captureKlog(t)
-	clock := cloudprovidertest.MutationClock(t)
-	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*cloudprovider.MutationGuard{}}
+	clock := cloudprovidertest.MutationClock()
+	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*cloudprovider.MutationGuard{},
+		guardOpts: cloudprovidertest.GuardOptions(clock)}
 	reg := prometheus.NewRegistry()
 	client, srv := startServer(t, p, Options{Metrics: metrics.New(reg)})
 	if err := srv.RefreshOnce(context.Background()); err != nil {

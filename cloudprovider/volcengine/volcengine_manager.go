@@ -186,6 +186,8 @@ type manager struct {
 	// guards hold each group's mutation discipline (lock, outcome-unknown
 	// mark); they outlive snapshots.
 	guards map[string]*cloudprovider.MutationGuard
+	// guardOpts are the guards' options (BuildOptions.Guard).
+	guardOpts cloudprovider.GuardOptions
 }
 
 func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
@@ -218,7 +220,7 @@ func (m *manager) guard(id string) *cloudprovider.MutationGuard {
 	defer m.guardsMu.Unlock()
 	g, ok := m.guards[id]
 	if !ok {
-		g = cloudprovider.NewMutationGuard(id)
+		g = cloudprovider.NewMutationGuard(id, m.guardOpts)
 		m.guards[id] = g
 	}
 	return g

@@ -167,13 +167,13 @@ func TestDeleteNodesBatchesOf20(t *testing.T) {
 }
 
 func TestDeleteNodesPartialFailure(t *testing.T) {
-	mutationClock := cloudprovidertest.MutationClock(t)
+	mutationClock := cloudprovidertest.MutationClock()
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetGroupBounds(mainGroupID, 0, 100, 30)
 		f.Reconcile()
 		f.Settle()
-	}))
+	}), func(c *envConfig) { c.build.Guard = cloudprovidertest.GuardOptions(mutationClock) })
 	g := e.group(t, mainGroupID)
 	var nodes []*corev1.Node
 	for _, pid := range providerIDs(e.fake.Instances(mainGroupID)) {

@@ -46,7 +46,7 @@ type nodeGroup struct {
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, guard: cloudprovider.NewMutationGuard(id), deleting: map[string]time.Time{}}
+	return &nodeGroup{m: m, id: id, guard: cloudprovider.NewMutationGuard(id, m.guardOpts), deleting: map[string]time.Time{}}
 }
 
 // update folds a listed pool into the group. When the group was mutated after
