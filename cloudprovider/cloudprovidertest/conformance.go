@@ -59,24 +59,37 @@ func Run(t *testing.T, h Harness) {
 		{"UnchangedRefreshWithinBudget", checkUnchangedRefreshBudget},
 		{"RefreshAfterScaleUpWithinBudget", checkAfterScaleUpRefreshBudget},
 	}
+	// Every check runs in parallel with the others: each builds its own
+	// environments, with its own fake cloud and clocks (see kitFor).
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			c.fn(t, newKit(t, h))
 		})
 	}
 	// These build their own environments.
-	t.Run("MutationFaultMatrix", func(t *testing.T) { checkMutationFaultMatrix(t, h) })
-	t.Run("DefiniteRefusalNotQuarantined", func(t *testing.T) { checkRefusalNotQuarantined(t, h) })
-	t.Run("CloudReportedFailureNotQuarantined", func(t *testing.T) { checkCloudReportedFailureNotQuarantined(t, h) })
-	t.Run("EnrichmentFailureKeepsTemplates", func(t *testing.T) { checkEnrichmentFailureKeepsTemplates(t, h) })
-	t.Run("RateLimitRefusesPastDeadlineAtOnce", func(t *testing.T) { checkRateLimitRefusesPastDeadline(t, h) })
-	t.Run("RateLimitMutationsFirst", func(t *testing.T) { checkRateLimitMutationsFirst(t, h) })
-	t.Run("RateLimitCountsRetries", func(t *testing.T) { checkRateLimitCountsRetries(t, h) })
-	t.Run("ServedWithinStalenessBound", func(t *testing.T) { checkServedWithinStalenessBound(t, h) })
-	t.Run("FailingLookupAnswersNoGroup", func(t *testing.T) { checkFailingLookupAnswersNoGroup(t, h) })
-	t.Run("GoneNodesCostAtMostTwoCallsPerLoop", func(t *testing.T) { checkGoneNodesCostBounded(t, h) })
-	t.Run("TwoSpecsForOneGroupAreAConfigError", func(t *testing.T) { checkTwoSpecsForOneGroup(t, h) })
-	t.Run("DeletionRereadsBeforeAbsoluteShrink", func(t *testing.T) { checkDeletionRereadsBeforeShrink(t, h) })
+	for _, c := range []struct {
+		name string
+		fn   func(t *testing.T, h Harness)
+	}{
+		{"MutationFaultMatrix", checkMutationFaultMatrix},
+		{"DefiniteRefusalNotQuarantined", checkRefusalNotQuarantined},
+		{"CloudReportedFailureNotQuarantined", checkCloudReportedFailureNotQuarantined},
+		{"EnrichmentFailureKeepsTemplates", checkEnrichmentFailureKeepsTemplates},
+		{"RateLimitRefusesPastDeadlineAtOnce", checkRateLimitRefusesPastDeadline},
+		{"RateLimitMutationsFirst", checkRateLimitMutationsFirst},
+		{"RateLimitCountsRetries", checkRateLimitCountsRetries},
+		{"ServedWithinStalenessBound", checkServedWithinStalenessBound},
+		{"FailingLookupAnswersNoGroup", checkFailingLookupAnswersNoGroup},
+		{"GoneNodesCostAtMostTwoCallsPerLoop", checkGoneNodesCostBounded},
+		{"TwoSpecsForOneGroupAreAConfigError", checkTwoSpecsForOneGroup},
+		{"DeletionRereadsBeforeAbsoluteShrink", checkDeletionRereadsBeforeShrink},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, h)
+		})
+	}
 }
 
 type kit struct {

@@ -77,6 +77,7 @@ func checkAppliedEmptyAnswer(t *testing.T, k *kit) {
 func checkRefusalNotQuarantined(t *testing.T, h Harness) {
 	for _, kind := range []Mutation{MutationIncreaseSize, MutationDeleteNodes} {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			k := newKit(t, h)
 			if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
 				t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
@@ -93,6 +94,7 @@ func checkRefusalNotQuarantined(t *testing.T, h Harness) {
 func checkCloudReportedFailureNotQuarantined(t *testing.T, h Harness) {
 	for _, kind := range []Mutation{MutationIncreaseSize, MutationDeleteNodes} {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			k := newKit(t, h)
 			if k.env.ReportMutationFailed == nil {
 				t.Skip("not applicable: this cloud reports a failed change only as an HTTP error status, which DefiniteRefusalNotQuarantined checks")

@@ -177,7 +177,10 @@ func checkMutationFaultMatrix(t *testing.T, h Harness) {
 				if times == 1 {
 					label += "/once"
 				}
-				t.Run(label, func(t *testing.T) { runMutationFault(t, h, kind, name, times) })
+				t.Run(label, func(t *testing.T) {
+					t.Parallel()
+					runMutationFault(t, h, kind, name, times)
+				})
 			}
 		}
 	}

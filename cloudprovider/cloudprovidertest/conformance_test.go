@@ -11,6 +11,7 @@ import (
 )
 
 func TestInMemoryProviderConforms(t *testing.T) {
+	t.Parallel()
 	Run(t, Harness{
 		NewEnv: func(t *testing.T) *Env {
 			return NewInMemoryEnv(

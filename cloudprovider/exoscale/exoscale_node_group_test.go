@@ -35,6 +35,7 @@ func memberIDs(t *testing.T, e *testEnv, poolID string) []string {
 }
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		fault     fakecloud.Fault
@@ -53,6 +54,7 @@ func TestRetries(t *testing.T) {
 			}, cloudprovider.ErrUnavailable, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, defaultEnvOptions())
 			e.refresh(t)
 			g := e.group(t, e.workersPool)
@@ -72,6 +74,7 @@ func TestRetries(t *testing.T) {
 }
 
 func TestRateLimitCarriesRetryAfter(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	e.fake.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "90"})
@@ -84,6 +87,7 @@ func TestRateLimitCarriesRetryAfter(t *testing.T) {
 // TestFailedOperation: a scale the cloud accepts but fails later becomes
 // failed slots (Creating + error info) that CA removes without a cloud call.
 func TestFailedOperation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, reason string
 		quota        int64
@@ -95,6 +99,7 @@ func TestFailedOperation(t *testing.T) {
 		{"other", "fault", 2000, cloudprovider.OtherErrorClass, "exoscale-operation-fault"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := defaultEnvOptions()
 			o.fake.OperationDelay = 10 * time.Second
 			o.fake.QuotaLimit = 2000
@@ -156,6 +161,7 @@ func TestFailedOperation(t *testing.T) {
 }
 
 func TestInstanceInErrorState(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	bad := memberIDs(t, e, e.workersPool)[1]
 	e.fake.SetInstanceState(bad, fakeapi.InstanceError)
@@ -183,6 +189,7 @@ func TestInstanceInErrorState(t *testing.T) {
 }
 
 func TestDeleteNodes(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
@@ -201,6 +208,7 @@ func TestDeleteNodes(t *testing.T) {
 		{"malformed placeholder", []*corev1.Node{node(placeholderPrefix + g.id + "/7")}},
 		{"placeholder of another group", []*corev1.Node{node(placeholderPrefix + e.batchPool + "/failed-1")}},
 	} {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(tc.name, func(t *testing.T) {
 			e.fake.ResetRequests()
 			if err := g.DeleteNodes(ctx, tc.nodes); !errors.Is(err, cloudprovider.ErrInvalidArgument) {
@@ -211,6 +219,7 @@ func TestDeleteNodes(t *testing.T) {
 			}
 		})
 	}
+	// Not parallel: the steps share one environment and run in order.
 	t.Run("evicts exactly the listed members, idempotently", func(t *testing.T) {
 		if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + ids[0])}); err != nil {
 			t.Fatal(err)
@@ -241,6 +250,7 @@ func TestDeleteNodes(t *testing.T) {
 }
 
 func TestDecreaseTargetSize(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
@@ -277,6 +287,7 @@ func TestDecreaseTargetSize(t *testing.T) {
 // TestConcurrentIncreaseBusyPool: with a cloud that refuses changes while a
 // pool scales, 64 concurrent IncreaseSize(1) end with exactly the accepted one.
 func TestConcurrentIncreaseBusyPool(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.fake.Busy = fakeapi.BusyRefuse
 	e := newTestEnv(t, o)
@@ -314,6 +325,7 @@ func TestConcurrentIncreaseBusyPool(t *testing.T) {
 }
 
 func TestNodesStatesAndPlaceholderLookup(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
@@ -351,6 +363,7 @@ func TestNodesStatesAndPlaceholderLookup(t *testing.T) {
 // have changed the pool: the call fails, the pool is read at once, and the
 // next change is not quarantined either.
 func TestOperationFinalOnSubmission(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, state, reason string
 		wantRead            bool
@@ -362,6 +375,7 @@ func TestOperationFinalOnSubmission(t *testing.T) {
 		{"timeout", exoapi.OperationTimeout, "", true, cloudprovider.ErrUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := defaultEnvOptions()
 			o.build.Guard = cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock())
 			e := newTestEnv(t, o)
@@ -406,6 +420,7 @@ func TestOperationFinalOnSubmission(t *testing.T) {
 // and give the evicted members back to the target, which would let CA scale
 // the group past its max.
 func TestEvictWithUnusableAnswerKeepsTarget(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.fake.OperationDelay = 5 * time.Second
 	e := newTestEnv(t, o)

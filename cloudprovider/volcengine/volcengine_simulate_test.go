@@ -19,6 +19,7 @@ import (
 )
 
 func TestSimulate(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sim, err := Simulate(ctx, cloudprovider.BuildOptions{UserAgent: "sim-test"})
@@ -77,6 +78,7 @@ func TestSimulate(t *testing.T) {
 // a scale-up of the empty GPU group is accepted at once, the instances show as
 // creating, then as running once the lag has passed.
 func TestScaleUpThroughGRPC(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withSeed(seedDemo), withDiscovery("asg:tag=k8s.io/cluster-autoscaler/enabled=true"))
 	c := grpctest.Serve(t, e.p, externalgrpc.Options{})
 	refresh := func() {
@@ -140,10 +142,12 @@ func TestScaleUpThroughGRPC(t *testing.T) {
 // it) and the slot the service never started an instance for, in either
 // activity order.
 func TestDeleteFailedAndNeverStartedThroughGRPC(t *testing.T) {
+	t.Parallel()
 	for _, oldestFirst := range []bool{false, true} {
 		for _, noInstances := range []bool{false, true} {
 			name := fmt.Sprintf("neverStarted=%v/oldestFirst=%v", noInstances, oldestFirst)
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t, withSeed(seedDemo), withDiscovery("asg:tag=k8s.io/cluster-autoscaler/enabled=true"),
 					func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = oldestFirst })
 				c := grpctest.Serve(t, e.p, externalgrpc.Options{})

@@ -14,6 +14,7 @@ import (
 )
 
 func TestErrorTyping(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		fault      fakecloud.Fault
@@ -35,6 +36,7 @@ func TestErrorTyping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 			tc.fault.Operation = ActionDescribeScalingGroups
@@ -62,6 +64,7 @@ func TestErrorTyping(t *testing.T) {
 // cloud, operation and status; the cloud answered 2xx, so a mutation it
 // answers is applied (the guard reads the group), never unknown.
 func TestMalformedBody(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Malformed: true})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
@@ -78,6 +81,7 @@ func TestMalformedBody(t *testing.T) {
 // TestJSONLabelledTextPlainIsAccepted: a gateway may relabel the answer;
 // the body decides, not the label.
 func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	body := `{"ResponseMetadata":{"RequestId":"r1","Action":"DescribeScalingGroups"},"Result":{"ScalingGroups":[{"ScalingGroupId":"scg-a","MinInstanceNumber":0,"MaxInstanceNumber":5}],"TotalCount":1,"PageNumber":1,"PageSize":100}}`
@@ -91,6 +95,7 @@ func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 // TestMutationOutcomes: the client states each answer's outcome, with the
 // status the SDK drops taken from the shared stack's answer record.
 func TestMutationOutcomes(t *testing.T) {
+	t.Parallel()
 	empty, html := "", "<html>502 Bad Gateway</html>"
 	for _, tc := range []struct {
 		name       string
@@ -106,6 +111,7 @@ func TestMutationOutcomes(t *testing.T) {
 		{"reset", fakecloud.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 			tc.fault.Operation = ActionModifyScalingGroup
@@ -120,6 +126,7 @@ func TestMutationOutcomes(t *testing.T) {
 }
 
 func TestServerMessageScrubbedOfKeys(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 401, Code: "InvalidAccessKey",
 		Message: "The AccessKey " + testAK + " (secret " + testSK + ") is invalid"})
@@ -132,6 +139,7 @@ func TestServerMessageScrubbedOfKeys(t *testing.T) {
 	}
 }
 func TestDeadlineStopsStalledCall(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionModifyScalingGroup, Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -143,6 +151,7 @@ func TestDeadlineStopsStalledCall(t *testing.T) {
 }
 
 func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 429, Code: "AccountFlowLimitExceeded", RetryAfter: "1"})

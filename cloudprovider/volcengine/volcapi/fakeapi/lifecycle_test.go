@@ -8,6 +8,7 @@ import (
 )
 
 func TestLifecycleFollowsClock(t *testing.T) {
+	t.Parallel()
 	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, ProvisionDelay: 10 * time.Second, RemoveDelay: 5 * time.Second})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2})
@@ -42,6 +43,7 @@ func TestLifecycleFollowsClock(t *testing.T) {
 }
 
 func TestCreateFailureAndSettle(t *testing.T) {
+	t.Parallel()
 	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now, ProvisionDelay: time.Hour})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 1})
 	s.SetCreateFailure("scg-a", &CreateFailure{Code: "NoStock", Message: "none"})
@@ -57,6 +59,7 @@ func TestCreateFailureAndSettle(t *testing.T) {
 }
 
 func TestNoDesiredGroupNotReconciled(t *testing.T) {
+	t.Parallel()
 	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now})
 	s.AddGroup(Group{ID: "scg-a", Min: 1, Max: 5, Desired: -1})
 	s.Reconcile()
