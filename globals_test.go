@@ -114,7 +114,7 @@ func TestNoMutablePackageState(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
@@ -191,6 +191,11 @@ func TestNoMutablePackageState(t *testing.T) {
 			imports[local] = strings.TrimPrefix(rel, "/")
 		}
 		samePkg := pf.file.Name.Name == pkgName[pf.dir]
+		// local holds the names declared inside the function being
+		// walked: such a name there is not the package's variable (a
+		// function that shadows a package variable it also assigns
+		// would escape the check; none does).
+		var local map[string]bool
 		target := func(e ast.Expr) (string, bool) {
 			for {
 				switch x := e.(type) {
@@ -201,7 +206,7 @@ func TestNoMutablePackageState(t *testing.T) {
 				case *ast.IndexExpr:
 					e = x.X
 				case *ast.SelectorExpr:
-					if id, ok := x.X.(*ast.Ident); ok && id.Obj == nil {
+					if id, ok := x.X.(*ast.Ident); ok && !local[id.Name] {
 						if dir, ok := imports[id.Name]; ok {
 							key := dir + "." + x.Sel.Name
 							return key, vars[key] != nil
@@ -210,12 +215,7 @@ func TestNoMutablePackageState(t *testing.T) {
 					e = x.X
 				case *ast.Ident:
 					key := pf.dir + "." + x.Name
-					if !samePkg || vars[key] == nil {
-						return "", false
-					}
-					// Unresolved: declared in another file of the package;
-					// resolved: in this file, at package level or locally.
-					if x.Obj != nil && !isPackageLevel(pf.file, x.Obj) {
+					if !samePkg || vars[key] == nil || local[x.Name] {
 						return "", false
 					}
 					return key, true
@@ -231,30 +231,33 @@ func TestNoMutablePackageState(t *testing.T) {
 				}
 			}
 		}
-		ast.Inspect(pf.file, func(n ast.Node) bool {
-			switch x := n.(type) {
-			case *ast.AssignStmt:
-				if x.Tok != token.DEFINE {
-					for _, l := range x.Lhs {
-						report(l, "assigns")
+		for _, decl := range pf.file.Decls {
+			local = declaredIn(decl)
+			ast.Inspect(decl, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.AssignStmt:
+					if x.Tok != token.DEFINE {
+						for _, l := range x.Lhs {
+							report(l, "assigns")
+						}
+					}
+				case *ast.IncDecStmt:
+					report(x.X, "changes")
+				case *ast.RangeStmt:
+					if x.Tok == token.ASSIGN {
+						report(x.Key, "assigns")
+						if x.Value != nil {
+							report(x.Value, "assigns")
+						}
+					}
+				case *ast.UnaryExpr:
+					if x.Op == token.AND {
+						report(x.X, "takes the address of")
 					}
 				}
-			case *ast.IncDecStmt:
-				report(x.X, "changes")
-			case *ast.RangeStmt:
-				if x.Tok == token.ASSIGN {
-					report(x.Key, "assigns")
-					if x.Value != nil {
-						report(x.Value, "assigns")
-					}
-				}
-			case *ast.UnaryExpr:
-				if x.Op == token.AND {
-					report(x.X, "takes the address of")
-				}
-			}
-			return true
-		})
+				return true
+			})
+		}
 	}
 	if t.Failed() {
 		keys := make([]string, 0, len(vars))
@@ -297,9 +300,78 @@ func isOnceCall(e ast.Expr) bool {
 	return ok && onceInitialised.MatchString(id.Name+"."+sel.Sel.Name)
 }
 
-// isPackageLevel reports whether obj is declared at the top of f.
-func isPackageLevel(f *ast.File, obj *ast.Object) bool {
-	return f.Scope.Lookup(obj.Name) == obj
+// declaredIn returns the names a function declares anywhere inside:
+// receiver, parameters, results, variables, constants, and those of the
+// function literals it holds; for a declaration other than a function, the
+// names its function literals declare.
+func declaredIn(decl ast.Decl) map[string]bool {
+	names := map[string]bool{}
+	fields := func(l *ast.FieldList) {
+		if l == nil {
+			return
+		}
+		for _, f := range l.List {
+			for _, n := range f.Names {
+				names[n.Name] = true
+			}
+		}
+	}
+	var scopes []ast.Node
+	if fn, ok := decl.(*ast.FuncDecl); ok {
+		fields(fn.Recv)
+		scopes = append(scopes, fn)
+	} else {
+		ast.Inspect(decl, func(n ast.Node) bool {
+			if fl, ok := n.(*ast.FuncLit); ok {
+				scopes = append(scopes, fl)
+				return false
+			}
+			return true
+		})
+	}
+	for _, scope := range scopes {
+		inspectDecls(scope, names, fields)
+	}
+	return names
+}
+
+func inspectDecls(scope ast.Node, names map[string]bool, fields func(*ast.FieldList)) {
+	ast.Inspect(scope, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.FuncType:
+			fields(x.Params)
+			fields(x.Results)
+		case *ast.AssignStmt:
+			if x.Tok == token.DEFINE {
+				for _, l := range x.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						names[id.Name] = true
+					}
+				}
+			}
+		case *ast.RangeStmt:
+			if x.Tok == token.DEFINE {
+				for _, e := range []ast.Expr{x.Key, x.Value} {
+					if id, ok := e.(*ast.Ident); ok {
+						names[id.Name] = true
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for _, id := range x.Names {
+				names[id.Name] = true
+			}
+		case *ast.TypeSwitchStmt:
+			if a, ok := x.Assign.(*ast.AssignStmt); ok {
+				for _, l := range a.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						names[id.Name] = true
+					}
+				}
+			}
+		}
+		return true
+	})
 }
 
 func modulePath(t *testing.T) string {
