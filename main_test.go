@@ -21,22 +21,25 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 const testProvider = "zz-inmemory-test"
 
 func init() {
-	cloudprovider.RegisterCloudProvider(testProvider, cloudprovider.Registration{
-		Build: func(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+	registry.RegisterCloudProvider(testProvider, registry.Registration{
+		Build: func(ctx context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 			if opts.CloudConfig == "" {
 				return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "--cloud-config is required")
 			}
 			return cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud()), nil
 		},
-		Simulate: func(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+		Simulate: func(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 			// Like the real simulators, --nodes must name a simulated group.
 			for _, spec := range opts.NodeGroupSpecs {
 				if !strings.HasSuffix(spec, ":pool-a") {
@@ -45,9 +48,9 @@ func init() {
 			}
 			p := cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud(
 				cloudprovidertest.CloudGroup{ID: "pool-a", Min: 1, Max: 5, Running: 2}))
-			return &cloudprovider.Simulation{Provider: p, URL: "memory://", Description: "one in-memory pool", Close: func() {}}, nil
+			return &registry.Simulation{Provider: p, URL: "memory://", Description: "one in-memory pool", Close: func() {}}, nil
 		},
-		RateLimit: cloudprovider.RateLimit{Rate: 7, Burst: 3},
+		RateLimit: cloudhttp.RateLimit{Rate: 7, Burst: 3},
 	})
 }
 
@@ -61,11 +64,11 @@ func runArgs(t *testing.T, args ...string) (int, string, string) {
 // TestRateLimitDefaultsToTheCloud: an empty --cloud-api-rate-limit takes the
 // provider's registered default, off disables it, a value overrides it.
 func TestRateLimitDefaultsToTheCloud(t *testing.T) {
-	reg, _ := cloudprovider.Lookup(testProvider)
+	reg, _ := registry.Lookup(testProvider)
 	if !reg.RateLimit.Enabled() {
 		t.Fatalf("%s registers no default rate limit", testProvider)
 	}
-	for flagValue, want := range map[string]cloudprovider.RateLimit{
+	for flagValue, want := range map[string]cloudhttp.RateLimit{
 		"":     reg.RateLimit,
 		"off":  {},
 		"2:5":  {Rate: 2, Burst: 5},
@@ -83,9 +86,9 @@ func TestRateLimitDefaultsToTheCloud(t *testing.T) {
 // off rather than taking the default.
 func TestUnknownOutcomeWindowReachesTheGuards(t *testing.T) {
 	for flagValue, want := range map[time.Duration]time.Duration{
-		cloudprovider.DefaultUnknownOutcomeWindow: cloudprovider.DefaultUnknownOutcomeWindow,
-		0:                0,
-		90 * time.Second: 90 * time.Second,
+		groupstate.DefaultUnknownOutcomeWindow: groupstate.DefaultUnknownOutcomeWindow,
+		0:                                      0,
+		90 * time.Second:                       90 * time.Second,
 	} {
 		c := config{provider: testProvider, unknownOutcomeWindow: flagValue}
 		if got := c.buildOptions(nil).Guard.Window(); got != want {
@@ -360,7 +363,7 @@ func simServer(t *testing.T, provider string) (addr, group, banner string) {
 func TestSimulateBannerAndInspect(t *testing.T) {
 	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
 		t.Run(provider, func(t *testing.T) {
-			if _, ok := cloudprovider.Lookup(provider); !ok {
+			if _, ok := registry.Lookup(provider); !ok {
 				t.Skipf("%s is not compiled in", provider)
 			}
 			addr, group, banner := simServer(t, provider)
@@ -424,7 +427,7 @@ func TestSimulateBannerAndInspect(t *testing.T) {
 // TestUnmatchedNodesSpecExits2: a --nodes name the first listing does not
 // find is a configuration error, reported at once with exit code 2.
 func TestUnmatchedNodesSpecExits2(t *testing.T) {
-	if _, ok := cloudprovider.Lookup("vultr"); !ok {
+	if _, ok := registry.Lookup("vultr"); !ok {
 		t.Skip("vultr is not compiled in")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // PreflightCommand is the subcommand that checks the configuration against
@@ -62,7 +65,7 @@ type preflightReport struct {
 	warnings []string
 	// location is the zone or region the configuration names, if the
 	// provider says (Registration.Location).
-	location cloudprovider.Location
+	location registry.Location
 	// problem is the one-line cause of a failed check ("" when it passed).
 	problem string
 }
@@ -75,7 +78,7 @@ type preflightGroup struct {
 }
 
 // preflight runs the checks; the report is printed whatever the outcome.
-func preflight(ctx context.Context, cfg *config, reg cloudprovider.Registration) (*preflightReport, int) {
+func preflight(ctx context.Context, cfg *config, reg registry.Registration) (*preflightReport, int) {
 	r := &preflightReport{provider: cfg.provider, simulate: cfg.simulate, calls: &callRecorder{}}
 	opts := cfg.buildOptions(nil)
 	opts.InstrumentTransport = r.calls.wrap
@@ -207,7 +210,7 @@ func checkGroup(ctx context.Context, g cloudprovider.NodeGroup, pricing cloudpro
 // provider has already refused a spec naming nothing (ErrConfig), so each
 // one names a served group: by id, or by a name its description carries.
 func resolveSpecsForReport(cfg *config, groups []preflightGroup) []string {
-	specs, err := cloudprovider.ParseNodeGroupSpecs(cfg.nodes)
+	specs, err := groupconfig.ParseNodeGroupSpecs(cfg.nodes)
 	if err != nil {
 		return nil
 	}
@@ -264,7 +267,7 @@ func preflightCode(err error) int {
 // permission (with the API action), an endpoint that does not answer, or
 // the provider's own error.
 func (r *preflightReport) cause(err error) error {
-	var api *cloudprovider.APIError
+	var api *cloudhttp.APIError
 	hasAPI := errors.As(err, &api)
 	var dns *net.DNSError
 	switch {
@@ -292,7 +295,7 @@ func (r *preflightReport) cause(err error) error {
 // region: a 4xx whose code or message names it. The clouds document no
 // code for this (a Volcengine region travels only in the request's
 // signature), so the test is by what the refusal talks about.
-func (r *preflightReport) refusesLocation(api *cloudprovider.APIError) bool {
+func (r *preflightReport) refusesLocation(api *cloudhttp.APIError) bool {
 	switch {
 	case r.location.Name == "", api.Status < 400, api.Status >= 500,
 		// Credentials, permissions and throttling have their own lines.
@@ -303,7 +306,7 @@ func (r *preflightReport) refusesLocation(api *cloudprovider.APIError) bool {
 	return strings.Contains(text, r.location.Kind) || strings.Contains(text, strings.ToLower(r.location.Name))
 }
 
-func onOperation(api *cloudprovider.APIError, ok bool) string {
+func onOperation(api *cloudhttp.APIError, ok bool) string {
 	if !ok {
 		return ""
 	}
@@ -386,14 +389,14 @@ type recordedCall struct {
 	status    int // 0: no answer
 }
 
-func (c *callRecorder) wrap(base http.RoundTripper, op cloudprovider.OperationFunc) http.RoundTripper {
+func (c *callRecorder) wrap(base http.RoundTripper, op cloudhttp.OperationFunc) http.RoundTripper {
 	return recordingTransport{rec: c, base: base, op: op}
 }
 
 type recordingTransport struct {
 	rec  *callRecorder
 	base http.RoundTripper
-	op   cloudprovider.OperationFunc
+	op   cloudhttp.OperationFunc
 }
 
 func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	volcfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -26,11 +26,11 @@ const vultrSimClusterID = "5e3d6a1c-0c5b-4f4e-9d55-5a1b2c3d4e5f"
 // configuration an operator would write.
 func fakeCloud(t *testing.T, provider string) string {
 	t.Helper()
-	reg, ok := cloudprovider.Lookup(provider)
+	reg, ok := registry.Lookup(provider)
 	if !ok {
 		t.Skipf("%s is not compiled in", provider)
 	}
-	sim, err := reg.Simulate(context.Background(), cloudprovider.BuildOptions{})
+	sim, err := reg.Simulate(context.Background(), registry.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,11 +231,11 @@ func TestPreflightZoneWarningOffline(t *testing.T) {
 func TestDemoNamesItsDeliberateMistake(t *testing.T) {
 	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
 		t.Run(provider, func(t *testing.T) {
-			reg, ok := cloudprovider.Lookup(provider)
+			reg, ok := registry.Lookup(provider)
 			if !ok {
 				t.Skipf("%s is not compiled in", provider)
 			}
-			sim, err := reg.Simulate(context.Background(), cloudprovider.BuildOptions{})
+			sim, err := reg.Simulate(context.Background(), registry.BuildOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -297,7 +297,7 @@ func TestPreflightRefusedReadNamesTheAction(t *testing.T) {
 // returns a cloud config signing for region.
 func volcengineRegions(t *testing.T, policy volcfake.RegionPolicy, region string) string {
 	t.Helper()
-	if _, ok := cloudprovider.Lookup("volcengine"); !ok {
+	if _, ok := registry.Lookup("volcengine"); !ok {
 		t.Skip("volcengine is not compiled in")
 	}
 	t.Setenv("REGION_ID", "")

@@ -21,12 +21,13 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // serve wires the provider (real or simulated) to the gRPC server and the
 // metrics endpoint, serves until ctx ends or SIGTERM/SIGINT arrives, then
 // drains. Errors in the configuration come back as configError (exit 2).
-func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, addr externalgrpc.Address, stdout io.Writer) error {
+func serve(ctx context.Context, cfg *config, reg registry.Registration, addr externalgrpc.Address, stdout io.Writer) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(registry)
@@ -97,7 +98,7 @@ func serve(ctx context.Context, cfg *config, reg cloudprovider.Registration, add
 // startProvider builds the provider, or starts the simulated cloud and the
 // provider bound to it. The simulation is nil for a real cloud; the caller
 // closes it.
-func startProvider(ctx context.Context, cfg *config, reg cloudprovider.Registration, m *metrics.Metrics, stdout io.Writer) (cloudprovider.CloudProvider, *cloudprovider.Simulation, error) {
+func startProvider(ctx context.Context, cfg *config, reg registry.Registration, m *metrics.Metrics, stdout io.Writer) (cloudprovider.CloudProvider, *registry.Simulation, error) {
 	opts := cfg.buildOptions(m)
 	if !cfg.simulate {
 		p, err := reg.Build(ctx, opts)

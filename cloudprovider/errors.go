@@ -39,6 +39,10 @@ var (
 	ErrMalformedResponse = errors.New("malformed cloud response")
 )
 
+// ErrConfig marks a configuration error found only once the cloud was
+// listed; main exits 2 on it, naming the offending setting.
+var ErrConfig = errors.New("configuration error")
+
 // Errorf wraps sentinel with a formatted message so errors.Is(err, sentinel)
 // holds. It makes our own errors, decided without the cloud (a bad request,
 // a size rule, an unknown group): the error states MutationRefused, so a

@@ -107,8 +107,9 @@ func statedOutcome(err error, depth int) (MutationOutcome, bool) {
 	switch e := err.(type) {
 	case *outcomeError:
 		return e.outcome, true
-	case *APIError:
-		return e.outcome(), true
+	case interface{ StatedOutcome() MutationOutcome }:
+		// A cloud answer's error (the HTTP stack's APIError) states it.
+		return e.StatedOutcome(), true
 	}
 	switch u := err.(type) {
 	case interface{ Unwrap() error }:

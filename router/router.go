@@ -2,7 +2,7 @@
 //
 // Each provider has one file here, router_<name>.go, guarded by the build tag
 // <name> and holding only a blank import of the provider package, whose init()
-// registers it with cloudprovider.RegisterCloudProvider. router_all.go carries
+// registers it with registry.RegisterCloudProvider. router_all.go carries
 // the negation of every provider tag and imports them all, so:
 //
 //	go build .                  # every provider

@@ -3,8 +3,8 @@ package cloudprovidertest
 import (
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // MutationClock returns a ManualClock for the outcome-unknown quarantine of
@@ -17,13 +17,13 @@ func MutationClock() *fakecloud.ManualClock {
 
 // GuardOptions makes MutationGuards measure their quarantine with c and the
 // default window (BuildOptions.Guard, or NewMutationGuard's options).
-func GuardOptions(c *fakecloud.ManualClock) cloudprovider.GuardOptions {
-	return cloudprovider.GuardOptions{Now: c.Now}
+func GuardOptions(c *fakecloud.ManualClock) groupstate.GuardOptions {
+	return groupstate.GuardOptions{Now: c.Now}
 }
 
 // PassUnknownOutcomeWindow moves c past the quarantine an outcome-unknown
 // mutation started, for guards with the default window
-// (cloudprovider.DefaultUnknownOutcomeWindow).
+// (groupstate.DefaultUnknownOutcomeWindow).
 func PassUnknownOutcomeWindow(c *fakecloud.ManualClock) {
-	c.Advance(cloudprovider.DefaultUnknownOutcomeWindow + time.Nanosecond)
+	c.Advance(groupstate.DefaultUnknownOutcomeWindow + time.Nanosecond)
 }

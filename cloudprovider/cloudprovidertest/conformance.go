@@ -14,6 +14,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // CallDeadline is the deadline the kit gives every call, as CA's externalgrpc
@@ -103,7 +104,7 @@ type kit struct {
 // quarantine with the kit's own clock (BuildOptions.Guard), so checks
 // running in parallel never share one. A harness with only NewEnv gets no
 // options; its provider's guards, if any, keep the wall clock.
-func kitFor(t *testing.T, h Harness, opts cloudprovider.BuildOptions) *kit {
+func kitFor(t *testing.T, h Harness, opts registry.BuildOptions) *kit {
 	t.Helper()
 	clock := MutationClock()
 	opts.Guard = GuardOptions(clock)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // The budget of cloud calls per CA loop, with each provider's numbers
@@ -83,7 +83,7 @@ func checkServedWithinStalenessBound(t *testing.T, h Harness) {
 	if h.NewEnvWithOptions == nil {
 		t.Skip("Harness.NewEnvWithOptions not provided")
 	}
-	k := kitFor(t, h, cloudprovider.BuildOptions{MaxStaleness: kitMaxStaleness})
+	k := kitFor(t, h, registry.BuildOptions{MaxStaleness: kitMaxStaleness})
 	env := k.env
 	if env.Clock == nil || env.ChangeUnseen == nil {
 		t.Skip("Env.Clock or Env.ChangeUnseen not provided")

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // Checks of the nodes CA asks about that the snapshot cannot place, and of
@@ -77,7 +79,7 @@ func (k *kit) caLoop(nodes []*corev1.Node, want map[string]string) int {
 // loops on the same clock, one with the gone nodes and one without; the
 // difference per loop is at most maxLookupCallsPerLoop, over loops that pass
 // --max-staleness (when the harness gives the clock), and none of the gone
-// nodes is ever claimed for a group (cloudprovider.UnknownNodeLookup).
+// nodes is ever claimed for a group (groupstate.UnknownNodeLookup).
 func checkGoneNodesCostBounded(t *testing.T, h Harness) {
 	base := newKit(t, h)
 	k := newKit(t, h)
@@ -97,7 +99,7 @@ func checkGoneNodesCostBounded(t *testing.T, h Harness) {
 		nodes = append(nodes, goneNode(id))
 		want[id] = ""
 	}
-	step := cloudprovider.DefaultMaxStaleness / 3
+	step := groupstate.DefaultMaxStaleness / 3
 	var extra []int
 	for loop := 0; loop < goneNodeLoops; loop++ {
 		if loop > 0 && k.env.Clock != nil && base.env.Clock != nil {
@@ -140,7 +142,7 @@ func (k *kit) registeredNodes() ([]*corev1.Node, map[string]string) {
 // places the new node.
 func checkFailingLookupAnswersNoGroup(t *testing.T, h Harness) {
 	var failures atomic.Int32
-	k := kitFor(t, h, cloudprovider.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }})
+	k := kitFor(t, h, registry.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }})
 	k.refresh()
 	if k.env.FailNextCalls == nil || k.env.AddUnseenInstance == nil {
 		t.Skip("Env.FailNextCalls or Env.AddUnseenInstance not provided")

@@ -3,11 +3,11 @@ package cloudprovidertest
 import (
 	"testing"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // checkQuarantineReported: while a group refuses changes after a lost
-// answer, its node group says so (cloudprovider.QuarantineReporter), which
+// answer, its node group says so (groupstate.QuarantineReporter), which
 // is what the server's quarantined_node_groups metric counts; once the
 // window has passed it reports none.
 func checkQuarantineReported(t *testing.T, k *kit) {
@@ -16,10 +16,10 @@ func checkQuarantineReported(t *testing.T, k *kit) {
 	}
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
-	quarantine := func() cloudprovider.QuarantineReporter {
-		q, ok := k.group(id).(cloudprovider.QuarantineReporter)
+	quarantine := func() groupstate.QuarantineReporter {
+		q, ok := k.group(id).(groupstate.QuarantineReporter)
 		if !ok {
-			t.Fatalf("node group %s does not implement cloudprovider.QuarantineReporter: the quarantined-groups metric cannot count it", id)
+			t.Fatalf("node group %s does not implement groupstate.QuarantineReporter: the quarantined-groups metric cannot count it", id)
 		}
 		return q
 	}

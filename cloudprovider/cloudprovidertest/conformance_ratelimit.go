@@ -12,11 +12,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
-// The shared client-side budget (cloudprovider.RateLimiter) as each provider
+// The shared client-side budget (cloudhttp.RateLimiter) as each provider
 // wires it under its SDK and retries, driven through the provider's own
 // HTTP client on a manual clock: no check sleeps or measures time.
 
@@ -24,7 +26,7 @@ import (
 // token every 8 s (exact in binary, so refills are whole tokens), longer
 // than CA's deadline, so a call that finds the bucket empty cannot get a
 // token in time; the burst covers the setup's first snapshot.
-var kitRateLimit = cloudprovider.RateLimit{Rate: 0.125, Burst: 100}
+var kitRateLimit = cloudhttp.RateLimit{Rate: 0.125, Burst: 100}
 
 // tokenInterval is how long kitRateLimit takes to earn one token.
 const tokenInterval = 8 * time.Second
@@ -60,7 +62,7 @@ func (d *limiterDriver) signal() {
 }
 
 func (d *limiterDriver) sleep(ctx context.Context, _ time.Duration) error {
-	s := &sleeper{mutation: cloudprovider.HasMutationPriority(ctx), release: make(chan struct{})}
+	s := &sleeper{mutation: cloudhttp.HasMutationPriority(ctx), release: make(chan struct{})}
 	d.mu.Lock()
 	d.sleepers = append(d.sleepers, s)
 	d.sleeps++
@@ -250,7 +252,7 @@ func newLimitedKit(t *testing.T, h Harness) *limitedKit {
 		t.Skip("Harness.NewEnvWithOptions or Harness.Serve not provided")
 	}
 	drv := newLimiterDriver()
-	k := kitFor(t, h, cloudprovider.BuildOptions{
+	k := kitFor(t, h, registry.BuildOptions{
 		RateLimit: kitRateLimit, RateLimitNow: drv.clock.Now, RateLimitSleep: drv.sleep, ObserveRateLimit: drv.observe,
 	})
 	env := k.env

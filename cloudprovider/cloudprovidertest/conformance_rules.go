@@ -16,9 +16,10 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
-// The safety rules every provider shares (cloudprovider.MutationGuard,
+// The safety rules every provider shares (groupstate.MutationGuard,
 // cloudprovider.OutcomeUnknown, the one APIError class table): each check
 // below fails for a provider that drops one of them.
 
@@ -273,7 +274,7 @@ func checkLostAnswerNotUndone(t *testing.T, k *kit) {
 // bigger increase. All three clouds resize by absolute size, so the late,
 // older size would shrink the group and the cloud would remove instances
 // nobody asked to delete; a fresh read cannot see a request that has not
-// landed. The rule (cloudprovider.MutationGuard's quarantine) refuses every
+// landed. The rule (groupstate.MutationGuard's quarantine) refuses every
 // change of the group until the unknown request can no longer land, then
 // re-reads the group before the next one.
 func checkLateResizeRemovesNone(t *testing.T, k *kit) {
@@ -389,7 +390,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 			want[g.Id(normal.ctx())] = true
 		}
 	}
-	k := kitFor(t, h, cloudprovider.BuildOptions{})
+	k := kitFor(t, h, registry.BuildOptions{})
 	k.env.FailEnrichmentLookups()
 	k.refresh()
 	k.refresh()
@@ -413,7 +414,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 // newKit builds an environment and takes its first snapshot.
 func newKit(t *testing.T, h Harness) *kit {
 	t.Helper()
-	k := kitFor(t, h, cloudprovider.BuildOptions{})
+	k := kitFor(t, h, registry.BuildOptions{})
 	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
 	return k
 }
@@ -423,7 +424,7 @@ func newKit(t *testing.T, h Harness) *kit {
 // found by NodeGroupForNode at once with a targeted lookup, and asking again
 // within the same Refresh, for it or for a node of this cloud that belongs
 // to no group, costs no further call for the same lookup
-// (cloudprovider.UnknownNodeLookup).
+// (groupstate.UnknownNodeLookup).
 func checkUnknownNodeHealsFast(t *testing.T, k *kit) {
 	if k.env.AddUnseenInstance == nil {
 		t.Skip("Env.AddUnseenInstance not provided")

@@ -16,6 +16,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // SettingsSeed is what the settings check asks a harness to store on a group
@@ -33,16 +34,16 @@ type SettingsSeed struct {
 func (s SettingsSeed) AWSKeys() map[string]string {
 	out := map[string]string{}
 	for name, v := range s.Options {
-		out[cloudprovider.OptionKey(name)] = v
+		out[groupconfig.OptionKey(name)] = v
 	}
 	for k, v := range s.Labels {
-		out[cloudprovider.LabelHintKey(k)] = v
+		out[groupconfig.LabelHintKey(k)] = v
 	}
 	for _, t := range s.Taints {
-		out[cloudprovider.TaintHintKey(t.Key)] = cloudprovider.TaintHintValue(t)
+		out[groupconfig.TaintHintKey(t.Key)] = groupconfig.TaintHintValue(t)
 	}
 	for name, v := range s.Resources {
-		out[cloudprovider.ResourceHintKey(name)] = v
+		out[groupconfig.ResourceHintKey(name)] = v
 	}
 	return out
 }
@@ -57,10 +58,10 @@ func (s SettingsSeed) NodeLabels() map[string]string {
 		out = map[string]string{}
 	}
 	for name, v := range s.Options {
-		out[cloudprovider.NodeLabelOptionKey(name)] = v
+		out[groupconfig.NodeLabelOptionKey(name)] = v
 	}
 	for name, v := range s.Resources {
-		out[cloudprovider.NodeLabelResourceKey(name)] = v
+		out[groupconfig.NodeLabelResourceKey(name)] = v
 	}
 	return out
 }
@@ -71,10 +72,10 @@ func (s SettingsSeed) NodeLabels() map[string]string {
 func kitSeed() SettingsSeed {
 	return SettingsSeed{
 		Options: map[string]string{
-			cloudprovider.OptionScaleDownUnneededTime:         "7m",
-			cloudprovider.OptionScaleDownUtilizationThreshold: "0.3",
-			cloudprovider.OptionIgnoreDaemonSetsUtilization:   "true",
-			cloudprovider.OptionMaxNodeProvisionTime:          "soon",
+			groupconfig.OptionScaleDownUnneededTime:         "7m",
+			groupconfig.OptionScaleDownUtilizationThreshold: "0.3",
+			groupconfig.OptionIgnoreDaemonSetsUtilization:   "true",
+			groupconfig.OptionMaxNodeProvisionTime:          "soon",
 		},
 		Labels:    map[string]string{"conformance.example.com/team": "kit", corev1.LabelArchStable: "plan9"},
 		Taints:    []corev1.Taint{{Key: "conformance.example.com/dedicated", Value: "kit", Effect: corev1.TaintEffectNoSchedule}},
@@ -129,12 +130,12 @@ func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 		}
 	}
 
-	reporter, ok := seeded.(cloudprovider.SettingsReporter)
+	reporter, ok := seeded.(groupconfig.SettingsReporter)
 	if !ok {
-		t.Fatalf("node group %s does not implement cloudprovider.SettingsReporter, so bad settings are never reported", id)
+		t.Fatalf("node group %s does not implement groupconfig.SettingsReporter, so bad settings are never reported", id)
 	}
 	problems := reporter.Settings().Problems
-	if len(problems) != 1 || !slices.Contains([]string{cloudprovider.OptionKey(cloudprovider.OptionMaxNodeProvisionTime), cloudprovider.NodeLabelOptionKey(cloudprovider.OptionMaxNodeProvisionTime)}, problems[0].Key) {
+	if len(problems) != 1 || !slices.Contains([]string{groupconfig.OptionKey(groupconfig.OptionMaxNodeProvisionTime), groupconfig.NodeLabelOptionKey(groupconfig.OptionMaxNodeProvisionTime)}, problems[0].Key) {
 		t.Fatalf("reported problems %v, want exactly the malformed maxnodeprovisiontime", problems)
 	}
 

@@ -21,6 +21,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // Env is one provider bound to a freshly seeded fake cloud.
@@ -204,7 +205,7 @@ type Harness struct {
 	// BuildOptions it must equal NewEnv. Optional; enables the rate-limit
 	// and staleness checks, and the quarantine checks of a provider with
 	// MutationGuards.
-	NewEnvWithOptions func(t *testing.T, opts cloudprovider.BuildOptions) *Env
+	NewEnvWithOptions func(t *testing.T, opts registry.BuildOptions) *Env
 	// Serve serves p through the real externalgrpc server and returns a
 	// client, as CA talks to it (grpctest.Serve; the kit cannot import the
 	// server, whose tests import the kit). Optional; enables the checks of
@@ -242,7 +243,7 @@ func (m MutationSelectors) Injector(add func(fakecloud.Fault)) func(Mutation, fa
 
 // newEnv builds an environment from NewEnvWithOptions, or from NewEnv when
 // the check needs no options.
-func (h Harness) newEnv(t *testing.T, opts cloudprovider.BuildOptions) *Env {
+func (h Harness) newEnv(t *testing.T, opts registry.BuildOptions) *Env {
 	t.Helper()
 	if h.NewEnvWithOptions != nil {
 		return h.NewEnvWithOptions(t, opts)

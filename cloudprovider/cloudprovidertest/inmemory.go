@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // In-memory provider constants.
@@ -38,7 +40,7 @@ type CloudGroup struct {
 	// Options, when set, are returned by GetOptions (with ScaleDownUnneededTime overridden).
 	Options bool
 	// Tags are the group's metadata, read for per-group settings
-	// (cloudprovider.ParseGroupSettings, AWS spelling).
+	// (groupconfig.ParseGroupSettings, AWS spelling).
 	Tags map[string]string
 }
 
@@ -345,7 +347,7 @@ func (p *InMemoryProvider) Refresh(ctx context.Context) error {
 		}
 		g.mu.Lock()
 		g.spec = cg.spec
-		g.settings = cloudprovider.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
+		g.settings = groupconfig.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
 		g.target = cg.desired
 		g.instances = cg.instances
 		for _, in := range cg.instances {
@@ -365,13 +367,13 @@ type inMemoryGroup struct {
 
 	mu        sync.Mutex
 	spec      CloudGroup
-	settings  cloudprovider.GroupSettings
+	settings  groupconfig.GroupSettings
 	target    int
 	instances []cloudInstance
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (g *inMemoryGroup) Settings() cloudprovider.GroupSettings {
+// Settings implements groupconfig.SettingsReporter.
+func (g *inMemoryGroup) Settings() groupconfig.GroupSettings {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.settings
@@ -410,7 +412,7 @@ func (g *inMemoryGroup) TargetSize(ctx context.Context) (int, error) {
 func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := cloudprovider.CheckIncrease(g.id, delta, g.target, g.spec.Max); err != nil {
+	if err := groupstate.CheckIncrease(g.id, delta, g.target, g.spec.Max); err != nil {
 		return err
 	}
 	if err := g.p.cloud.resize(g.id, g.target+delta); err != nil {
@@ -433,7 +435,7 @@ func (g *inMemoryGroup) live() int {
 func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := cloudprovider.CheckDecrease(g.id, delta, g.target, g.live()); err != nil {
+	if err := groupstate.CheckDecrease(g.id, delta, g.target, g.live()); err != nil {
 		return err
 	}
 	if err := g.p.cloud.resize(g.id, g.target+delta); err != nil {
@@ -461,7 +463,7 @@ func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) e
 		}
 		ids = append(ids, id)
 	}
-	if err := cloudprovider.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes); err != nil {
+	if err := groupstate.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes); err != nil {
 		return err
 	}
 	for i, id := range ids {
@@ -495,7 +497,7 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 	if g.spec.NoTemplate {
 		return nil, cloudprovider.ErrNotImplemented
 	}
-	return cloudprovider.BuildTemplateNode(cloudprovider.TemplateSpec{
+	return groupconfig.BuildTemplateNode(groupconfig.TemplateSpec{
 		GroupID: g.id, CPUs: 2, MemoryBytes: 4 << 30,
 		ProviderLabels: map[string]string{InMemoryGroupLabel: g.id},
 		Hints:          g.settings.Hints, HintsSource: g.settings.Source,

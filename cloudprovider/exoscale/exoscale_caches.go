@@ -5,8 +5,8 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // The caches: instance types (immutable, fetched once) and the instance
@@ -33,7 +33,7 @@ func (m *manager) instanceType(id string) (exoapi.InstanceType, bool) {
 
 // fetchTypes caches the instance types of selected groups; types never change,
 // so each is fetched once per process. A failure only disables templates.
-func (m *manager) fetchTypes(ctx context.Context, selected map[string]*cloudprovider.NodeGroupSpec, snap *snapshot) {
+func (m *manager) fetchTypes(ctx context.Context, selected map[string]*groupconfig.NodeGroupSpec, snap *snapshot) {
 	failed := map[string]bool{}
 	for poolID := range selected {
 		typeID := snap.pools[poolID].InstanceTypeID

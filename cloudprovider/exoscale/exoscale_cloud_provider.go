@@ -11,14 +11,17 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 func init() {
-	cloudprovider.RegisterCloudProvider(ProviderName, cloudprovider.Registration{
+	registry.RegisterCloudProvider(ProviderName, registry.Registration{
 		Build:    Build,
 		Simulate: Simulate,
-		CheckConfig: func(opts cloudprovider.BuildOptions) error {
+		CheckConfig: func(opts registry.BuildOptions) error {
 			_, err := LoadConfig(opts, os.Getenv)
 			return err
 		},
@@ -31,12 +34,12 @@ func init() {
 // Exoscale publishes no number (throttling is a 429, optionally with
 // Retry-After; docs/providers/exoscale.md), so this is a conservative 10
 // requests per second, bursts of 10.
-var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
+var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
 // Build reads the configuration from the environment and builds the provider.
 // It makes no cloud call: the server takes the first snapshot through Refresh
 // before it starts serving.
-func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, err := LoadConfig(opts, os.Getenv)
 	if err != nil {
 		// One problem per line, each naming the provider.
@@ -53,7 +56,7 @@ func Build(_ context.Context, opts cloudprovider.BuildOptions) (cloudprovider.Cl
 
 // useOptions applies what main passes besides the configuration: the
 // staleness bound, the price sheet and the metric hooks.
-func (p *provider) useOptions(opts cloudprovider.BuildOptions) {
+func (p *provider) useOptions(opts registry.BuildOptions) {
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
@@ -66,10 +69,10 @@ func (p *provider) useOptions(opts cloudprovider.BuildOptions) {
 type providerDeps struct {
 	// build is what main sets on every cloud client (User-Agent,
 	// instrumentation, rate limit).
-	build cloudprovider.BuildOptions
+	build registry.BuildOptions
 	now   func() time.Time
 	// retry tunes the retries; zero values take the defaults.
-	retry cloudprovider.RetryOptions
+	retry cloudhttp.RetryOptions
 }
 
 // provider implements cloudprovider.CloudProvider.
@@ -77,7 +80,7 @@ type provider struct {
 	cfg Config
 	m   *manager
 	// sheet is the --price-sheet; nil without one.
-	sheet *cloudprovider.PriceSheet
+	sheet *groupconfig.PriceSheet
 }
 
 func newProvider(cfg Config, deps providerDeps) (*provider, error) {
@@ -142,7 +145,7 @@ func (p *provider) Pricing(context.Context) (cloudprovider.PricingModel, error) 
 	if p.sheet == nil {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
 	}
-	return cloudprovider.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
+	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
 }
 
 // GPULabel implements cloudprovider.CloudProvider. CA caches it for the

@@ -18,13 +18,18 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 const (
@@ -49,7 +54,7 @@ type envOptions struct {
 	workers int // size of nodepool "workers"
 	noGPU   bool
 	// build is what main would pass from its flags.
-	build cloudprovider.BuildOptions
+	build registry.BuildOptions
 	// startErr, when set, receives the error of loading the configuration
 	// or of the first Refresh instead of failing the test.
 	startErr *error
@@ -91,7 +96,7 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	t.Cleanup(fake.Close)
 
 	env := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone, EnvAPIEndpoint: endpoint, EnvSKSCluster: o.cluster, EnvRefreshInterval: "0s"}
-	cfg, err := LoadConfig(cloudprovider.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
+	cfg, err := LoadConfig(registry.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
 	if err != nil && o.startErr != nil {
 		*o.startErr = err
 		return e
@@ -105,7 +110,7 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	p, err := newProvider(cfg, providerDeps{
 		build: o.build,
 		now:   clock.Now,
-		retry: cloudprovider.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+		retry: cloudhttp.RetryOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
 	})
 	if err != nil {
 		t.Fatalf("newProvider: %v", err)
@@ -184,7 +189,7 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 		o.specs, o.startErr = specs, &err
 		newTestEnv(t, o)
 		return err
-	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
 		o := defaultEnvOptions()
 		o.build = opts
 		variant(&o.fake)
@@ -258,7 +263,7 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				e.fake.AddLabels(groupID, seed.NodeLabels(), taints)
 				// Nodepool labels leave no trace in the pool list: they are
 				// served within --max-staleness (docs/providers/exoscale.md).
-				e.clock.Advance(cloudprovider.DefaultMaxStaleness)
+				e.clock.Advance(groupstate.DefaultMaxStaleness)
 			},
 			Clock: e.clock,
 			Budget: &cloudprovidertest.RefreshBudget{
@@ -376,7 +381,7 @@ func TestRefreshCallBudget(t *testing.T) {
 			}
 			// Once the other lists reach the staleness bound they are read
 			// again, so a change the pool list cannot show is served within it.
-			e.clock.Advance(cloudprovider.DefaultMaxStaleness)
+			e.clock.Advance(groupstate.DefaultMaxStaleness)
 			e.fake.ResetRequests()
 			e.refresh(t)
 			want := map[string]int{"GET /v2/sks-cluster": 1, "GET /v2/instance-pool": 1, "GET /v2/instance": 1}
@@ -399,9 +404,9 @@ func TestNodepoolSettingsWithinBound(t *testing.T) {
 	e.refresh(t)
 	ctx := ctx5s(t)
 	g := e.group(t, e.workersPool)
-	unneeded := cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime)
+	unneeded := groupconfig.NodeLabelOptionKey(groupconfig.OptionScaleDownUnneededTime)
 	e.fake.AddLabels(e.workersPool, map[string]string{unneeded: "7m"}, nil)
-	e.clock.Advance(cloudprovider.DefaultMaxStaleness - time.Second)
+	e.clock.Advance(groupstate.DefaultMaxStaleness - time.Second)
 	e.refresh(t)
 	if _, err := g.GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{}); !errors.Is(err, cloudprovider.ErrNotImplemented) {
 		t.Fatalf("GetOptions before the bound: %v, want the nodepool list not re-read (ErrNotImplemented)", err)
@@ -474,7 +479,7 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		t.Fatalf("%d GETs of single instances, want 0: one listing answers for all", n)
 	}
 	e.fake.ResetRequests()
-	e.clock.Advance(cloudprovider.DefaultMaxStaleness)
+	e.clock.Advance(groupstate.DefaultMaxStaleness)
 	e.refresh(t)
 	before := lookups()
 	for _, n := range []*corev1.Node{cp, ghost, cp, ghost} {
@@ -544,7 +549,7 @@ func TestGPUAndTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TemplateNodeInfo: %v", err)
 	}
-	if q := n.Status.Capacity[cloudprovider.ResourceGPU]; q.Value() != 1 {
+	if q := n.Status.Capacity[groupconfig.ResourceGPU]; q.Value() != 1 {
 		t.Fatalf("template GPU capacity = %v", q.String())
 	}
 	if n.Labels[LabelGPUType] != "gpua5000" || n.Labels["role"] != "gpu" || len(n.Spec.Taints) != 1 {
@@ -609,8 +614,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		fmt.Sprintf("%v", e.provider.m.client), fmt.Sprintf("%+v", e.provider.m.client), fmt.Sprintf("%#v", e.provider.m.client),
 		fmt.Sprintf("%+v", e.provider.m), fmt.Sprintf("%#v", e.provider.m), fmt.Sprintf("%#v", e.provider),
 		fmt.Sprintf("%+v", g), fmt.Sprintf("%#v", g), fmt.Sprintf("%+v", []*nodeGroup{g}),
-		fmt.Sprintf("%+v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
-		fmt.Sprintf("%#v", exoapi.Options{APIKey: cloudprovider.FixedCredential(testKey), APISecret: cloudprovider.FixedCredential(testSecret)}),
+		fmt.Sprintf("%+v", exoapi.Options{APIKey: credential.FixedCredential(testKey), APISecret: credential.FixedCredential(testSecret)}),
+		fmt.Sprintf("%#v", exoapi.Options{APIKey: credential.FixedCredential(testKey), APISecret: credential.FixedCredential(testSecret)}),
 	}
 	for i, out := range outputs {
 		if strings.Contains(out, testSecret) || strings.Contains(out, testKey) {
@@ -624,7 +629,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 
 func TestBuildAndRegistration(t *testing.T) {
 	// Not parallel: t.Setenv changes the process environment.
-	reg, ok := cloudprovider.Lookup(ProviderName)
+	reg, ok := registry.Lookup(ProviderName)
 	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
 		t.Fatalf("registration incomplete: %+v", reg)
 	}
@@ -634,18 +639,18 @@ func TestBuildAndRegistration(t *testing.T) {
 	for k, v := range map[string]string{EnvAPIKey: "", EnvAPISecret: "", EnvZone: ""} {
 		t.Setenv(k, v)
 	}
-	err := reg.CheckConfig(cloudprovider.BuildOptions{})
+	err := reg.CheckConfig(registry.BuildOptions{})
 	if err == nil || !strings.Contains(err.Error(), "exoscale: EXOSCALE_API_KEY is not set") || !strings.Contains(err.Error(), "exoscale: EXOSCALE_ZONE is not set") {
 		t.Fatalf("CheckConfig without env: %v", err)
 	}
-	if _, err := reg.Build(ctx5s(t), cloudprovider.BuildOptions{}); err == nil {
+	if _, err := reg.Build(ctx5s(t), registry.BuildOptions{}); err == nil {
 		t.Fatal("Build without env succeeded")
 	}
 	t.Setenv(EnvAPIKey, testKey)
 	t.Setenv(EnvAPISecret, testSecret)
 	t.Setenv(EnvZone, testZone)
 	t.Setenv(EnvAPIEndpoint, endpoint)
-	p, err := reg.Build(ctx5s(t), cloudprovider.BuildOptions{UserAgent: "ua/1"})
+	p, err := reg.Build(ctx5s(t), registry.BuildOptions{UserAgent: "ua/1"})
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}

@@ -13,6 +13,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 var (
@@ -25,8 +28,8 @@ var (
 type Config struct {
 	// APIKey and APISecret are the IAM key pair (EXOSCALE_API_KEY/_SECRET, or
 	// files named by EXOSCALE_API_KEY_FILE/_SECRET_FILE).
-	APIKey    cloudprovider.Secret
-	APISecret cloudprovider.Secret
+	APIKey    credential.Secret
+	APISecret credential.Secret
 	// APIKeyFile and APISecretFile, when set, are where the key pair comes
 	// from: re-read whenever the files change, so a rotated Secret needs no
 	// restart. APIKey and APISecret then hold the values read at load.
@@ -42,7 +45,7 @@ type Config struct {
 	SKSCluster string
 	// NodeGroupSpecs are the parsed --nodes values, matched against instance
 	// pool ids/names and SKS nodepool ids/names.
-	NodeGroupSpecs []cloudprovider.NodeGroupSpec
+	NodeGroupSpecs []groupconfig.NodeGroupSpec
 	// UnlimitedMaxSize caps groups without a spec when the quota is unlimited.
 	UnlimitedMaxSize int
 	// RefreshInterval is the minimum time between two cloud refreshes.
@@ -51,10 +54,10 @@ type Config struct {
 
 // LoadConfig reads the configuration from getenv and opts, reporting every
 // problem at once.
-func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Config, error) {
+func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config, error) {
 	cfg := Config{
-		APIKey:           cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPIKey))),
-		APISecret:        cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPISecret))),
+		APIKey:           credential.Secret(strings.TrimSpace(getenv(EnvAPIKey))),
+		APISecret:        credential.Secret(strings.TrimSpace(getenv(EnvAPISecret))),
 		Zone:             strings.TrimSpace(getenv(EnvZone)),
 		Environment:      strings.TrimSpace(getenv(EnvAPIEnvironment)),
 		Endpoint:         strings.TrimSpace(getenv(EnvAPIEndpoint)),
@@ -70,7 +73,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 	// their one problem, not also a missing variable.
 	unreadable := map[string]bool{}
 	for _, f := range []struct {
-		value *cloudprovider.Secret
+		value *credential.Secret
 		file  *string
 		fn    string
 		env   string
@@ -80,7 +83,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 			continue
 		}
 		// The path is not secret; the content never appears in errors.
-		cred, err := cloudprovider.FileCredential(f.fn+"=", path)
+		cred, err := credential.FileCredential(f.fn+"=", path)
 		if err != nil {
 			errs = append(errs, err)
 			unreadable[f.env] = true
@@ -106,7 +109,7 @@ func LoadConfig(opts cloudprovider.BuildOptions, getenv func(string) string) (Co
 	if err := checkCloudConfig(opts.CloudConfig); err != nil {
 		errs = append(errs, err)
 	}
-	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	specs, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -195,10 +198,10 @@ func (c Config) String() string {
 // GoString keeps %#v from printing credentials.
 func (c Config) GoString() string { return c.String() }
 
-func (c Config) apiKey() *cloudprovider.Credential {
-	return cloudprovider.CredentialFrom(c.APIKey, EnvAPIKeyFile+"=", c.APIKeyFile)
+func (c Config) apiKey() *credential.Credential {
+	return credential.CredentialFrom(c.APIKey, EnvAPIKeyFile+"=", c.APIKeyFile)
 }
 
-func (c Config) apiSecret() *cloudprovider.Credential {
-	return cloudprovider.CredentialFrom(c.APISecret, EnvAPISecretFile+"=", c.APISecretFile)
+func (c Config) apiSecret() *credential.Credential {
+	return credential.CredentialFrom(c.APISecret, EnvAPISecretFile+"=", c.APISecretFile)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // Planted as the key pair (in the environment or in the key files); never to
@@ -47,7 +47,7 @@ func FuzzLoadConfig(f *testing.F) {
 		} else {
 			env[EnvAPIKey], env[EnvAPISecret] = fuzzAPIKey, fuzzAPISecret
 		}
-		opts := cloudprovider.BuildOptions{}
+		opts := registry.BuildOptions{}
 		if nodes != "" {
 			opts.NodeGroupSpecs = []string{nodes}
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 func envFunc(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -30,7 +30,7 @@ func TestLoadConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		env      map[string]string
-		opts     cloudprovider.BuildOptions
+		opts     registry.BuildOptions
 		wantErr  []string
 		endpoint string
 		check    func(t *testing.T, c Config)
@@ -53,13 +53,13 @@ func TestLoadConfig(t *testing.T) {
 			}
 		}},
 		{name: "bad tunables reported together", env: with(EnvUnlimitedMaxSize, "0", EnvRefreshInterval, "soon"), wantErr: []string{EnvUnlimitedMaxSize, EnvRefreshInterval}},
-		{name: "specs", env: full, opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"0:5:gpu", "2:9:pool:with:colons"}}, check: func(t *testing.T, c Config) {
+		{name: "specs", env: full, opts: registry.BuildOptions{NodeGroupSpecs: []string{"0:5:gpu", "2:9:pool:with:colons"}}, check: func(t *testing.T, c Config) {
 			if len(c.NodeGroupSpecs) != 2 || c.NodeGroupSpecs[1].Name != "pool:with:colons" || c.NodeGroupSpecs[0].MinSize != 0 {
 				t.Fatalf("specs %v", c.NodeGroupSpecs)
 			}
 		}},
-		{name: "bad spec", env: full, opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"5:1:x"}}, wantErr: []string{"below min"}},
-		{name: "auto-discovery refused", env: full, opts: cloudprovider.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"x"}}, wantErr: []string{EnvSKSCluster}},
+		{name: "bad spec", env: full, opts: registry.BuildOptions{NodeGroupSpecs: []string{"5:1:x"}}, wantErr: []string{"below min"}},
+		{name: "auto-discovery refused", env: full, opts: registry.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"x"}}, wantErr: []string{EnvSKSCluster}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -101,7 +101,7 @@ func TestCredentialFiles(t *testing.T) {
 	if err := os.WriteFile(secretFile, []byte(testSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(cloudprovider.BuildOptions{}, envFunc(map[string]string{EnvAPIKeyFile: keyFile, EnvAPISecretFile: secretFile, EnvZone: testZone}))
+	cfg, err := LoadConfig(registry.BuildOptions{}, envFunc(map[string]string{EnvAPIKeyFile: keyFile, EnvAPISecretFile: secretFile, EnvZone: testZone}))
 	if err != nil || cfg.APIKey != testKey || cfg.APISecret != testSecret {
 		t.Fatalf("LoadConfig from files: %v (key set %v, secret set %v)", err, cfg.APIKey == testKey, cfg.APISecret == testSecret)
 	}
@@ -142,7 +142,7 @@ func TestCredentialErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := LoadConfig(cloudprovider.BuildOptions{}, envFunc(tc.env))
+			_, err := LoadConfig(registry.BuildOptions{}, envFunc(tc.env))
 			if err == nil {
 				t.Fatal("LoadConfig succeeded")
 			}
@@ -162,11 +162,11 @@ func TestCloudConfigIgnoredOrRefused(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("[Global]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadConfig(cloudprovider.BuildOptions{CloudConfig: existing}, env); err != nil {
+	if _, err := LoadConfig(registry.BuildOptions{CloudConfig: existing}, env); err != nil {
 		t.Fatalf("an existing --cloud-config is ignored, not refused: %v", err)
 	}
 	missing := filepath.Join(t.TempDir(), "nonexistent")
-	_, err := LoadConfig(cloudprovider.BuildOptions{CloudConfig: missing}, env)
+	_, err := LoadConfig(registry.BuildOptions{CloudConfig: missing}, env)
 	if err == nil || !strings.HasPrefix(err.Error(), "exoscale: --cloud-config "+missing+": no such file or directory") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("missing --cloud-config: %v", err)
 	}

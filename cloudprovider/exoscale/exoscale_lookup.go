@@ -6,17 +6,18 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // nodeGroupForInstance answers NodeGroupForNode for a real instance id from
 // the index; instances missing from it are resolved by the shared rule
-// (cloudprovider.UnknownNodeLookup) with one instance listing per refresh
+// (groupstate.UnknownNodeLookup) with one instance listing per refresh
 // (lookupMembers), never one call per instance: a thousand gone instances
 // would otherwise cost a thousand GETs in every CA loop.
 func (m *manager) nodeGroupForInstance(ctx context.Context, id string) *nodeGroup {
-	return cloudprovider.ResolveUnknownNode(ctx, &m.unknownNodes, id, m.indexedGroup)
+	return groupstate.ResolveUnknownNode(ctx, &m.unknownNodes, id, m.indexedGroup)
 }
 
 // lookupMembers is the lookup for instances missing from the index: the
@@ -77,7 +78,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 		klog.V(2).InfoS("Learnt a new instance pool; it becomes a node group at the next refresh", "provider", ProviderName, "nodeGroup", poolID)
 		return nil
 	}
-	var spec *cloudprovider.NodeGroupSpec
+	var spec *groupconfig.NodeGroupSpec
 	m.mu.RLock()
 	if s, ok := m.resolved.ByGroup[poolID]; ok {
 		spec = &s

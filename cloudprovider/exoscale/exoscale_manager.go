@@ -9,8 +9,9 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // cloudAPI is the narrow set of Exoscale calls the provider makes.
@@ -55,10 +56,10 @@ type manager struct {
 	learned      map[string]bool   // pool ids learnt from NodeGroupForNode
 	// unknownNodes allows one instance listing per refresh for instances
 	// missing from the index, and remembers those in no pool.
-	unknownNodes cloudprovider.UnknownNodeLookup
+	unknownNodes groupstate.UnknownNodeLookup
 	// guardOpts are the node groups' MutationGuard options
 	// (BuildOptions.Guard).
-	guardOpts   cloudprovider.GuardOptions
+	guardOpts   groupstate.GuardOptions
 	types       map[string]exoapi.InstanceType
 	quota       *exoapi.Quota
 	quotaAt     time.Time
@@ -67,8 +68,8 @@ type manager struct {
 	opSeq       atomic.Uint64
 	warned      map[string]bool
 	// resolved is where --nodes specs landed at the last refresh.
-	resolved  cloudprovider.SpecResolution
-	specWatch cloudprovider.SpecWatch
+	resolved  groupconfig.SpecResolution
+	specWatch groupconfig.SpecWatch
 }
 
 // String never shows credentials (fmt would print the unexported cfg raw).
@@ -89,8 +90,8 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 		learned:      map[string]bool{},
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
-		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
-		maxStaleness: cloudprovider.DefaultMaxStaleness,
+		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
+		maxStaleness: groupstate.DefaultMaxStaleness,
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupMembers
 	return m

@@ -15,6 +15,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 func TestRefreshErrorsKeepSnapshot(t *testing.T) {
@@ -32,7 +34,7 @@ func TestRefreshErrorsKeepSnapshot(t *testing.T) {
 			if op == "GET /v2/sks-cluster" {
 				// Nothing in the pool list needs the nodepool list: it is
 				// read again at the staleness bound.
-				e.clock.Advance(cloudprovider.DefaultMaxStaleness)
+				e.clock.Advance(groupstate.DefaultMaxStaleness)
 			}
 			e.fake.AddFault(fakecloud.Fault{Status: 403, Operation: op})
 			err := e.provider.Refresh(ctx)
@@ -72,7 +74,7 @@ func TestSpecMatching(t *testing.T) {
 	// A second cluster with a nodepool also called "workers".
 	other := e.fake.AddSKSCluster("other")
 	_, otherWorkers := e.fake.AddNodepool(other, fakeapi.PoolSeed{Name: "workers", Size: 1})
-	e.provider.m.cfg.NodeGroupSpecs = []cloudprovider.NodeGroupSpec{
+	e.provider.m.cfg.NodeGroupSpecs = []groupconfig.NodeGroupSpec{
 		{MinSize: 1, MaxSize: 5, Name: "workers"},        // ambiguous without a cluster scope
 		{MinSize: 2, MaxSize: 6, Name: e.systemPool},     // by pool id
 		{MinSize: 1, MaxSize: 7, Name: otherWorkers},     // by pool id, second cluster

@@ -14,7 +14,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // groupState is one group as the last snapshot saw it.
@@ -33,7 +36,7 @@ type groupState struct {
 	hasTemplate                         bool
 	// settings are read from the nodepool's labels (SKS) or the instance
 	// pool's labels (plain pools) at each Refresh.
-	settings cloudprovider.GroupSettings
+	settings groupconfig.GroupSettings
 }
 
 func (s groupState) displayName() string {
@@ -81,7 +84,7 @@ type nodeGroup struct {
 	// guard serialises IncreaseSize, DecreaseTargetSize and DeleteNodes
 	// (read-compute-mutate) including their cloud call under the shared
 	// mutation discipline; waiting for it respects the caller's deadline.
-	guard *cloudprovider.MutationGuard
+	guard *groupstate.MutationGuard
 	// mu guards everything below. It is released during cloud calls, so that
 	// reads (TargetSize, Nodes, NodeGroups) never wait behind a slow scale or
 	// eviction: CA aborts its loop when TargetSize fails.
@@ -101,7 +104,7 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, guard: cloudprovider.NewMutationGuard(id, m.guardOpts)}
+	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, guard: groupstate.NewMutationGuard(id, m.guardOpts)}
 }
 
 func (g *nodeGroup) state() groupState {
@@ -253,8 +256,8 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (g *nodeGroup) Settings() cloudprovider.GroupSettings { return g.state().settings }
+// Settings implements groupconfig.SettingsReporter.
+func (g *nodeGroup) Settings() groupconfig.GroupSettings { return g.state().settings }
 
 // TargetSize implements cloudprovider.NodeGroup.
 func (g *nodeGroup) TargetSize(context.Context) (int, error) {
@@ -326,7 +329,7 @@ func failedImmediately(op exoapi.Operation) error {
 	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
 		return nil
 	}
-	e := &cloudprovider.APIError{Cloud: "exoscale", Operation: "operation " + op.ID, Status: http.StatusOK,
+	e := &cloudhttp.APIError{Cloud: "exoscale", Operation: "operation " + op.ID, Status: http.StatusOK,
 		Code: op.State, Message: op.Message, Class: operationFailureClass(op.Reason), Outcome: cloudprovider.MutationRefused}
 	if op.Reason != "" {
 		e.Code += "/" + op.Reason
@@ -355,15 +358,15 @@ func operationFailureClass(reason string) error {
 // scale under the shared mutation discipline and returns; the new members
 // are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Plan: func() (cloudprovider.Plan, error) {
+	return g.guard.Do(ctx, groupstate.Mutation{
+		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			if err := cloudprovider.CheckIncrease(g.id, delta, g.targetLocked(), g.st.max); err != nil {
-				return cloudprovider.Plan{}, err
+			if err := groupstate.CheckIncrease(g.id, delta, g.targetLocked(), g.st.max); err != nil {
+				return groupstate.Plan{}, err
 			}
 			from := g.cloudTargetLocked()
-			return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.scaleUp(ctx, from, from+delta) }}, nil
+			return groupstate.Plan{Call: func(ctx context.Context) error { return g.scaleUp(ctx, from, from+delta) }}, nil
 		},
 		Read: g.readPool,
 	})
@@ -387,7 +390,7 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 			// (undocumented either way) with an operation that fails; the
 			// quota read at Refresh says why, so CA sees ResourceExhausted
 			// (one class, not two: FailedPrecondition would win).
-			err = cloudprovider.Reclassify(err, cloudprovider.ErrQuotaExceeded)
+			err = cloudhttp.Reclassify(err, cloudprovider.ErrQuotaExceeded)
 			return fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
 		}
 		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
@@ -407,19 +410,19 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 // since the snapshot is counted. Anything more is an error, never
 // upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Plan: func() (cloudprovider.Plan, error) {
+	return g.guard.Do(ctx, groupstate.Mutation{
+		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			target := g.targetLocked()
-			if err := cloudprovider.CheckDecrease(g.id, delta, target, g.liveLocked()); err != nil {
-				return cloudprovider.Plan{}, err
+			if err := groupstate.CheckDecrease(g.id, delta, target, g.liveLocked()); err != nil {
+				return groupstate.Plan{}, err
 			}
 			d := decrease{target: target, delta: delta, from: g.cloudTargetLocked()}
 			d.dropFailed = min(-delta, len(g.failed))
 			d.scaleDown = -delta - d.dropFailed
 			// Cancelling requested members is a smaller absolute size.
-			return cloudprovider.Plan{Shrinks: d.scaleDown > 0, Call: func(ctx context.Context) error { return g.decrease(ctx, d) }}, nil
+			return groupstate.Plan{Shrinks: d.scaleDown > 0, Call: func(ctx context.Context) error { return g.decrease(ctx, d) }}, nil
 		},
 		Read: g.readPool,
 	})
@@ -531,16 +534,16 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		}
 	}
 	owners := g.m.ownerOf(ids)
-	return g.guard.Transact(ctx, g.readPool, func(tx *cloudprovider.Txn) error {
-		req, err := cloudprovider.Prepare(tx, func() (deleteRequest, error) { return g.planDeletion(nodes, owners) })
+	return g.guard.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+		req, err := groupstate.Prepare(tx, func() (deleteRequest, error) { return g.planDeletion(nodes, owners) })
 		if err != nil || len(req.counted) == 0 {
 			return err
 		}
 		if len(req.evict) > 0 {
 			// An eviction names its members: the cloud lowers the size by
 			// as many, no absolute size is sent.
-			if err := tx.Step(func() (cloudprovider.Plan, error) {
-				return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.evictMembers(ctx, req.evict) }}, nil
+			if err := tx.Step(func() (groupstate.Plan, error) {
+				return groupstate.Plan{Call: func(ctx context.Context) error { return g.evictMembers(ctx, req.evict) }}, nil
 			}); err != nil {
 				return err
 			}
@@ -563,7 +566,7 @@ func (g *nodeGroup) planDeletion(nodes []*corev1.Node, owners map[string]string)
 		klog.V(4).InfoS("Nodes already being deleted", "provider", ProviderName, "nodeGroup", g.id, "nodes", len(nodes))
 		return req, nil
 	}
-	return req, cloudprovider.CheckDeleteMin(g.id, g.targetLocked(), g.st.min, req.counted)
+	return req, groupstate.CheckDeleteMin(g.id, g.targetLocked(), g.st.min, req.counted)
 }
 
 // evictMembers evicts ids and records the pending operation; callers hold
@@ -661,5 +664,5 @@ func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	return g.state().settings.GetOptions(defaults)
 }
 
-// QuarantinedUntil implements cloudprovider.QuarantineReporter.
+// QuarantinedUntil implements groupstate.QuarantineReporter.
 func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
@@ -79,7 +80,7 @@ func TestRateLimitCarriesRetryAfter(t *testing.T) {
 	e.refresh(t)
 	e.fake.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "90"})
 	err := e.group(t, e.workersPool).IncreaseSize(ctx5s(t), 1)
-	if cloudprovider.RetryAfterOf(err) != 90*time.Second || !errors.Is(err, cloudprovider.ErrRateLimited) {
+	if cloudhttp.RetryAfterOf(err) != 90*time.Second || !errors.Is(err, cloudprovider.ErrRateLimited) {
 		t.Fatalf("error %v: want ErrRateLimited with RetryAfter 90s", err)
 	}
 }

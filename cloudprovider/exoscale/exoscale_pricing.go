@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // priceCatalog feeds the shared pricing model from the --price-sheet (the
@@ -12,12 +13,12 @@ import (
 // makes no cloud call.
 type priceCatalog struct {
 	m     *manager
-	sheet *cloudprovider.PriceSheet
+	sheet *groupconfig.PriceSheet
 }
 
-var _ cloudprovider.PriceCatalog = priceCatalog{}
+var _ groupconfig.PriceCatalog = priceCatalog{}
 
-// InstanceTypeOfNode implements cloudprovider.PriceCatalog from the
+// InstanceTypeOfNode implements groupconfig.PriceCatalog from the
 // snapshot's instance index only.
 func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
@@ -37,17 +38,17 @@ func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	return t.Name()
 }
 
-// HourlyPrice implements cloudprovider.PriceCatalog.
+// HourlyPrice implements groupconfig.PriceCatalog.
 func (c priceCatalog) HourlyPrice(instanceType string) (float64, error) {
 	return c.sheet.HourlyPrice(instanceType)
 }
 
-// GroupInstanceTypes implements cloudprovider.PriceCatalog.
-func (c priceCatalog) GroupInstanceTypes() map[string]cloudprovider.InstanceTypeShape {
-	out := map[string]cloudprovider.InstanceTypeShape{}
+// GroupInstanceTypes implements groupconfig.PriceCatalog.
+func (c priceCatalog) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
+	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range c.m.nodeGroups() {
 		if t, ok := c.m.instanceType(g.state().typeID); ok {
-			out[t.Name()] = cloudprovider.InstanceTypeShape{VCPUs: float64(t.CPUs), MemoryGiB: float64(t.MemoryBytes) / (1 << 30)}
+			out[t.Name()] = groupconfig.InstanceTypeShape{VCPUs: float64(t.CPUs), MemoryGiB: float64(t.MemoryBytes) / (1 << 30)}
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // With --price-sheet both CA generations get each group's template priced
@@ -22,7 +23,7 @@ func TestPricesFromSheet(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
-	sheet, err := cloudprovider.ParsePriceSheet("sheet", strings.NewReader("currency CHF\nstandard.medium 0.05\ngpua5000.small 2\n"))
+	sheet, err := groupconfig.ParsePriceSheet("sheet", strings.NewReader("currency CHF\nstandard.medium 0.05\ngpua5000.small 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +64,10 @@ func TestSettingsFromPlainPoolLabels(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.fake.AddLabels(e.batchPool, map[string]string{
-		cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnreadyTime):        "45m",
-		cloudprovider.LabelHintKey("workload"):                                   "batch",
-		cloudprovider.TaintHintKey("batch"):                                      ":NoSchedule",
-		cloudprovider.OptionKey(cloudprovider.OptionIgnoreDaemonSetsUtilization): "maybe",
+		groupconfig.OptionKey(groupconfig.OptionScaleDownUnreadyTime):        "45m",
+		groupconfig.LabelHintKey("workload"):                                 "batch",
+		groupconfig.TaintHintKey("batch"):                                    ":NoSchedule",
+		groupconfig.OptionKey(groupconfig.OptionIgnoreDaemonSetsUtilization): "maybe",
 	}, nil)
 	e.refresh(t)
 	g := e.group(t, e.batchPool)
@@ -74,7 +75,7 @@ func TestSettingsFromPlainPoolLabels(t *testing.T) {
 	if err != nil || o.ScaleDownUnreadyTime != 45*time.Minute || o.MaxNodeProvisionTime != time.Hour || o.IgnoreDaemonSetsUtilization {
 		t.Fatalf("GetOptions = %+v, %v", o, err)
 	}
-	if p := g.Settings().Problems; len(p) != 1 || !strings.Contains(p[0].Key, cloudprovider.OptionIgnoreDaemonSetsUtilization) {
+	if p := g.Settings().Problems; len(p) != 1 || !strings.Contains(p[0].Key, groupconfig.OptionIgnoreDaemonSetsUtilization) {
 		t.Fatalf("problems %v", p)
 	}
 	n, err := g.TemplateNodeInfo(ctx5s(t))
@@ -85,7 +86,7 @@ func TestSettingsFromPlainPoolLabels(t *testing.T) {
 		t.Fatalf("template labels %v taints %v", n.Labels, n.Spec.Taints)
 	}
 	for k := range n.Labels {
-		if strings.HasPrefix(k, cloudprovider.SettingsKeyPrefix) {
+		if strings.HasPrefix(k, groupconfig.SettingsKeyPrefix) {
 			t.Fatalf("a settings key leaked into the template labels: %s", k)
 		}
 	}

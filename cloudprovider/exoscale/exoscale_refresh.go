@@ -11,6 +11,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // refresh takes a new snapshot. The pool list comes first: what it shows
@@ -260,8 +261,8 @@ func poolShows(ops []submittedOp, size int) bool {
 // selectGroups decides which instance pools are node groups: every nodepool
 // of the configured SKS cluster, every pool or nodepool named by --nodes, and
 // every pool learnt from lookups. The value is the matching spec, if any.
-func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learned map[string]bool) (map[string]*cloudprovider.NodeGroupSpec, error) {
-	selected := map[string]*cloudprovider.NodeGroupSpec{}
+func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learned map[string]bool) (map[string]*groupconfig.NodeGroupSpec, error) {
+	selected := map[string]*groupconfig.NodeGroupSpec{}
 	var scoped *exoapi.Cluster
 	if m.cfg.SKSCluster != "" {
 		var matches []exoapi.Cluster
@@ -306,10 +307,10 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 // or its nodepool's id or name; a nodepool of the configured SKS cluster
 // wins a name it shares with other pools. Refresh and NodeGroupForNode's
 // lookups both read this one answer.
-func resolveSpecs(specs []cloudprovider.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) cloudprovider.SpecResolution {
-	candidates := make([]cloudprovider.SpecCandidate, 0, len(snap.pools))
+func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) groupconfig.SpecResolution {
+	candidates := make([]groupconfig.SpecCandidate, 0, len(snap.pools))
 	for id, p := range snap.pools {
-		c := cloudprovider.SpecCandidate{ID: id, Names: []string{p.Name}}
+		c := groupconfig.SpecCandidate{ID: id, Names: []string{p.Name}}
 		if np, sks := snap.nodepoolByPool[id]; sks {
 			c.Names = append(c.Names, np.ID, np.Name)
 			c.Preferred = scoped != nil && np.ClusterID == scoped.ID
@@ -317,18 +318,18 @@ func resolveSpecs(specs []cloudprovider.NodeGroupSpec, scoped *exoapi.Cluster, s
 		candidates = append(candidates, c)
 	}
 	sort.Slice(candidates, func(i, j int) bool { return candidates[i].ID < candidates[j].ID })
-	return cloudprovider.ResolveSpecs(specs, candidates)
+	return groupconfig.ResolveSpecs(specs, candidates)
 }
 
 // buildState derives one group's view from the snapshot.
-func (m *manager) buildState(poolID string, spec *cloudprovider.NodeGroupSpec, snap *snapshot) groupState {
+func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, snap *snapshot) groupState {
 	p := snap.pools[poolID]
 	st := groupState{
 		poolID: poolID, name: p.Name, cloudSize: p.Size, poolState: p.State,
 		typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB,
 		members: append([]exoapi.Instance(nil), snap.membersByPool[poolID]...),
 	}
-	st.settings = cloudprovider.ParseGroupSettings(settingsSourcePool, p.Labels)
+	st.settings = groupconfig.ParseGroupSettings(settingsSourcePool, p.Labels)
 	if np, ok := snap.nodepoolByPool[poolID]; ok {
 		st.sks = true
 		st.clusterID, st.nodepoolID, st.nodepoolName = np.ClusterID, np.ID, np.Name
@@ -342,7 +343,7 @@ func (m *manager) buildState(poolID string, spec *cloudprovider.NodeGroupSpec, s
 			st.diskSizeGiB = np.DiskSizeGiB
 		}
 		st.labels, st.taints = np.Labels, np.Taints
-		st.settings = cloudprovider.ParseGroupSettings(settingsSourceNodepool, np.Labels)
+		st.settings = groupconfig.ParseGroupSettings(settingsSourceNodepool, np.Labels)
 	}
 	_, hasTemplate := m.instanceType(st.typeID)
 	st.hasTemplate = hasTemplate && st.typeID != ""

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
@@ -44,10 +45,10 @@ func SeedDemo(f *fakeapi.Server) map[string]string {
 	ids := map[string]string{}
 	_, ids["workers"] = f.AddNodepool(cluster, fakeapi.PoolSeed{Name: "workers", Size: 2, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{
 		"role": "worker",
-		cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime):       "5m",
-		cloudprovider.NodeLabelOptionKey(cloudprovider.OptionIgnoreDaemonSetsUtilization): "true",
-		cloudprovider.NodeLabelOptionKey(cloudprovider.OptionMaxNodeProvisionTime):        "soon",
-		cloudprovider.NodeLabelResourceKey("example.com/license"):                         "4",
+		groupconfig.NodeLabelOptionKey(groupconfig.OptionScaleDownUnneededTime):       "5m",
+		groupconfig.NodeLabelOptionKey(groupconfig.OptionIgnoreDaemonSetsUtilization): "true",
+		groupconfig.NodeLabelOptionKey(groupconfig.OptionMaxNodeProvisionTime):        "soon",
+		groupconfig.NodeLabelResourceKey("example.com/license"):                       "4",
 	}})
 	_, ids["gpu"] = f.AddNodepool(cluster, fakeapi.PoolSeed{
 		Name: "gpu", Size: 0, InstanceTypeID: gpu, DiskSizeGiB: 100,
@@ -62,7 +63,7 @@ func SeedDemo(f *fakeapi.Server) map[string]string {
 // Simulate starts the fake Exoscale API on a loopback port with real-time
 // provisioning and returns a provider bound to it (dummy credentials, which
 // the fake verifies like the real API would).
-func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	// Credentials from the environment let a test follow known ones through
 	// the whole binary; the fake verifies signatures with whichever is used.
 	apiKey := firstSet(os.Getenv(EnvAPIKey), simAPIKey)
@@ -104,14 +105,14 @@ func Simulate(_ context.Context, opts cloudprovider.BuildOptions) (*cloudprovide
 	for name, id := range groupIDs {
 		groupNames[id] = name
 	}
-	return &cloudprovider.Simulation{
+	return &registry.Simulation{
 		Provider: p,
 		URL:      endpoint,
 		Description: fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
 			"and instance pool batch %s (1x standard.large); members boot in 6s, evictions finish in 3s",
 			groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"]),
 		GroupNames: groupNames,
-		Deliberate: []string{cloudprovider.DeliberateMalformedSetting("workers "+groupIDs["workers"], cloudprovider.OptionMaxNodeProvisionTime, "soon")},
+		Deliberate: []string{registry.DeliberateMalformedSetting("workers "+groupIDs["workers"], groupconfig.OptionMaxNodeProvisionTime, "soon")},
 		Close:      fake.Close,
 		State:      state,
 	}, nil

@@ -14,11 +14,12 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 func TestSimulate(t *testing.T) {
 	t.Parallel()
-	sim, err := Simulate(ctx5s(t), cloudprovider.BuildOptions{UserAgent: "sim-test"})
+	sim, err := Simulate(ctx5s(t), registry.BuildOptions{UserAgent: "sim-test"})
 	if err != nil {
 		t.Fatalf("Simulate: %v", err)
 	}
@@ -177,7 +178,7 @@ func TestScaleUpAndEvictionThroughGRPC(t *testing.T) {
 func TestSimulateBannerNamesGroupsWithStableIDs(t *testing.T) {
 	t.Parallel()
 	start := func() (ids []string, description string) {
-		sim, err := Simulate(ctx5s(t), cloudprovider.BuildOptions{})
+		sim, err := Simulate(ctx5s(t), registry.BuildOptions{})
 		if err != nil {
 			t.Fatalf("Simulate: %v", err)
 		}

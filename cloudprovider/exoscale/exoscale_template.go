@@ -4,8 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // Reservations subtracted from capacity for allocatable. SKS does not publish
@@ -21,7 +21,7 @@ var (
 // instance type's CPU, memory and GPUs, the nodepool's labels and taints, the
 // zone and instance-type labels.
 func buildTemplate(groupID string, st groupState, t exoapi.InstanceType, zone string) *corev1.Node {
-	spec := cloudprovider.TemplateSpec{
+	spec := groupconfig.TemplateSpec{
 		GroupID: groupID, InstanceType: t.Name(), Region: zone, Zone: zone,
 		CPUs: int64(t.CPUs), MemoryBytes: t.MemoryBytes, GPUs: int64(t.GPUs),
 		EphemeralStorage: resource.NewQuantity(int64(st.diskSizeGiB)<<30, resource.BinarySI),
@@ -40,5 +40,5 @@ func buildTemplate(groupID string, st groupState, t exoapi.InstanceType, zone st
 	for _, tt := range st.taints {
 		spec.Taints = append(spec.Taints, corev1.Taint{Key: tt.Key, Value: tt.Value, Effect: corev1.TaintEffect(tt.Effect)})
 	}
-	return cloudprovider.BuildTemplateNode(spec)
+	return groupconfig.BuildTemplateNode(spec)
 }

@@ -5,8 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 func TestBuildTemplate(t *testing.T) {
@@ -42,7 +42,7 @@ func TestBuildTemplate(t *testing.T) {
 			if q := n.Status.Capacity[corev1.ResourceEphemeralStorage]; q.String() != tc.storage {
 				t.Errorf("ephemeral storage %s, want %s", q.String(), tc.storage)
 			}
-			q := n.Status.Capacity[cloudprovider.ResourceGPU]
+			q := n.Status.Capacity[groupconfig.ResourceGPU]
 			if q.Value() != tc.gpu {
 				t.Errorf("gpus %d, want %d", q.Value(), tc.gpu)
 			}

@@ -6,7 +6,7 @@ import (
 
 	v3 "github.com/exoscale/egoscale/v3"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // publishedZones are the zones egoscale v3 names (its ZoneName constants):
@@ -19,8 +19,8 @@ var publishedZones = []v3.ZoneName{
 
 // zoneLocation is the registration's Location: EXOSCALE_ZONE as read from
 // the environment, and the published zones.
-func zoneLocation(cloudprovider.BuildOptions) cloudprovider.Location {
-	loc := cloudprovider.Location{Name: strings.TrimSpace(os.Getenv(EnvZone)), Kind: "zone", Setting: EnvZone}
+func zoneLocation(registry.BuildOptions) registry.Location {
+	loc := registry.Location{Name: strings.TrimSpace(os.Getenv(EnvZone)), Kind: "zone", Setting: EnvZone}
 	for _, z := range publishedZones {
 		loc.Published = append(loc.Published, string(z))
 	}

@@ -15,8 +15,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
@@ -25,16 +27,16 @@ import (
 type guardedProvider struct {
 	*cloudprovidertest.InMemoryProvider
 	mu     sync.Mutex
-	guards map[string]*cloudprovider.MutationGuard
+	guards map[string]*groupstate.MutationGuard
 	// guardOpts are the guards' options (a manual clock).
-	guardOpts cloudprovider.GuardOptions
+	guardOpts groupstate.GuardOptions
 	next      error
 }
 
 type guardedGroup struct {
 	cloudprovider.NodeGroup
 	p     *guardedProvider
-	guard *cloudprovider.MutationGuard
+	guard *groupstate.MutationGuard
 }
 
 func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
@@ -48,7 +50,7 @@ func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeG
 	for i, g := range groups {
 		id := g.Id(ctx)
 		if p.guards[id] == nil {
-			p.guards[id] = cloudprovider.NewMutationGuard(id, p.guardOpts)
+			p.guards[id] = groupstate.NewMutationGuard(id, p.guardOpts)
 		}
 		out[i] = guardedGroup{NodeGroup: g, p: p, guard: p.guards[id]}
 	}
@@ -66,8 +68,8 @@ func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
 		}
 		return g.NodeGroup.IncreaseSize(ctx, delta)
 	}
-	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Plan: func() (cloudprovider.Plan, error) { return cloudprovider.Plan{Call: call}, nil },
+	return g.guard.Do(ctx, groupstate.Mutation{
+		Plan: func() (groupstate.Plan, error) { return groupstate.Plan{Call: call}, nil },
 		Read: func(context.Context) error { return nil },
 	})
 }
@@ -81,7 +83,7 @@ func (g guardedGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedU
 func TestMutationLoggedAndCounted(t *testing.T) {
 	buf := captureKlog(t)
 	clock := cloudprovidertest.MutationClock()
-	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*cloudprovider.MutationGuard{},
+	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*groupstate.MutationGuard{},
 		guardOpts: cloudprovidertest.GuardOptions(clock)}
 	reg := prometheus.NewRegistry()
 	client, srv := startServer(t, p, Options{Metrics: metrics.New(reg)})
@@ -112,7 +114,7 @@ func TestMutationLoggedAndCounted(t *testing.T) {
 	gauge(0)
 
 	p.mu.Lock()
-	p.next = &cloudprovider.APIError{Cloud: "test", Operation: "PATCH /pools/{id}", Class: cloudprovider.ErrUnavailable}
+	p.next = &cloudhttp.APIError{Cloud: "test", Operation: "PATCH /pools/{id}", Class: cloudprovider.ErrUnavailable}
 	p.mu.Unlock()
 	_, err := client.NodeGroupIncreaseSize(rpcCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: "pool-a", Delta: 1})
 	if err == nil {

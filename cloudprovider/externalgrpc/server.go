@@ -20,7 +20,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
@@ -162,7 +165,7 @@ func (s *Server) RefreshOnce(ctx context.Context) error {
 // returned, so main can exit 2.
 func (s *Server) RefreshUntilReady(ctx context.Context, sleep func(context.Context, time.Duration) error) error {
 	if sleep == nil {
-		sleep = cloudprovider.SleepContext
+		sleep = cloudhttp.SleepContext
 	}
 	backoff := time.Second
 	for !s.Ready() {
@@ -207,7 +210,7 @@ func (s *Server) recordQuarantined(groups []cloudprovider.NodeGroup) {
 	n := 0
 	for _, g := range groups {
 		// QuarantinedUntil is zero unless the guard's clock is inside the window.
-		if q, ok := g.(cloudprovider.QuarantineReporter); ok && !q.QuarantinedUntil().IsZero() {
+		if q, ok := g.(groupstate.QuarantineReporter); ok && !q.QuarantinedUntil().IsZero() {
 			n++
 		}
 	}
@@ -255,7 +258,7 @@ func (s *Server) reportSettings(ctx context.Context) {
 	last := s.settingProblems
 	s.settingProblems = map[string]string{}
 	for _, g := range groups {
-		r, ok := g.(cloudprovider.SettingsReporter)
+		r, ok := g.(groupconfig.SettingsReporter)
 		if !ok {
 			continue
 		}
@@ -559,7 +562,7 @@ func (s *Server) logMutation(ctx context.Context, id string, c change, from int,
 
 // NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
 func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
-	ctx = cloudprovider.WithMutationPriority(ctx)
+	ctx = cloudhttp.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() <= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta())
@@ -574,7 +577,7 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 
 // NodeGroupDeleteNodes implements the NodeGroupDeleteNodes RPC.
 func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
-	ctx = cloudprovider.WithMutationPriority(ctx)
+	ctx = cloudhttp.WithMutationPriority(ctx)
 	nodes, bad := deleteRequestNodes(req)
 	c := change{operation: metrics.OperationDelete, delta: -len(req.GetNodes())}
 	for _, n := range req.GetNodes() {
@@ -610,7 +613,7 @@ func deleteRequestNodes(req *protos.NodeGroupDeleteNodesRequest) ([]*corev1.Node
 
 // NodeGroupDecreaseTargetSize implements the NodeGroupDecreaseTargetSize RPC.
 func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
-	ctx = cloudprovider.WithMutationPriority(ctx)
+	ctx = cloudhttp.WithMutationPriority(ctx)
 	var bad error
 	if req.GetDelta() >= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta())

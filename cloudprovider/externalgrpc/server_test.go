@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
@@ -276,9 +277,9 @@ func TestToStatus(t *testing.T) {
 		{cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "d"), false, codes.InvalidArgument},
 		{cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition, "m"), false, codes.FailedPrecondition},
 		{fmt.Errorf("resize: %w", cloudprovider.ErrRateLimited), false, codes.ResourceExhausted},
-		{&cloudprovider.APIError{Status: 429, Class: cloudprovider.StatusClass(429), RetryAfter: time.Second}, false, codes.ResourceExhausted},
-		{cloudprovider.Reclassify(&cloudprovider.APIError{Status: 400, Class: cloudprovider.StatusClass(400)}, cloudprovider.ErrQuotaExceeded), false, codes.ResourceExhausted},
-		{&cloudprovider.APIError{Status: 200, Class: cloudprovider.ErrMalformedResponse}, false, codes.Unavailable},
+		{&cloudhttp.APIError{Status: 429, Class: cloudhttp.StatusClass(429), RetryAfter: time.Second}, false, codes.ResourceExhausted},
+		{cloudhttp.Reclassify(&cloudhttp.APIError{Status: 400, Class: cloudhttp.StatusClass(400)}, cloudprovider.ErrQuotaExceeded), false, codes.ResourceExhausted},
+		{&cloudhttp.APIError{Status: 200, Class: cloudprovider.ErrMalformedResponse}, false, codes.Unavailable},
 		{fmt.Errorf("x: %w", cloudprovider.ErrUnauthenticated), false, codes.Unauthenticated},
 		{fmt.Errorf("x: %w", cloudprovider.ErrPermissionDenied), false, codes.PermissionDenied},
 		{fmt.Errorf("x: %w", cloudprovider.ErrUnavailable), false, codes.Unavailable},

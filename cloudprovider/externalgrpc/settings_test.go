@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
@@ -20,8 +20,8 @@ import (
 func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
 	buf := captureKlog(t)
 	bad := map[string]string{
-		cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime): "5 minutes",
-		cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnreadyTime):  "1m",
+		groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime): "5 minutes",
+		groupconfig.OptionKey(groupconfig.OptionScaleDownUnreadyTime):  "1m",
 	}
 	cloud := cloudprovidertest.NewInMemoryCloud(
 		cloudprovidertest.CloudGroup{ID: "tagged", Min: 1, Max: 3, Running: 1, Tags: bad},
@@ -55,7 +55,7 @@ func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
 		t.Fatalf("the log line does not name the key:\n%s", buf.String())
 	}
 
-	cloud.SetTags("tagged", map[string]string{cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime): "5m"})
+	cloud.SetTags("tagged", map[string]string{groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime): "5m"})
 	refresh()
 	gauge(`cluster_autoscaler_provider_node_group_setting_errors{node_group="plain"} 0` + "\n" +
 		`cluster_autoscaler_provider_node_group_setting_errors{node_group="tagged"} 0` + "\n")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
 
 const namespace = "cluster_autoscaler_provider"
@@ -167,7 +167,7 @@ func (m *Metrics) RefreshFailed() {
 }
 
 // SetUnmatchedSpecs records how many --nodes specs matched no node group at
-// the last listing (cloudprovider.BuildOptions.ReportUnmatchedSpecs).
+// the last listing (registry.BuildOptions.ReportUnmatchedSpecs).
 func (m *Metrics) SetUnmatchedSpecs(n int) {
 	if m == nil {
 		return
@@ -176,7 +176,7 @@ func (m *Metrics) SetUnmatchedSpecs(n int) {
 }
 
 // ObserveRateLimit returns the observer for provider's client-side rate
-// limiter (cloudprovider.BuildOptions.ObserveRateLimit); nil on nil Metrics.
+// limiter (registry.BuildOptions.ObserveRateLimit); nil on nil Metrics.
 func (m *Metrics) ObserveRateLimit(provider string) func(waited time.Duration, refused bool) {
 	if m == nil {
 		return nil
@@ -195,7 +195,7 @@ func (m *Metrics) ObserveRateLimit(provider string) func(waited time.Duration, r
 
 // NodeLookupFailed returns the counter of provider's NodeGroupForNode
 // answers of "no group" after a failed lookup
-// (cloudprovider.BuildOptions.NodeLookupFailed); nil on nil Metrics.
+// (registry.BuildOptions.NodeLookupFailed); nil on nil Metrics.
 func (m *Metrics) NodeLookupFailed(provider string) func() {
 	if m == nil {
 		return nil
@@ -205,7 +205,7 @@ func (m *Metrics) NodeLookupFailed(provider string) func() {
 
 // NodeIdentityMismatch counts a node of groupID refused because its label
 // and providerID name different instances
-// (cloudprovider.BuildOptions.NodeIdentityMismatch).
+// (registry.BuildOptions.NodeIdentityMismatch).
 func (m *Metrics) NodeIdentityMismatch(groupID string) {
 	if m == nil {
 		return
@@ -274,10 +274,10 @@ func (m *Metrics) boundedOperation(op string) string {
 	return op
 }
 
-// InstrumentTransport returns the hook for cloudprovider.BuildOptions that
+// InstrumentTransport returns the hook for registry.BuildOptions that
 // counts and times every cloud call of provider.
-func (m *Metrics) InstrumentTransport(provider string) func(http.RoundTripper, cloudprovider.OperationFunc) http.RoundTripper {
-	return func(base http.RoundTripper, op cloudprovider.OperationFunc) http.RoundTripper {
+func (m *Metrics) InstrumentTransport(provider string) func(http.RoundTripper, cloudhttp.OperationFunc) http.RoundTripper {
+	return func(base http.RoundTripper, op cloudhttp.OperationFunc) http.RoundTripper {
 		if m == nil {
 			return base
 		}
@@ -289,7 +289,7 @@ type instrumentedTransport struct {
 	m        *Metrics
 	provider string
 	base     http.RoundTripper
-	op       cloudprovider.OperationFunc
+	op       cloudhttp.OperationFunc
 }
 
 func (t *instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -11,11 +11,15 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
 func init() {
-	cloudprovider.RegisterCloudProvider(ProviderName, cloudprovider.Registration{
+	registry.RegisterCloudProvider(ProviderName, registry.Registration{
 		Build:       Build,
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
@@ -34,13 +38,13 @@ func init() {
 // OpenAPI. Volcengine publishes no per-account number (throttling answers
 // *FlowLimitExceeded; docs/providers/volcengine.md), so this is a
 // conservative 10 requests per second, bursts of 10.
-var DefaultRateLimit = cloudprovider.RateLimit{Rate: 10, Burst: 10}
+var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
 type cloudProvider struct {
 	m *manager
 	// sheet is the --price-sheet; nil without one.
-	sheet *cloudprovider.PriceSheet
+	sheet *groupconfig.PriceSheet
 }
 
 var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
@@ -48,7 +52,7 @@ var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
 // options is what Build and Simulate have in common.
 type options struct {
 	cfg       Config
-	static    []cloudprovider.NodeGroupSpec
+	static    []groupconfig.NodeGroupSpec
 	selectors []tagSelector
 	// retrySleep replaces the retry transport's sleep (tests).
 	retrySleep func(ctx context.Context, d time.Duration) error
@@ -57,13 +61,13 @@ type options struct {
 
 // parseOptions validates everything that needs no cloud call and reports
 // every problem at once.
-func parseOptions(opts cloudprovider.BuildOptions, getenv func(string) string) (options, error) {
+func parseOptions(opts registry.BuildOptions, getenv func(string) string) (options, error) {
 	var errs []error
 	cfg, err := LoadConfig(opts.CloudConfig, getenv)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	static, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	static, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "%v", err))
 	}
@@ -82,14 +86,14 @@ func parseOptions(opts cloudprovider.BuildOptions, getenv func(string) string) (
 }
 
 // CheckConfig validates the configuration without contacting the cloud.
-func CheckConfig(opts cloudprovider.BuildOptions) error {
+func CheckConfig(opts registry.BuildOptions) error {
 	_, err := parseOptions(opts, os.Getenv)
 	return err
 }
 
 // Build constructs the provider. It makes no cloud call: the server takes the
 // first snapshot (and retries it) before it reports ready.
-func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 	o, err := parseOptions(opts, os.Getenv)
 	if err != nil {
 		return nil, err
@@ -97,7 +101,7 @@ func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.
 	return build(ctx, opts, o)
 }
 
-func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*cloudProvider, error) {
+func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProvider, error) {
 	accessKey, secretKey := o.cfg.Credentials()
 	client, err := volcapi.New(volcapi.Config{
 		Region:     o.cfg.Region,
@@ -108,7 +112,7 @@ func build(_ context.Context, opts cloudprovider.BuildOptions, o options) (*clou
 		// The shared stack's retries replace the SDK's retryer: they never
 		// outlive the caller's deadline and repeat only what is safe.
 		Build: opts,
-		Retry: cloudprovider.RetryOptions{Sleep: o.retrySleep},
+		Retry: cloudhttp.RetryOptions{Sleep: o.retrySleep},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
@@ -141,7 +145,7 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // without a providerID, are "not autoscaled" (nil, nil), never an error: CA
 // treats an error here as a failure, not as "unmanaged". An instance the
 // snapshot does not know is looked up by the shared rule
-// (cloudprovider.UnknownNodeLookup): Auto Scaling cannot be asked which
+// (groupstate.UnknownNodeLookup): Auto Scaling cannot be asked which
 // group holds one instance without naming the group, so one refresh answers
 // for every unknown node, at most once per refresh.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
@@ -152,7 +156,7 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	if err != nil {
 		return nil, nil
 	}
-	g := cloudprovider.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*groupState, bool) {
+	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*groupState, bool) {
 		g, _ := p.m.groupForInstance(id)
 		return g, false
 	})
@@ -169,7 +173,7 @@ func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, er
 	if p.sheet == nil {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
 	}
-	return cloudprovider.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
+	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
 }
 
 // GPULabel implements cloudprovider.CloudProvider.

@@ -25,6 +25,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -54,7 +56,7 @@ type envConfig struct {
 	// firstRefreshErr, when set, is what the initial Refresh must wrap.
 	firstRefreshErr error
 	// build is what main would pass from its flags.
-	build cloudprovider.BuildOptions
+	build registry.BuildOptions
 	// startErr, when set, receives the error of parsing the specs or of the
 	// first Refresh instead of failing the test.
 	startErr *error
@@ -107,7 +109,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	cfg.seed(fake)
 	url := fake.Start()
 	t.Cleanup(fake.Close)
-	static, err := cloudprovider.ParseNodeGroupSpecs(cfg.static)
+	static, err := groupconfig.ParseNodeGroupSpecs(cfg.static)
 	if err != nil && cfg.startErr != nil {
 		*cfg.startErr = err
 		return nil
@@ -202,7 +204,7 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 			c.static, c.startErr = specs, &err
 		})
 		return err
-	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
 		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst; c.build = opts })
 		return &cloudprovidertest.Env{
 			Provider:      e.p,
@@ -593,13 +595,13 @@ func TestCheckConfig(t *testing.T) {
 	t.Setenv(envSecretKey, "sk")
 	tests := []struct {
 		name    string
-		opts    cloudprovider.BuildOptions
+		opts    registry.BuildOptions
 		wantErr []string
 	}{
-		{name: "static ok", opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"1:5:scg-a"}}},
-		{name: "discovery ok", opts: cloudprovider.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"asg:tag=k"}}},
-		{name: "no groups", opts: cloudprovider.BuildOptions{}, wantErr: []string{"no node groups"}},
-		{name: "all bad at once", opts: cloudprovider.BuildOptions{NodeGroupSpecs: []string{"5:1:scg-a"}, NodeGroupAutoDiscoverySpecs: []string{"mig:x"}},
+		{name: "static ok", opts: registry.BuildOptions{NodeGroupSpecs: []string{"1:5:scg-a"}}},
+		{name: "discovery ok", opts: registry.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"asg:tag=k"}}},
+		{name: "no groups", opts: registry.BuildOptions{}, wantErr: []string{"no node groups"}},
+		{name: "all bad at once", opts: registry.BuildOptions{NodeGroupSpecs: []string{"5:1:scg-a"}, NodeGroupAutoDiscoverySpecs: []string{"mig:x"}},
 			wantErr: []string{"max 1 is below min 5", "only asg: is supported"}},
 	}
 	for _, tc := range tests {
@@ -626,7 +628,7 @@ func TestCheckConfig(t *testing.T) {
 
 func TestRegistered(t *testing.T) {
 	t.Parallel()
-	reg, ok := cloudprovider.Lookup(ProviderName)
+	reg, ok := registry.Lookup(ProviderName)
 	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
 		t.Fatalf("registration = %+v, %v", reg, ok)
 	}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // fileConfig is the INI layout of --cloud-config:
@@ -41,8 +43,8 @@ type fileConfig struct {
 // (REGION_ID, ACCESS_KEY, SECRET_KEY, ENDPOINT), else from the default.
 type Config struct {
 	Region    string
-	AccessKey cloudprovider.Secret
-	SecretKey cloudprovider.Secret
+	AccessKey credential.Secret
+	SecretKey credential.Secret
 	// AccessKeyFile and SecretKeyFile, when set, are where the keys come
 	// from: re-read whenever the files change, so a rotated Secret needs no
 	// restart. AccessKey and SecretKey then hold the values read at load.
@@ -62,8 +64,8 @@ func (c Config) String() string {
 }
 
 // Credentials returns the key sources the client signs with.
-func (c Config) Credentials() (accessKey, secretKey *cloudprovider.Credential) {
-	return cloudprovider.CredentialFrom(c.AccessKey, "access-key-file", c.AccessKeyFile), cloudprovider.CredentialFrom(c.SecretKey, "secret-key-file", c.SecretKeyFile)
+func (c Config) Credentials() (accessKey, secretKey *credential.Credential) {
+	return credential.CredentialFrom(c.AccessKey, "access-key-file", c.AccessKeyFile), credential.CredentialFrom(c.SecretKey, "secret-key-file", c.SecretKeyFile)
 }
 
 // GoString redacts like String, for %#v.
@@ -90,8 +92,8 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	g := fc.Global
 	cfg := Config{
 		Region:    firstNonEmpty(g.RegionID, getenv(envRegion)),
-		AccessKey: cloudprovider.Secret(g.AccessKey),
-		SecretKey: cloudprovider.Secret(g.SecretKey),
+		AccessKey: credential.Secret(g.AccessKey),
+		SecretKey: credential.Secret(g.SecretKey),
 		Endpoint:  firstNonEmpty(g.Endpoint, getenv(envEndpoint), DefaultEndpoint),
 		Scheme:    strings.ToLower(firstNonEmpty(g.Scheme, "https")),
 	}
@@ -100,7 +102,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	// one problem, not also a missing key.
 	unreadable := map[string]bool{}
 	for _, f := range []struct {
-		value *cloudprovider.Secret
+		value *credential.Secret
 		file  *string
 		name  string
 		path  string
@@ -108,7 +110,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		if *f.value != "" || f.path == "" {
 			continue
 		}
-		cred, err := cloudprovider.FileCredential(f.name, f.path)
+		cred, err := credential.FileCredential(f.name, f.path)
 		if err != nil {
 			errs = append(errs, err)
 			unreadable[f.name] = true
@@ -117,8 +119,8 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		*f.value, _ = cred.Value()
 		*f.file = f.path
 	}
-	cfg.AccessKey = cloudprovider.Secret(firstNonEmpty(cfg.AccessKey.Reveal(), getenv(envAccessKey)))
-	cfg.SecretKey = cloudprovider.Secret(firstNonEmpty(cfg.SecretKey.Reveal(), getenv(envSecretKey)))
+	cfg.AccessKey = credential.Secret(firstNonEmpty(cfg.AccessKey.Reveal(), getenv(envAccessKey)))
+	cfg.SecretKey = credential.Secret(firstNonEmpty(cfg.SecretKey.Reveal(), getenv(envSecretKey)))
 	if err := cloudprovider.ConfigProblems(ProviderName, append(errs, cfg.validate(unreadable))...); err != nil {
 		return Config{}, err
 	}
@@ -130,17 +132,17 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 // and one gateway host serves every region (the region travels only in the
 // signature's scope), so a misspelt region shows only in what the gateway
 // answers: preflight names it then.
-func regionLocation(opts cloudprovider.BuildOptions) cloudprovider.Location {
+func regionLocation(opts registry.BuildOptions) registry.Location {
 	cfg, err := LoadConfig(opts.CloudConfig, nil)
 	if err != nil {
 		// Build reports the configuration's problems itself.
-		return cloudprovider.Location{}
+		return registry.Location{}
 	}
 	setting := envRegion
 	if env := strings.TrimSpace(os.Getenv(envRegion)); env != cfg.Region {
 		setting = "region-id in --cloud-config"
 	}
-	return cloudprovider.Location{Name: cfg.Region, Kind: "region", Setting: setting}
+	return registry.Location{Name: cfg.Region, Kind: "region", Setting: setting}
 }
 
 // Validate reports every missing or bad field at once, one per line.

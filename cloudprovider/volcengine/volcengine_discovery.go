@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -85,14 +86,14 @@ func parseDiscoverySpec(raw string) (tagSelector, error) {
 }
 
 // selectGroups picks the groups CA manages: those --nodes names (by id,
-// through cloudprovider.ResolveSpecs), then those an auto-discovery selector
+// through groupconfig.ResolveSpecs), then those an auto-discovery selector
 // matches. The resolution says which specs matched nothing.
-func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, cloudprovider.SpecResolution) {
-	candidates := make([]cloudprovider.SpecCandidate, 0, len(all))
+func selectGroups(all []volcapi.ScalingGroup, static []groupconfig.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, groupconfig.SpecResolution) {
+	candidates := make([]groupconfig.SpecCandidate, 0, len(all))
 	for _, g := range all {
-		candidates = append(candidates, cloudprovider.SpecCandidate{ID: g.ID})
+		candidates = append(candidates, groupconfig.SpecCandidate{ID: g.ID})
 	}
-	resolved := cloudprovider.ResolveSpecs(static, candidates)
+	resolved := groupconfig.ResolveSpecs(static, candidates)
 	var picked []managedGroup
 	taken := map[string]bool{}
 	for _, g := range all {
@@ -119,7 +120,7 @@ func selectGroups(all []volcapi.ScalingGroup, static []cloudprovider.NodeGroupSp
 // managedGroup is a scaling group CA manages, with how it was chosen.
 type managedGroup struct {
 	cloud        volcapi.ScalingGroup
-	spec         *cloudprovider.NodeGroupSpec
+	spec         *groupconfig.NodeGroupSpec
 	discoveredBy string
 }
 

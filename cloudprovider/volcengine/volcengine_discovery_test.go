@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -85,7 +86,7 @@ func TestSelectGroups(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			specs, err := cloudprovider.ParseNodeGroupSpecs(tc.static)
+			specs, err := groupconfig.ParseNodeGroupSpecs(tc.static)
 			if err != nil {
 				t.Fatal(err)
 			}

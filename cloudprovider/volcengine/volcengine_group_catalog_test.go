@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -93,8 +93,8 @@ func TestManyGroupsUnchangedRefreshCostsOneCall(t *testing.T) {
 		if listings := e.fake.CountOperation(fakeapi.ActionDescribeScalingInstances); listings == 0 && n != 1 || n > 3 {
 			t.Fatalf("refresh %d: %d DescribeScalingGroups calls with %d listings, want 1 (3 with listings)", i, n, listings)
 		}
-		if age := oldestRecord(e) + 10*time.Second; age >= cloudprovider.DefaultMaxStaleness {
-			t.Fatalf("refresh %d: a group's description will be %v old at the next refresh, want younger than the bound %v", i, age, cloudprovider.DefaultMaxStaleness)
+		if age := oldestRecord(e) + 10*time.Second; age >= groupstate.DefaultMaxStaleness {
+			t.Fatalf("refresh %d: a group's description will be %v old at the next refresh, want younger than the bound %v", i, age, groupstate.DefaultMaxStaleness)
 		}
 	}
 }
@@ -115,7 +115,7 @@ func TestChangeOnAnyPageIsServedWithinTheBound(t *testing.T) {
 		if target(t, e.group(t, last)) == 2 {
 			return
 		}
-		if elapsed >= cloudprovider.DefaultMaxStaleness {
+		if elapsed >= groupstate.DefaultMaxStaleness {
 			t.Fatalf("desired 2 of %s not served after %v", last, elapsed)
 		}
 	}
@@ -132,7 +132,7 @@ func TestSlowRefreshesReadMoreThanOnePage(t *testing.T) {
 	for i := range 6 {
 		e.clock.Advance(interval)
 		total += groupsCalls(t, e)
-		if age := oldestRecord(e) + interval; age >= cloudprovider.DefaultMaxStaleness {
+		if age := oldestRecord(e) + interval; age >= groupstate.DefaultMaxStaleness {
 			t.Fatalf("refresh %d: a group's description will be %v old at the next refresh, want younger than the bound", i, age)
 		}
 	}
@@ -153,7 +153,7 @@ func TestGroupShiftedToAnUnreadPageIsKept(t *testing.T) {
 	e.fake.DeleteGroup(gone)
 	addCatalogGroup(e.fake, added, true)
 	e.fake.Settle()
-	for elapsed := time.Duration(0); elapsed < cloudprovider.DefaultMaxStaleness; {
+	for elapsed := time.Duration(0); elapsed < groupstate.DefaultMaxStaleness; {
 		e.clock.Advance(10 * time.Second)
 		elapsed += 10 * time.Second
 		if err := e.p.Refresh(testCtx(t)); err != nil {
@@ -230,7 +230,7 @@ func TestManyStaticIDsShareTheBudget(t *testing.T) {
 		if n, _ := e.refreshCalls(t); n != 1 {
 			t.Fatalf("refresh %d with nothing changed made %d calls, want 1", i, n)
 		}
-		if age := oldestRecord(e); age >= cloudprovider.DefaultMaxStaleness {
+		if age := oldestRecord(e); age >= groupstate.DefaultMaxStaleness {
 			t.Fatalf("refresh %d: a group's description is %v old, want younger than the bound", i, age)
 		}
 	}
@@ -259,13 +259,13 @@ func TestStaticIDsInALargeAccountAreReadByID(t *testing.T) {
 		if listings := e.fake.CountOperation(fakeapi.ActionDescribeScalingInstances); listings == 0 && n != 1 {
 			t.Fatalf("refresh %d with nothing changed made %d DescribeScalingGroups calls, want 1 (one batch of ids)", i, n)
 		}
-		if age := oldestRecord(e); age >= cloudprovider.DefaultMaxStaleness {
+		if age := oldestRecord(e); age >= groupstate.DefaultMaxStaleness {
 			t.Fatalf("refresh %d: a group's description is %v old, want younger than the bound", i, age)
 		}
 	}
 	e.fake.DeleteGroup(catalogGroupID(3))
 	for elapsed := time.Duration(0); slices.Contains(served(t, e), catalogGroupID(3)); {
-		if elapsed >= cloudprovider.DefaultMaxStaleness {
+		if elapsed >= groupstate.DefaultMaxStaleness {
 			t.Fatalf("deleted %s still served after %v", catalogGroupID(3), elapsed)
 		}
 		e.clock.Advance(10 * time.Second)
@@ -311,7 +311,7 @@ func TestNodeInNoGroupCostsNoLookupAfterAFreshListing(t *testing.T) {
 	if n := ask(); n != 0 {
 		t.Fatalf("ask within the bound: %d calls, want 0", n)
 	}
-	e.clock.Advance(cloudprovider.DefaultMaxStaleness - 50*time.Second)
+	e.clock.Advance(groupstate.DefaultMaxStaleness - 50*time.Second)
 	e.refreshCalls(t)
 	if n := ask(); n != 1 {
 		t.Fatalf("ask once the bound has passed: %d calls, want 1 (a lookup refresh)", n)
@@ -399,7 +399,7 @@ func TestSlowRefreshReadsAhead(t *testing.T) {
 	if n := groupsCalls(t, e); n != 2 {
 		t.Fatalf("%d DescribeScalingGroups calls, want 2 (pages 2 and 3, which would pass the bound before the next refresh ends)", n)
 	}
-	if age := oldestRecord(e) + 45*time.Second; age >= cloudprovider.DefaultMaxStaleness {
+	if age := oldestRecord(e) + 45*time.Second; age >= groupstate.DefaultMaxStaleness {
 		t.Fatalf("a description will be %v old when the next refresh ends, want younger than the bound", age)
 	}
 }

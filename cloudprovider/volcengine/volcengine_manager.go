@@ -12,6 +12,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -68,7 +70,7 @@ type groupState struct {
 	instances    []instanceState
 	discoveredBy string
 	// settings are read from the group's tags at each Refresh.
-	settings cloudprovider.GroupSettings
+	settings groupconfig.GroupSettings
 }
 
 func (g *groupState) hasDesired() bool { return g.cloud.Desired != volcapi.NoDesiredNumber }
@@ -146,17 +148,17 @@ func (m *manager) noteDesiredChange(id string) {
 type manager struct {
 	api       cloudAPI
 	region    string
-	static    []cloudprovider.NodeGroupSpec
+	static    []groupconfig.NodeGroupSpec
 	selectors []tagSelector
 	now       func() time.Time
 
 	// unknownNodes allows one refresh per CA refresh for nodes missing from
 	// the snapshot, and remembers instances it found in no managed group (a
 	// control plane, an unmanaged group).
-	unknownNodes cloudprovider.UnknownNodeLookup
+	unknownNodes groupstate.UnknownNodeLookup
 
 	// refreshGate serialises Refresh calls and the lookup refresh.
-	refreshGate cloudprovider.RefreshGate
+	refreshGate groupstate.RefreshGate
 	// listings is each group's last instance listing; only Refresh (under
 	// refreshGate) reads and writes it.
 	listings map[string]groupListing
@@ -165,7 +167,7 @@ type manager struct {
 	catalog groupCatalog
 	// maxStaleness is how old a reused listing may get (--max-staleness).
 	maxStaleness time.Duration
-	specWatch    cloudprovider.SpecWatch
+	specWatch    groupconfig.SpecWatch
 
 	mu         sync.RWMutex
 	groups     map[string]*groupState
@@ -185,12 +187,12 @@ type manager struct {
 	guardsMu sync.Mutex
 	// guards hold each group's mutation discipline (lock, outcome-unknown
 	// mark); they outlive snapshots.
-	guards map[string]*cloudprovider.MutationGuard
+	guards map[string]*groupstate.MutationGuard
 	// guardOpts are the guards' options (BuildOptions.Guard).
-	guardOpts cloudprovider.GuardOptions
+	guardOpts groupstate.GuardOptions
 }
 
-func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
+func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
@@ -200,27 +202,27 @@ func newManager(api cloudAPI, region string, static []cloudprovider.NodeGroupSpe
 		static:       static,
 		selectors:    selectors,
 		now:          now,
-		specWatch:    cloudprovider.SpecWatch{Provider: ProviderName},
+		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
 		groups:       map[string]*groupState{},
 		byInstance:   map[string]string{},
 		seq:          map[string]uint64{},
 		removed:      map[string]time.Time{},
 		templates:    map[string]*templateEntry{},
-		guards:       map[string]*cloudprovider.MutationGuard{},
+		guards:       map[string]*groupstate.MutationGuard{},
 		listings:     map[string]groupListing{},
-		maxStaleness: cloudprovider.DefaultMaxStaleness,
+		maxStaleness: groupstate.DefaultMaxStaleness,
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
 	return m
 }
 
 // guard returns the mutation guard of group id.
-func (m *manager) guard(id string) *cloudprovider.MutationGuard {
+func (m *manager) guard(id string) *groupstate.MutationGuard {
 	m.guardsMu.Lock()
 	defer m.guardsMu.Unlock()
 	g, ok := m.guards[id]
 	if !ok {
-		g = cloudprovider.NewMutationGuard(id, m.guardOpts)
+		g = groupstate.NewMutationGuard(id, m.guardOpts)
 		m.guards[id] = g
 	}
 	return g
@@ -401,7 +403,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	for i, p := range picked {
 		minSize, maxSize := p.bounds()
 		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
-			settings: cloudprovider.ParseGroupSettings(settingsSource, p.cloud.Tags)}
+			settings: groupconfig.ParseGroupSettings(settingsSource, p.cloud.Tags)}
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
 		}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -82,7 +84,7 @@ func (n *nodeGroup) TargetSize(context.Context) (int, error) {
 // CA's 5 s deadline.)
 func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return n.setDesired(ctx, "increase", delta, delta <= 0, func(g *groupState) error {
-		return cloudprovider.CheckIncrease(n.id, delta, g.target, g.max)
+		return groupstate.CheckIncrease(n.id, delta, g.target, g.max)
 	})
 }
 
@@ -97,12 +99,12 @@ func errNoDesired(id string) error {
 // instances of its own choosing.
 func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return n.setDesired(ctx, "decrease", delta, delta >= 0, func(g *groupState) error {
-		return cloudprovider.CheckDecrease(n.id, delta, g.target, g.liveCount())
+		return groupstate.CheckDecrease(n.id, delta, g.target, g.liveCount())
 	})
 }
 
 // setDesired moves the desired number by delta under the group's mutation
-// discipline (cloudprovider.MutationGuard). A malformed request is refused
+// discipline (groupstate.MutationGuard). A malformed request is refused
 // from the snapshot without any cloud call. ModifyScalingGroup sets an
 // absolute number, so a decrease is planned from a fresh read of the group.
 func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(*groupState) error) error {
@@ -113,23 +115,23 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 	if malformed {
 		return check(g)
 	}
-	return n.m.guard(n.id).Do(ctx, cloudprovider.Mutation{
-		Plan: func() (cloudprovider.Plan, error) {
+	return n.m.guard(n.id).Do(ctx, groupstate.Mutation{
+		Plan: func() (groupstate.Plan, error) {
 			g, err := n.state()
 			if err != nil {
-				return cloudprovider.Plan{}, err
+				return groupstate.Plan{}, err
 			}
 			if err := check(g); err != nil {
-				return cloudprovider.Plan{}, err
+				return groupstate.Plan{}, err
 			}
 			if !g.active() {
-				return cloudprovider.Plan{}, errDisabled(g, verb+" it")
+				return groupstate.Plan{}, errDisabled(g, verb+" it")
 			}
 			if !g.hasDesired() {
-				return cloudprovider.Plan{}, errNoDesired(n.id)
+				return groupstate.Plan{}, errNoDesired(n.id)
 			}
 			from, want := g.target, g.target+delta
-			return cloudprovider.Plan{Shrinks: want < from, Call: func(ctx context.Context) error { return n.sendDesired(ctx, verb, from, want) }}, nil
+			return groupstate.Plan{Shrinks: want < from, Call: func(ctx context.Context) error { return n.sendDesired(ctx, verb, from, want) }}, nil
 		},
 		Read: n.reload,
 	})
@@ -172,31 +174,31 @@ type deletion struct {
 // RemoveInstances (20 per call), which lowers the desired number by as
 // many; Error instances and placeholders by lowering the desired number,
 // an absolute value the transaction plans from a fresh read of the group
-// (cloudprovider.Txn.Shrink), so an instance launched since the snapshot is
+// (groupstate.Txn.Shrink), so an instance launched since the snapshot is
 // not removed in their place. Every node must belong to this group;
 // registered nodes never take the group below min, while instances that
 // never registered can always go.
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	return n.m.guard(n.id).Transact(ctx, n.reload, func(tx *cloudprovider.Txn) error {
-		d, err := cloudprovider.Prepare(tx, func() (deletion, error) { return n.planDeletion(nodes) })
+	return n.m.guard(n.id).Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
+		d, err := groupstate.Prepare(tx, func() (deletion, error) { return n.planDeletion(nodes) })
 		if err != nil {
 			return err
 		}
 		for start := 0; start < len(d.inService); start += volcapi.MaxRemoveBatch {
 			batch := d.inService[start:min(start+volcapi.MaxRemoveBatch, len(d.inService))]
-			if err := tx.Step(func() (cloudprovider.Plan, error) {
-				return cloudprovider.Plan{Call: func(ctx context.Context) error { return n.removeBatch(ctx, batch, start, len(d.inService)) }}, nil
+			if err := tx.Step(func() (groupstate.Plan, error) {
+				return groupstate.Plan{Call: func(ctx context.Context) error { return n.removeBatch(ctx, batch, start, len(d.inService)) }}, nil
 			}); err != nil {
 				return err
 			}
 		}
 		if len(d.broken) > 0 {
-			if err := tx.Shrink(func() (cloudprovider.Plan, error) { return n.planDropBroken(d.broken) }); err != nil {
+			if err := tx.Shrink(func() (groupstate.Plan, error) { return n.planDropBroken(d.broken) }); err != nil {
 				return err
 			}
 		}
 		if len(d.placeholders) > 0 {
-			return tx.Shrink(func() (cloudprovider.Plan, error) { return n.planDropPlaceholders(d.placeholders) })
+			return tx.Shrink(func() (groupstate.Plan, error) { return n.planDropPlaceholders(d.placeholders) })
 		}
 		return nil
 	})
@@ -258,7 +260,7 @@ func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 	if !g.active() {
 		return d, errDisabled(g, "remove instances")
 	}
-	return d, cloudprovider.CheckDeleteMin(n.id, g.target, g.min, toDelete)
+	return d, groupstate.CheckDeleteMin(n.id, g.target, g.min, toDelete)
 }
 
 // removeBatch removes InService instances with RemoveInstances, lowering
@@ -300,17 +302,17 @@ func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total
 // drops below min (at min the service replaces them, which is what min asks
 // for) nor below the healthy instances, which the service would otherwise
 // remove instead.
-func (n *nodeGroup) planDropBroken(broken []string) (cloudprovider.Plan, error) {
+func (n *nodeGroup) planDropBroken(broken []string) (groupstate.Plan, error) {
 	g, err := n.state()
 	if err != nil {
-		return cloudprovider.Plan{}, err
+		return groupstate.Plan{}, err
 	}
 	listed := countLive(g, broken)
 	from, want := g.target, g.target
 	if g.hasDesired() {
 		want = min(max(from-listed, g.min, g.liveCount()-listed), from)
 	}
-	return cloudprovider.Plan{Call: func(ctx context.Context) error {
+	return groupstate.Plan{Call: func(ctx context.Context) error {
 		if want < from {
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
 				if cloudprovider.SizeUnstated(err) {
@@ -350,10 +352,10 @@ func countLive(g *groupState, ids []string) int {
 // trying, as it must) nor below the live instances (a slot the service
 // filled since the snapshot is not given up, and the service does not
 // remove an instance of its own choosing).
-func (n *nodeGroup) planDropPlaceholders(placeholders []string) (cloudprovider.Plan, error) {
+func (n *nodeGroup) planDropPlaceholders(placeholders []string) (groupstate.Plan, error) {
 	g, err := n.state()
 	if err != nil {
-		return cloudprovider.Plan{}, err
+		return groupstate.Plan{}, err
 	}
 	from := g.target
 	want := min(max(from-len(placeholders), g.min, g.liveCount()), from)
@@ -361,7 +363,7 @@ func (n *nodeGroup) planDropPlaceholders(placeholders []string) (cloudprovider.P
 	for _, id := range placeholders[:min(from-want, len(placeholders))] {
 		drop[id] = true
 	}
-	return cloudprovider.Plan{Call: func(ctx context.Context) error {
+	return groupstate.Plan{Call: func(ctx context.Context) error {
 		if want < from {
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
 				return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, from, want, err)
@@ -416,12 +418,12 @@ func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	return g.settings.GetOptions(defaults)
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (n *nodeGroup) Settings() cloudprovider.GroupSettings {
+// Settings implements groupconfig.SettingsReporter.
+func (n *nodeGroup) Settings() groupconfig.GroupSettings {
 	if g, ok := n.m.group(n.id); ok {
 		return g.settings
 	}
-	return cloudprovider.GroupSettings{Source: settingsSource}
+	return groupconfig.GroupSettings{Source: settingsSource}
 }
 
 // noteRemoved applies accepted removals to the snapshot: the instances show as
@@ -448,5 +450,5 @@ func (n *nodeGroup) noteRemoved(ids []string, target int) {
 	})
 }
 
-// QuarantinedUntil implements cloudprovider.QuarantineReporter.
+// QuarantinedUntil implements groupstate.QuarantineReporter.
 func (n *nodeGroup) QuarantinedUntil() time.Time { return n.m.guard(n.id).QuarantinedUntil() }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // priceCatalog feeds the shared pricing model from the --price-sheet (the
@@ -13,12 +14,12 @@ import (
 // cached for the groups' templates; it makes no cloud call.
 type priceCatalog struct {
 	m     *manager
-	sheet *cloudprovider.PriceSheet
+	sheet *groupconfig.PriceSheet
 }
 
-var _ cloudprovider.PriceCatalog = priceCatalog{}
+var _ groupconfig.PriceCatalog = priceCatalog{}
 
-// InstanceTypeOfNode implements cloudprovider.PriceCatalog.
+// InstanceTypeOfNode implements groupconfig.PriceCatalog.
 func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	if !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
 		return ""
@@ -38,21 +39,21 @@ func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	return info.instanceType.ID
 }
 
-// HourlyPrice implements cloudprovider.PriceCatalog.
+// HourlyPrice implements groupconfig.PriceCatalog.
 func (c priceCatalog) HourlyPrice(instanceType string) (float64, error) {
 	return c.sheet.HourlyPrice(instanceType)
 }
 
-// GroupInstanceTypes implements cloudprovider.PriceCatalog.
-func (c priceCatalog) GroupInstanceTypes() map[string]cloudprovider.InstanceTypeShape {
-	out := map[string]cloudprovider.InstanceTypeShape{}
+// GroupInstanceTypes implements groupconfig.PriceCatalog.
+func (c priceCatalog) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
+	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range c.m.groupList() {
 		info, err := c.m.template(g.cloud.ID)
 		if err != nil {
 			continue
 		}
 		it := info.instanceType
-		out[it.ID] = cloudprovider.InstanceTypeShape{VCPUs: float64(it.CPUs), MemoryGiB: float64(it.MemoryMiB) / 1024}
+		out[it.ID] = groupconfig.InstanceTypeShape{VCPUs: float64(it.CPUs), MemoryGiB: float64(it.MemoryMiB) / 1024}
 	}
 	return out
 }

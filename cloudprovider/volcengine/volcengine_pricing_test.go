@@ -14,6 +14,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // Without --price-sheet CA's price expander is told Unimplemented; with one,
@@ -27,7 +28,7 @@ func TestPricesFromSheet(t *testing.T) {
 		t.Fatalf("without a sheet: node %s pod %s, want Unimplemented", a.NodePriceCode, a.PodPriceCode)
 	}
 
-	sheet, err := cloudprovider.ParsePriceSheet("sheet", strings.NewReader("currency CNY\necs.g3i.xlarge 1.2\necs.gni2.3xlarge 9.6\n"))
+	sheet, err := groupconfig.ParsePriceSheet("sheet", strings.NewReader("currency CNY\necs.g3i.xlarge 1.2\necs.gni2.3xlarge 9.6\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

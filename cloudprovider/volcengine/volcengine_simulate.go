@@ -6,7 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -38,12 +40,12 @@ func seedDemo(f *fakeapi.Server) {
 		// taint and resource hints, and one malformed entry.
 		Tags: map[string]string{
 			"k8s.io/cluster-autoscaler/enabled": "true", "pool": "general",
-			cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime):       "5m",
-			cloudprovider.OptionKey(cloudprovider.OptionIgnoreDaemonSetsUtilization): "true",
-			cloudprovider.OptionKey(cloudprovider.OptionMaxNodeProvisionTime):        "soon",
-			cloudprovider.LabelHintKey("example.com/tier"):                           "general",
-			cloudprovider.TaintHintKey("example.com/maintenance"):                    "planned:PreferNoSchedule",
-			cloudprovider.ResourceHintKey("ephemeral-storage"):                       "40Gi",
+			groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime):       "5m",
+			groupconfig.OptionKey(groupconfig.OptionIgnoreDaemonSetsUtilization): "true",
+			groupconfig.OptionKey(groupconfig.OptionMaxNodeProvisionTime):        "soon",
+			groupconfig.LabelHintKey("example.com/tier"):                         "general",
+			groupconfig.TaintHintKey("example.com/maintenance"):                  "planned:PreferNoSchedule",
+			groupconfig.ResourceHintKey("ephemeral-storage"):                     "40Gi",
 		},
 	})
 	f.AddGroup(fakeapi.Group{
@@ -59,7 +61,7 @@ func seedDemo(f *fakeapi.Server) {
 // provisioning lag, seeds the demo cluster and builds the provider against it
 // with dummy credentials. --nodes and --node-group-auto-discovery from opts are
 // honoured; without them both demo groups are discovered by tag.
-func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	accessKey := firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated")
 	fake := fakeapi.New(fakeapi.Options{
 		ProvisionDelay: simProvisionDelay,
@@ -90,7 +92,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {
 		opts.NodeGroupAutoDiscoverySpecs = []string{"asg:tag=k8s.io/cluster-autoscaler/enabled=true"}
 	}
-	static, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	static, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		closeFn()
 		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
@@ -105,8 +107,8 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 			Region: simRegion,
 			// Keys from the environment let a test follow known credentials
 			// through the whole binary.
-			AccessKey: cloudprovider.Secret(accessKey),
-			SecretKey: cloudprovider.Secret(firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret")),
+			AccessKey: credential.Secret(accessKey),
+			SecretKey: credential.Secret(firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret")),
 			Endpoint:  url,
 			Scheme:    "http",
 		},
@@ -118,13 +120,13 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		closeFn()
 		return nil, err
 	}
-	return &cloudprovider.Simulation{
+	return &registry.Simulation{
 		Provider: p,
 		URL:      url,
 		Description: fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
 			simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay),
 		GroupNames: map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"},
-		Deliberate: []string{cloudprovider.DeliberateMalformedSetting(simGeneralGroupID, cloudprovider.OptionMaxNodeProvisionTime, "soon")},
+		Deliberate: []string{registry.DeliberateMalformedSetting(simGeneralGroupID, groupconfig.OptionMaxNodeProvisionTime, "soon")},
 		Close:      closeFn,
 		State:      state,
 	}, nil

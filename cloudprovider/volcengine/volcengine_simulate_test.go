@@ -15,6 +15,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -22,7 +24,7 @@ func TestSimulate(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sim, err := Simulate(ctx, cloudprovider.BuildOptions{UserAgent: "sim-test"})
+	sim, err := Simulate(ctx, registry.BuildOptions{UserAgent: "sim-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestSimulate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := node.Status.Capacity[cloudprovider.ResourceGPU]; q.Value() != 1 {
+	if q := node.Status.Capacity[groupconfig.ResourceGPU]; q.Value() != 1 {
 		t.Fatalf("GPU template capacity = %v", node.Status.Capacity)
 	}
 	if err := gpu.IncreaseSize(ctx, 1); err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -283,9 +284,9 @@ func gpuLabelValue(model string) string {
 }
 
 // buildTemplateNode renders what a fresh node of the group looks like.
-func buildTemplateNode(groupID, region string, info *templateInfo, settings cloudprovider.GroupSettings) *corev1.Node {
+func buildTemplateNode(groupID, region string, info *templateInfo, settings groupconfig.GroupSettings) *corev1.Node {
 	it := info.instanceType
-	spec := cloudprovider.TemplateSpec{
+	spec := groupconfig.TemplateSpec{
 		GroupID: groupID, InstanceType: it.ID, OS: info.os, Arch: info.arch, Region: region, Zone: info.zone,
 		CPUs: int64(it.CPUs), MemoryBytes: int64(it.MemoryMiB) * 1024 * 1024,
 		ProviderLabels: map[string]string{LabelScalingGroup: groupID},
@@ -295,5 +296,5 @@ func buildTemplateNode(groupID, region string, info *templateInfo, settings clou
 		spec.GPUs = int64(it.GPUCount)
 		spec.ProviderLabels[GPULabel] = gpuLabelValue(it.GPUModel)
 	}
-	return cloudprovider.BuildTemplateNode(spec)
+	return groupconfig.BuildTemplateNode(spec)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -54,8 +55,8 @@ func TestTemplateNodeInfo(t *testing.T) {
 			}
 			for _, rl := range []corev1.ResourceList{node.Status.Capacity, node.Status.Allocatable} {
 				cpu, mem, pods := rl[corev1.ResourceCPU], rl[corev1.ResourceMemory], rl[corev1.ResourcePods]
-				gpu := rl[cloudprovider.ResourceGPU]
-				if cpu.Value() != tc.wantCPU || mem.Value() != tc.wantMemMiB*1024*1024 || pods.Value() != cloudprovider.DefaultMaxPods || gpu.Value() != tc.wantGPU {
+				gpu := rl[groupconfig.ResourceGPU]
+				if cpu.Value() != tc.wantCPU || mem.Value() != tc.wantMemMiB*1024*1024 || pods.Value() != groupconfig.DefaultMaxPods || gpu.Value() != tc.wantGPU {
 					t.Errorf("resources = %v", rl)
 				}
 			}

@@ -3,7 +3,8 @@ package vultr
 import (
 	"context"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -22,9 +23,9 @@ type vultrClient interface {
 var _ vultrClient = (*vultrapi.Client)(nil)
 
 // newAPIClient builds the Vultr client on the shared HTTP stack
-// (cloudprovider.NewHTTPClient), so the lifetime, retries, rate limit,
+// (cloudhttp.NewHTTPClient), so the lifetime, retries, rate limit,
 // instrumentation and User-Agent apply to every call.
-func newAPIClient(cfg *Config, opts cloudprovider.BuildOptions, retry cloudprovider.RetryOptions) (*vultrapi.Client, error) {
+func newAPIClient(cfg *Config, opts registry.BuildOptions, retry cloudhttp.RetryOptions) (*vultrapi.Client, error) {
 	return vultrapi.New(vultrapi.Options{
 		BaseURL: cfg.apiURL(),
 		Build:   opts,

@@ -19,10 +19,14 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 func init() {
-	cloudprovider.RegisterCloudProvider(ProviderName, cloudprovider.Registration{
+	registry.RegisterCloudProvider(ProviderName, registry.Registration{
 		Build:       Build,
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
@@ -32,28 +36,28 @@ func init() {
 
 // DefaultRateLimit is Vultr's documented API limit: 30 requests per second
 // per source IP (https://www.vultr.com/api/, "Rate limit").
-var DefaultRateLimit = cloudprovider.RateLimit{Rate: 30, Burst: 30}
+var DefaultRateLimit = cloudhttp.RateLimit{Rate: 30, Burst: 30}
 
 // CloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
 type CloudProvider struct {
 	m     *manager
-	sheet *cloudprovider.PriceSheet
+	sheet *groupconfig.PriceSheet
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
 
 // CheckConfig validates the cloud config and --nodes without calling Vultr.
-func CheckConfig(opts cloudprovider.BuildOptions) error {
+func CheckConfig(opts registry.BuildOptions) error {
 	_, _, err := loadOptions(opts)
 	return err
 }
 
-func loadOptions(opts cloudprovider.BuildOptions) (*Config, []cloudprovider.NodeGroupSpec, error) {
+func loadOptions(opts registry.BuildOptions) (*Config, []groupconfig.NodeGroupSpec, error) {
 	cfg, err := LoadConfig(opts.CloudConfig, os.Getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	specs, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("vultr: %w", err)
 	}
@@ -66,18 +70,18 @@ func loadOptions(opts cloudprovider.BuildOptions) (*Config, []cloudprovider.Node
 
 // Build reads the cloud config and builds the Vultr client. It makes no cloud
 // call: the server takes the first snapshot (and retries it) before serving.
-func Build(ctx context.Context, opts cloudprovider.BuildOptions) (cloudprovider.CloudProvider, error) {
+func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, specs, err := loadOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(ctx, cfg, specs, opts, cloudprovider.RetryOptions{}, nil)
+	return newProvider(ctx, cfg, specs, opts, cloudhttp.RetryOptions{}, nil)
 }
 
 // newProvider is Build without the file and environment reading; tests and
 // --simulate call it directly.
-func newProvider(ctx context.Context, cfg *Config, specs []cloudprovider.NodeGroupSpec, opts cloudprovider.BuildOptions,
-	retry cloudprovider.RetryOptions, now func() time.Time) (*CloudProvider, error) {
+func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroupSpec, opts registry.BuildOptions,
+	retry cloudhttp.RetryOptions, now func() time.Time) (*CloudProvider, error) {
 	client, err := newAPIClient(cfg, opts, retry)
 	if err != nil {
 		return nil, fmt.Errorf("vultr: %w", err)
@@ -110,7 +114,7 @@ func (p *CloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // carry only the providerID, and a node can write its own labels, so a label
 // never overrules it). Nodes of pools we do not manage, and nodes of other
 // clouds, belong to no group; a Vultr node the snapshot lacks is looked up
-// by the shared rule (cloudprovider.UnknownNodeLookup): one pool listing
+// by the shared rule (groupstate.UnknownNodeLookup): one pool listing
 // answers for every such node, at most once per refresh.
 func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
@@ -123,7 +127,7 @@ func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	if id == "" {
 		return nil, nil
 	}
-	if g := cloudprovider.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, p.m.indexed); g != nil {
+	if g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, p.m.indexed); g != nil {
 		return g, nil
 	}
 	return nil, nil
@@ -131,7 +135,7 @@ func (p *CloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 
 // Pricing implements cloudprovider.CloudProvider.
 func (p *CloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return cloudprovider.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
+	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
 }
 
 // GPULabel implements cloudprovider.CloudProvider.

@@ -13,11 +13,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
@@ -38,7 +42,7 @@ type testEnv struct {
 	noMetal  bool
 	specs    []string
 	fakeOpts fakeapi.Options
-	build    cloudprovider.BuildOptions
+	build    registry.BuildOptions
 	// startErr, when set, receives the error of parsing the specs, building
 	// the provider or its first Refresh instead of failing the test.
 	startErr *error
@@ -49,7 +53,7 @@ type envOption func(*testEnv)
 func withSpecs(s ...string) envOption             { return func(e *testEnv) { e.specs = s } }
 func withFake(f func(*fakeapi.Options)) envOption { return func(e *testEnv) { f(&e.fakeOpts) } }
 func withoutMetalPool() envOption                 { return func(e *testEnv) { e.noMetal = true } }
-func withBuildOptions(o cloudprovider.BuildOptions) envOption {
+func withBuildOptions(o registry.BuildOptions) envOption {
 	return func(e *testEnv) { e.build = o }
 }
 
@@ -87,7 +91,7 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	if !e.noMetal {
 		e.metal = add(fakeapi.PoolSpec{ID: "d-metal", Label: "metal", Plan: "vbm-8c-132gb", Quantity: 1, Min: 1, Max: 2, AutoScaler: true})
 	}
-	specs, err := cloudprovider.ParseNodeGroupSpecs(e.specs)
+	specs, err := groupconfig.ParseNodeGroupSpecs(e.specs)
 	if err != nil && e.startErr != nil {
 		*e.startErr = err
 		return e
@@ -95,8 +99,8 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
-	retry := cloudprovider.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
+	cfg := &Config{ClusterID: testClusterID, Token: credential.Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	retry := cloudhttp.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
 		e.sleeps = append(e.sleeps, d)
 		return ctx.Err()
 	}}
@@ -205,7 +209,7 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 		var err error
 		newTestEnv(t, fake, startingWith(&err, specs...))
 		return err
-	}, NewEnvWithOptions: func(t *testing.T, opts cloudprovider.BuildOptions) *cloudprovidertest.Env {
+	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
 		e := newTestEnv(t, withBuildOptions(opts), fake)
 		return &cloudprovidertest.Env{
 			Provider:   e.p,
@@ -293,7 +297,7 @@ func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientCon
 
 func TestBuildReadsConfigAndRegisters(t *testing.T) {
 	t.Parallel()
-	reg, ok := cloudprovider.Lookup(ProviderName)
+	reg, ok := registry.Lookup(ProviderName)
 	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
 		t.Fatalf("provider %q not fully registered: %+v", ProviderName, ok)
 	}
@@ -309,13 +313,13 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		opts    cloudprovider.BuildOptions
+		opts    registry.BuildOptions
 		wantErr string
 		groups  int
 	}{
-		{name: "ok", opts: cloudprovider.BuildOptions{CloudConfig: path}, groups: 1},
-		{name: "no config", opts: cloudprovider.BuildOptions{}, wantErr: "no cloud config"},
-		{name: "bad --nodes", opts: cloudprovider.BuildOptions{CloudConfig: path, NodeGroupSpecs: []string{"x"}}, wantErr: "min:max:name"},
+		{name: "ok", opts: registry.BuildOptions{CloudConfig: path}, groups: 1},
+		{name: "no config", opts: registry.BuildOptions{}, wantErr: "no cloud config"},
+		{name: "bad --nodes", opts: registry.BuildOptions{CloudConfig: path, NodeGroupSpecs: []string{"x"}}, wantErr: "min:max:name"},
 	}
 	for _, tc := range tests {
 		// Not parallel: the cases count the calls of one fake, whose
@@ -454,14 +458,14 @@ func TestNodeGroupSelection(t *testing.T) {
 func TestUnmatchedSpecIsAConfigError(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	specs, err := cloudprovider.ParseNodeGroupSpecs([]string{"1:2:nope"})
+	specs, err := groupconfig.ParseNodeGroupSpecs([]string{"1:2:nope"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var reported []int
-	cfg := &Config{ClusterID: testClusterID, Token: cloudprovider.Secret(e.fake.Token()), APIURL: e.fake.URL()}
-	p, err := newProvider(context.Background(), cfg, specs, cloudprovider.BuildOptions{ReportUnmatchedSpecs: func(n int) { reported = append(reported, n) }},
-		cloudprovider.RetryOptions{}, e.clock.Now)
+	cfg := &Config{ClusterID: testClusterID, Token: credential.Secret(e.fake.Token()), APIURL: e.fake.URL()}
+	p, err := newProvider(context.Background(), cfg, specs, registry.BuildOptions{ReportUnmatchedSpecs: func(n int) { reported = append(reported, n) }},
+		cloudhttp.RetryOptions{}, e.clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

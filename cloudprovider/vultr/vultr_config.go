@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -25,7 +26,7 @@ type Config struct {
 	// ClusterID is the VKE cluster UUID. Required.
 	ClusterID string `json:"cluster_id"`
 	// Token is the Vultr API key given literally.
-	Token cloudprovider.Secret `json:"token"`
+	Token credential.Secret `json:"token"`
 	// TokenFile is a path holding the API key (e.g. a mounted Secret). It is
 	// re-read whenever the file changes, so a rotated Secret needs no restart.
 	TokenFile string `json:"token_file"`
@@ -33,7 +34,7 @@ type Config struct {
 	APIURL string `json:"api_url"`
 
 	// envToken is VULTR_API_KEY as read at load time.
-	envToken cloudprovider.Secret
+	envToken credential.Secret
 }
 
 // String implements fmt.Stringer without revealing the token.
@@ -83,7 +84,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("vultr cloud config: invalid JSON: %w", err)
 	}
 	c.ClusterID = strings.TrimSpace(c.ClusterID)
-	c.Token = cloudprovider.Secret(strings.TrimSpace(c.Token.Reveal()))
+	c.Token = credential.Secret(strings.TrimSpace(c.Token.Reveal()))
 	c.TokenFile = strings.TrimSpace(c.TokenFile)
 	c.APIURL = strings.TrimSpace(c.APIURL)
 	return &c, nil
@@ -104,7 +105,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	if getenv != nil {
-		c.envToken = cloudprovider.Secret(strings.TrimSpace(getenv(EnvAPIKey)))
+		c.envToken = credential.Secret(strings.TrimSpace(getenv(EnvAPIKey)))
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("no API key: set token_file (a file holding it) or token in the cloud config, or %s", EnvAPIKey))
 	}
 	if c.Token == "" && c.TokenFile != "" {
-		if _, err := cloudprovider.FileCredential("token_file", c.TokenFile); err != nil {
+		if _, err := credential.FileCredential("token_file", c.TokenFile); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -143,22 +144,22 @@ func (c *Config) Validate() error {
 func (c *Config) TokenSource() oauth2.TokenSource {
 	switch {
 	case c.Token != "":
-		return &credentialTokenSource{cred: cloudprovider.FixedCredential(c.Token)}
+		return &credentialTokenSource{cred: credential.FixedCredential(c.Token)}
 	case c.TokenFile != "":
-		cred, err := cloudprovider.FileCredential("token_file", c.TokenFile)
+		cred, err := credential.FileCredential("token_file", c.TokenFile)
 		if err != nil {
 			return &credentialTokenSource{err: err}
 		}
 		return &credentialTokenSource{cred: cred}
 	default:
-		return &credentialTokenSource{cred: cloudprovider.FixedCredential(c.envToken)}
+		return &credentialTokenSource{cred: credential.FixedCredential(c.envToken)}
 	}
 }
 
 // credentialTokenSource hands oauth2 the current key of a credential, which
 // follows a rotated token_file.
 type credentialTokenSource struct {
-	cred *cloudprovider.Credential
+	cred *credential.Credential
 	err  error
 }
 

@@ -14,6 +14,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 const secretToken = "VULTR-SECRET-abc123"
@@ -212,7 +214,7 @@ func TestTokenFileRotationEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newProvider(context.Background(), cfg, nil, cloudprovider.BuildOptions{}, cloudprovider.RetryOptions{}, nil)
+	p, err := newProvider(context.Background(), cfg, nil, registry.BuildOptions{}, cloudhttp.RetryOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

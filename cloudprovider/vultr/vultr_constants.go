@@ -42,5 +42,5 @@ const (
 
 // settingsSource names where per-group settings are read: VKE puts pool
 // labels on the nodes, so they use the node-label spelling (see
-// cloudprovider.NodeLabelOptionPrefix and docs/group-settings.md).
+// groupconfig.NodeLabelOptionPrefix and docs/group-settings.md).
 const settingsSource = "node pool labels"

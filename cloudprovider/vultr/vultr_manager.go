@@ -12,6 +12,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -20,8 +22,8 @@ import (
 type manager struct {
 	client    vultrClient
 	clusterID string
-	specs     []cloudprovider.NodeGroupSpec
-	specWatch cloudprovider.SpecWatch
+	specs     []groupconfig.NodeGroupSpec
+	specWatch groupconfig.SpecWatch
 	now       func() time.Time
 
 	// mutations counts successful cloud mutations. Refresh notes the value
@@ -31,17 +33,17 @@ type manager struct {
 
 	// unknownNodes allows one pool listing per refresh for nodes missing
 	// from the snapshot, and remembers nodes in no pool.
-	unknownNodes cloudprovider.UnknownNodeLookup
+	unknownNodes groupstate.UnknownNodeLookup
 	// identityMismatch counts a node refused because its node-id label and
 	// providerID disagree (BuildOptions.NodeIdentityMismatch); nil counts
 	// nothing.
 	identityMismatch func(groupID string)
 	// guardOpts are the node groups' MutationGuard options
 	// (BuildOptions.Guard).
-	guardOpts cloudprovider.GuardOptions
+	guardOpts groupstate.GuardOptions
 
 	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
-	refreshGate cloudprovider.RefreshGate
+	refreshGate groupstate.RefreshGate
 
 	mu       sync.RWMutex
 	groups   map[string]*nodeGroup
@@ -75,13 +77,13 @@ type planInfo struct {
 	BareMetal   bool
 }
 
-func newManager(client vultrClient, clusterID string, specs []cloudprovider.NodeGroupSpec, now func() time.Time) *manager {
+func newManager(client vultrClient, clusterID string, specs []groupconfig.NodeGroupSpec, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
 	m := &manager{
 		client: client, clusterID: clusterID, specs: specs, now: now,
-		specWatch: cloudprovider.SpecWatch{Provider: ProviderName},
+		specWatch: groupconfig.SpecWatch{Provider: ProviderName},
 		groups:    map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
 		reported: map[string]string{}, plans: map[string]planInfo{},
 	}
@@ -110,11 +112,11 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh node pools of VKE cluster %s: %w", m.clusterID, err)
 	}
-	candidates := make([]cloudprovider.SpecCandidate, 0, len(pools))
+	candidates := make([]groupconfig.SpecCandidate, 0, len(pools))
 	for _, p := range pools {
-		candidates = append(candidates, cloudprovider.SpecCandidate{ID: p.ID, Names: []string{p.Label}})
+		candidates = append(candidates, groupconfig.SpecCandidate{ID: p.ID, Names: []string{p.Label}})
 	}
-	resolved := cloudprovider.ResolveSpecs(m.specs, candidates)
+	resolved := groupconfig.ResolveSpecs(m.specs, candidates)
 	if err := m.specWatch.Check(resolved); err != nil {
 		return fmt.Errorf("VKE cluster %s: %w", m.clusterID, err)
 	}
@@ -194,7 +196,7 @@ func (m *manager) reportProblems(problems map[string]string) {
 // pools (by id, or by label when unique) with the flag's min/max, and wins
 // for flagged pools too because the operator asked explicitly. Min is clamped
 // to VKE's floor of one node.
-func bounds(p vultrapi.NodePool, resolved cloudprovider.SpecResolution) (minSize, maxSize int, ok bool, problem string) {
+func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, maxSize int, ok bool, problem string) {
 	spec, found := resolved.ByGroup[p.ID]
 	switch {
 	case found:

@@ -12,6 +12,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -27,11 +29,11 @@ import (
 type nodeGroup struct {
 	m     *manager
 	id    string
-	guard *cloudprovider.MutationGuard
+	guard *groupstate.MutationGuard
 
 	mu       sync.Mutex
-	pool     vultrapi.NodePool           // last listed state (label, plan, labels, taints)
-	settings cloudprovider.GroupSettings // read from pool.Labels at each list
+	pool     vultrapi.NodePool         // last listed state (label, plan, labels, taints)
+	settings groupconfig.GroupSettings // read from pool.Labels at each list
 	min, max int
 	target   int
 	nodes    []vultrapi.Node
@@ -46,7 +48,7 @@ type nodeGroup struct {
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, guard: cloudprovider.NewMutationGuard(id, m.guardOpts), deleting: map[string]time.Time{}}
+	return &nodeGroup{m: m, id: id, guard: groupstate.NewMutationGuard(id, m.guardOpts), deleting: map[string]time.Time{}}
 }
 
 // update folds a listed pool into the group. When the group was mutated after
@@ -64,7 +66,7 @@ func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, minSize, ma
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool, g.min, g.max, g.removed = p, minSize, maxSize, false
-	g.settings = cloudprovider.ParseGroupSettings(settingsSource, p.Labels)
+	g.settings = groupconfig.ParseGroupSettings(settingsSource, p.Labels)
 	if g.lastMutation <= startSeq {
 		g.target = p.NodeQuantity
 	}
@@ -139,8 +141,8 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements cloudprovider.SettingsReporter.
-func (g *nodeGroup) Settings() cloudprovider.GroupSettings {
+// Settings implements groupconfig.SettingsReporter.
+func (g *nodeGroup) Settings() groupconfig.GroupSettings {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.settings
@@ -160,18 +162,18 @@ func (g *nodeGroup) TargetSize(context.Context) (int, error) {
 // quantity under the shared mutation discipline; the nodes are created by
 // VKE in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Plan: func() (cloudprovider.Plan, error) {
+	return g.guard.Do(ctx, groupstate.Mutation{
+		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if err := g.checkExists(); err != nil {
-				return cloudprovider.Plan{}, err
+				return groupstate.Plan{}, err
 			}
-			if err := cloudprovider.CheckIncrease(g.id, delta, g.target, g.max); err != nil {
-				return cloudprovider.Plan{}, err
+			if err := groupstate.CheckIncrease(g.id, delta, g.target, g.max); err != nil {
+				return groupstate.Plan{}, err
 			}
 			from := g.target
-			return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", from, from+delta) }}, nil
+			return groupstate.Plan{Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", from, from+delta) }}, nil
 		},
 		Read: g.readPool,
 	})
@@ -182,18 +184,18 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // nodes that exist; the shared discipline re-reads the pool right before the
 // PATCH because nodes may have appeared since the last Refresh.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, cloudprovider.Mutation{
-		Plan: func() (cloudprovider.Plan, error) {
+	return g.guard.Do(ctx, groupstate.Mutation{
+		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if err := g.checkExists(); err != nil {
-				return cloudprovider.Plan{}, err
+				return groupstate.Plan{}, err
 			}
 			if err := g.checkDecrease(delta, g.nodes); err != nil {
-				return cloudprovider.Plan{}, err
+				return groupstate.Plan{}, err
 			}
 			from := g.target
-			return cloudprovider.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", from, from+delta) }}, nil
+			return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", from, from+delta) }}, nil
 		},
 		Read: g.readPool,
 	})
@@ -201,7 +203,7 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 
 // checkDecrease applies the decrease rules against nodes; callers hold g.mu.
 func (g *nodeGroup) checkDecrease(delta int, nodes []vultrapi.Node) error {
-	if err := cloudprovider.CheckDecrease(g.id, delta, g.target, g.liveCount(nodes)); err != nil {
+	if err := groupstate.CheckDecrease(g.id, delta, g.target, g.liveCount(nodes)); err != nil {
 		return err
 	}
 	if g.target+delta < g.min {
@@ -265,14 +267,14 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		ids = append(ids, id)
 	}
 
-	return g.guard.Transact(ctx, g.readPool, func(tx *cloudprovider.Txn) error {
-		todo, err := cloudprovider.Prepare(tx, func() ([]string, error) { return g.planDeletion(ids, nodes) })
+	return g.guard.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+		todo, err := groupstate.Prepare(tx, func() ([]string, error) { return g.planDeletion(ids, nodes) })
 		if err != nil {
 			return err
 		}
 		for i, id := range todo {
-			if err := tx.Step(func() (cloudprovider.Plan, error) {
-				return cloudprovider.Plan{Call: func(ctx context.Context) error { return g.deleteNode(ctx, id, todo[:i]) }}, nil
+			if err := tx.Step(func() (groupstate.Plan, error) {
+				return groupstate.Plan{Call: func(ctx context.Context) error { return g.deleteNode(ctx, id, todo[:i]) }}, nil
 			}); err != nil {
 				return err
 			}
@@ -343,7 +345,7 @@ func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, 
 	if len(todo) == 0 {
 		return nil, nil
 	}
-	if err := cloudprovider.CheckDeleteMin(g.id, g.target, g.min, todoNodes); err != nil {
+	if err := groupstate.CheckDeleteMin(g.id, g.target, g.min, todoNodes); err != nil {
 		return nil, err
 	}
 	return todo, nil
@@ -443,5 +445,5 @@ func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	return g.settings.GetOptions(defaults)
 }
 
-// QuarantinedUntil implements cloudprovider.QuarantineReporter.
+// QuarantinedUntil implements groupstate.QuarantineReporter.
 func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

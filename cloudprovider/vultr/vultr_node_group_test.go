@@ -16,6 +16,8 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -451,7 +453,7 @@ func TestGetOptionsFromPoolLabels(t *testing.T) {
 	if d := e.group("a-main").Debug(e.ctx()); !strings.Contains(d, "a-main") || !strings.Contains(d, "min:2 max:8") || strings.Contains(d, "settings") {
 		t.Fatalf("Debug %q", d)
 	}
-	labels := map[string]string{"tier": "web", cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime): "3m"}
+	labels := map[string]string{"tier": "web", groupconfig.NodeLabelOptionKey(groupconfig.OptionScaleDownUnneededTime): "3m"}
 	if err := e.fake.SetPoolLabels(testClusterID, "a-main", labels, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +473,7 @@ func TestGetOptionsFromPoolLabels(t *testing.T) {
 func TestIdentityMismatchIsCounted(t *testing.T) {
 	t.Parallel()
 	counted := map[string]int{}
-	e := newTestEnv(t, withBuildOptions(cloudprovider.BuildOptions{NodeIdentityMismatch: func(group string) { counted[group]++ }}))
+	e := newTestEnv(t, withBuildOptions(registry.BuildOptions{NodeIdentityMismatch: func(group string) { counted[group]++ }}))
 	g := e.group("a-main")
 	n := realNode(e.main, e.main.Nodes[0])
 	n.Spec.ProviderID = ProviderIDPrefix + e.main.Nodes[1].ID

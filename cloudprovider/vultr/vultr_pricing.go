@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // priceCatalog feeds the shared pricing model. Vultr bills hourly with a
@@ -11,12 +12,12 @@ import (
 // a --price-sheet the sheet is the only price source (one currency).
 type priceCatalog struct {
 	m     *manager
-	sheet *cloudprovider.PriceSheet
+	sheet *groupconfig.PriceSheet
 }
 
-var _ cloudprovider.PriceCatalog = priceCatalog{}
+var _ groupconfig.PriceCatalog = priceCatalog{}
 
-// InstanceTypeOfNode implements cloudprovider.PriceCatalog: the plan of the
+// InstanceTypeOfNode implements groupconfig.PriceCatalog: the plan of the
 // pool owning the node.
 func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	id := nodeIDFromProviderID(node.Spec.ProviderID)
@@ -32,7 +33,7 @@ func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	return g.pool.Plan
 }
 
-// HourlyPrice implements cloudprovider.PriceCatalog.
+// HourlyPrice implements groupconfig.PriceCatalog.
 func (c priceCatalog) HourlyPrice(planID string) (float64, error) {
 	if c.sheet != nil {
 		return c.sheet.HourlyPrice(planID)
@@ -44,15 +45,15 @@ func (c priceCatalog) HourlyPrice(planID string) (float64, error) {
 	return plan.MonthlyCost / hoursPerMonth, nil
 }
 
-// GroupInstanceTypes implements cloudprovider.PriceCatalog.
-func (c priceCatalog) GroupInstanceTypes() map[string]cloudprovider.InstanceTypeShape {
-	out := map[string]cloudprovider.InstanceTypeShape{}
+// GroupInstanceTypes implements groupconfig.PriceCatalog.
+func (c priceCatalog) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
+	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range c.m.nodeGroups() {
 		g.mu.Lock()
 		planID := g.pool.Plan
 		g.mu.Unlock()
 		if plan, ok := c.m.plan(planID); ok {
-			out[planID] = cloudprovider.InstanceTypeShape{VCPUs: float64(plan.VCPUs), MemoryGiB: float64(plan.RAMMiB) / 1024}
+			out[planID] = groupconfig.InstanceTypeShape{VCPUs: float64(plan.VCPUs), MemoryGiB: float64(plan.RAMMiB) / 1024}
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 func TestNodePrice(t *testing.T) {
@@ -86,7 +87,7 @@ func TestPodPrice(t *testing.T) {
 func TestPriceSheetReplacesAPIPrices(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	sheet, err := cloudprovider.ParsePriceSheet("sheet", strings.NewReader("currency EUR\nvc2-2c-4gb 0.5\n"))
+	sheet, err := groupconfig.ParsePriceSheet("sheet", strings.NewReader("currency EUR\nvc2-2c-4gb 0.5\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

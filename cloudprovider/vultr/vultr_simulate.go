@@ -12,7 +12,10 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -31,7 +34,7 @@ const simClusterID = "5e3d6a1c-0c5b-4f4e-9d55-5a1b2c3d4e5f"
 // provisioning lag, seeds a demo VKE cluster (three pools: a general pool and
 // a GPU pool flagged auto_scaler, and a static pool that is not) and returns
 // the provider pointed at it with a dummy token.
-func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovider.Simulation, error) {
+func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	fake := fakeapi.New(fakeapi.Options{
 		AppearAfter: simAppearAfter, ActiveAfter: simActiveAfter, CloseLinger: simCloseLinger,
 		Seed: time.Now().UnixNano(),
@@ -53,19 +56,19 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 		fake.Close()
 		return nil, fmt.Errorf("vultr: --simulate-faults: %w", err)
 	}
-	specs, err := cloudprovider.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	specs, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
 		fake.Close()
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
-	cfg := &Config{ClusterID: simClusterID, Token: cloudprovider.Secret(fake.Token()), APIURL: url}
-	p, err := newProvider(ctx, cfg, specs, opts, cloudprovider.RetryOptions{}, nil)
+	cfg := &Config{ClusterID: simClusterID, Token: credential.Secret(fake.Token()), APIURL: url}
+	p, err := newProvider(ctx, cfg, specs, opts, cloudhttp.RetryOptions{}, nil)
 	if err != nil {
 		fake.Close()
 		return nil, err
 	}
 	klog.V(2).InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", url, "cluster", simClusterID)
-	return &cloudprovider.Simulation{
+	return &registry.Simulation{
 		Provider: p,
 		URL:      url,
 		Description: fmt.Sprintf("fake Vultr API: VKE cluster %s in ewr with pools general %s (vc2-2c-4gb, auto_scaler 1..5), "+
@@ -73,7 +76,7 @@ func Simulate(ctx context.Context, opts cloudprovider.BuildOptions) (*cloudprovi
 			"new nodes are pending after %s and active after %s",
 			simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter),
 		GroupNames: invert(pools),
-		Deliberate: []string{cloudprovider.DeliberateMalformedSetting("general "+pools["general"], cloudprovider.OptionMaxNodeProvisionTime, "soon")},
+		Deliberate: []string{registry.DeliberateMalformedSetting("general "+pools["general"], groupconfig.OptionMaxNodeProvisionTime, "soon")},
 		Close:      fake.Close,
 		State:      state,
 	}, nil
@@ -125,10 +128,10 @@ func seedDemo(fake *fakeapi.Server) (map[string]string, error) {
 		{Label: "general", Plan: "vc2-2c-4gb", Quantity: 2, Min: 1, Max: 5, AutoScaler: true,
 			Labels: map[string]string{
 				"workload": "general",
-				cloudprovider.NodeLabelOptionKey(cloudprovider.OptionScaleDownUnneededTime):       "5m",
-				cloudprovider.NodeLabelOptionKey(cloudprovider.OptionIgnoreDaemonSetsUtilization): "true",
-				cloudprovider.NodeLabelOptionKey(cloudprovider.OptionMaxNodeProvisionTime):        "soon",
-				cloudprovider.NodeLabelResourceKey("example.com/license"):                         "4",
+				groupconfig.NodeLabelOptionKey(groupconfig.OptionScaleDownUnneededTime):       "5m",
+				groupconfig.NodeLabelOptionKey(groupconfig.OptionIgnoreDaemonSetsUtilization): "true",
+				groupconfig.NodeLabelOptionKey(groupconfig.OptionMaxNodeProvisionTime):        "soon",
+				groupconfig.NodeLabelResourceKey("example.com/license"):                       "4",
 			}},
 		{Label: "gpu", Plan: "vcg-a16-6c-64g-16vram", Quantity: 1, Min: 1, Max: 3, AutoScaler: true,
 			Labels: map[string]string{LabelGPUType: "NVIDIA_A16"},

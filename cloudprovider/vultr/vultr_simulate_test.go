@@ -13,10 +13,10 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
@@ -35,7 +35,7 @@ func TestSimulate(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			sim, err := Simulate(ctx, cloudprovider.BuildOptions{NodeGroupSpecs: tc.specs})
+			sim, err := Simulate(ctx, registry.BuildOptions{NodeGroupSpecs: tc.specs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +177,7 @@ func TestSimulateKeepsPoolIDsAcrossRestarts(t *testing.T) {
 	start := func() (ids []string, description string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		sim, err := Simulate(ctx, cloudprovider.BuildOptions{NodeGroupSpecs: []string{"1:4:static"}})
+		sim, err := Simulate(ctx, registry.BuildOptions{NodeGroupSpecs: []string{"1:4:static"}})
 		if err != nil {
 			t.Fatal(err)
 		}

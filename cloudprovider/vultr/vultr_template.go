@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -14,12 +14,12 @@ import (
 // and fractional vGPU plans exist, so the count cannot come from VRAM.
 // Per-group settings add hints (resources; pool labels and taints are the
 // pool's own and reach the template as cloud labels and taints).
-func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region string, settings cloudprovider.GroupSettings) *corev1.Node {
+func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region string, settings groupconfig.GroupSettings) *corev1.Node {
 	providerLabels := map[string]string{LabelNodePool: pool.Label}
 	if plan.BareMetal {
 		providerLabels[LabelBareMetal] = "true"
 	}
-	spec := cloudprovider.TemplateSpec{
+	spec := groupconfig.TemplateSpec{
 		GroupID: groupID, InstanceType: plan.ID, Region: region,
 		CPUs: int64(plan.VCPUs), MemoryBytes: int64(plan.RAMMiB) * 1024 * 1024,
 		CloudLabels: pool.Labels, ProviderLabels: providerLabels,
@@ -35,5 +35,5 @@ func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region
 	for _, t := range pool.Taints {
 		spec.Taints = append(spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
-	return cloudprovider.BuildTemplateNode(spec)
+	return groupconfig.BuildTemplateNode(spec)
 }

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -24,7 +24,7 @@ func FuzzPoolTemplate(f *testing.F) {
 		if err := json.Unmarshal([]byte(poolJSON), &pool); err != nil {
 			return
 		}
-		node := buildTemplate("group", pool, planInfo{ID: plan, VCPUs: vcpus, RAMMiB: ramMiB}, "ewr", cloudprovider.ParseGroupSettings(settingsSource, pool.Labels))
+		node := buildTemplate("group", pool, planInfo{ID: plan, VCPUs: vcpus, RAMMiB: ramMiB}, "ewr", groupconfig.ParseGroupSettings(settingsSource, pool.Labels))
 		b, err := node.Marshal()
 		if err != nil {
 			t.Fatalf("template does not marshal: %v", err)

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 func TestTemplateNodeInfo(t *testing.T) {
@@ -47,7 +47,7 @@ func TestTemplateNodeInfo(t *testing.T) {
 					}
 				}
 			}
-			q, hasGPU := node.Status.Capacity[cloudprovider.ResourceGPU]
+			q, hasGPU := node.Status.Capacity[groupconfig.ResourceGPU]
 			if (tc.gpu != "") != hasGPU || (hasGPU && q.Cmp(resource.MustParse(tc.gpu)) != 0) {
 				t.Fatalf("gpu capacity %v (present %v), want %q", q, hasGPU, tc.gpu)
 			}

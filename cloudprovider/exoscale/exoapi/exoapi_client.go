@@ -15,6 +15,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // userAgentComponent names this integration in the User-Agent, ahead of the
@@ -25,17 +28,17 @@ const userAgentComponent = "cluster-autoscaler-provider-exoscale"
 type Options struct {
 	// APIKey and APISecret are the IAM key pair, re-read when their files
 	// change. Never logged.
-	APIKey    *cloudprovider.Credential
-	APISecret *cloudprovider.Credential
+	APIKey    *credential.Credential
+	APISecret *credential.Credential
 	// Endpoint is the zone API base URL including "/v2".
 	Endpoint string
 	// Build carries what main sets on every cloud client (User-Agent,
-	// instrumentation, rate limit) into cloudprovider.NewHTTPClient; the
+	// instrumentation, rate limit) into cloudhttp.NewHTTPClient; the
 	// client never uses egoscale's own, which retries for ~15 s and hides
 	// status codes.
-	Build cloudprovider.BuildOptions
+	Build registry.BuildOptions
 	// Retry tunes the retries (tests inject Sleep); zero values take the defaults.
-	Retry cloudprovider.RetryOptions
+	Retry cloudhttp.RetryOptions
 }
 
 // String never shows credentials.
@@ -51,8 +54,8 @@ type Client struct {
 	endpoint string
 	// apiKey and apiSecret are checked before every call: egoscale copies
 	// the key pair into its client once, so a rotated file means a new one.
-	apiKey, apiSecret *cloudprovider.Credential
-	build             func(key, secret cloudprovider.Secret) (*v3.Client, error)
+	apiKey, apiSecret *credential.Credential
+	build             func(key, secret credential.Secret) (*v3.Client, error)
 
 	mu  sync.Mutex
 	api *v3.Client
@@ -74,8 +77,8 @@ func New(opts Options) (*Client, error) {
 	// egoscale signs each request before it reaches the stack, so Exoscale
 	// adds no layer of its own; a retry resends the signed request, valid
 	// for ten minutes.
-	hc := cloudprovider.NewHTTPClient(opts.Build, cloudprovider.HTTPStack{Cloud: cloudName, Operation: OperationName, Retry: opts.Retry})
-	build := func(key, secret cloudprovider.Secret) (*v3.Client, error) {
+	hc := cloudhttp.NewHTTPClient(opts.Build.ClientOptions(), cloudhttp.HTTPStack{Cloud: cloudName, Operation: OperationName, Retry: opts.Retry})
+	build := func(key, secret credential.Secret) (*v3.Client, error) {
 		return v3.NewClient(
 			credentials.NewStaticCredentials(key.Reveal(), secret.Reveal()),
 			v3.ClientOptWithEndpoint(v3.Endpoint(opts.Endpoint)),
@@ -225,7 +228,7 @@ func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, 
 	if p.ID == "" {
 		// The API has answered unknown ids with an empty 200 before (egoscale#772):
 		// a definite answer that the object does not exist.
-		return InstancePool{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
+		return InstancePool{}, &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return fromPool(*p), nil
 }
@@ -255,7 +258,7 @@ func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
 		return Instance{}, err
 	}
 	if in.ID == "" {
-		return Instance{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
+		return Instance{}, &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType), nil
 }
@@ -294,7 +297,7 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 		return InstanceType{}, err
 	}
 	if t.ID == "" {
-		return InstanceType{}, &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
+		return InstanceType{}, &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
 	}
 	return InstanceType{ID: string(t.ID), Family: string(t.Family), Size: string(t.Size), CPUs: int(t.Cpus), MemoryBytes: t.Memory, GPUs: int(t.Gpus)}, nil
 }
@@ -303,7 +306,7 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 // operation without waiting for it.
 func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int) (Operation, error) {
 	// An absolute size: repeating it after a lost answer adds nothing.
-	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
+	ctx = cloudhttp.WithCallKind(ctx, cloudhttp.CallIdempotent)
 	return op(call(ctx, "ScaleInstancePool", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().ScaleInstancePool(ctx, v3.UUID(poolID), v3.ScaleInstancePoolRequest{Size: int64(size)})
 	}))
@@ -314,7 +317,7 @@ func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int)
 func (c *Client) EvictInstancePoolMembers(ctx context.Context, poolID string, instanceIDs []string) (Operation, error) {
 	// A repeat after a lost answer would be refused for the members already
 	// gone, and read as a refusal of the whole eviction.
-	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallOnce)
+	ctx = cloudhttp.WithCallKind(ctx, cloudhttp.CallOnce)
 	return op(call(ctx, "EvictInstancePoolMembers", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().EvictInstancePoolMembers(ctx, v3.UUID(poolID), v3.EvictInstancePoolMembersRequest{Instances: uuids(instanceIDs)})
 	}))
@@ -322,7 +325,7 @@ func (c *Client) EvictInstancePoolMembers(ctx context.Context, poolID string, in
 
 // ScaleSKSNodepool sets a nodepool's size (absolute).
 func (c *Client) ScaleSKSNodepool(ctx context.Context, clusterID, nodepoolID string, size int) (Operation, error) {
-	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
+	ctx = cloudhttp.WithCallKind(ctx, cloudhttp.CallIdempotent)
 	return op(call(ctx, "ScaleSKSNodepool", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().ScaleSKSNodepool(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.ScaleSKSNodepoolRequest{Size: int64(size)})
 	}))
@@ -330,7 +333,7 @@ func (c *Client) ScaleSKSNodepool(ctx context.Context, clusterID, nodepoolID str
 
 // EvictSKSNodepoolMembers removes members from a nodepool.
 func (c *Client) EvictSKSNodepoolMembers(ctx context.Context, clusterID, nodepoolID string, instanceIDs []string) (Operation, error) {
-	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallOnce)
+	ctx = cloudhttp.WithCallKind(ctx, cloudhttp.CallOnce)
 	return op(call(ctx, "EvictSKSNodepoolMembers", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().EvictSKSNodepoolMembers(ctx, v3.UUID(clusterID), v3.UUID(nodepoolID), v3.EvictSKSNodepoolMembersRequest{Instances: uuids(instanceIDs)})
 	}))

@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 const (
@@ -28,13 +31,13 @@ func instantSleep(ctx context.Context, _ time.Duration) error { return ctx.Err()
 func newClient(t *testing.T, endpoint, sec string, retry bool) *exoapi.Client {
 	t.Helper()
 	opts := exoapi.Options{
-		APIKey: cloudprovider.FixedCredential(key), APISecret: cloudprovider.FixedCredential(cloudprovider.Secret(sec)), Endpoint: endpoint,
-		Build: cloudprovider.BuildOptions{UserAgent: "ca-provider-test/1.2"},
+		APIKey: credential.FixedCredential(key), APISecret: credential.FixedCredential(credential.Secret(sec)), Endpoint: endpoint,
+		Build: registry.BuildOptions{UserAgent: "ca-provider-test/1.2"},
 		// One attempt: the test sees each answer as the cloud gave it.
-		Retry: cloudprovider.RetryOptions{MaxAttempts: 1},
+		Retry: cloudhttp.RetryOptions{MaxAttempts: 1},
 	}
 	if retry {
-		opts.Retry = cloudprovider.RetryOptions{Sleep: instantSleep}
+		opts.Retry = cloudhttp.RetryOptions{Sleep: instantSleep}
 	}
 	c, err := exoapi.New(opts)
 	if err != nil {
@@ -215,7 +218,7 @@ func TestErrorClassification(t *testing.T) {
 			if got := exoapi.StatusCode(err); got != tc.status {
 				t.Fatalf("StatusCode = %d, want %d", got, tc.status)
 			}
-			var apiErr *cloudprovider.APIError
+			var apiErr *cloudhttp.APIError
 			if !errors.As(err, &apiErr) || apiErr.Message != "server says no" || apiErr.Operation != "ListInstancePools" {
 				t.Fatalf("APIError %+v", apiErr)
 			}
@@ -373,16 +376,16 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	write(keyPath, key, base)
 	write(secretPath, secret, base)
-	apiKey, err := cloudprovider.FileCredential("EXOSCALE_API_KEY_FILE=", keyPath)
+	apiKey, err := credential.FileCredential("EXOSCALE_API_KEY_FILE=", keyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiSecret, err := cloudprovider.FileCredential("EXOSCALE_API_SECRET_FILE=", secretPath)
+	apiSecret, err := credential.FileCredential("EXOSCALE_API_SECRET_FILE=", secretPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := exoapi.New(exoapi.Options{APIKey: apiKey, APISecret: apiSecret, Endpoint: s.endpoint,
-		Build: cloudprovider.BuildOptions{UserAgent: "t"}})
+		Build: registry.BuildOptions{UserAgent: "t"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,13 @@ import (
 	"errors"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
 
 // maxMessageLen bounds the server message carried in an error.
 const maxMessageLen = 256
 
-// cloudName names Exoscale in cloudprovider.APIError.
+// cloudName names Exoscale in cloudhttp.APIError.
 const cloudName = "exoscale"
 
 // errorMessage extracts the API's {"message": ...} (or the raw text).
@@ -42,7 +43,7 @@ func errorMessage(body []byte) string {
 // statuses into text errors and drops headers), so classification is exact
 // without parsing text.
 func call[T any](ctx context.Context, op string, fn func(ctx context.Context) (T, error)) (T, error) {
-	actx, ans := cloudprovider.RecordAnswer(ctx)
+	actx, ans := cloudhttp.RecordAnswer(ctx)
 	out, err := fn(actx)
 	if err == nil {
 		return out, nil
@@ -51,18 +52,18 @@ func call[T any](ctx context.Context, op string, fn func(ctx context.Context) (T
 	status := ans.Status()
 	switch {
 	case status == 0:
-		return zero, cloudprovider.NoAnswer(cloudName, op, err)
+		return zero, cloudhttp.NoAnswer(cloudName, op, err)
 	case status >= 200 && status < 300:
 		// The cloud took the request; its body did not parse.
-		return zero, cloudprovider.MalformedAnswer(cloudName, op, status, "body does not parse: %v", err)
+		return zero, cloudhttp.MalformedAnswer(cloudName, op, status, "body does not parse: %v", err)
 	}
-	return zero, &cloudprovider.APIError{Cloud: cloudName, Operation: op, Status: status, Message: errorMessage(ans.ErrorBody()),
-		RetryAfter: ans.RetryAfter(), Class: cloudprovider.StatusClass(status), Outcome: cloudprovider.AnswerOutcome(status, false), Cause: err}
+	return zero, &cloudhttp.APIError{Cloud: cloudName, Operation: op, Status: status, Message: errorMessage(ans.ErrorBody()),
+		RetryAfter: ans.RetryAfter(), Class: cloudhttp.StatusClass(status), Outcome: cloudprovider.AnswerOutcome(status, false), Cause: err}
 }
 
 // StatusCode returns the HTTP status of a failed call, or 0.
 func StatusCode(err error) int {
-	var apiErr *cloudprovider.APIError
+	var apiErr *cloudhttp.APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.Status
 	}

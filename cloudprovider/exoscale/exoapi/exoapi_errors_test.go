@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
 
 func TestErrorMessage(t *testing.T) {
@@ -31,7 +32,7 @@ func TestErrorMessage(t *testing.T) {
 func TestStatusCodeOfAPIError(t *testing.T) {
 	t.Parallel()
 	cause := errors.New("sdk: Not Found: gone")
-	e := &cloudprovider.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusNotFound, Message: "gone", Class: cloudprovider.StatusClass(404), Cause: cause}
+	e := &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusNotFound, Message: "gone", Class: cloudhttp.StatusClass(404), Cause: cause}
 	if !errors.Is(e, cloudprovider.ErrNotFound) || !errors.Is(e, cause) {
 		t.Fatalf("APIError does not unwrap to both sentinel and cause: %v", e)
 	}

@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // Report is what CA would see of the server at one moment.
@@ -340,7 +340,7 @@ func template(b []byte) (*Template, error) {
 		Allocatable: quantities(n.Status.Allocatable),
 		Labels:      n.Labels,
 		Taints:      []string{},
-		Hints:       n.Annotations[cloudprovider.HintsAnnotation],
+		Hints:       n.Annotations[groupconfig.HintsAnnotation],
 	}
 	if t.Labels == nil {
 		t.Labels = map[string]string{}
@@ -377,12 +377,12 @@ func options(o *protos.NodeGroupAutoscalingOptions) (*Options, []string) {
 			overrides = append(overrides, fmt.Sprintf("%s=%v (default %v)", name, got, def))
 		}
 	}
-	differs(cloudprovider.OptionScaleDownUtilizationThreshold, o.GetScaleDownUtilizationThreshold(), d.GetScaleDownUtilizationThreshold())
-	differs(cloudprovider.OptionScaleDownGpuUtilizationThreshold, o.GetScaleDownGpuUtilizationThreshold(), d.GetScaleDownGpuUtilizationThreshold())
-	differs(cloudprovider.OptionScaleDownUnneededTime, unneeded, d.GetScaleDownUnneededDuration().AsDuration())
-	differs(cloudprovider.OptionScaleDownUnreadyTime, unready, d.GetScaleDownUnreadyDuration().AsDuration())
-	differs(cloudprovider.OptionMaxNodeProvisionTime, provision, d.GetMaxNodeProvisionDuration().AsDuration())
-	differs(cloudprovider.OptionIgnoreDaemonSetsUtilization, o.GetIgnoreDaemonSetsUtilization(), d.GetIgnoreDaemonSetsUtilization())
+	differs(groupconfig.OptionScaleDownUtilizationThreshold, o.GetScaleDownUtilizationThreshold(), d.GetScaleDownUtilizationThreshold())
+	differs(groupconfig.OptionScaleDownGpuUtilizationThreshold, o.GetScaleDownGpuUtilizationThreshold(), d.GetScaleDownGpuUtilizationThreshold())
+	differs(groupconfig.OptionScaleDownUnneededTime, unneeded, d.GetScaleDownUnneededDuration().AsDuration())
+	differs(groupconfig.OptionScaleDownUnreadyTime, unready, d.GetScaleDownUnreadyDuration().AsDuration())
+	differs(groupconfig.OptionMaxNodeProvisionTime, provision, d.GetMaxNodeProvisionDuration().AsDuration())
+	differs(groupconfig.OptionIgnoreDaemonSetsUtilization, o.GetIgnoreDaemonSetsUtilization(), d.GetIgnoreDaemonSetsUtilization())
 	differs("zeroormaxnodescaling", o.GetZeroOrMaxNodeScaling(), d.GetZeroOrMaxNodeScaling())
 	if overrides == nil {
 		overrides = []string{}

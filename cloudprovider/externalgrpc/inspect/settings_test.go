@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // TestShowsPerGroupSettings: a group with per-group settings shows which
@@ -15,10 +15,10 @@ func TestShowsPerGroupSettings(t *testing.T) {
 	p := cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud(
 		cloudprovidertest.CloudGroup{ID: "plain", Min: 1, Max: 3, Running: 1},
 		cloudprovidertest.CloudGroup{ID: "tuned", Min: 1, Max: 3, Running: 1, Tags: map[string]string{
-			cloudprovider.OptionKey(cloudprovider.OptionScaleDownUnneededTime): "5m",
-			cloudprovider.OptionKey(cloudprovider.OptionMaxNodeProvisionTime):  "soon",
-			cloudprovider.LabelHintKey("team"):                                 "ml",
-			cloudprovider.ResourceHintKey("example.com/dongle"):                "2",
+			groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime): "5m",
+			groupconfig.OptionKey(groupconfig.OptionMaxNodeProvisionTime):  "soon",
+			groupconfig.LabelHintKey("team"):                               "ml",
+			groupconfig.ResourceHintKey("example.com/dongle"):              "2",
 		}},
 	))
 	addr := serve(t, p, nil, nil)

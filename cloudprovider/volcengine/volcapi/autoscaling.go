@@ -8,7 +8,7 @@ import (
 
 	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
 
 // Action names, as sent in the Action query parameter.
@@ -191,7 +191,7 @@ func (c *Client) scalingGroupsPage(ctx context.Context, ids []string, page int) 
 	if len(ids) > 0 {
 		in.ScalingGroupIds = strs(ids)
 	}
-	actx, ans := cloudprovider.RecordAnswer(ctx)
+	actx, ans := cloudhttp.RecordAnswer(ctx)
 	resp, err := c.as.DescribeScalingGroupsWithContext(actx, in)
 	if err != nil {
 		return GroupPage{}, c.fail(ctx, ActionDescribeScalingGroups, ans, err)
@@ -256,7 +256,7 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 	var out []ScalingInstance
 	seen := map[string]bool{}
 	for page := 1; page <= MaxPages; page++ {
-		actx, ans := cloudprovider.RecordAnswer(ctx)
+		actx, ans := cloudhttp.RecordAnswer(ctx)
 		resp, err := c.as.DescribeScalingInstancesWithContext(actx, &autoscaling.DescribeScalingInstancesInput{
 			ScalingGroupId: sp(groupID),
 			PageNumber:     int32Ptr(page),
@@ -296,8 +296,8 @@ func (c *Client) ListScalingInstances(ctx context.Context, groupID string) ([]Sc
 // launches or removes instances on its own; the call returns at once.
 func (c *Client) SetDesiredInstances(ctx context.Context, groupID string, desired int) error {
 	// An absolute number: repeating it after a lost answer changes nothing more.
-	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
-	actx, ans := cloudprovider.RecordAnswer(ctx)
+	ctx = cloudhttp.WithCallKind(ctx, cloudhttp.CallIdempotent)
+	actx, ans := cloudhttp.RecordAnswer(ctx)
 	_, err := c.as.ModifyScalingGroupWithContext(actx, &autoscaling.ModifyScalingGroupInput{
 		ScalingGroupId:       sp(groupID),
 		DesireInstanceNumber: int32Ptr(desired),
@@ -325,10 +325,10 @@ func (c *Client) RemoveInstances(ctx context.Context, groupID string, ids []stri
 		force := true
 		in.ForceDelete = &force
 	}
-	actx, ans := cloudprovider.RecordAnswer(ctx)
+	actx, ans := cloudhttp.RecordAnswer(ctx)
 	// A repeat after a lost answer would be refused for the instances
 	// already leaving, and read as a refusal of the whole batch.
-	actx = cloudprovider.WithCallKind(actx, cloudprovider.CallOnce)
+	actx = cloudhttp.WithCallKind(actx, cloudhttp.CallOnce)
 	resp, err := c.as.RemoveInstancesWithContext(actx, in)
 	if err != nil {
 		return "", c.fail(ctx, ActionRemoveInstances, ans, err)
@@ -359,7 +359,7 @@ func (c *Client) ListScalingConfigurations(ctx context.Context, ids []string) ([
 func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([]ScalingConfiguration, error) {
 	var out []ScalingConfiguration
 	for page := 1; page <= MaxPages; page++ {
-		actx, ans := cloudprovider.RecordAnswer(ctx)
+		actx, ans := cloudhttp.RecordAnswer(ctx)
 		resp, err := c.as.DescribeScalingConfigurationsWithContext(actx, &autoscaling.DescribeScalingConfigurationsInput{
 			ScalingConfigurationIds: strs(ids),
 			PageNumber:              int32Ptr(page),
@@ -400,7 +400,7 @@ func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([
 func (c *Client) ActivitiesSince(ctx context.Context, groupID string, since time.Time) ([]Activity, error) {
 	var out []Activity
 	for page := 1; page <= MaxPages; page++ {
-		actx, ans := cloudprovider.RecordAnswer(ctx)
+		actx, ans := cloudhttp.RecordAnswer(ctx)
 		resp, err := c.as.DescribeScalingActivitiesWithContext(actx, &autoscaling.DescribeScalingActivitiesInput{
 			ScalingGroupId: sp(groupID),
 			PageNumber:     int32Ptr(page),

@@ -1,6 +1,6 @@
 // Package volcapi is the thin client the Volcengine provider uses: the handful of
 // Auto Scaling, ECS and VPC calls it needs, made through the official
-// volcengine-go-sdk over the shared HTTP stack (cloudprovider.NewHTTPClient),
+// volcengine-go-sdk over the shared HTTP stack (cloudhttp.NewHTTPClient),
 // no SDK retries (ours are bounded by the caller's deadline) and errors typed
 // from the response's error code. The SDK signs each request before it
 // reaches the stack, so Volcengine adds no layer of its own.
@@ -20,7 +20,9 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/volcengine/credentials"
 	"github.com/volcengine/volcengine-go-sdk/volcengine/session"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // Config holds what the client needs.
@@ -28,17 +30,17 @@ type Config struct {
 	Region string
 	// AccessKey and SecretKey are read at every signature renewal, so keys
 	// from rotated files are picked up.
-	AccessKey *cloudprovider.Credential
-	SecretKey *cloudprovider.Credential
+	AccessKey *credential.Credential
+	SecretKey *credential.Credential
 	// Endpoint is a host ("open.volcengineapi.com") or a URL with scheme.
 	Endpoint string
 	// DisableSSL makes a scheme-less Endpoint use http://.
 	DisableSSL bool
 	// Build carries what main sets on every cloud client (User-Agent,
-	// instrumentation, rate limit) into cloudprovider.NewHTTPClient.
-	Build cloudprovider.BuildOptions
+	// instrumentation, rate limit) into cloudhttp.NewHTTPClient.
+	Build registry.BuildOptions
 	// Retry tunes the retries (tests inject Sleep); zero values take the defaults.
-	Retry cloudprovider.RetryOptions
+	Retry cloudhttp.RetryOptions
 }
 
 // String redacts the keys so a Config can be logged or printed safely.
@@ -60,7 +62,7 @@ type Client struct {
 
 // rotatingCredentials hands the SDK the current keys; the SDK re-reads them
 // once a key file changed.
-type rotatingCredentials struct{ accessKey, secretKey *cloudprovider.Credential }
+type rotatingCredentials struct{ accessKey, secretKey *credential.Credential }
 
 // Retrieve implements credentials.Provider.
 func (r rotatingCredentials) Retrieve() (credentials.Value, error) {
@@ -79,10 +81,10 @@ func (r rotatingCredentials) Retrieve() (credentials.Value, error) {
 func (r rotatingCredentials) IsExpired() bool { return r.accessKey.Changed() || r.secretKey.Changed() }
 
 // current returns the keys now in use, to scrub them from server messages.
-func (r rotatingCredentials) current() []cloudprovider.Secret {
+func (r rotatingCredentials) current() []credential.Secret {
 	ak, _ := r.accessKey.Value()
 	sk, _ := r.secretKey.Value()
-	return []cloudprovider.Secret{ak, sk}
+	return []credential.Secret{ak, sk}
 }
 
 // New builds a client. It contacts nothing.
@@ -106,7 +108,7 @@ func New(cfg Config) (*Client, error) {
 	// The stack's outermost layer wraps the network transport, so the SDK,
 	// which replaces Proxy on a bare *http.Transport with one that ignores
 	// NO_PROXY, leaves it alone.
-	hc := cloudprovider.NewHTTPClient(cfg.Build, cloudprovider.HTTPStack{Cloud: cloudName, Operation: Operation, Retry: cfg.Retry})
+	hc := cloudhttp.NewHTTPClient(cfg.Build.ClientOptions(), cloudhttp.HTTPStack{Cloud: cloudName, Operation: Operation, Retry: cfg.Retry})
 	keys := rotatingCredentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey}
 	vcfg := volcengine.NewConfig().
 		WithRegion(cfg.Region).
@@ -166,14 +168,14 @@ func strs(in []string) []*string {
 // fail turns an SDK error into ours. The caller's context error wins so that
 // a deadline reads as one. Server messages are scrubbed of our keys: an
 // authentication error may quote the access key it rejected.
-func (c *Client) fail(ctx context.Context, action string, ans *cloudprovider.Answer, err error) error {
+func (c *Client) fail(ctx context.Context, action string, ans *cloudhttp.Answer, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("volcengine %s: %w", action, cerr)
 	}
 	err = classify(action, ans, err)
-	var ae *cloudprovider.APIError
+	var ae *cloudhttp.APIError
 	if errors.As(err, &ae) {
-		ae.Message = cloudprovider.ScrubSecrets(ae.Message, c.keys.current()...)
+		ae.Message = credential.ScrubSecrets(ae.Message, c.keys.current()...)
 	}
 	return err
 }

@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -40,9 +43,9 @@ func newTestEnvWith(t *testing.T, opts fakeapi.Options) *testEnv {
 	env := &testEnv{fake: fakeapi.New(opts)}
 	url := env.fake.Start()
 	t.Cleanup(env.fake.Close)
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url,
-		Build: cloudprovider.BuildOptions{UserAgent: "test"},
-		Retry: cloudprovider.RetryOptions{
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: credential.FixedCredential(testAK), SecretKey: credential.FixedCredential(testSK), Endpoint: url,
+		Build: registry.BuildOptions{UserAgent: "test"},
+		Retry: cloudhttp.RetryOptions{
 			MaxAttempts: 3,
 			Sleep: func(ctx context.Context, d time.Duration) error {
 				env.sleeps = append(env.sleeps, d)
@@ -71,7 +74,7 @@ func TestNewValidates(t *testing.T) {
 		wantErr string
 	}{
 		{name: "all missing", cfg: Config{}, wantErr: "region, access key, secret key, endpoint"},
-		{name: "ok", cfg: Config{Region: "r", AccessKey: cloudprovider.FixedCredential("a"), SecretKey: cloudprovider.FixedCredential("s"), Endpoint: "e"}},
+		{name: "ok", cfg: Config{Region: "r", AccessKey: credential.FixedCredential("a"), SecretKey: credential.FixedCredential("s"), Endpoint: "e"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,7 +111,7 @@ func TestNewLeavesDefaultClientAlone(t *testing.T) {
 
 func TestConfigStringRedactsKeys(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Region: "cn-beijing", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: "open.volcengineapi.com"}
+	cfg := Config{Region: "cn-beijing", AccessKey: credential.FixedCredential(testAK), SecretKey: credential.FixedCredential(testSK), Endpoint: "open.volcengineapi.com"}
 	for _, format := range []string{"%v", "%+v", "%s", "%#v"} {
 		out := fmt.Sprintf(format, cfg)
 		if strings.Contains(out, testAK) || strings.Contains(out, testSK) {
@@ -148,15 +151,15 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	write(akPath, "AKLTfirstkey", base)
 	write(skPath, testSK, base)
-	ak, err := cloudprovider.FileCredential("access-key-file", akPath)
+	ak, err := credential.FileCredential("access-key-file", akPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk, err := cloudprovider.FileCredential("secret-key-file", skPath)
+	sk, err := credential.FileCredential("secret-key-file", skPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: ak, SecretKey: sk, Endpoint: env.fake.URL(), Build: cloudprovider.BuildOptions{UserAgent: "test"}})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: ak, SecretKey: sk, Endpoint: env.fake.URL(), Build: registry.BuildOptions{UserAgent: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +188,8 @@ func TestLocalRateLimitIsRateLimited(t *testing.T) {
 	fake := fakeapi.New(fakeapi.Options{Now: fakecloud.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
 	url := fake.Start()
 	t.Cleanup(fake.Close)
-	c, err := New(Config{Region: "cn-shanghai", AccessKey: cloudprovider.FixedCredential(testAK), SecretKey: cloudprovider.FixedCredential(testSK), Endpoint: url,
-		Build: cloudprovider.BuildOptions{UserAgent: "test", RateLimit: cloudprovider.RateLimit{Rate: 0.001, Burst: 1}}})
+	c, err := New(Config{Region: "cn-shanghai", AccessKey: credential.FixedCredential(testAK), SecretKey: credential.FixedCredential(testSK), Endpoint: url,
+		Build: registry.BuildOptions{UserAgent: "test", RateLimit: cloudhttp.RateLimit{Rate: 0.001, Burst: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/service/ecs"
 	"github.com/volcengine/volcengine-go-sdk/service/vpc"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
 
 // InstanceType is the part of an ECS instance type the template uses.
@@ -48,7 +48,7 @@ func (c *Client) ListInstanceTypes(ctx context.Context, ids []string) ([]Instanc
 			if token != "" {
 				in.NextToken = sp(token)
 			}
-			actx, ans := cloudprovider.RecordAnswer(ctx)
+			actx, ans := cloudhttp.RecordAnswer(ctx)
 			resp, err := c.ecs.DescribeInstanceTypesWithContext(actx, in)
 			if err != nil {
 				return nil, c.fail(ctx, ActionDescribeInstanceTypes, ans, err)
@@ -98,7 +98,7 @@ func (c *Client) ListImages(ctx context.Context, ids []string) ([]Image, error) 
 		if token != "" {
 			in.NextToken = sp(token)
 		}
-		actx, ans := cloudprovider.RecordAnswer(ctx)
+		actx, ans := cloudhttp.RecordAnswer(ctx)
 		resp, err := c.ecs.DescribeImagesWithContext(actx, in)
 		if err != nil {
 			return nil, c.fail(ctx, ActionDescribeImages, ans, err)
@@ -126,7 +126,7 @@ func (c *Client) ListSubnets(ctx context.Context, ids []string) ([]Subnet, error
 	for page := 1; page <= MaxPages; page++ {
 		size := int64(PageSize)
 		pn := int64(page)
-		actx, ans := cloudprovider.RecordAnswer(ctx)
+		actx, ans := cloudhttp.RecordAnswer(ctx)
 		resp, err := c.vpc.DescribeSubnetsWithContext(actx, &vpc.DescribeSubnetsInput{SubnetIds: strs(ids), PageNumber: &pn, PageSize: &size})
 		if err != nil {
 			return nil, c.fail(ctx, ActionDescribeSubnets, ans, err)

@@ -9,14 +9,15 @@ import (
 	"github.com/volcengine/volcengine-go-sdk/volcengine/volcengineerr"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
 
-// cloudName names Volcengine in cloudprovider.APIError.
+// cloudName names Volcengine in cloudhttp.APIError.
 const cloudName = "volcengine"
 
 // IsCode reports whether err is an APIError with one of codes.
 func IsCode(err error, codes ...string) bool {
-	var ae *cloudprovider.APIError
+	var ae *cloudhttp.APIError
 	if !errors.As(err, &ae) {
 		return false
 	}
@@ -35,7 +36,7 @@ func IsCode(err error, codes ...string) bool {
 var throttleCodes = []string{"throttling", "throttlingexception", "requestlimitexceeded", "requestthrottled", "toomanyrequestsexception"}
 
 // classOf is the class of an error answer: the HTTP status decides
-// (cloudprovider.StatusClass), refined only by code families: throttling
+// (cloudhttp.StatusClass), refined only by code families: throttling
 // (documented, see throttleCodes) and capacity (quota and stock-out codes,
 // matched by family substring, because CA must see them as ResourceExhausted
 // to back the group off and Volcengine publishes no list of Auto Scaling
@@ -51,14 +52,14 @@ func classOf(code string, status int) error {
 	case status >= 200 && status < 300:
 		return cloudprovider.ErrFailedPrecondition
 	}
-	return cloudprovider.StatusClass(status)
+	return cloudhttp.StatusClass(status)
 }
 
-// classify turns an SDK error into a *cloudprovider.APIError stating the
+// classify turns an SDK error into a *cloudhttp.APIError stating the
 // call's outcome. ans is the answer the shared stack saw: the SDK keeps no
 // status for a body it could not decode (a 2xx with an empty body, a
 // gateway's HTML error page).
-func classify(action string, ans *cloudprovider.Answer, err error) error {
+func classify(action string, ans *cloudhttp.Answer, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -71,7 +72,7 @@ func classify(action string, ans *cloudprovider.Answer, err error) error {
 		if code == "" || (code == "UnknownError" && status >= 300) {
 			code = fmt.Sprintf("HTTP%d", status)
 		}
-		return &cloudprovider.APIError{
+		return &cloudhttp.APIError{
 			Cloud:     cloudName,
 			Operation: action,
 			Code:      code,
@@ -84,15 +85,15 @@ func classify(action string, ans *cloudprovider.Answer, err error) error {
 	}
 	if status := ans.Status(); status >= 200 && status < 300 {
 		// A success whose body the SDK could not decode: applied.
-		return cloudprovider.MalformedAnswer(cloudName, action, status, "body does not parse: %s", sdkMessage(err))
+		return cloudhttp.MalformedAnswer(cloudName, action, status, "body does not parse: %s", sdkMessage(err))
 	} else if status != 0 {
 		// An error answer without Volcengine's error object (a gateway's page).
 		msg := strings.TrimSpace(string(ans.ErrorBody()))
 		if len(msg) > 200 {
 			msg = msg[:200] + "..."
 		}
-		return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Status: status, Message: msg,
-			RetryAfter: ans.RetryAfter(), Class: cloudprovider.StatusClass(status), Outcome: cloudprovider.AnswerOutcome(status, false)}
+		return &cloudhttp.APIError{Cloud: cloudName, Operation: action, Status: status, Message: msg,
+			RetryAfter: ans.RetryAfter(), Class: cloudhttp.StatusClass(status), Outcome: cloudprovider.AnswerOutcome(status, false)}
 	}
 	var ve volcengineerr.Error
 	if errors.As(err, &ve) {
@@ -105,8 +106,8 @@ func classify(action string, ans *cloudprovider.Answer, err error) error {
 	// No answer: the outcome is what the transport's error states (our
 	// rate limit's refusal), else unknown. The message leaves out the
 	// chained errors, which may quote the full request URL.
-	return &cloudprovider.APIError{Cloud: cloudName, Operation: action, Message: sdkMessage(err),
-		Class: cloudprovider.NoResponseClass(err), Outcome: cloudprovider.OutcomeOf(err)}
+	return &cloudhttp.APIError{Cloud: cloudName, Operation: action, Message: sdkMessage(err),
+		Class: cloudhttp.NoResponseClass(err), Outcome: cloudprovider.OutcomeOf(err)}
 }
 
 // sdkMessage renders an SDK error without its chained errors.

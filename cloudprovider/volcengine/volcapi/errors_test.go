@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -43,7 +44,7 @@ func TestErrorTyping(t *testing.T) {
 			tc.fault.Message = "injected"
 			env.fake.AddFault(tc.fault)
 			_, err := env.client.ListScalingGroups(ctx5s(t), nil)
-			var ae *cloudprovider.APIError
+			var ae *cloudhttp.APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error %v (%T) is not an *APIError", err, err)
 			}
@@ -117,7 +118,7 @@ func TestMutationOutcomes(t *testing.T) {
 			tc.fault.Operation = ActionModifyScalingGroup
 			env.fake.AddFault(tc.fault)
 			err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 1)
-			var ae *cloudprovider.APIError
+			var ae *cloudhttp.APIError
 			if err == nil || !errors.As(err, &ae) || cloudprovider.OutcomeOf(err) != tc.want || ae.Status != tc.wantStatus {
 				t.Fatalf("%v: outcome %s, want %s with status %d", err, cloudprovider.OutcomeOf(err), tc.want, tc.wantStatus)
 			}

@@ -11,7 +11,7 @@
 // call must finish within the deadline. The calls we need are six plain JSON
 // requests, so a thin own client costs less than working around the SDK.
 //
-// The client's HTTP stack is cloudprovider.NewHTTPClient's; Vultr adds only
+// The client's HTTP stack is cloudhttp.NewHTTPClient's; Vultr adds only
 // the bearer token (golang.org/x/oauth2 transport).
 package vultrapi
 
@@ -29,6 +29,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // maxPages stops a list that never ends (a server repeating a cursor).
@@ -42,12 +44,12 @@ type Options struct {
 	// BaseURL is the API endpoint without the /v2 prefix (default DefaultBaseURL).
 	BaseURL string
 	// Build carries what main sets on every cloud client (User-Agent,
-	// instrumentation, rate limit) into cloudprovider.NewHTTPClient.
-	Build cloudprovider.BuildOptions
+	// instrumentation, rate limit) into cloudhttp.NewHTTPClient.
+	Build registry.BuildOptions
 	// Token supplies the API key for the Authorization: Bearer header.
 	Token oauth2.TokenSource
 	// Retry tunes the retry transport; zero values take the defaults.
-	Retry cloudprovider.RetryOptions
+	Retry cloudhttp.RetryOptions
 	// PerPage is the page size asked for on list calls (default MaxPerPage).
 	PerPage int
 }
@@ -73,7 +75,7 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("vultrapi: base URL %q must be an absolute http(s) URL", raw)
 	}
 	base.Path = strings.TrimSuffix(base.Path, "/")
-	hc := cloudprovider.NewHTTPClient(opts.Build, cloudprovider.HTTPStack{
+	hc := cloudhttp.NewHTTPClient(opts.Build.ClientOptions(), cloudhttp.HTTPStack{
 		Cloud:     cloudName,
 		Operation: Operation,
 		Auth: func(next http.RoundTripper) http.RoundTripper {
@@ -109,7 +111,7 @@ func (c *Client) GetCluster(ctx context.Context, clusterID string) (*Cluster, er
 		return nil, err
 	}
 	if out.Cluster == nil {
-		return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+fmt.Sprintf(PathCluster, url.PathEscape(clusterID)), http.StatusOK, "no vke_cluster in the answer")
+		return nil, cloudhttp.MalformedAnswer(cloudName, "GET "+fmt.Sprintf(PathCluster, url.PathEscape(clusterID)), http.StatusOK, "no vke_cluster in the answer")
 	}
 	return out.Cluster, nil
 }
@@ -129,7 +131,7 @@ func (c *Client) GetNodePool(ctx context.Context, clusterID, poolID string) (*No
 		return nil, err
 	}
 	if out.Pool == nil {
-		return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no node_pool in the answer")
+		return nil, cloudhttp.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no node_pool in the answer")
 	}
 	return out.Pool, nil
 }
@@ -151,14 +153,14 @@ func (c *Client) SetNodePoolQuantity(ctx context.Context, clusterID, poolID stri
 	}
 	path := fmt.Sprintf(PathNodePool, url.PathEscape(clusterID), url.PathEscape(poolID))
 	// An absolute quantity: repeating it after a lost answer adds nothing.
-	ctx = cloudprovider.WithCallKind(ctx, cloudprovider.CallIdempotent)
+	ctx = cloudhttp.WithCallKind(ctx, cloudhttp.CallIdempotent)
 	if err := c.do(ctx, http.MethodPatch, path, nil, body, &out); err != nil {
 		return nil, err
 	}
 	if out.Pool == nil {
 		// Vultr answered 2xx: the quantity is set, only the answer does not
 		// say what the pool looks like now.
-		return nil, cloudprovider.MalformedAnswer(cloudName, http.MethodPatch+" "+path, http.StatusOK,
+		return nil, cloudhttp.MalformedAnswer(cloudName, http.MethodPatch+" "+path, http.StatusOK,
 			"set node pool %s quantity to %d: no node_pool in the answer", poolID, quantity)
 	}
 	return out.Pool, nil
@@ -195,17 +197,17 @@ func listAll[T any](ctx context.Context, c *Client, path, key string) ([]T, erro
 		}
 		items, ok := raw[key]
 		if !ok {
-			return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no %q in the answer", key)
+			return nil, cloudhttp.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "no %q in the answer", key)
 		}
 		var batch []T
 		if err := json.Unmarshal(items, &batch); err != nil {
-			return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "%q does not parse: %v", key, err)
+			return nil, cloudhttp.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "%q does not parse: %v", key, err)
 		}
 		all = append(all, batch...)
 		var meta Meta
 		if m, ok := raw["meta"]; ok {
 			if err := json.Unmarshal(m, &meta); err != nil {
-				return nil, cloudprovider.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "meta does not parse: %v", err)
+				return nil, cloudhttp.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "meta does not parse: %v", err)
 			}
 		}
 		if meta.Links.Next == "" {
@@ -245,7 +247,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// url.Error carries the URL only, never headers, so the token stays out.
-		return cloudprovider.NoAnswer(cloudName, method+" "+path, err)
+		return cloudhttp.NoAnswer(cloudName, method+" "+path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -255,14 +257,14 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil
 	}
-	return cloudprovider.DecodeJSON(cloudName, method+" "+path, resp, out)
+	return cloudhttp.DecodeJSON(cloudName, method+" "+path, resp, out)
 }
 
 func apiError(method, path string, resp *http.Response) error {
-	e := &cloudprovider.APIError{Cloud: cloudName, Operation: method + " " + path, Status: resp.StatusCode,
-		Class: cloudprovider.StatusClass(resp.StatusCode), Outcome: cloudprovider.AnswerOutcome(resp.StatusCode, false)}
+	e := &cloudhttp.APIError{Cloud: cloudName, Operation: method + " " + path, Status: resp.StatusCode,
+		Class: cloudhttp.StatusClass(resp.StatusCode), Outcome: cloudprovider.AnswerOutcome(resp.StatusCode, false)}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		e.RetryAfter = cloudprovider.RetryAfter(resp.Header, 0)
+		e.RetryAfter = cloudhttp.RetryAfter(resp.Header, 0)
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var eb ErrorBody

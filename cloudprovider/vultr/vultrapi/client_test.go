@@ -14,7 +14,9 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -59,7 +61,7 @@ func newFixture(t *testing.T, opts fakeapi.Options, poolSizes ...int) *fixture {
 	c, err := vultrapi.New(vultrapi.Options{
 		BaseURL: f.fake.URL(),
 		Token:   oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}),
-		Retry: cloudprovider.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
+		Retry: cloudhttp.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error {
 			f.mu.Lock()
 			f.sleeps = append(f.sleeps, d)
 			f.mu.Unlock()
@@ -300,11 +302,11 @@ func TestAPIErrorDetails(t *testing.T) {
 	f := newFixture(t, fakeapi.Options{}, 1)
 	f.fake.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "30"})
 	_, err := f.client.ListNodePools(ctx5s(t), clusterID)
-	var apiErr *cloudprovider.APIError
+	var apiErr *cloudhttp.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != 429 || apiErr.Message != "Too Many Requests" {
 		t.Fatalf("APIError not recoverable from %v", err)
 	}
-	if cloudprovider.RetryAfterOf(err) != 30*time.Second {
+	if cloudhttp.RetryAfterOf(err) != 30*time.Second {
 		t.Fatalf("Retry-After not recoverable from %v", err)
 	}
 	if !strings.Contains(err.Error(), "GET /v2/kubernetes/clusters/cluster-1/node-pools: HTTP 429") {
@@ -355,9 +357,9 @@ func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 	fake.AddCluster(fakeapi.ClusterSpec{ID: clusterID})
 	var mu sync.Mutex
 	var ops []string
-	build := cloudprovider.BuildOptions{
+	build := registry.BuildOptions{
 		UserAgent: "ca-provider-test/1.0",
-		InstrumentTransport: func(base http.RoundTripper, op cloudprovider.OperationFunc) http.RoundTripper {
+		InstrumentTransport: func(base http.RoundTripper, op cloudhttp.OperationFunc) http.RoundTripper {
 			return rtFunc(func(r *http.Request) (*http.Response, error) {
 				mu.Lock()
 				ops = append(ops, op(r))
@@ -368,7 +370,7 @@ func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 	}
 	c, err := vultrapi.New(vultrapi.Options{BaseURL: fake.URL(), Build: build,
 		Token: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}),
-		Retry: cloudprovider.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error { return nil }}})
+		Retry: cloudhttp.RetryOptions{Sleep: func(ctx context.Context, d time.Duration) error { return nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// cloudName names Vultr in cloudprovider.APIError.
+// cloudName names Vultr in cloudhttp.APIError.
 const cloudName = "vultr"
 
 // IsNotFound reports whether err is a Vultr 404.

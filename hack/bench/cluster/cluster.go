@@ -21,7 +21,9 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
@@ -155,10 +157,10 @@ func (f *Fake) serve(api *fakecloud.API) string {
 }
 
 // BuildOptions returns what main would pass to the provider's builder.
-func (f *Fake) BuildOptions(m *metrics.Metrics) cloudprovider.BuildOptions {
-	opts := cloudprovider.BuildOptions{
+func (f *Fake) BuildOptions(m *metrics.Metrics) registry.BuildOptions {
+	opts := registry.BuildOptions{
 		CloudConfig: f.CloudConfig, UserAgent: "cap-bench", MaxStaleness: f.opts.MaxStaleness,
-		Guard: cloudprovider.GuardOptions{UnknownOutcomeWindow: f.opts.UnknownOutcomeWindow},
+		Guard: groupstate.GuardOptions{UnknownOutcomeWindow: f.opts.UnknownOutcomeWindow},
 	}
 	for i := 0; i+1 < len(f.Flags); i += 2 {
 		if f.Flags[i] == "--node-group-auto-discovery" {
@@ -182,7 +184,7 @@ func (f *Fake) Build(ctx context.Context, m *metrics.Metrics) (cloudprovider.Clo
 			return nil, fmt.Errorf("cluster: set %s: %w", k, err)
 		}
 	}
-	reg, ok := cloudprovider.Lookup(f.Provider)
+	reg, ok := registry.Lookup(f.Provider)
 	if !ok {
 		return nil, fmt.Errorf("cluster: provider %q is not compiled in", f.Provider)
 	}

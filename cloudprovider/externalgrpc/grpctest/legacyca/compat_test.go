@@ -11,12 +11,12 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router" // the providers compiled into the binary
 )
 
@@ -44,11 +44,11 @@ func TestOldCAAgainstSimulatedProviders(t *testing.T) {
 	}
 	for name, exp := range want {
 		t.Run(name, func(t *testing.T) {
-			reg, ok := cloudprovider.Lookup(name)
+			reg, ok := registry.Lookup(name)
 			if !ok {
 				t.Skipf("%s is not compiled in", name)
 			}
-			sim, err := reg.Simulate(context.Background(), cloudprovider.BuildOptions{UserAgent: "legacyca-test"})
+			sim, err := reg.Simulate(context.Background(), registry.BuildOptions{UserAgent: "legacyca-test"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,95 @@
+package credential
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSecretNeverPrints(t *testing.T) {
+	s := Secret("hunter2-very-secret")
+	cfg := struct {
+		Name  string
+		Token Secret
+	}{"c", s}
+	for _, verb := range []string{"%s", "%v", "%+v", "%#v", "%q", "%x", "%X", "%d", "%10s"} {
+		if out := fmt.Sprintf(verb, cfg); strings.Contains(out, "hunter2") || strings.Contains(out, fmt.Sprintf("%x", "hunter2")) {
+			t.Errorf("%s printed the secret: %s", verb, out)
+		}
+		if out := fmt.Sprintf(verb, s); strings.Contains(out, "hunter2") {
+			t.Errorf("%s of the bare secret printed it: %s", verb, out)
+		}
+	}
+	if b, _ := json.Marshal(cfg); strings.Contains(string(b), "hunter2") {
+		t.Errorf("JSON printed the secret: %s", b)
+	}
+	if err := fmt.Errorf("bad token %v", s); strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error printed the secret: %v", err)
+	}
+	if s.Reveal() != "hunter2-very-secret" || Secret("").String() != "" {
+		t.Fatal("Reveal or empty String")
+	}
+	if got := ScrubSecrets("key hunter2-very-secret rejected", s, "ab"); got != "key <redacted> rejected" {
+		t.Fatalf("ScrubSecrets = %q", got)
+	}
+}
+
+func TestFileCredentialRotates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	write := func(v string, mod time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	write("first-key", base)
+	c, err := FileCredential("token_file", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Value(); v != "first-key" || c.Changed() {
+		t.Fatalf("Value = %q, Changed %v", v.Reveal(), c.Changed())
+	}
+	write("second-key", base.Add(time.Minute))
+	if !c.Changed() {
+		t.Fatal("Changed missed a rotation")
+	}
+	if v, _ := c.Value(); v != "second-key" {
+		t.Fatalf("after rotation Value = %q", v.Reveal())
+	}
+	// Mid-swap the file is gone: the last good key stays.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Value(); err != nil || v != "second-key" {
+		t.Fatalf("mid-swap Value = %q, %v", v.Reveal(), err)
+	}
+	if s := fmt.Sprintf("%v %#v", c, c); strings.Contains(s, "key") && !strings.Contains(s, "token_file") {
+		t.Fatalf("Credential printed %q", s)
+	}
+}
+
+func TestFileCredentialErrorsNameThePathOnly(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := FileCredential("token_file", filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "token_file "+dir) {
+		t.Fatalf("missing file: %v", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FileCredential("token_file", empty); err == nil || !strings.Contains(err.Error(), "is empty") {
+		t.Fatalf("empty file: %v", err)
+	}
+	if v, err := FixedCredential("x").Value(); err != nil || v != "x" {
+		t.Fatal("FixedCredential")
+	}
+}

@@ -1,0 +1,104 @@
+package groupconfig
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// staticCatalog is a PriceCatalog over fixed maps.
+type staticCatalog struct {
+	byProviderID map[string]string
+	hourly       map[string]float64
+	shapes       map[string]InstanceTypeShape
+}
+
+func (c staticCatalog) InstanceTypeOfNode(n *corev1.Node) string {
+	return c.byProviderID[n.Spec.ProviderID]
+}
+
+func (c staticCatalog) HourlyPrice(t string) (float64, error) {
+	if p, ok := c.hourly[t]; ok {
+		return p, nil
+	}
+	return 0, cloudprovider.Errorf(cloudprovider.ErrNotFound, "no price for %s", t)
+}
+
+func (c staticCatalog) GroupInstanceTypes() map[string]InstanceTypeShape { return c.shapes }
+
+func labelled(instanceType string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{corev1.LabelInstanceTypeStable: instanceType}}}
+}
+
+func TestNodePrice(t *testing.T) {
+	m := NewPricingModel(staticCatalog{
+		byProviderID: map[string]string{"cloud://1": "small"},
+		hourly:       map[string]float64{"small": 0.5, "big": 2},
+	})
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		node    *corev1.Node
+		end     time.Time
+		want    float64
+		wantErr error
+	}{
+		{"label first", labelled("big"), start.Add(3 * time.Hour), 6, nil},
+		{"owning group when unlabelled", &corev1.Node{Spec: corev1.NodeSpec{ProviderID: "cloud://1"}}, start.Add(2 * time.Hour), 1, nil},
+		{"reversed window costs nothing", labelled("big"), start.Add(-time.Hour), 0, nil},
+		{"unpriced type", labelled("huge"), start.Add(time.Hour), 0, cloudprovider.ErrNotFound},
+		{"nothing to go by", &corev1.Node{}, start.Add(time.Hour), 0, cloudprovider.ErrInvalidArgument},
+		{"nil node", nil, start.Add(time.Hour), 0, cloudprovider.ErrInvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := m.NodePrice(context.Background(), tc.node, start, tc.end)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("error %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || math.Abs(got-tc.want) > 1e-12 {
+				t.Fatalf("NodePrice = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodPrice(t *testing.T) {
+	pod := func(cpu, mem string) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}}}}}
+	}
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	// Two types: 2 vCPU/4 GiB at 1/h and 4 vCPU/16 GiB at 4/h. Per type, half
+	// of the price over vCPUs and half over GiB: cpu rates 0.25 and 0.5
+	// (average 0.375), memory rates 0.125 and 0.125.
+	m := NewPricingModel(staticCatalog{
+		hourly: map[string]float64{"a": 1, "b": 4, "unpriced-shape-known": 9},
+		shapes: map[string]InstanceTypeShape{
+			"a": {VCPUs: 2, MemoryGiB: 4}, "b": {VCPUs: 4, MemoryGiB: 16},
+			"no-price": {VCPUs: 1, MemoryGiB: 1}, "zero": {},
+		},
+	})
+	got, err := m.PodPrice(context.Background(), pod("1", "2Gi"), start, start.Add(2*time.Hour))
+	if want := (1*0.375 + 2*0.125) * 2; err != nil || math.Abs(got-want) > 1e-12 {
+		t.Fatalf("PodPrice = %v, %v; want %v", got, err, want)
+	}
+	if _, err := m.PodPrice(context.Background(), nil, start, start); !errors.Is(err, cloudprovider.ErrInvalidArgument) {
+		t.Errorf("nil pod: %v", err)
+	}
+	empty := NewPricingModel(staticCatalog{hourly: map[string]float64{"a": 1}, shapes: map[string]InstanceTypeShape{"b": {VCPUs: 1, MemoryGiB: 1}}})
+	if _, err := empty.PodPrice(context.Background(), pod("1", "1Gi"), start, start.Add(time.Hour)); !errors.Is(err, cloudprovider.ErrUnavailable) {
+		t.Errorf("no priced shape: %v, want ErrUnavailable", err)
+	}
+}

@@ -1,0 +1,85 @@
+package groupstate_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+)
+
+// countingMutation counts the reads and cloud calls a Mutation makes.
+type countingMutation struct {
+	reads, calls int
+	callErr      error
+}
+
+func (c *countingMutation) mutation() groupstate.Mutation {
+	return groupstate.Mutation{
+		Plan: func() (groupstate.Plan, error) {
+			return groupstate.Plan{Call: func(context.Context) error { c.calls++; return c.callErr }}, nil
+		},
+		Read: func(context.Context) error { c.reads++; return nil },
+	}
+}
+
+func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
+	clock := cloudprovidertest.MutationClock()
+	ctx := context.Background()
+	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
+	m := &countingMutation{callErr: context.DeadlineExceeded}
+	_ = g.Do(ctx, m.mutation())
+	m.callErr = nil
+
+	clock.Advance(groupstate.DefaultUnknownOutcomeWindow - time.Second)
+	err := g.Do(ctx, m.mutation())
+	if !errors.Is(err, cloudprovider.ErrUnavailable) || m.calls != 1 || m.reads != 0 {
+		t.Fatalf("inside the window: err %v, calls %d, reads %d; want ErrUnavailable and no read or call", err, m.calls, m.reads)
+	}
+	body := false
+	if err := g.Transact(ctx, nil, func(*groupstate.Txn) error { body = true; return nil }); !errors.Is(err, cloudprovider.ErrUnavailable) || body {
+		t.Fatalf("Transact inside the window = %v (body ran: %v), want ErrUnavailable and no body", err, body)
+	}
+	// The lock is free again after a refusal.
+	unlock, err := g.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+
+	cloudprovidertest.PassUnknownOutcomeWindow(clock)
+	if err := g.Do(ctx, m.mutation()); err != nil {
+		t.Fatal(err)
+	}
+	if m.reads != 1 || m.calls != 2 {
+		t.Fatalf("after the window: reads %d calls %d, want the fresh read first, then the call", m.reads, m.calls)
+	}
+}
+
+func TestMutationGuardRefusalIsNotQuarantined(t *testing.T) {
+	ctx := context.Background()
+	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock()))
+	m := &countingMutation{callErr: &cloudhttp.APIError{Status: 400, Class: cloudprovider.ErrInvalidArgument, Outcome: cloudprovider.MutationRefused}}
+	_ = g.Do(ctx, m.mutation())
+	m.callErr = nil
+	if err := g.Do(ctx, m.mutation()); err != nil || m.calls != 2 {
+		t.Fatalf("after a refusal the cloud answered: err %v, calls %d; want no quarantine", err, m.calls)
+	}
+}
+
+func TestUnknownOutcomeWindowZeroOnlyReReads(t *testing.T) {
+	ctx := context.Background()
+	g := groupstate.NewMutationGuard("g", groupstate.GuardOptions{
+		Now: cloudprovidertest.MutationClock().Now, UnknownOutcomeWindow: groupstate.NoUnknownOutcomeWindow,
+	})
+	m := &countingMutation{callErr: context.DeadlineExceeded}
+	_ = g.Do(ctx, m.mutation())
+	m.callErr = nil
+	if err := g.Do(ctx, m.mutation()); err != nil || m.reads != 1 {
+		t.Fatalf("window 0: err %v, reads %d; want the fresh read and the call", err, m.reads)
+	}
+}

@@ -1,0 +1,199 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+)
+
+// BuildOptions is what a provider builder receives from main.
+type BuildOptions struct {
+	// CloudConfig is the path given with --cloud-config ("" when unset).
+	CloudConfig string
+	// NodeGroupSpecs are the raw --nodes values ("min:max:id").
+	NodeGroupSpecs []string
+	// NodeGroupAutoDiscoverySpecs are the raw --node-group-auto-discovery values.
+	NodeGroupAutoDiscoverySpecs []string
+	// UserAgent is sent with every cloud request.
+	UserAgent string
+	// InstrumentTransport, when set, wraps the provider's transport so cloud
+	// calls are counted and timed; operation maps a request to a bounded label.
+	InstrumentTransport func(base http.RoundTripper, operation cloudhttp.OperationFunc) http.RoundTripper
+	// MaxStaleness bounds how old the data the server serves may be
+	// (--max-staleness; zero: DefaultMaxStaleness).
+	MaxStaleness time.Duration
+	// RateLimit is the client-side budget for calls to the cloud (zero: none).
+	// main fills it from --cloud-api-rate-limit or Registration.RateLimit.
+	RateLimit cloudhttp.RateLimit
+	// ObserveRateLimit, when set, is told how long each call waited for the
+	// budget, and each call refused locally because the wait would pass the
+	// caller's deadline.
+	ObserveRateLimit func(waited time.Duration, refused bool)
+	// RateLimitNow and RateLimitSleep, when set, are the rate limiter's clock
+	// and sleep instead of the wall clock, so the conformance kit drives the
+	// budget on a manual clock; main leaves them nil.
+	RateLimitNow   func() time.Time
+	RateLimitSleep func(ctx context.Context, d time.Duration) error
+	// Guard is how the provider's MutationGuards measure the quarantine
+	// after an outcome-unknown mutation: main sets its window from
+	// --unknown-outcome-window; tests and the kit give a manual clock.
+	// Providers pass it to every NewMutationGuard.
+	Guard groupstate.GuardOptions
+	// PriceSheet is the validated --price-sheet, nil without one. Providers
+	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
+	// it, it is every provider's only price source.
+	PriceSheet *groupconfig.PriceSheet
+	// ReportUnmatchedSpecs, when set, receives after every listing how many
+	// --nodes specs name no node group (see SpecWatch).
+	ReportUnmatchedSpecs func(n int)
+	// NodeLookupFailed, when set, counts a NodeGroupForNode answered "no
+	// group" because looking up a node the snapshot lacks failed (see
+	// UnknownNodeLookup).
+	NodeLookupFailed func()
+	// NodeIdentityMismatch, when set, counts a node of groupID refused
+	// because what it says about itself (a label naming its instance)
+	// disagrees with its providerID.
+	NodeIdentityMismatch func(groupID string)
+	// SimulateFaults is --simulate-faults as main validated it (the fault
+	// mix of the simcloud package); only a Simulator reads it, and injects
+	// those faults into its fake cloud.
+	SimulateFaults string
+}
+
+// Simulation is a provider wired to an in-process fake of its cloud.
+type Simulation struct {
+	// Provider talks to the fake cloud.
+	Provider cloudprovider.CloudProvider
+	// URL is where the fake cloud listens.
+	URL string
+	// Description says in one line what is simulated.
+	Description string
+	// GroupNames maps each demo node group's id to the name the cloud's
+	// console shows, so the banner can show both. Optional.
+	GroupNames map[string]string
+	// Close stops the fake cloud.
+	Close func()
+	// Deliberate lists what the demo data does wrong on purpose (a
+	// malformed per-group setting), each logged once at start-up, so the
+	// warnings they cause read as the example they are. Optional.
+	Deliberate []string
+	// State serves the fake cloud's own state and the faults injected so far
+	// (simcloud.State), read-only; main serves it on --metrics-address.
+	// Optional.
+	State http.Handler
+}
+
+// DeliberateMalformedSetting is the Simulation.Deliberate note of a demo
+// group that carries a malformed value for option on purpose.
+func DeliberateMalformedSetting(group, option, value string) string {
+	return fmt.Sprintf("node group %s carries %s=%q on purpose, to show how a malformed per-group setting is reported: the warning about it is expected", group, option, value)
+}
+
+// Builder constructs a provider. It must not exit the process; it returns errors
+// naming the offending field.
+type Builder func(ctx context.Context, opts BuildOptions) (cloudprovider.CloudProvider, error)
+
+// Simulator starts a fake cloud seeded with a demo cluster and a provider bound to it.
+type Simulator func(ctx context.Context, opts BuildOptions) (*Simulation, error)
+
+// Location is the zone or region a configuration names.
+type Location struct {
+	// Name is the zone or region ("" when the configuration names none).
+	Name string
+	// Kind is what the cloud calls it: "zone" or "region".
+	Kind string
+	// Setting is where the operator sets it (EXOSCALE_ZONE, REGION_ID).
+	Setting string
+	// Published is the cloud's list of them as its SDK carries it; empty
+	// when the SDK has none.
+	Published []string
+}
+
+// Registration describes a provider to the registry.
+type Registration struct {
+	Build Builder
+	// Simulate is optional; providers without it cannot run with --simulate.
+	Simulate Simulator
+	// CheckConfig validates configuration without contacting the cloud. Optional.
+	CheckConfig func(opts BuildOptions) error
+	// RateLimit is the default client-side budget, from the cloud's documented
+	// limits (see docs/flags.md); --cloud-api-rate-limit overrides it.
+	RateLimit cloudhttp.RateLimit
+	// Location, when set, returns the zone or region the configuration
+	// names, so preflight warns about a misspelt one without a call when
+	// the SDK publishes a list, and names it when the cloud refuses it or
+	// holds no group there. Optional.
+	Location func(opts BuildOptions) Location
+	// OptionalOperations are read operations, as the provider's
+	// OperationFunc names them, whose refusal only costs a template detail:
+	// preflight warns about them instead of failing. Optional.
+	OptionalOperations []string
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Registration{}
+)
+
+// RegisterCloudProvider registers a provider under name; call it from init().
+// Registering a name twice, or without a builder, is a programming error and panics.
+func RegisterCloudProvider(name string, reg Registration) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if name == "" || reg.Build == nil {
+		panic("registry: RegisterCloudProvider needs a name and a builder")
+	}
+	if _, dup := registry[name]; dup {
+		panic(fmt.Sprintf("registry: provider %q registered twice", name))
+	}
+	registry[name] = reg
+}
+
+// CloudProviders lists the registered provider names in sorted order.
+func CloudProviders() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the registration for name.
+func Lookup(name string) (Registration, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	r, ok := registry[name]
+	return r, ok
+}
+
+// MaxStalenessOrDefault returns opts.MaxStaleness, or the default when unset.
+func (opts BuildOptions) MaxStalenessOrDefault() time.Duration {
+	if opts.MaxStaleness > 0 {
+		return opts.MaxStaleness
+	}
+	return groupstate.DefaultMaxStaleness
+}
+
+// ClientOptions returns the options of the cloud HTTP client (NewHTTPClient)
+// that opts carries.
+func (opts BuildOptions) ClientOptions() cloudhttp.ClientOptions {
+	return cloudhttp.ClientOptions{
+		UserAgent:           opts.UserAgent,
+		InstrumentTransport: opts.InstrumentTransport,
+		RateLimit:           opts.RateLimit,
+		ObserveRateLimit:    opts.ObserveRateLimit,
+		RateLimitNow:        opts.RateLimitNow,
+		RateLimitSleep:      opts.RateLimitSleep,
+	}
+}
