@@ -10,6 +10,7 @@ package cloudprovider
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,41 @@ type NodeGroup interface {
 	// ErrNotImplemented (or nil) when the group has none. Returning options makes
 	// CA zero the options the protocol cannot carry, so do it only for real overrides.
 	GetOptions(ctx context.Context, defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)
+	// Status returns what the server reports about the group beside its
+	// sizes and instances, from the last snapshot and the mutation guard;
+	// it never calls the cloud.
+	Status(ctx context.Context) GroupStatus
+}
+
+// GroupStatus is what a node group reports after a refresh or a mutation
+// beside its sizes and instances: the server logs and counts it for every
+// provider alike, so a provider only fills it in (groupstate's
+// MutationGuard.Status does, from the group's per-group settings).
+type GroupStatus struct {
+	// SettingsSource says where the group's per-group settings are read
+	// from its cloud metadata, e.g. "scaling-group tags".
+	SettingsSource string
+	// Settings is a one-line account of those settings, "" when there is
+	// nothing to say; it is logged when it changes.
+	Settings string
+	// SettingProblems are the metadata entries that looked like settings
+	// but were ignored as malformed.
+	SettingProblems []SettingProblem
+	// QuarantinedUntil is when the group's quarantine after an
+	// outcome-unknown mutation ends, or the zero time when its mutations are
+	// not being refused.
+	QuarantinedUntil time.Time
+}
+
+// SettingProblem is one metadata entry that looked like a per-group setting
+// but was ignored.
+type SettingProblem struct {
+	Key, Value, Reason string
+}
+
+// String implements fmt.Stringer.
+func (p SettingProblem) String() string {
+	return fmt.Sprintf("%s=%q: %s", p.Key, p.Value, p.Reason)
 }
 
 // PricingModel prices nodes and pods for CA's price expander. Only ratios

@@ -85,6 +85,8 @@ func Run(t *testing.T, h Harness) {
 		{"GoneNodesCostAtMostTwoCallsPerLoop", checkGoneNodesCostBounded},
 		{"TwoSpecsForOneGroupAreAConfigError", checkTwoSpecsForOneGroup},
 		{"DeletionRereadsBeforeAbsoluteShrink", checkDeletionRereadsBeforeShrink},
+		{"DeletingEndsByTheOneGraceRule", checkDeletingEndsByGrace},
+		{"ListingOlderThanMutationKeepsIt", checkOlderListingKeepsMutation},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -40,15 +40,7 @@ func checkDeletionRereadsBeforeShrink(t *testing.T, h Harness) {
 		t.Run(path.name, func(t *testing.T) {
 			t.Parallel()
 			k := newKit(t, h)
-			for _, hook := range path.hooks {
-				if k.env.hookSet(hook) {
-					continue
-				}
-				if why := k.env.NotApplicable[hook]; why != "" {
-					t.Skipf("not applicable: %s", why)
-				}
-				t.Fatalf("Env.%s is nil and Env.NotApplicable gives no reason for it", hook)
-			}
+			k.requireHooks(path.hooks...)
 			g := k.mainGroup()
 			id, minSize := g.Id(k.ctx()), g.MinSize(k.ctx())
 			victim := path.victim(k, g)
@@ -79,6 +71,22 @@ func checkDeletionRereadsBeforeShrink(t *testing.T, h Harness) {
 	}
 }
 
+// requireHooks skips the check with "not applicable:" and the harness's
+// reason when one of the optional hooks (Env field names) is nil, and fails
+// it when the harness gives no reason.
+func (k *kit) requireHooks(hooks ...string) {
+	k.t.Helper()
+	for _, hook := range hooks {
+		if k.env.hookSet(hook) {
+			continue
+		}
+		if why := k.env.NotApplicable[hook]; why != "" {
+			k.t.Skipf("not applicable: %s", why)
+		}
+		k.t.Fatalf("Env.%s is nil and Env.NotApplicable gives no reason for it", hook)
+	}
+}
+
 // hookSet reports whether the optional hook named by its field is set.
 func (e *Env) hookSet(name string) bool {
 	switch name {
@@ -88,6 +96,10 @@ func (e *Env) hookSet(name string) bool {
 		return e.AddFailedInstance != nil
 	case "FailNextScaleUp":
 		return e.FailNextScaleUp != nil
+	case "HoldRemoval":
+		return e.HoldRemoval != nil
+	case "InjectListingFault":
+		return e.InjectListingFault != nil
 	}
 	panic("cloudprovidertest: unknown hook " + name)
 }

@@ -2,28 +2,21 @@ package cloudprovidertest
 
 import (
 	"testing"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"time"
 )
 
 // checkQuarantineReported: while a group refuses changes after a lost
-// answer, its node group says so (groupstate.QuarantineReporter), which
-// is what the server's quarantined_node_groups metric counts; once the
-// window has passed it reports none.
+// answer, its node group's Status says so, which is what the server's
+// quarantined_node_groups metric counts; once the window has passed it
+// reports none.
 func checkQuarantineReported(t *testing.T, k *kit) {
 	if k.env.InjectMutationFault == nil || k.env.ClearFaults == nil {
 		t.Skip("Env.InjectMutationFault or Env.ClearFaults not provided")
 	}
 	g := k.mainGroup()
 	id := g.Id(k.ctx())
-	quarantine := func() groupstate.QuarantineReporter {
-		q, ok := k.group(id).(groupstate.QuarantineReporter)
-		if !ok {
-			t.Fatalf("node group %s does not implement groupstate.QuarantineReporter: the quarantined-groups metric cannot count it", id)
-		}
-		return q
-	}
-	if until := quarantine().QuarantinedUntil(); !until.IsZero() {
+	quarantinedUntil := func() time.Time { return k.group(id).Status(k.ctx()).QuarantinedUntil }
+	if until := quarantinedUntil(); !until.IsZero() {
 		t.Fatalf("node group %s reports a quarantine until %s before any change", id, until)
 	}
 	lost := FaultAnswerLost
@@ -34,11 +27,11 @@ func checkQuarantineReported(t *testing.T, k *kit) {
 	if err == nil {
 		t.Fatal("IncreaseSize succeeded although every answer was lost")
 	}
-	if quarantine().QuarantinedUntil().IsZero() {
+	if quarantinedUntil().IsZero() {
 		t.Fatalf("node group %s refuses changes after a lost answer but reports no quarantine", id)
 	}
 	PassUnknownOutcomeWindow(k.mutationClock)
-	if until := quarantine().QuarantinedUntil(); !until.IsZero() {
+	if until := quarantinedUntil(); !until.IsZero() {
 		t.Fatalf("node group %s still reports a quarantine until %s after the window", id, until)
 	}
 }

@@ -130,11 +130,7 @@ func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 		}
 	}
 
-	reporter, ok := seeded.(groupconfig.SettingsReporter)
-	if !ok {
-		t.Fatalf("node group %s does not implement groupconfig.SettingsReporter, so bad settings are never reported", id)
-	}
-	problems := reporter.Settings().Problems
+	problems := seeded.Status(k.ctx()).SettingProblems
 	if len(problems) != 1 || !slices.Contains([]string{groupconfig.OptionKey(groupconfig.OptionMaxNodeProvisionTime), groupconfig.NodeLabelOptionKey(groupconfig.OptionMaxNodeProvisionTime)}, problems[0].Key) {
 		t.Fatalf("reported problems %v, want exactly the malformed maxnodeprovisiontime", problems)
 	}

@@ -6,8 +6,10 @@
 // The kit checks the rules of the externalgrpc contract that do not depend on a
 // particular cloud: resize bounds enforced before any cloud call, ownership
 // checks on deletion, the min rule for registered versus never-registered
-// nodes, TargetSize following mutations at once, lookups by providerID, and
-// concurrency safety.
+// nodes, TargetSize following mutations at once, lookups by providerID,
+// concurrency safety, and the state those rules protect: an instance being
+// deleted until the cloud agrees (groupstate.DeletingSet), and a listing
+// older than a mutation keeping the mutation's effect.
 package cloudprovidertest
 
 import (
@@ -73,6 +75,19 @@ type Env struct {
 	// placeholder). Optional; enables the failed-slot part of the deletion
 	// check (a nil hook needs its reason in NotApplicable).
 	FailNextScaleUp func(groupID string)
+	// HoldRemoval makes the fake cloud, once it accepts the deletion of the
+	// instance (a providerID), keep listing the instance as it was (live)
+	// until Settle: a removal the cloud took while its listing has not
+	// caught up. Optional; enables the deleting-grace check (a nil hook
+	// needs its reason in NotApplicable).
+	HoldRemoval func(providerID string)
+	// InjectListingFault queues f for the listing a Refresh reads the
+	// groups' target sizes from (the first request of that kind); the
+	// harness fills f's selector (Method, PathContains, Operation) for its
+	// cloud, the check sets the answer (Release, AnswerOnArrival, Arrived).
+	// Optional; enables the stale-listing check (a nil hook needs its
+	// reason in NotApplicable).
+	InjectListingFault func(f fakecloud.Fault)
 	// NotApplicable says, per optional hook left nil (keyed by its field
 	// name, "AddFailedInstance"), why this cloud has no such thing; the
 	// checks needing the hook then skip with "not applicable: " and the

@@ -253,9 +253,11 @@ func NewInMemoryEnv(groups ...CloudGroup) *Env {
 			cloud.SetTags(groupID, seed.AWSKeys())
 		},
 		NotApplicable: map[string]string{
-			"AddUnseenInstance": "the in-memory cloud has no other actor to launch instances behind the provider's back",
-			"AddFailedInstance": "the in-memory cloud never fails to start an instance",
-			"FailNextScaleUp":   "the in-memory cloud fills every scale-up",
+			"AddUnseenInstance":  "the in-memory cloud has no other actor to launch instances behind the provider's back",
+			"AddFailedInstance":  "the in-memory cloud never fails to start an instance",
+			"FailNextScaleUp":    "the in-memory cloud fills every scale-up",
+			"HoldRemoval":        "the in-memory cloud lists a removed instance as deleting at once: its listing never lags a removal",
+			"InjectListingFault": "the in-memory cloud answers a listing at once, with nothing to hold it while a mutation runs",
 		},
 	}
 }
@@ -372,11 +374,12 @@ type inMemoryGroup struct {
 	instances []cloudInstance
 }
 
-// Settings implements groupconfig.SettingsReporter.
-func (g *inMemoryGroup) Settings() groupconfig.GroupSettings {
+// Status implements cloudprovider.NodeGroup. The in-memory group has no
+// mutation guard, so it is never quarantined.
+func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.settings
+	return g.settings.Status()
 }
 
 func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }

@@ -238,6 +238,12 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 			FailNextScaleUp: func(string) {
 				e.fake.FailNextOperationLater(exoapi.OperationFailure, "busy", "instance pool is busy")
 			},
+			HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, ProviderIDPrefix)) },
+			// Refresh reads every pool's size from the instance-pool list.
+			InjectListingFault: func(f fakecloud.Fault) {
+				f.Method, f.Operation = http.MethodGet, "GET /v2/instance-pool"
+				e.fake.AddFault(f)
+			},
 			// Instance types are the template itself, not an enrichment.
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,

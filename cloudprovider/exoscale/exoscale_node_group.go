@@ -92,7 +92,9 @@ type nodeGroup struct {
 	st       groupState
 	expected int // cloud size once pending operations land; used while any is pending
 	pending  []*pendingOp
-	evicting map[string]time.Time
+	// evicting holds members whose eviction the cloud accepted, reported
+	// as Deleting under the shared rule (groupstate.DeletingSet).
+	evicting *groupstate.DeletingSet
 	failed   []failedSlot
 	failedN  int
 }
@@ -104,7 +106,7 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, evicting: map[string]time.Time{}, guard: groupstate.NewMutationGuard(id, m.guardOpts)}
+	return &nodeGroup{m: m, id: id, evicting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now), guard: groupstate.NewMutationGuard(id, m.guardOpts)}
 }
 
 func (g *nodeGroup) state() groupState {
@@ -131,7 +133,7 @@ func (g *nodeGroup) targetLocked() int {
 func (g *nodeGroup) liveLocked() int {
 	n := 0
 	for _, in := range g.st.members {
-		if _, ev := g.evicting[in.ID]; ev || deletingState(in.State) {
+		if g.evicting.Holds(in.ID) || deletingState(in.State) {
 			continue
 		}
 		n++
@@ -175,8 +177,8 @@ func (g *nodeGroup) notePolled(id string, op exoapi.Operation) {
 	}
 }
 
-// applySnapshot installs a new snapshot and settles the operations that
-// finished before it was taken.
+// applySnapshot installs a new snapshot, taken by the refresh that began at
+// now, and settles the operations that finished before it was taken.
 func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Operation, seq uint64, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -210,22 +212,15 @@ func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Opera
 			}
 		case opEvict:
 			g.expected += len(p.evicted)
-			for _, id := range p.evicted {
-				delete(g.evicting, id)
-			}
+			g.evicting.Forget(p.evicted...)
 		}
 	}
 	g.pending = kept
-	present := make(map[string]exoapi.Instance, len(st.members))
+	present := make(map[string]bool, len(st.members))
 	for _, in := range st.members {
-		present[in.ID] = in
+		present[in.ID] = true
 	}
-	for id, since := range g.evicting {
-		in, ok := present[id]
-		if !ok || deletingState(in.State) || (len(g.pending) == 0 && now.Sub(since) > staleOperation) {
-			delete(g.evicting, id)
-		}
-	}
+	g.evicting.Reconcile(now, func(id string) bool { return present[id] })
 	failed := g.failed[:0]
 	for _, f := range g.failed {
 		if now.Sub(f.created) <= staleOperation {
@@ -256,8 +251,10 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements groupconfig.SettingsReporter.
-func (g *nodeGroup) Settings() groupconfig.GroupSettings { return g.state().settings }
+// Status implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
+	return g.guard.Status(g.state().settings)
+}
 
 // TargetSize implements cloudprovider.NodeGroup.
 func (g *nodeGroup) TargetSize(context.Context) (int, error) {
@@ -510,7 +507,7 @@ func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]strin
 		if !member && owners[id] != g.id {
 			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s is not a member of this instance pool", g.id, name)
 		}
-		if _, ev := g.evicting[id]; ev || deletingState(in.State) {
+		if g.evicting.Holds(id) || deletingState(in.State) {
 			continue
 		}
 		req.evict = append(req.evict, id)
@@ -594,9 +591,7 @@ func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.m.now()
-	for _, id := range ids {
-		g.evicting[id] = now
-	}
+	g.evicting.Add(ids...)
 	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opEvict, from: from, to: from - len(ids), evicted: ids, submitted: now})
 	g.expected = from - len(ids)
 	klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(ids, ","), "operation", op.ID)
@@ -632,7 +627,7 @@ func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 	out := make([]cloudprovider.Instance, 0, len(g.st.members)+len(g.failed))
 	for _, in := range g.st.members {
 		status := instanceStatus(in.State)
-		if _, ev := g.evicting[in.ID]; ev {
+		if g.evicting.Holds(in.ID) {
 			status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
 		}
 		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, in.ID), Status: status})
@@ -663,6 +658,3 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	return g.state().settings.GetOptions(defaults)
 }
-
-// QuarantinedUntil implements groupstate.QuarantineReporter.
-func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

@@ -75,7 +75,7 @@ func TestSettingsFromPlainPoolLabels(t *testing.T) {
 	if err != nil || o.ScaleDownUnreadyTime != 45*time.Minute || o.MaxNodeProvisionTime != time.Hour || o.IgnoreDaemonSetsUtilization {
 		t.Fatalf("GetOptions = %+v, %v", o, err)
 	}
-	if p := g.Settings().Problems; len(p) != 1 || !strings.Contains(p[0].Key, groupconfig.OptionIgnoreDaemonSetsUtilization) {
+	if p := g.Status(ctx5s(t)).SettingProblems; len(p) != 1 || !strings.Contains(p[0].Key, groupconfig.OptionIgnoreDaemonSetsUtilization) {
 		t.Fatalf("problems %v", p)
 	}
 	n, err := g.TemplateNodeInfo(ctx5s(t))

@@ -151,6 +151,9 @@ func (g vectorGroup) DecreaseTargetSize(context.Context, int) error {
 	return cloudprovider.ErrNotImplemented
 }
 func (g vectorGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) { return nil, nil }
+func (g vectorGroup) Status(context.Context) cloudprovider.GroupStatus {
+	return cloudprovider.GroupStatus{}
+}
 func (g vectorGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	if g.p.template == nil {
 		return nil, cloudprovider.ErrNotImplemented

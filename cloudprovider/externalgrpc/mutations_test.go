@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -74,7 +74,11 @@ func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
 	})
 }
 
-func (g guardedGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }
+func (g guardedGroup) Status(ctx context.Context) cloudprovider.GroupStatus {
+	st := g.NodeGroup.Status(ctx)
+	st.QuarantinedUntil = g.guard.QuarantinedUntil()
+	return st
+}
 
 // TestMutationLoggedAndCounted: every change CA asks for is one log line at
 // the default level (group, from -> to, instances, outcome, client) and one
@@ -172,37 +176,26 @@ func TestToolsIdentifiedInMutationLog(t *testing.T) {
 	}
 }
 
-// TestInstancesByStateAfterRefresh: node_group_instances counts each
-// group's listed instances by state at every refresh.
-func TestInstancesByStateAfterRefresh(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	p := seededProvider(t)
-	srv := NewServer(p, Options{Metrics: metrics.New(reg)})
-	if err := srv.RefreshOnce(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	groups, _ := p.NodeGroups(context.Background())
-	for _, g := range groups {
-		if g.Id(context.Background()) == "pool-a" {
-			if err := g.IncreaseSize(context.Background(), 2); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := srv.RefreshOnce(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"running": 2, "creating": 2, "deleting": 0, "failed": 0}
-	for state, n := range want {
-		if got := metricValue(t, reg, "cluster_autoscaler_provider_node_group_instances", map[string]string{"node_group": "pool-a", "state": state}); got != n {
-			t.Errorf("pool-a %s = %v, want %v", state, got, n)
-		}
-	}
-}
-
-// metricValue is the value of the one series of name whose labels include
+// metricValue is the value of the first series of name whose labels include
 // labels (a counter or a gauge); 0 when no series matches.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	found, registered := matchingSeries(t, reg, name, labels)
+	if !registered {
+		t.Fatalf("metric %s not registered", name)
+	}
+	if len(found) == 0 {
+		return 0
+	}
+	if m := found[0]; m.GetCounter() != nil {
+		return m.GetCounter().GetValue()
+	}
+	return found[0].GetGauge().GetValue()
+}
+
+// matchingSeries returns the series of name whose labels include labels, and
+// whether name is registered at all.
+func matchingSeries(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) (found []*dto.Metric, registered bool) {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
@@ -223,13 +216,9 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map
 					continue series
 				}
 			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
+			found = append(found, m)
 		}
-		return 0
+		return found, true
 	}
-	t.Fatalf("metric %s not registered", name)
-	return 0
+	return nil, false
 }

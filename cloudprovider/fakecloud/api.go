@@ -227,12 +227,26 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hit && fault.Landed != nil {
 		defer close(fault.Landed)
 	}
-	if hit && (fault.Delay > 0 || fault.Release != nil) && !a.hold(r, fault) {
-		if fault.AfterApply && !a.closed() {
+	held := hit && (fault.Delay > 0 || fault.Release != nil)
+	var early *capture
+	if held && fault.AnswerOnArrival {
+		early = &capture{header: http.Header{}, code: http.StatusOK}
+		a.cfg.Routes.ServeHTTP(early, r)
+	}
+	if hit && fault.Arrived != nil {
+		close(fault.Arrived)
+	}
+	if held && !a.hold(r, fault) {
+		if early == nil && fault.AfterApply && !a.closed() {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			a.cfg.Routes.ServeHTTP(discard{}, r.WithContext(context.WithoutCancel(r.Context())))
 		}
 		a.recorder.finish(entry, 0, true)
+		return
+	}
+	if early != nil {
+		early.replay(w)
+		a.recorder.finish(entry, early.code, true)
 		return
 	}
 	if !hit || fault.PassThrough {
@@ -249,11 +263,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		real := &capture{header: http.Header{}, code: http.StatusOK}
 		a.cfg.Routes.ServeHTTP(real, r)
 		if st := fault.AnswerStatus(); st >= 200 && st < 300 && (real.code < 200 || real.code >= 300) {
-			for k, v := range real.header {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(real.code)
-			_, _ = w.Write(real.body.Bytes())
+			real.replay(w)
 			a.recorder.finish(entry, real.code, true)
 			return
 		}
@@ -350,8 +360,9 @@ func resetConnection(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
-// capture holds the cloud's own answer to a change whose answer a fault
-// replaces, so the fault can tell a refusal from a success.
+// capture holds the cloud's own answer: to a change whose answer a fault
+// replaces, so the fault can tell a refusal from a success, or to a request
+// answered on arrival and sent later (Fault.AnswerOnArrival).
 type capture struct {
 	header http.Header
 	code   int
@@ -370,6 +381,15 @@ func (c *capture) WriteHeader(code int) {
 	if !c.wrote {
 		c.code, c.wrote = code, true
 	}
+}
+
+// replay sends the captured answer on w.
+func (c *capture) replay(w http.ResponseWriter) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(c.code)
+	_, _ = w.Write(c.body.Bytes())
 }
 
 // discard takes the answer of a change whose answer a fault replaces.

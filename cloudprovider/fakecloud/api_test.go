@@ -280,3 +280,30 @@ func TestAPIReleaseLandsWhenTheTestSays(t *testing.T) {
 		t.Fatal("the released request was not applied")
 	}
 }
+
+func TestAPIAnswerOnArrivalDescribesTheCloudAsItWas(t *testing.T) {
+	c := newCounterAPI(t, NewManualClock(time.Unix(100, 0)))
+	release, arrived := make(chan struct{}), make(chan struct{})
+	c.AddFault(Fault{Method: http.MethodGet, Release: release, Arrived: arrived, AnswerOnArrival: true})
+	got := make(chan answer, 1)
+	go func() { got <- c.call(context.Background(), http.MethodGet, "") }()
+	<-arrived
+	// A change lands while the read is held; the read still reports the
+	// value it found on arrival.
+	if a := c.call(context.Background(), http.MethodPost, ""); a.status != http.StatusOK {
+		t.Fatalf("change during the held read: %+v", a)
+	}
+	select {
+	case a := <-got:
+		t.Fatalf("the held read answered before its release: %+v", a)
+	default:
+	}
+	close(release)
+	a := <-got
+	if a.err != nil || a.status != http.StatusOK || !strings.Contains(a.body, `"value":0`) {
+		t.Fatalf("held read = %+v, want 200 with the value on arrival (0)", a)
+	}
+	if a := c.call(context.Background(), http.MethodGet, ""); !strings.Contains(a.body, `"value":1`) {
+		t.Fatalf("next read = %+v, want the changed value (1)", a)
+	}
+}

@@ -11,7 +11,8 @@ import (
 // requests it hits (every non-empty one must match); the answer fields say
 // what those requests get instead of the cloud's normal answer.
 //
-// The answer is, in order of precedence: PassThrough (the cloud's own answer, after Delay), Reset (connection closed, no
+// The answer is, in order of precedence: AnswerOnArrival (the cloud's own
+// answer as it was on arrival, sent after the hold), PassThrough (the cloud's own answer, after Delay), Reset (connection closed, no
 // answer), Hang (held until the client gives up), Malformed (a truncated JSON
 // body), Body (given verbatim), otherwise the cloud's own error body built
 // from Status, Code and Message. With AfterApply the request is carried out
@@ -68,6 +69,15 @@ type Fault struct {
 	// Landed, when set, is closed once a request held by Delay or Release
 	// has been carried out or dropped, so a test can look at what it did.
 	Landed chan<- struct{}
+	// AnswerOnArrival, with Delay or Release, has the cloud answer the
+	// request when it arrives and sends that answer once the hold ends: a
+	// slow answer that describes the cloud as it was, such as a listing
+	// delivered after a change the caller made meanwhile.
+	AnswerOnArrival bool
+	// Arrived, when set, is closed once a request this fault hits has
+	// arrived (with AnswerOnArrival, once the cloud has answered it), so a
+	// test can act while it is held.
+	Arrived chan<- struct{}
 }
 
 // FaultRequest is what a fault is matched against.

@@ -171,17 +171,6 @@ func (h TemplateHints) pairs() []string {
 	return out
 }
 
-// SettingProblem is one metadata entry that looked like a setting but was
-// ignored.
-type SettingProblem struct {
-	Key, Value, Reason string
-}
-
-// String implements fmt.Stringer.
-func (p SettingProblem) String() string {
-	return fmt.Sprintf("%s=%q: %s", p.Key, p.Value, p.Reason)
-}
-
 // GroupSettings are one group's settings as read from its cloud metadata.
 // Bad entries never fail the group: they are listed in Problems and ignored.
 type GroupSettings struct {
@@ -189,15 +178,13 @@ type GroupSettings struct {
 	Source   string
 	Options  OptionOverrides
 	Hints    TemplateHints
-	Problems []SettingProblem
+	Problems []cloudprovider.SettingProblem
 }
 
-// SettingsReporter is implemented by node groups whose settings come from
-// cloud metadata, so the server can report bad entries (log and metric) for
-// every provider in one place.
-type SettingsReporter interface {
-	// Settings returns the group's settings from the last snapshot.
-	Settings() GroupSettings
+// Status is the settings' part of NodeGroup.Status: where they were read,
+// their summary and their problems.
+func (s GroupSettings) Status() cloudprovider.GroupStatus {
+	return cloudprovider.GroupStatus{SettingsSource: s.Source, Settings: s.Summary(), SettingProblems: s.Problems}
 }
 
 // GetOptions is NodeGroup.GetOptions for a group with these settings: the
@@ -280,7 +267,7 @@ func ParseGroupSettings(source string, metadata map[string]string) GroupSettings
 	for _, key := range keys {
 		value := metadata[key]
 		bad := func(reason string, args ...any) {
-			s.Problems = append(s.Problems, SettingProblem{Key: key, Value: value, Reason: fmt.Sprintf(reason, args...)})
+			s.Problems = append(s.Problems, cloudprovider.SettingProblem{Key: key, Value: value, Reason: fmt.Sprintf(reason, args...)})
 		}
 		switch {
 		case strings.HasPrefix(key, OptionKeyPrefix):
@@ -334,12 +321,12 @@ func ParseGroupSettings(source string, metadata map[string]string) GroupSettings
 		}
 		if conflict {
 			for _, g := range given {
-				s.Problems = append(s.Problems, SettingProblem{Key: g.key, Value: g.value, Reason: "option " + name + " is set more than once with different values; none is used"})
+				s.Problems = append(s.Problems, cloudprovider.SettingProblem{Key: g.key, Value: g.value, Reason: "option " + name + " is set more than once with different values; none is used"})
 			}
 			continue
 		}
 		if reason := s.Options.set(name, given[0].value); reason != "" {
-			s.Problems = append(s.Problems, SettingProblem{Key: given[0].key, Value: given[0].value, Reason: reason})
+			s.Problems = append(s.Problems, cloudprovider.SettingProblem{Key: given[0].key, Value: given[0].value, Reason: reason})
 		}
 	}
 	sort.SliceStable(s.Problems, func(i, j int) bool { return s.Problems[i].Key < s.Problems[j].Key })
@@ -364,7 +351,7 @@ func nodeLabelResourceName(key string) (string, bool) {
 // resourceSeen remembers, per resource hint, the entry that set it, so a
 // resource given twice with different values (ambiguous: as for options,
 // neither is used) can be reported on both entries.
-type resourceSeen map[corev1.ResourceName]*SettingProblem
+type resourceSeen map[corev1.ResourceName]*cloudprovider.SettingProblem
 
 // addResource adds one resource hint from entry key=value.
 func (s *GroupSettings) addResource(name, key, value string, seen resourceSeen, bad func(string, ...any)) {
@@ -387,7 +374,7 @@ func (s *GroupSettings) addResource(name, key, value string, seen resourceSeen, 
 	rn := corev1.ResourceName(name)
 	first, dup := seen[rn]
 	if !dup {
-		seen[rn] = &SettingProblem{Key: key, Value: value}
+		seen[rn] = &cloudprovider.SettingProblem{Key: key, Value: value}
 		s.Hints.Resources[rn] = q
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // DefaultUnknownOutcomeWindow is how long a group's mutations are refused
@@ -167,12 +168,13 @@ func (g *MutationGuard) QuarantinedUntil() time.Time {
 	return until
 }
 
-// QuarantineReporter is implemented by node groups whose mutations a
-// MutationGuard runs, by delegating to it; the server counts the groups
-// currently quarantined for the quarantined-groups metric.
-type QuarantineReporter interface {
-	// QuarantinedUntil is MutationGuard.QuarantinedUntil of the group.
-	QuarantinedUntil() time.Time
+// Status is NodeGroup.Status of the group whose mutations g runs and whose
+// snapshot holds settings: the guard reports the quarantine it enforces, so
+// no provider reads it on its own.
+func (g *MutationGuard) Status(settings groupconfig.GroupSettings) cloudprovider.GroupStatus {
+	st := settings.Status()
+	st.QuarantinedUntil = g.QuarantinedUntil()
+	return st
 }
 
 // Attempts counts the mutations that took the lock, whatever their outcome:

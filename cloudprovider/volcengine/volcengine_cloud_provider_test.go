@@ -237,6 +237,12 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 				// stays unfilled and the provider shows a placeholder.
 				e.fake.SetCreateFailure(groupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock", NoInstances: true})
 			},
+			HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, ProviderIDPrefix)) },
+			// Refresh reads each group's desired number from DescribeScalingGroups.
+			InjectListingFault: func(f fakecloud.Fault) {
+				f.Operation = fakeapi.ActionDescribeScalingGroups
+				e.fake.AddFault(f)
+			},
 			FailEnrichmentLookups: func() {
 				// Keys without vpc:DescribeSubnets or ecs:DescribeImages (upstream
 				// never needed them) get AccessDenied on every call.

@@ -57,9 +57,6 @@ const (
 	templateTTL = 30 * time.Minute
 	// templateRetry is how soon a failed template fetch is tried again.
 	templateRetry = time.Minute
-	// deletingGrace is how long an instance we removed is reported as deleting
-	// even if the API still lists it as in service.
-	deletingGrace = 10 * time.Minute
 )
 
 // settingsSource names where per-group settings are read: the scaling

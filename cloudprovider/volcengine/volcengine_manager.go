@@ -176,9 +176,9 @@ type manager struct {
 	// seq counts mutations per group so a Refresh that raced with one does
 	// not overwrite its result with the older cloud answer.
 	seq map[string]uint64
-	// removed records instances whose removal the API accepted, so they are
-	// reported as deleting until the API stops listing them.
-	removed   map[string]time.Time
+	// removed holds instances whose removal the API accepted, reported as
+	// deleting under the shared rule (groupstate.DeletingSet).
+	removed   *groupstate.DeletingSet
 	templates map[string]*templateEntry
 	// changedAt is when we last set a group's desired number, truncated to
 	// the second (activity times have second precision).
@@ -206,7 +206,7 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 		groups:       map[string]*groupState{},
 		byInstance:   map[string]string{},
 		seq:          map[string]uint64{},
-		removed:      map[string]time.Time{},
+		removed:      groupstate.NewDeletingSet(groupstate.DeletingGrace, now),
 		templates:    map[string]*templateEntry{},
 		guards:       map[string]*groupstate.MutationGuard{},
 		listings:     map[string]groupListing{},
@@ -291,16 +291,24 @@ func (m *manager) reload(ctx context.Context, id string) error {
 	if cg == nil {
 		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s no longer exists", id)
 	}
+	start := m.now()
 	listed, err := m.api.ListScalingInstances(ctx, id)
 	if err != nil {
 		return fmt.Errorf("re-read instances of scaling group %s: %w", id, err)
 	}
-	now := m.now()
 	m.mu.Lock()
-	removed := make(map[string]bool, len(m.removed))
-	for iid, at := range m.removed {
-		removed[iid] = now.Sub(at) < deletingGrace
+	// The listing covers this group only: instances of other groups are
+	// left to their own listings.
+	ofGroup, inListing := map[string]bool{}, make(map[string]bool, len(listed))
+	if g, ok := m.groups[id]; ok {
+		for _, in := range g.instances {
+			ofGroup[in.id] = true
+		}
 	}
+	for _, si := range listed {
+		ofGroup[si.ID], inListing[si.ID] = true, true
+	}
+	m.removed.Reconcile(start, func(iid string) bool { return !ofGroup[iid] || inListing[iid] })
 	for _, si := range listed {
 		if _, known := m.byInstance[si.ID]; !known {
 			m.byInstance[si.ID] = id
@@ -328,7 +336,7 @@ func (m *manager) reload(ctx context.Context, id string) error {
 		fresh := make([]instanceState, 0, len(listed)+len(placeholders))
 		for _, si := range listed {
 			in := instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: old[si.ID].failure}
-			in.removing = removed[si.ID] && isLive(si.Status)
+			in.removing = m.removed.Holds(si.ID) && isLive(si.Status)
 			fresh = append(fresh, in)
 		}
 		g.instances = append(fresh, placeholders...)
@@ -342,14 +350,7 @@ func (m *manager) reload(ctx context.Context, id string) error {
 }
 
 // markRemoved records accepted removals.
-func (m *manager) markRemoved(ids []string) {
-	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, id := range ids {
-		m.removed[id] = now
-	}
-}
+func (m *manager) markRemoved(ids []string) { m.removed.Add(ids...) }
 
 // Refresh takes a new snapshot: group descriptions (groupCatalog: one page
 // of DescribeScalingGroups in rotation, more only where needed), instance
@@ -422,13 +423,17 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	byInstance := map[string]string{}
 	for _, id := range order {
 		gs := next[id]
-		for i := range gs.instances {
-			in := &gs.instances[i]
+		for _, in := range gs.instances {
 			listed[in.id] = true
 			byInstance[in.id] = id
-			if at, ok := m.removed[in.id]; ok && isLive(in.status) && start.Sub(at) < deletingGrace {
-				in.removing = true
-			}
+		}
+	}
+	m.removed.Reconcile(start, func(id string) bool { return listed[id] })
+	for _, id := range order {
+		gs := next[id]
+		for i := range gs.instances {
+			in := &gs.instances[i]
+			in.removing = m.removed.Holds(in.id) && isLive(in.status)
 		}
 		if gs.hasDesired() {
 			gs.target = gs.cloud.Desired
@@ -440,11 +445,6 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 			// than what the API told us.
 			gs.target = old.target
 			gs.cloud.Desired = old.cloud.Desired
-		}
-	}
-	for id, at := range m.removed {
-		if !listed[id] || start.Sub(at) >= deletingGrace {
-			delete(m.removed, id)
 		}
 	}
 	for id := range m.templates {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -418,12 +417,13 @@ func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	return g.settings.GetOptions(defaults)
 }
 
-// Settings implements groupconfig.SettingsReporter.
-func (n *nodeGroup) Settings() groupconfig.GroupSettings {
+// Status implements cloudprovider.NodeGroup.
+func (n *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
+	settings := groupconfig.GroupSettings{Source: settingsSource}
 	if g, ok := n.m.group(n.id); ok {
-		return g.settings
+		settings = g.settings
 	}
-	return groupconfig.GroupSettings{Source: settingsSource}
+	return n.m.guard(n.id).Status(settings)
 }
 
 // noteRemoved applies accepted removals to the snapshot: the instances show as
@@ -449,6 +449,3 @@ func (n *nodeGroup) noteRemoved(ids []string, target int) {
 		}
 	})
 }
-
-// QuarantinedUntil implements groupstate.QuarantineReporter.
-func (n *nodeGroup) QuarantinedUntil() time.Time { return n.m.guard(n.id).QuarantinedUntil() }

@@ -383,7 +383,7 @@ func TestRemovedInstanceStaysDeletingWhileCloudLags(t *testing.T) {
 	if st := state(); st != 0 {
 		t.Fatalf("victim still listed (%v) after the API dropped it", st)
 	}
-	if len(e.p.m.removed) != 0 {
+	if e.p.m.removed.Len() != 0 {
 		t.Fatalf("removal bookkeeping not cleared: %v", e.p.m.removed)
 	}
 }

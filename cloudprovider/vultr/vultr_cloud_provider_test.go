@@ -239,6 +239,12 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 				"AddFailedInstance": "VKE reports no node that failed to start: a node is pending, active, suspended or closed (instanceStatus)",
 				"FailNextScaleUp":   "VKE reports no failed scale-up, so the provider shows no failed slots: requested nodes not listed yet count only in TargetSize",
 			},
+			HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, ProviderIDPrefix)) },
+			// Refresh reads every pool's node_quantity from the pool list.
+			InjectListingFault: func(f fakecloud.Fault) {
+				f.Method, f.Operation = http.MethodGet, "GET /v2/kubernetes/clusters/{id}/node-pools"
+				e.fake.AddFault(f)
+			},
 			// Plans are the template itself, not an enrichment: no such lookup.
 			FailEnrichmentLookups: nil,
 			ClearFaults:           e.fake.ClearFaults,

@@ -107,7 +107,7 @@ func (m *manager) lookupRefresh(ctx context.Context) error {
 // refreshLocked is Refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context) error {
 
-	startSeq := m.mutations.Load()
+	startSeq, start := m.mutations.Load(), m.now()
 	pools, err := m.client.ListNodePools(ctx, m.clusterID)
 	if err != nil {
 		return fmt.Errorf("refresh node pools of VKE cluster %s: %w", m.clusterID, err)
@@ -150,7 +150,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 		if g == nil {
 			g = newNodeGroup(m, s.pool.ID)
 		}
-		g.update(ctx, s.pool, s.min, s.max, startSeq)
+		g.update(ctx, s.pool, s.min, s.max, startSeq, start)
 		groups[g.id] = g
 		order = append(order, g.id)
 		for _, n := range s.pool.Nodes {

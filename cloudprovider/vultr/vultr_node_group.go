@@ -38,8 +38,9 @@ type nodeGroup struct {
 	target   int
 	nodes    []vultrapi.Node
 	// deleting holds nodes whose DELETE Vultr accepted; they are reported as
-	// deleting and excluded from counts until a list no longer shows them.
-	deleting map[string]time.Time
+	// deleting and excluded from counts under the shared rule
+	// (groupstate.DeletingSet).
+	deleting *groupstate.DeletingSet
 	// lastMutation is the manager's mutation counter after our last change.
 	lastMutation uint64
 	removed      bool
@@ -48,15 +49,15 @@ type nodeGroup struct {
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, guard: groupstate.NewMutationGuard(id, m.guardOpts), deleting: map[string]time.Time{}}
+	return &nodeGroup{m: m, id: id, guard: groupstate.NewMutationGuard(id, m.guardOpts), deleting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now)}
 }
 
 // update folds a listed pool into the group. When the group was mutated after
 // the list was requested, the listed quantity may predate the mutation, so the
 // local target stands until the next list. It waits for a running mutation so
 // a mutation's accounting never interleaves with a list; if ctx ends first,
-// the group keeps its previous state.
-func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, minSize, maxSize int, startSeq uint64) {
+// the group keeps its previous state. start is when the list began.
+func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, minSize, maxSize int, startSeq uint64, start time.Time) {
 	unlock, err := g.guard.Lock(ctx)
 	if err != nil {
 		klog.ErrorS(err, "Keeping the previous snapshot of a busy node pool", "provider", ProviderName, "nodeGroup", g.id)
@@ -70,22 +71,18 @@ func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, minSize, ma
 	if g.lastMutation <= startSeq {
 		g.target = p.NodeQuantity
 	}
-	g.setNodes(p.Nodes)
+	g.setNodes(p.Nodes, start)
 }
 
-// setNodes replaces the node list and forgets deletions the cloud completed;
-// callers hold g.mu.
-func (g *nodeGroup) setNodes(nodes []vultrapi.Node) {
+// setNodes replaces the node list with one read at start and applies it to
+// the deleting set; callers hold g.mu.
+func (g *nodeGroup) setNodes(nodes []vultrapi.Node, start time.Time) {
 	g.nodes = nodes
 	listed := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		listed[n.ID] = true
 	}
-	for id := range g.deleting {
-		if !listed[id] {
-			delete(g.deleting, id)
-		}
-	}
+	g.deleting.Reconcile(start, func(id string) bool { return listed[id] })
 }
 
 func (g *nodeGroup) markRemoved() {
@@ -98,7 +95,7 @@ func (g *nodeGroup) markRemoved() {
 func (g *nodeGroup) liveCount(nodes []vultrapi.Node) int {
 	n := 0
 	for _, node := range nodes {
-		if _, del := g.deleting[node.ID]; !del && !strings.EqualFold(node.Status, "closed") {
+		if !g.deleting.Holds(node.ID) && !strings.EqualFold(node.Status, "closed") {
 			n++
 		}
 	}
@@ -141,11 +138,12 @@ func (g *nodeGroup) Debug(context.Context) string {
 	return d
 }
 
-// Settings implements groupconfig.SettingsReporter.
-func (g *nodeGroup) Settings() groupconfig.GroupSettings {
+// Status implements cloudprovider.NodeGroup.
+func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.settings
+	settings := g.settings
+	g.mu.Unlock()
+	return g.guard.Status(settings)
 }
 
 // TargetSize implements cloudprovider.NodeGroup.
@@ -216,6 +214,7 @@ func (g *nodeGroup) checkDecrease(delta int, nodes []vultrapi.Node) error {
 // setQuantity PATCHes node_quantity and applies Vultr's answer to the
 // snapshot; callers hold the mutation lock but not g.mu.
 func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int) error {
+	start := g.m.now()
 	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, g.id, want)
 	if err != nil {
 		return fmt.Errorf("%s node pool %s from %d to %d: %w", verb, g.id, from, want, err)
@@ -230,7 +229,7 @@ func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.target = want
-	g.setNodes(np.Nodes)
+	g.setNodes(np.Nodes, start)
 	g.lastMutation = g.m.mutations.Add(1)
 	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
 	return nil
@@ -239,13 +238,14 @@ func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int
 // readPool re-reads the pool and adopts Vultr's node_quantity and nodes;
 // callers hold the mutation lock only.
 func (g *nodeGroup) readPool(ctx context.Context) error {
+	start := g.m.now()
 	fresh, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.id)
 	if err != nil {
 		return err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.setNodes(fresh.Nodes)
+	g.setNodes(fresh.Nodes, start)
 	g.target = fresh.NodeQuantity
 	g.lastMutation = g.m.mutations.Add(1)
 	return nil
@@ -293,15 +293,13 @@ func (g *nodeGroup) deleteNode(ctx context.Context, id string, done []string) er
 			// unknown now; the guard makes the next mutation re-read the
 			// pool first (a NotFound answer), so a later delete is not
 			// checked against a target one too high.
-			g.mu.Lock()
-			g.deleting[id] = g.m.now()
-			g.mu.Unlock()
+			g.deleting.Add(id)
 		}
 		return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w", id, g.id, idList(done), err)
 	}
 	g.mu.Lock()
 	g.target--
-	g.deleting[id] = g.m.now()
+	g.deleting.Add(id)
 	g.lastMutation = g.m.mutations.Add(1)
 	target := g.target
 	g.mu.Unlock()
@@ -334,7 +332,7 @@ func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, 
 			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
 		seen[id] = true
-		if _, already := g.deleting[id]; already {
+		if g.deleting.Holds(id) {
 			// CA re-sends failed instances every loop until they vanish; the
 			// DELETE was accepted already and the target lowered once.
 			continue
@@ -416,7 +414,7 @@ func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 	out := make([]cloudprovider.Instance, 0, len(g.nodes))
 	for _, n := range g.nodes {
 		st := instanceStatus(n.Status)
-		if _, del := g.deleting[n.ID]; del {
+		if g.deleting.Holds(n.ID) {
 			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
 		}
 		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, n.ID), Status: st})
@@ -444,6 +442,3 @@ func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 	defer g.mu.Unlock()
 	return g.settings.GetOptions(defaults)
 }
-
-// QuarantinedUntil implements groupstate.QuarantineReporter.
-func (g *nodeGroup) QuarantinedUntil() time.Time { return g.guard.QuarantinedUntil() }

@@ -210,6 +210,10 @@ func (g *fakeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 	return append([]cloudprovider.Instance(nil), g.instances...), nil
 }
 
+func (g *fakeGroup) Status(context.Context) cloudprovider.GroupStatus {
+	return cloudprovider.GroupStatus{}
+}
+
 func (g *fakeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	if g.template == nil {
 		return nil, cloudprovider.ErrNotImplemented

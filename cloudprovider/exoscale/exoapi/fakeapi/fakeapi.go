@@ -86,6 +86,8 @@ type Server struct {
 	types     map[string]*exoapi.InstanceType
 	ops       map[string]*operation
 	opFaults  []opFault
+	// heldRemovals are the instances whose removal HoldRemoval delays.
+	heldRemovals map[string]bool
 }
 
 type cluster struct {
@@ -116,6 +118,11 @@ type pool struct {
 type instance struct {
 	id, name, poolID, typeID, state string
 	createdAt, readyAt, goneAt      time.Time
+	// lagging is an evicted member the lists still show with state
+	// listedAs, its state before the eviction, until Settle
+	// (Server.HoldRemoval).
+	lagging  bool
+	listedAs string
 }
 
 type operation struct {
@@ -164,6 +171,8 @@ func New(opts Options) *Server {
 		instances: map[string]*instance{},
 		types:     map[string]*exoapi.InstanceType{},
 		ops:       map[string]*operation{},
+
+		heldRemovals: map[string]bool{},
 	}
 	s.API = fakecloud.NewAPI(fakecloud.APIConfig{
 		Routes:        http.HandlerFunc(s.serve),
@@ -368,7 +377,7 @@ func (s *Server) advanceLocked(now time.Time, force bool) {
 				in.state = InstanceRunning
 			}
 		case InstanceDestroying:
-			if force || !now.Before(in.goneAt) {
+			if force || (!in.lagging && !now.Before(in.goneAt)) {
 				delete(s.instances, id)
 				if p := s.pools[in.poolID]; p != nil {
 					p.members = remove(p.members, id)
@@ -404,7 +413,7 @@ func (s *Server) poolStateLocked(p *pool) string {
 	}
 	state := PoolRunning
 	for _, id := range p.members {
-		switch s.instances[id].state {
+		switch s.instances[id].listedState() {
 		case InstanceStarting:
 			return PoolScalingUp
 		case InstanceDestroying:
@@ -512,4 +521,31 @@ func (s *Server) LaunchInstance(poolID string) (string, error) {
 	in.state = InstanceRunning
 	p.size = max(p.size, live+1)
 	return in.id, nil
+}
+
+// HoldRemoval makes the removal of instance id (an eviction or a shrinking
+// scale), once accepted, leave the instance listed as it was until Settle:
+// a removal the cloud took while its lists have not caught up. The instance
+// no longer counts toward the pool meanwhile.
+func (s *Server) HoldRemoval(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.heldRemovals[id] = true
+}
+
+// destroyLocked starts removing in, or holds its removal (HoldRemoval).
+func (s *Server) destroyLocked(in *instance, now time.Time) {
+	if s.heldRemovals[in.id] {
+		delete(s.heldRemovals, in.id)
+		in.lagging, in.listedAs = true, in.state
+	}
+	in.state, in.goneAt = InstanceDestroying, now.Add(s.opts.RemovalDelay)
+}
+
+// listedState is the state the lists show for in.
+func (in *instance) listedState() string {
+	if in.lagging {
+		return in.listedAs
+	}
+	return in.state
 }

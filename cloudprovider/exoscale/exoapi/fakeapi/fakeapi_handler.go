@@ -301,7 +301,7 @@ func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiEr
 				}
 				in := s.instances[id]
 				if in.state != InstanceDestroying {
-					in.state, in.goneAt = InstanceDestroying, s.opts.Now().Add(s.opts.RemovalDelay)
+					s.destroyLocked(in, s.opts.Now())
 					live--
 				}
 			}
@@ -324,8 +324,7 @@ func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiEr
 		}
 		apply = func() {
 			for _, id := range req.Instances {
-				in := s.instances[id]
-				in.state, in.goneAt = InstanceDestroying, now.Add(s.opts.RemovalDelay)
+				s.destroyLocked(s.instances[id], now)
 			}
 			p.size -= len(req.Instances)
 		}
@@ -428,7 +427,7 @@ func (s *Server) poolJSON(p *pool) poolJSON {
 }
 
 func (s *Server) instanceJSON(in *instance) instanceJSON {
-	out := instanceJSON{ID: in.id, Name: in.name, State: in.state, CreatedAt: in.createdAt.UTC().Format(time.RFC3339)}
+	out := instanceJSON{ID: in.id, Name: in.name, State: in.listedState(), CreatedAt: in.createdAt.UTC().Format(time.RFC3339)}
 	if in.poolID != "" {
 		out.Manager = &manager{ID: in.poolID, Type: exoapi.ManagerTypeInstancePool}
 	}

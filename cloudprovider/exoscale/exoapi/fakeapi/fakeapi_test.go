@@ -201,3 +201,25 @@ func TestScaleToZeroAccepted(t *testing.T) {
 		t.Fatalf("pool size %d with %d members, want empty", p.Size, len(p.Members))
 	}
 }
+
+func TestHoldRemovalKeepsListingUntilSettle(t *testing.T) {
+	t.Parallel()
+	s, base, c, pool := newFake(t, Options{RemovalDelay: time.Second})
+	p, _ := s.Pool(pool)
+	victim := p.Members[0].ID
+	s.HoldRemoval(victim)
+	if status, _ := do(t, base, "PUT", "/instance-pool/"+pool+":evict", `{"instances":["`+victim+`"]}`); status != 200 {
+		t.Fatalf("evict: %d", status)
+	}
+	c.Advance(time.Hour)
+	if _, got := do(t, base, "GET", "/instance/"+victim, ""); got["state"] != InstanceRunning {
+		t.Fatalf("held removal lists the victim as %v, want running", got["state"])
+	}
+	if p, _ = s.Pool(pool); p.Size != 1 || p.State != PoolRunning || len(p.Members) != 2 {
+		t.Fatalf("held removal: %+v, want size 1, running, the victim still a member", p)
+	}
+	s.Settle()
+	if _, ok := s.Instance(victim); ok {
+		t.Fatal("the victim survived Settle")
+	}
+}

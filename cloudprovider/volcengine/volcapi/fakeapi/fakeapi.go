@@ -100,6 +100,11 @@ type Instance struct {
 	failing bool
 	// errorSince is when the instance went to Error.
 	errorSince time.Time
+	// lagging is a removed instance the listing still shows with status
+	// listedAs, its status before the removal, until Settle
+	// (Server.HoldRemoval).
+	lagging  bool
+	listedAs string
 }
 
 // RelatedInstance is an instance touched by a scaling activity.
@@ -213,6 +218,8 @@ type Server struct {
 	totalCountSkew int
 	// nextCheck is when the service's periodic check runs next.
 	nextCheck time.Time
+	// heldRemovals are the instances whose removal HoldRemoval delays.
+	heldRemovals map[string]bool
 }
 
 // New returns an empty fake.
@@ -254,6 +261,7 @@ func newStore(opts Options) *Server {
 		images:         map[string]*Image{},
 		instances:      map[string]*Instance{},
 		createFailures: map[string]CreateFailure{},
+		heldRemovals:   map[string]bool{},
 	}
 }
 
@@ -468,4 +476,22 @@ func (s *Server) ReplaceInstance(groupID string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("fakeapi: scaling group %q has no InService instance to replace", groupID)
+}
+
+// HoldRemoval makes the removal of instance id, once accepted, leave the
+// instance listed as it was (its status before the removal) until Settle:
+// a removal the service took while DescribeScalingInstances has not caught
+// up. The instance no longer counts as live meanwhile.
+func (s *Server) HoldRemoval(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.heldRemovals[id] = true
+}
+
+// listedStatus is the status DescribeScalingInstances shows for inst.
+func listedStatus(inst Instance) string {
+	if inst.lagging {
+		return inst.listedAs
+	}
+	return inst.Status
 }

@@ -106,12 +106,12 @@ func (s *Server) describeScalingInstances(r *params) (any, *apiError) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	matched := matching(s.instancesOfLocked(g.ID), func(inst Instance) bool { return ids(inst.ID) && status(inst.Status) })
+	matched := matching(s.instancesOfLocked(g.ID), func(inst Instance) bool { return ids(inst.ID) && status(listedStatus(inst)) })
 	return listResult(p, s.totalCountSkew, "ScalingInstances", matched, func(inst Instance) map[string]any {
 		return map[string]any{
 			"InstanceId":             inst.ID,
 			"ScalingGroupId":         inst.GroupID,
-			"Status":                 inst.Status,
+			"Status":                 listedStatus(inst),
 			"ZoneId":                 inst.ZoneID,
 			"CreationType":           "AutoCreated",
 			"Entrusted":              true,
@@ -235,6 +235,10 @@ func (s *Server) removeInstances(r *params) (any, *apiError) {
 	now := s.opts.Now()
 	for _, id := range ids {
 		inst := s.instances[id]
+		if s.heldRemovals[id] {
+			delete(s.heldRemovals, id)
+			inst.lagging, inst.listedAs = true, inst.Status
+		}
 		inst.Status = StatusRemoving
 		inst.goneAt = now.Add(s.opts.RemoveDelay)
 	}

@@ -94,7 +94,7 @@ func (s *Server) progressLocked(now time.Time) {
 				s.finishProvisionLocked(inst)
 			}
 		case StatusRemoving, StatusRemoveWait:
-			if !now.Before(inst.goneAt) {
+			if !inst.lagging && !now.Before(inst.goneAt) {
 				delete(s.instances, id)
 			}
 		}

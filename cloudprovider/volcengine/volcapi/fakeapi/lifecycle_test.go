@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"net/url"
 	"testing"
 	"time"
 
@@ -65,5 +66,33 @@ func TestNoDesiredGroupNotReconciled(t *testing.T) {
 	s.Reconcile()
 	if n := len(s.Instances("scg-a")); n != 0 {
 		t.Fatalf("%d instances created for a group without desired number", n)
+	}
+}
+
+func TestHoldRemovalKeepsListingUntilSettle(t *testing.T) {
+	t.Parallel()
+	clock := fakecloud.NewManualClock(time.Unix(0, 0))
+	s := New(Options{Now: clock.Now, RemoveDelay: time.Second})
+	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2, LifecycleState: "Active"})
+	s.Settle()
+	victim := s.Instances("scg-a")[0].ID
+	s.HoldRemoval(victim)
+	s.mu.Lock()
+	_, aerr := s.removeInstances(&params{q: url.Values{"ScalingGroupId": {"scg-a"}, "InstanceIds.1": {victim}}})
+	s.mu.Unlock()
+	if aerr != nil {
+		t.Fatal(aerr)
+	}
+	clock.Advance(time.Hour)
+	listed := map[string]string{}
+	for _, in := range s.Instances("scg-a") {
+		listed[in.ID] = listedStatus(in)
+	}
+	if g, _ := s.Group("scg-a"); g.Desired != 1 || listed[victim] != StatusInService || len(listed) != 2 {
+		t.Fatalf("held removal: desired %d, listed %v, want 1 and the victim still InService", g.Desired, listed)
+	}
+	s.Settle()
+	if got := s.Instances("scg-a"); len(got) != 1 || got[0].ID == victim {
+		t.Fatalf("after Settle: %+v, want the victim gone", got)
 	}
 }

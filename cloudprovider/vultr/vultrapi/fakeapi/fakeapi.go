@@ -155,6 +155,8 @@ type Server struct {
 	// misreportQuantity, when non-zero, is the node_quantity the next
 	// accepted PATCH answers with instead of the real one.
 	misreportQuantity int
+	// heldRemovals are the nodes whose deletion HoldRemoval delays.
+	heldRemovals map[string]bool
 }
 
 // New returns a fake with no clusters. Start serves it on a loopback port and
@@ -177,6 +179,8 @@ func New(opts Options) *Server {
 		token:    opts.Token,
 		clusters: map[string]*cluster{},
 		rnd:      rand.New(rand.NewSource(opts.Seed)),
+
+		heldRemovals: map[string]bool{},
 	}
 	s.API = fakecloud.NewAPI(fakecloud.APIConfig{
 		Routes:     http.HandlerFunc(s.serve),

@@ -339,3 +339,26 @@ func TestOfficialSDKAgainstFake(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestHoldRemovalKeepsListingUntilSettle(t *testing.T) {
+	t.Parallel()
+	s, clock := newFake(t, fakeapi.Options{CloseLinger: time.Second})
+	p, err := s.AddPool(cid, fakeapi.PoolSpec{ID: "p1", Label: "web", Plan: "vc2-1c-2gb", Quantity: 3, Min: 1, Max: 9, AutoScaler: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := p.Nodes[0].ID
+	s.HoldRemoval(victim)
+	if resp, body := do(t, s, "DELETE", "/v2/kubernetes/clusters/c1/node-pools/p1/nodes/"+victim, "Bearer "+tok, ""); resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
+	}
+	clock.Advance(time.Hour)
+	v, _ := s.Pool(cid, "p1")
+	if v.Quantity != 2 || len(v.Nodes) != 3 || v.Nodes[0].ID != victim || v.Nodes[0].Status != "active" {
+		t.Fatalf("held removal: quantity %d nodes %+v, want 2 and the victim still listed active", v.Quantity, v.Nodes)
+	}
+	s.Settle()
+	if v, _ = s.Pool(cid, "p1"); len(v.Nodes) != 2 {
+		t.Fatalf("after Settle: %+v, want the victim gone", v.Nodes)
+	}
+}

@@ -12,6 +12,9 @@ type node struct {
 	activeAt  time.Time
 	closed    bool
 	removeAt  time.Time
+	// lagging is a deleted node the listing still shows as it was, until
+	// Settle (Server.HoldRemoval).
+	lagging bool
 }
 
 type pool struct {
@@ -82,7 +85,7 @@ func (s *Server) findPool(clusterID, poolID string) *pool {
 func (s *Server) advance(p *pool, now time.Time) {
 	kept := p.nodes[:0]
 	for _, n := range p.nodes {
-		if n.closed && !now.Before(n.removeAt) {
+		if n.closed && !n.lagging && !now.Before(n.removeAt) {
 			continue
 		}
 		kept = append(kept, n)
@@ -92,7 +95,7 @@ func (s *Server) advance(p *pool, now time.Time) {
 
 func nodeStatus(n *node, now time.Time) (string, bool) {
 	switch {
-	case n.closed:
+	case n.closed && !n.lagging:
 		return "closed", true
 	case now.Before(n.appearAt):
 		return "", false
@@ -113,8 +116,14 @@ func (s *Server) view(p *pool, now time.Time) PoolView {
 	return v
 }
 
-// removeNode marks n closed (or drops it) and lowers the quantity.
+// removeNode marks n closed (or drops it); a node HoldRemoval named stays
+// listed as it was until Settle.
 func (s *Server) removeNode(p *pool, n *node, now time.Time) {
+	if s.heldRemovals[n.id] {
+		delete(s.heldRemovals, n.id)
+		n.closed, n.lagging = true, true
+		return
+	}
 	if s.opts.CloseLinger > 0 {
 		n.closed, n.removeAt = true, now.Add(s.opts.CloseLinger)
 	} else {
@@ -171,4 +180,14 @@ func (s *Server) LaunchInstance(clusterID, poolID string) (NodeView, error) {
 	p.nodes = append(p.nodes, n)
 	p.quantity = max(p.quantity, live+1)
 	return NodeView{ID: n.id, Label: n.label, Status: "active"}, nil
+}
+
+// HoldRemoval makes the deletion of node id, once accepted, leave the node
+// listed as it was (pending or active) until Settle: a removal VKE took
+// while its listing has not caught up. The node no longer counts toward
+// the pool's nodes meanwhile.
+func (s *Server) HoldRemoval(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.heldRemovals[id] = true
 }

@@ -1,0 +1,240 @@
+package externalgrpc
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+)
+
+// reportingProvider decorates the provider a Server serves with what is
+// reported about its node groups: after each successful refresh, every
+// group's sizes, instances by state and settings problems (counted, and
+// logged when they change) and the number of quarantined groups; after each
+// mutation a group runs, the quarantined groups again and, when the change
+// was applied, the group's sizes. A failed refresh is counted.
+//
+// Like a metrics decorator around a cloud provider, it observes the calls
+// as they return instead of the server walking the groups again through
+// optional interfaces: everything it reads is in the NodeGroup contract
+// (sizes, Nodes, Status), so every provider is reported alike and no
+// provider holds reporting code. The requests themselves (a mutation's log
+// line and outcome count, per-RPC metrics) stay with the handlers, which
+// also see the requests refused before they reach a group.
+type reportingProvider struct {
+	cloudprovider.CloudProvider
+	metrics *metrics.Metrics
+
+	// settingsLogged holds each group's settings as last logged, so they
+	// are logged when they change, not after every refresh.
+	settingsMu     sync.Mutex
+	settingsLogged map[string]string
+}
+
+// withReporting decorates p; m may be nil (the settings are still logged).
+// Decorate a provider once, or everything is reported twice.
+func withReporting(p cloudprovider.CloudProvider, m *metrics.Metrics) *reportingProvider {
+	return &reportingProvider{CloudProvider: p, metrics: m}
+}
+
+// Refresh refreshes the provider, then reports every group from the new
+// snapshot. After a failed refresh the figures of the last good one stay.
+func (r *reportingProvider) Refresh(ctx context.Context) error {
+	if err := r.CloudProvider.Refresh(ctx); err != nil {
+		r.metrics.RefreshFailed()
+		return err
+	}
+	groups, err := r.CloudProvider.NodeGroups(ctx)
+	if err != nil {
+		// The refresh itself succeeded; the last figures stay.
+		return nil
+	}
+	statuses := groupStatuses(ctx, groups)
+	r.reportSizes(ctx, groups)
+	r.reportQuarantined(statuses)
+	r.reportSettings(ctx, groups, statuses)
+	return nil
+}
+
+// NodeGroups returns the provider's groups, decorated so their mutations
+// are reported.
+func (r *reportingProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
+	groups, err := r.CloudProvider.NodeGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cloudprovider.NodeGroup, len(groups))
+	for i, g := range groups {
+		out[i] = reportedGroup{NodeGroup: g, r: r}
+	}
+	return out, nil
+}
+
+// nodeGroup returns the group with id, decorated, or ErrNodeGroupNotFound.
+// Only the group found is decorated: the handlers resolve a group for most
+// requests, and decorating every group each time would cost an allocation
+// per group per request.
+func (r *reportingProvider) nodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	groups, err := r.CloudProvider.NodeGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if g.Id(ctx) == id {
+			return reportedGroup{NodeGroup: g, r: r}, nil
+		}
+	}
+	return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node group %q", id)
+}
+
+// NodeGroupForNode returns the provider's answer, its group decorated.
+func (r *reportingProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+	g, err := r.CloudProvider.NodeGroupForNode(ctx, node)
+	if g == nil || err != nil {
+		// Returned as is: a decorated nil would not compare equal to nil.
+		return g, err
+	}
+	return reportedGroup{NodeGroup: g, r: r}, nil
+}
+
+// reportedGroup is a group of a reportingProvider: each mutation is
+// reported when it returns (mutated).
+type reportedGroup struct {
+	cloudprovider.NodeGroup
+	r *reportingProvider
+}
+
+// IncreaseSize implements cloudprovider.NodeGroup.
+func (g reportedGroup) IncreaseSize(ctx context.Context, delta int) error {
+	return g.r.mutated(ctx, g.NodeGroup, g.NodeGroup.IncreaseSize(ctx, delta))
+}
+
+// DeleteNodes implements cloudprovider.NodeGroup.
+func (g reportedGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+	return g.r.mutated(ctx, g.NodeGroup, g.NodeGroup.DeleteNodes(ctx, nodes))
+}
+
+// DecreaseTargetSize implements cloudprovider.NodeGroup.
+func (g reportedGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	return g.r.mutated(ctx, g.NodeGroup, g.NodeGroup.DecreaseTargetSize(ctx, delta))
+}
+
+// mutated reports what a mutation of g that returned err left, and returns
+// err: the quarantined groups whatever the outcome (an unknown one starts a
+// quarantine, and a refusal may be one), and g's sizes when the change was
+// applied.
+func (r *reportingProvider) mutated(ctx context.Context, g cloudprovider.NodeGroup, err error) error {
+	if r.metrics == nil {
+		return err
+	}
+	if groups, gerr := r.CloudProvider.NodeGroups(ctx); gerr == nil {
+		r.reportQuarantined(groupStatuses(ctx, groups))
+	}
+	if err == nil {
+		r.metrics.SetGroupSize(groupSize(ctx, g))
+	}
+	return err
+}
+
+func groupStatuses(ctx context.Context, groups []cloudprovider.NodeGroup) []cloudprovider.GroupStatus {
+	out := make([]cloudprovider.GroupStatus, len(groups))
+	for i, g := range groups {
+		out[i] = g.Status(ctx)
+	}
+	return out
+}
+
+// reportSizes replaces every group's sizes and instance counts.
+func (r *reportingProvider) reportSizes(ctx context.Context, groups []cloudprovider.NodeGroup) {
+	if r.metrics == nil {
+		return
+	}
+	sizes := make([]metrics.GroupSize, 0, len(groups))
+	instances := make(map[string]metrics.InstanceCounts, len(groups))
+	for _, g := range groups {
+		sizes = append(sizes, groupSize(ctx, g))
+		instances[g.Id(ctx)] = instanceCounts(ctx, g)
+	}
+	r.metrics.SetGroupSizes(sizes)
+	r.metrics.SetGroupInstances(instances)
+}
+
+// reportQuarantined counts the groups refusing changes right now.
+func (r *reportingProvider) reportQuarantined(statuses []cloudprovider.GroupStatus) {
+	n := 0
+	for _, st := range statuses {
+		// QuarantinedUntil is zero unless the guard's clock is inside the window.
+		if !st.QuarantinedUntil.IsZero() {
+			n++
+		}
+	}
+	r.metrics.SetQuarantinedGroups(n)
+}
+
+// instanceCounts counts a group's listed instances by state, as CA reads
+// them: no state is running, and a creating instance with error info failed.
+func instanceCounts(ctx context.Context, g cloudprovider.NodeGroup) metrics.InstanceCounts {
+	var c metrics.InstanceCounts
+	list, err := g.Nodes(ctx)
+	if err != nil {
+		return c
+	}
+	for _, in := range list {
+		state := cloudprovider.InstanceRunning
+		if in.Status != nil && in.Status.State != 0 {
+			state = in.Status.State
+		}
+		switch {
+		case state == cloudprovider.InstanceCreating && in.Status.ErrorInfo != nil && in.Status.ErrorInfo.ErrorCode != "":
+			c.Failed++
+		case state == cloudprovider.InstanceCreating:
+			c.Creating++
+		case state == cloudprovider.InstanceDeleting:
+			c.Deleting++
+		default:
+			c.Running++
+		}
+	}
+	return c
+}
+
+// reportSettings logs and counts, per group, the settings in the cloud's
+// metadata that the provider ignored as malformed. This is the one place it
+// happens for every provider; a provider only lists the problems.
+func (r *reportingProvider) reportSettings(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
+	counts := make(map[string]int, len(groups))
+	r.settingsMu.Lock()
+	defer r.settingsMu.Unlock()
+	last := r.settingsLogged
+	r.settingsLogged = make(map[string]string, len(groups))
+	for i, g := range groups {
+		id, st := g.Id(ctx), statuses[i]
+		counts[id] = len(st.SettingProblems)
+		text := []string{st.Settings}
+		for _, p := range st.SettingProblems {
+			text = append(text, p.String())
+		}
+		joined := strings.Join(text, "\n")
+		r.settingsLogged[id] = joined
+		if joined == last[id] {
+			continue
+		}
+		for _, p := range st.SettingProblems {
+			klog.InfoS("Ignoring a malformed per-group setting", "nodeGroup", id, "source", st.SettingsSource, "key", p.Key, "value", p.Value, "reason", p.Reason)
+		}
+		if st.Settings != "" {
+			klog.InfoS("Per-group settings", "nodeGroup", id, "settings", st.Settings)
+		}
+	}
+	r.metrics.SetSettingErrors(counts)
+}
+
+func groupSize(ctx context.Context, g cloudprovider.NodeGroup) metrics.GroupSize {
+	target, _ := g.TargetSize(ctx)
+	return metrics.GroupSize{ID: g.Id(ctx), Min: g.MinSize(ctx), Max: g.MaxSize(ctx), Target: target}
+}
