@@ -184,10 +184,14 @@ func (c *config) validate() (registry.Registration, externalgrpc.Address, error)
 	return reg, addr, nil
 }
 
-// buildOptions also sets the process-wide outcome-unknown window every
-// MutationGuard reads, as the provider is built right after.
+// buildOptions is what the provider is built from, as the flags set it.
 func (c *config) buildOptions(m *metrics.Metrics) registry.BuildOptions {
-	groupstate.SetUnknownOutcomeWindow(c.unknownOutcomeWindow)
+	window := c.unknownOutcomeWindow
+	if window == 0 {
+		// The flag's 0 turns the quarantine off; the option's zero means
+		// the default.
+		window = groupstate.NoUnknownOutcomeWindow
+	}
 	return registry.BuildOptions{
 		CloudConfig:                 c.cloudConfig,
 		NodeGroupSpecs:              c.nodes,
@@ -202,6 +206,7 @@ func (c *config) buildOptions(m *metrics.Metrics) registry.BuildOptions {
 		NodeLookupFailed:            m.NodeLookupFailed(c.provider),
 		NodeIdentityMismatch:        m.NodeIdentityMismatch,
 		SimulateFaults:              c.simulateFaults,
+		Guard:                       groupstate.GuardOptions{UnknownOutcomeWindow: window},
 	}
 }
 

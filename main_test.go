@@ -25,6 +25,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/inspect"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
@@ -76,6 +77,22 @@ func TestRateLimitDefaultsToTheCloud(t *testing.T) {
 		c := config{provider: testProvider, cloudRateLimit: flagValue}
 		if got := c.buildOptions(nil).RateLimit; got != want {
 			t.Errorf("--cloud-api-rate-limit %q: %v, want %v", flagValue, got, want)
+		}
+	}
+}
+
+// TestUnknownOutcomeWindowReachesTheGuards: --unknown-outcome-window travels
+// to the provider's guards through BuildOptions, 0 turning the quarantine
+// off rather than taking the default.
+func TestUnknownOutcomeWindowReachesTheGuards(t *testing.T) {
+	for flagValue, want := range map[time.Duration]time.Duration{
+		groupstate.DefaultUnknownOutcomeWindow: groupstate.DefaultUnknownOutcomeWindow,
+		0:                                      0,
+		90 * time.Second:                       90 * time.Second,
+	} {
+		c := config{provider: testProvider, unknownOutcomeWindow: flagValue}
+		if got := c.buildOptions(nil).Guard.Window(); got != want {
+			t.Errorf("--unknown-outcome-window %s: guards quarantine for %s, want %s", flagValue, got, want)
 		}
 	}
 }

@@ -1,26 +1,29 @@
 package cloudprovidertest
 
 import (
-	"testing"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
-// MutationClock makes every groupstate.MutationGuard measure its
-// outcome-unknown quarantine with a ManualClock for the rest of the test (t's
-// cleanup restores the wall clock), so a test passes the window with
-// PassUnknownOutcomeWindow instead of waiting it out.
-func MutationClock(t testing.TB) *fakecloud.ManualClock {
-	t.Helper()
-	c := fakecloud.NewManualClock(time.Now())
-	t.Cleanup(groupstate.SetMutationClock(c.Now))
-	return c
+// MutationClock returns a ManualClock for the outcome-unknown quarantine of
+// the guards built with GuardOptions(clock), so a test passes the window
+// with PassUnknownOutcomeWindow instead of waiting it out. Each test has its
+// own: nothing is shared between tests running in parallel.
+func MutationClock() *fakecloud.ManualClock {
+	return fakecloud.NewManualClock(time.Now())
+}
+
+// GuardOptions makes MutationGuards measure their quarantine with c and the
+// default window (BuildOptions.Guard, or NewMutationGuard's options).
+func GuardOptions(c *fakecloud.ManualClock) groupstate.GuardOptions {
+	return groupstate.GuardOptions{Now: c.Now}
 }
 
 // PassUnknownOutcomeWindow moves c past the quarantine an outcome-unknown
-// mutation started (groupstate.UnknownOutcomeWindow).
+// mutation started, for guards with the default window
+// (groupstate.DefaultUnknownOutcomeWindow).
 func PassUnknownOutcomeWindow(c *fakecloud.ManualClock) {
-	c.Advance(groupstate.UnknownOutcomeWindow() + time.Nanosecond)
+	c.Advance(groupstate.DefaultUnknownOutcomeWindow + time.Nanosecond)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
 // CallDeadline is the deadline the kit gives every call, as CA's externalgrpc
@@ -60,26 +61,39 @@ func Run(t *testing.T, h Harness) {
 		{"UnchangedRefreshWithinBudget", checkUnchangedRefreshBudget},
 		{"RefreshAfterScaleUpWithinBudget", checkAfterScaleUpRefreshBudget},
 	}
+	// Every check runs in parallel with the others: each builds its own
+	// environments, with its own fake cloud and clocks (see kitFor).
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			c.fn(t, newKit(t, h))
 		})
 	}
 	// These build their own environments.
-	t.Run("MutationFaultMatrix", func(t *testing.T) { checkMutationFaultMatrix(t, h) })
-	t.Run("DefiniteRefusalNotQuarantined", func(t *testing.T) { checkRefusalNotQuarantined(t, h) })
-	t.Run("CloudReportedFailureNotQuarantined", func(t *testing.T) { checkCloudReportedFailureNotQuarantined(t, h) })
-	t.Run("EnrichmentFailureKeepsTemplates", func(t *testing.T) { checkEnrichmentFailureKeepsTemplates(t, h) })
-	t.Run("RateLimitRefusesPastDeadlineAtOnce", func(t *testing.T) { checkRateLimitRefusesPastDeadline(t, h) })
-	t.Run("RateLimitMutationsFirst", func(t *testing.T) { checkRateLimitMutationsFirst(t, h) })
-	t.Run("RateLimitCountsRetries", func(t *testing.T) { checkRateLimitCountsRetries(t, h) })
-	t.Run("ServedWithinStalenessBound", func(t *testing.T) { checkServedWithinStalenessBound(t, h) })
-	t.Run("FailingLookupAnswersNoGroup", func(t *testing.T) { checkFailingLookupAnswersNoGroup(t, h) })
-	t.Run("GoneNodesCostAtMostTwoCallsPerLoop", func(t *testing.T) { checkGoneNodesCostBounded(t, h) })
-	t.Run("TwoSpecsForOneGroupAreAConfigError", func(t *testing.T) { checkTwoSpecsForOneGroup(t, h) })
-	t.Run("DeletionRereadsBeforeAbsoluteShrink", func(t *testing.T) { checkDeletionRereadsBeforeShrink(t, h) })
-	t.Run("DeletingEndsByTheOneGraceRule", func(t *testing.T) { checkDeletingEndsByGrace(t, h) })
-	t.Run("ListingOlderThanMutationKeepsIt", func(t *testing.T) { checkOlderListingKeepsMutation(t, h) })
+	for _, c := range []struct {
+		name string
+		fn   func(t *testing.T, h Harness)
+	}{
+		{"MutationFaultMatrix", checkMutationFaultMatrix},
+		{"DefiniteRefusalNotQuarantined", checkRefusalNotQuarantined},
+		{"CloudReportedFailureNotQuarantined", checkCloudReportedFailureNotQuarantined},
+		{"EnrichmentFailureKeepsTemplates", checkEnrichmentFailureKeepsTemplates},
+		{"RateLimitRefusesPastDeadlineAtOnce", checkRateLimitRefusesPastDeadline},
+		{"RateLimitMutationsFirst", checkRateLimitMutationsFirst},
+		{"RateLimitCountsRetries", checkRateLimitCountsRetries},
+		{"ServedWithinStalenessBound", checkServedWithinStalenessBound},
+		{"FailingLookupAnswersNoGroup", checkFailingLookupAnswersNoGroup},
+		{"GoneNodesCostAtMostTwoCallsPerLoop", checkGoneNodesCostBounded},
+		{"TwoSpecsForOneGroupAreAConfigError", checkTwoSpecsForOneGroup},
+		{"DeletionRereadsBeforeAbsoluteShrink", checkDeletionRereadsBeforeShrink},
+		{"DeletingEndsByTheOneGraceRule", checkDeletingEndsByGrace},
+		{"ListingOlderThanMutationKeepsIt", checkOlderListingKeepsMutation},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, h)
+		})
+	}
 }
 
 type kit struct {
@@ -88,6 +102,22 @@ type kit struct {
 	env *Env
 	// mutationClock measures the guards' outcome-unknown quarantine.
 	mutationClock *fakecloud.ManualClock
+}
+
+// kitFor builds an environment from opts whose guards measure their
+// quarantine with the kit's own clock (BuildOptions.Guard), so checks
+// running in parallel never share one. A harness with only NewEnv gets no
+// options; its provider's guards, if any, keep the wall clock.
+func kitFor(t *testing.T, h Harness, opts registry.BuildOptions) *kit {
+	t.Helper()
+	clock := MutationClock()
+	opts.Guard = GuardOptions(clock)
+	env := h.newEnv(t, opts)
+	if p, ok := env.Provider.(*InMemoryProvider); ok && h.NewEnvWithOptions == nil {
+		// The reference provider takes no BuildOptions but its guards'.
+		p.Guard = opts.Guard
+	}
+	return &kit{t: t, h: h, env: env, mutationClock: clock}
 }
 
 // ctx returns a context with CA's deadline. Calls that overrun it fail with

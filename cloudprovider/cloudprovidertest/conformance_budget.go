@@ -77,8 +77,8 @@ func checkAfterScaleUpRefreshBudget(t *testing.T, k *kit) {
 // never served older than the bound.
 func checkServedWithinStalenessBound(t *testing.T, h Harness) {
 	requireHooks(t, h, nil, HookNewEnvWithOptions)
-	env := h.NewEnvWithOptions(t, registry.BuildOptions{MaxStaleness: kitMaxStaleness})
-	k := &kit{t: t, h: h, env: env, mutationClock: MutationClock(t)}
+	k := kitFor(t, h, registry.BuildOptions{MaxStaleness: kitMaxStaleness})
+	env := k.env
 	k.require(HookClock, HookChangeUnseen)
 	k.refresh()
 	id := k.mainGroup().Id(k.ctx())

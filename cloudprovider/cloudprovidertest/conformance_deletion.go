@@ -38,6 +38,7 @@ var deletionPaths = []deletionPath{
 func checkDeletionRereadsBeforeShrink(t *testing.T, h Harness) {
 	for _, path := range deletionPaths {
 		t.Run(path.name, func(t *testing.T) {
+			t.Parallel()
 			k := newKit(t, h)
 			k.require(path.hooks...)
 			g := k.mainGroup()

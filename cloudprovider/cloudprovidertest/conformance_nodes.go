@@ -142,7 +142,7 @@ func (k *kit) registeredNodes() ([]*corev1.Node, map[string]string) {
 // places the new node.
 func checkFailingLookupAnswersNoGroup(t *testing.T, h Harness) {
 	var failures atomic.Int32
-	k := &kit{t: t, h: h, env: h.newEnv(t, registry.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }}), mutationClock: MutationClock(t)}
+	k := kitFor(t, h, registry.BuildOptions{NodeLookupFailed: func() { failures.Add(1) }})
 	k.refresh()
 	k.require(HookFailNextCalls, HookAddUnseenInstance)
 	id := k.mainGroup().Id(k.ctx())

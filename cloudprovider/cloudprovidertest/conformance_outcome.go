@@ -75,6 +75,7 @@ func checkAppliedEmptyAnswer(t *testing.T, k *kit) {
 func checkRefusalNotQuarantined(t *testing.T, h Harness) {
 	for _, kind := range []Mutation{MutationIncreaseSize, MutationDeleteNodes} {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			k := newKit(t, h)
 			k.require(HookInjectMutationFault, HookClearFaults)
 			k.refusedOnce(kind, func() { k.env.InjectMutationFault(kind, FaultRefused) }, "a 400")
@@ -89,6 +90,7 @@ func checkRefusalNotQuarantined(t *testing.T, h Harness) {
 func checkCloudReportedFailureNotQuarantined(t *testing.T, h Harness) {
 	for _, kind := range []Mutation{MutationIncreaseSize, MutationDeleteNodes} {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			k := newKit(t, h)
 			k.require(HookReportMutationFailed)
 			k.refusedOnce(kind, func() { k.env.ReportMutationFailed(kind) }, "the cloud's report that it failed")

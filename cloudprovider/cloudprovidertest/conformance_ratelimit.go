@@ -250,10 +250,10 @@ func newLimitedKit(t *testing.T, h Harness) *limitedKit {
 	t.Helper()
 	requireHooks(t, h, nil, HookNewEnvWithOptions, HookServe)
 	drv := newLimiterDriver()
-	env := h.NewEnvWithOptions(t, registry.BuildOptions{
+	k := kitFor(t, h, registry.BuildOptions{
 		RateLimit: kitRateLimit, RateLimitNow: drv.clock.Now, RateLimitSleep: drv.sleep, ObserveRateLimit: drv.observe,
 	})
-	k := &kit{t: t, h: h, env: env, mutationClock: MutationClock(t)}
+	env := k.env
 	if err := env.Provider.Refresh(k.ctx()); err != nil {
 		t.Fatalf("initial Refresh under a budget of %s: %v (the setup needs more than the burst?)", kitRateLimit, err)
 	}

@@ -176,7 +176,10 @@ func checkMutationFaultMatrix(t *testing.T, h Harness) {
 				if times == 1 {
 					label += "/once"
 				}
-				t.Run(label, func(t *testing.T) { runMutationFault(t, h, kind, name, times) })
+				t.Run(label, func(t *testing.T) {
+					t.Parallel()
+					runMutationFault(t, h, kind, name, times)
+				})
 			}
 		}
 	}
@@ -373,9 +376,8 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 			want[g.Id(normal.ctx())] = true
 		}
 	}
-	env := h.newEnv(t, registry.BuildOptions{})
-	k := &kit{t: t, h: h, env: env}
-	env.FailEnrichmentLookups()
+	k := kitFor(t, h, registry.BuildOptions{})
+	k.env.FailEnrichmentLookups()
 	k.refresh()
 	k.refresh()
 	for _, g := range k.groups() {
@@ -398,7 +400,7 @@ func checkEnrichmentFailureKeepsTemplates(t *testing.T, h Harness) {
 // newKit builds an environment and takes its first snapshot.
 func newKit(t *testing.T, h Harness) *kit {
 	t.Helper()
-	k := &kit{t: t, h: h, env: h.newEnv(t, registry.BuildOptions{}), mutationClock: MutationClock(t)}
+	k := kitFor(t, h, registry.BuildOptions{})
 	k.must(k.env.Provider.Refresh(k.ctx()), "initial Refresh")
 	return k
 }

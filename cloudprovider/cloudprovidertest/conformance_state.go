@@ -21,6 +21,8 @@ import (
 // rule, groupstate.DeletingSet), so CA can delete it again.
 func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 	t.Run("DisappearsOnceUnlisted", func(t *testing.T) {
+		t.Parallel()
+
 		k := newKit(t, h)
 		g, victim := k.deleteHeld()
 		id := g.Id(k.ctx())
@@ -37,6 +39,8 @@ func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 		}
 	})
 	t.Run("EndsWhenGracePasses", func(t *testing.T) {
+		t.Parallel()
+
 		k := newKit(t, h)
 		g, victim := k.deleteHeld()
 		id := g.Id(k.ctx())

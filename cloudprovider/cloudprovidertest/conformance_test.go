@@ -12,6 +12,7 @@ import (
 )
 
 func TestInMemoryProviderConforms(t *testing.T) {
+	t.Parallel()
 	Run(t, Harness{
 		NewEnv: func(t *testing.T) *Env {
 			return NewInMemoryEnv(

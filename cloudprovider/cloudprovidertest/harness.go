@@ -225,9 +225,12 @@ type Harness struct {
 	// NewEnvWithOptions is NewEnv with the provider built from opts, as main
 	// builds it from its flags: the kit sets RateLimit
 	// (--cloud-api-rate-limit) with RateLimitNow and RateLimitSleep, and
-	// MaxStaleness (--max-staleness); the harness adds what it needs (user
-	// agent). With the zero BuildOptions it must equal NewEnv. Optional;
-	// enables the rate-limit and staleness checks.
+	// MaxStaleness (--max-staleness), and always Guard, a manual clock of
+	// the check's own for the guards' quarantine; the harness adds what it
+	// needs (user agent) and passes Guard on to the provider. With the zero
+	// BuildOptions it must equal NewEnv. Optional; enables the rate-limit
+	// and staleness checks, and the quarantine checks of a provider with
+	// MutationGuards.
 	NewEnvWithOptions func(t *testing.T, opts registry.BuildOptions) *Env
 	// Serve serves p through the real externalgrpc server and returns a
 	// client, as CA talks to it (grpctest.Serve; the kit cannot import the

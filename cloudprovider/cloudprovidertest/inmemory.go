@@ -51,6 +51,12 @@ type CloudGroup struct {
 // absolute shrink or after an unknown outcome), nodes the snapshot lacks
 // looked up by the shared groupstate.UnknownNodeLookup.
 type InMemoryProvider struct {
+	// Guard is the clock and quarantine window of every group's mutation
+	// guard (the zero value: wall clock, default window); set it before the
+	// first Refresh. It is the one build option the in-memory provider
+	// takes.
+	Guard groupstate.GuardOptions
+
 	cloud        *InMemoryCloud
 	unknownNodes groupstate.UnknownNodeLookup
 
@@ -261,7 +267,7 @@ func (p *InMemoryProvider) apply(groups []cloudGroup, attempts map[string]uint64
 	for _, cg := range groups {
 		g := p.groups[cg.spec.ID]
 		if g == nil {
-			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: groupstate.NewMutationGuard(cg.spec.ID)}
+			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: groupstate.NewMutationGuard(cg.spec.ID, p.Guard)}
 		}
 		if n, sampled := attempts[g.id]; attempts == nil || !sampled || n == g.guard.Attempts() {
 			g.set(cg)

@@ -60,6 +60,7 @@ func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
+	p.m.guardOpts = opts.Guard
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.sheet = opts.PriceSheet
 }

@@ -172,8 +172,12 @@ var fakeVariants = []struct {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, v := range fakeVariants {
-		t.Run(v.name, func(t *testing.T) { runConformance(t, v.set) })
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			runConformance(t, v.set)
+		})
 	}
 }
 
@@ -317,6 +321,7 @@ func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientCon
 }
 
 func TestDiscovery(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	ctx := ctx5s(t)
@@ -342,6 +347,7 @@ func TestDiscovery(t *testing.T) {
 }
 
 func TestDefaultMaxFromQuota(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		limit int64
@@ -351,6 +357,7 @@ func TestDefaultMaxFromQuota(t *testing.T) {
 		{"unlimited uses the documented cap", -1, defaultUnlimitedMaxSize},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := defaultEnvOptions()
 			o.fake.QuotaLimit = tc.limit
 			e := newTestEnv(t, o)
@@ -363,8 +370,10 @@ func TestDefaultMaxFromQuota(t *testing.T) {
 }
 
 func TestRefreshCallBudget(t *testing.T) {
+	t.Parallel()
 	for _, nodes := range []int{5, 500} {
 		t.Run(fmt.Sprintf("%d nodes", nodes), func(t *testing.T) {
+			t.Parallel()
 			o := defaultEnvOptions()
 			o.workers = nodes
 			e := newTestEnv(t, o)
@@ -399,6 +408,7 @@ func TestRefreshCallBudget(t *testing.T) {
 // settings and leave no trace in the pool list, so a change shows once the
 // nodepool list reaches --max-staleness, not at every Refresh.
 func TestNodepoolSettingsWithinBound(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	ctx := ctx5s(t)
@@ -422,6 +432,7 @@ func TestNodepoolSettingsWithinBound(t *testing.T) {
 // show makes the next Refresh read it at once, so a new nodepool is a group
 // at the next loop, not at the bound.
 func TestNewNodepoolReadsNodepoolList(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	_, pool := e.fake.AddNodepool(e.clusterID, fakeapi.PoolSeed{Name: "extra", Size: 1})
@@ -436,6 +447,7 @@ func TestNewNodepoolReadsNodepoolList(t *testing.T) {
 }
 
 func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.workers = 500
 	o.specs = []string{"1:600:workers"}
@@ -490,6 +502,7 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 }
 
 func TestLearnedPoolStaysVisibleWhenEmptied(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.specs = nil
 	o.cluster = ""
@@ -529,6 +542,7 @@ func TestLearnedPoolStaysVisibleWhenEmptied(t *testing.T) {
 }
 
 func TestGPUAndTemplate(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	ctx := ctx5s(t)
@@ -560,6 +574,7 @@ func TestGPUAndTemplate(t *testing.T) {
 }
 
 func TestPricingAndOptions(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	ctx := ctx5s(t)
@@ -580,6 +595,7 @@ func TestPricingAndOptions(t *testing.T) {
 // TestSecretsNeverPrinted formats every configuration-bearing value and
 // captures logs at the highest verbosity through a full mutation cycle.
 func TestSecretsNeverPrinted(t *testing.T) {
+	// Not parallel: captures klog's process-wide output.
 	var buf bytes.Buffer
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
@@ -621,6 +637,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 }
 
 func TestBuildAndRegistration(t *testing.T) {
+	// Not parallel: t.Setenv changes the process environment.
 	reg, ok := registry.Lookup(ProviderName)
 	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
 		t.Fatalf("registration incomplete: %+v", reg)

@@ -15,6 +15,7 @@ import (
 func envFunc(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestLoadConfig(t *testing.T) {
+	t.Parallel()
 	full := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: "de-fra-1"}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{}
@@ -61,6 +62,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "auto-discovery refused", env: full, opts: registry.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"x"}}, wantErr: []string{EnvSKSCluster}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cfg, err := LoadConfig(tc.opts, envFunc(tc.env))
 			if len(tc.wantErr) > 0 {
 				if err == nil {
@@ -90,6 +92,7 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestCredentialFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile, secretFile := filepath.Join(dir, "api-key"), filepath.Join(dir, "api-secret")
 	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
@@ -108,6 +111,7 @@ func TestCredentialFiles(t *testing.T) {
 // provider, the variable and its *_FILE alternative; an unreadable file is
 // reported once, as itself, not also as a missing variable.
 func TestCredentialErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "nonexistent")
 	empty := filepath.Join(dir, "empty")
@@ -137,6 +141,7 @@ func TestCredentialErrors(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := LoadConfig(registry.BuildOptions{}, envFunc(tc.env))
 			if err == nil {
 				t.Fatal("LoadConfig succeeded")
@@ -151,6 +156,7 @@ func TestCredentialErrors(t *testing.T) {
 // TestCloudConfigIgnoredOrRefused: the provider takes no file; an existing
 // --cloud-config is ignored (and logged), a missing one is refused.
 func TestCloudConfigIgnoredOrRefused(t *testing.T) {
+	t.Parallel()
 	env := envFunc(map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone})
 	existing := filepath.Join(t.TempDir(), "cloud-config")
 	if err := os.WriteFile(existing, []byte("[Global]\n"), 0o600); err != nil {
@@ -167,6 +173,7 @@ func TestCloudConfigIgnoredOrRefused(t *testing.T) {
 }
 
 func TestConfigRedaction(t *testing.T) {
+	t.Parallel()
 	cfg := Config{APIKey: testKey, APISecret: testSecret, Zone: "ch-gva-2", Environment: "api"}
 	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {
 		out := fmt.Sprintf(f, cfg)

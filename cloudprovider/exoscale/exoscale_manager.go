@@ -58,13 +58,16 @@ type manager struct {
 	// unknownNodes allows one instance listing per refresh for instances
 	// missing from the index, and remembers those in no pool.
 	unknownNodes groupstate.UnknownNodeLookup
-	types        map[string]exoapi.InstanceType
-	quota        *exoapi.Quota
-	quotaAt      time.Time
-	lastRefresh  time.Time
-	refreshed    bool
-	opSeq        atomic.Uint64
-	warned       map[string]bool
+	// guardOpts are the node groups' MutationGuard options
+	// (BuildOptions.Guard).
+	guardOpts   groupstate.GuardOptions
+	types       map[string]exoapi.InstanceType
+	quota       *exoapi.Quota
+	quotaAt     time.Time
+	lastRefresh time.Time
+	refreshed   bool
+	opSeq       atomic.Uint64
+	warned      map[string]bool
 	// resolved is where --nodes specs landed at the last refresh.
 	resolved  groupconfig.SpecResolution
 	specWatch groupconfig.SpecWatch

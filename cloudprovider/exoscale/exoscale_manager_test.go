@@ -20,8 +20,10 @@ import (
 )
 
 func TestRefreshErrorsKeepSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, op := range []string{"GET /v2/sks-cluster", "GET /v2/instance-pool", "GET /v2/instance"} {
 		t.Run(op, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, defaultEnvOptions())
 			e.refresh(t)
 			ctx := ctx5s(t)
@@ -54,6 +56,7 @@ func TestRefreshErrorsKeepSnapshot(t *testing.T) {
 }
 
 func TestConfiguredClusterMissing(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.cluster = "staging"
 	e := newTestEnv(t, o)
@@ -64,6 +67,7 @@ func TestConfiguredClusterMissing(t *testing.T) {
 }
 
 func TestSpecMatching(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.cluster = ""
 	e := newTestEnv(t, o)
@@ -101,6 +105,7 @@ func TestSpecMatching(t *testing.T) {
 }
 
 func TestMinZeroNeedsTemplate(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.specs = []string{"0:4:system"}
 	e := newTestEnv(t, o)
@@ -127,6 +132,7 @@ func TestMinZeroNeedsTemplate(t *testing.T) {
 }
 
 func TestRefreshInterval(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.provider.m.cfg.RefreshInterval = 10 * time.Second
 	e.refresh(t)
@@ -147,6 +153,7 @@ func TestRefreshInterval(t *testing.T) {
 // cannot tell costs a GET /operation (TestFailedOperation and
 // TestQuotaAsFailedOperation cover failures found that way).
 func TestPendingOperations(t *testing.T) {
+	t.Parallel()
 	// queued returns an env whose workers pool is busy, so that a scale is
 	// accepted and queued: the pool keeps its size until it runs again.
 	queued := func(t *testing.T) (*testEnv, *nodeGroup) {
@@ -165,6 +172,7 @@ func TestPendingOperations(t *testing.T) {
 	polls := func(e *testEnv) int { return e.fake.OperationCounts()["GET /v2/operation/{id}"] }
 
 	t.Run("the pool shows the new size: settled without a poll", func(t *testing.T) {
+		t.Parallel()
 		o := defaultEnvOptions()
 		o.fake.OperationDelay = 30 * time.Second // the operation itself is still pending
 		e := newTestEnv(t, o)
@@ -205,6 +213,7 @@ func TestPendingOperations(t *testing.T) {
 	}
 
 	t.Run("two evictions: the pool shows both", func(t *testing.T) {
+		t.Parallel()
 		e, g, members := pendingEnv(t)
 		deleteOne(t, g, members[0])
 		deleteOne(t, g, members[1])
@@ -219,6 +228,7 @@ func TestPendingOperations(t *testing.T) {
 	})
 
 	t.Run("a scale-up then an eviction: polled", func(t *testing.T) {
+		t.Parallel()
 		// 3 -> 4 -> 3: a failed scale-up and a pending eviction would show
 		// the same size.
 		e, g, members := pendingEnv(t)
@@ -234,6 +244,7 @@ func TestPendingOperations(t *testing.T) {
 	})
 
 	t.Run("queued: polled until the pool shows it", func(t *testing.T) {
+		t.Parallel()
 		e, g := queued(t)
 		ctx := ctx5s(t)
 		for range 2 {
@@ -258,6 +269,7 @@ func TestPendingOperations(t *testing.T) {
 	})
 
 	t.Run("a success seen after the pool list settles with a second list", func(t *testing.T) {
+		t.Parallel()
 		e, g := queued(t)
 		ctx := ctx5s(t)
 		// The queued scale applies between the pool list and the poll.
@@ -275,6 +287,7 @@ func TestPendingOperations(t *testing.T) {
 	})
 
 	t.Run("without the second list the success waits for the next refresh", func(t *testing.T) {
+		t.Parallel()
 		e, g := queued(t)
 		ctx := ctx5s(t)
 		e.provider.m.client = &hookAPI{cloudAPI: e.provider.m.client, hook: func() { e.fake.SetPoolState(e.workersPool, "") }}
@@ -299,6 +312,7 @@ func TestPendingOperations(t *testing.T) {
 	})
 
 	t.Run("an operation the API has forgotten counts as done", func(t *testing.T) {
+		t.Parallel()
 		e, g := queued(t)
 		e.fake.AddFault(fakecloud.Fault{Status: 404, Operation: "GET /v2/operation/{id}"})
 		e.refresh(t)
@@ -313,6 +327,7 @@ func TestPendingOperations(t *testing.T) {
 // TestConcurrentUse runs reads, lookups, mutations and refreshes together;
 // run with -race.
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
@@ -369,6 +384,7 @@ func TestConcurrentUse(t *testing.T) {
 // TestQuotaForbidden: a key without get-quota still works; the quota is
 // retried only after its TTL and groups fall back to the documented cap.
 func TestQuotaForbidden(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.fake.AddFault(fakecloud.Fault{Status: 403, Operation: "GET /v2/quota/instance"})
 	e.refresh(t)
@@ -403,6 +419,7 @@ func (h *hookAPI) ListInstancePools(ctx context.Context) ([]exoapi.InstancePool,
 // TestMutationDuringRefresh: an increase accepted while a refresh is listing
 // must survive that refresh, whose lists predate it.
 func TestMutationDuringRefresh(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	ctx := ctx5s(t)
@@ -429,6 +446,7 @@ func TestMutationDuringRefresh(t *testing.T) {
 // polled; once the cloud is idle, the first Refresh that sees the operation
 // succeed serves the cloud's size, not the eviction's expectation.
 func TestPolledSuccessSettlesInOneRefresh(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.fake.OperationDelay = 30 * time.Second
 	e := newTestEnv(t, o)

@@ -106,7 +106,7 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, evicting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now), guard: groupstate.NewMutationGuard(id)}
+	return &nodeGroup{m: m, id: id, evicting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now), guard: groupstate.NewMutationGuard(id, m.guardOpts)}
 }
 
 func (g *nodeGroup) state() groupState {

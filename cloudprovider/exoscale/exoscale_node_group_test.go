@@ -36,6 +36,7 @@ func memberIDs(t *testing.T, e *testEnv, poolID string) []string {
 }
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		fault     fakecloud.Fault
@@ -54,6 +55,7 @@ func TestRetries(t *testing.T) {
 			}, cloudprovider.ErrUnavailable, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, defaultEnvOptions())
 			e.refresh(t)
 			g := e.group(t, e.workersPool)
@@ -73,6 +75,7 @@ func TestRetries(t *testing.T) {
 }
 
 func TestRateLimitCarriesRetryAfter(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	e.fake.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "90"})
@@ -85,6 +88,7 @@ func TestRateLimitCarriesRetryAfter(t *testing.T) {
 // TestFailedOperation: a scale the cloud accepts but fails later becomes
 // failed slots (Creating + error info) that CA removes without a cloud call.
 func TestFailedOperation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, reason string
 		quota        int64
@@ -96,6 +100,7 @@ func TestFailedOperation(t *testing.T) {
 		{"other", "fault", 2000, cloudprovider.OtherErrorClass, "exoscale-operation-fault"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := defaultEnvOptions()
 			o.fake.OperationDelay = 10 * time.Second
 			o.fake.QuotaLimit = 2000
@@ -157,6 +162,7 @@ func TestFailedOperation(t *testing.T) {
 }
 
 func TestInstanceInErrorState(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	bad := memberIDs(t, e, e.workersPool)[1]
 	e.fake.SetInstanceState(bad, fakeapi.InstanceError)
@@ -184,6 +190,7 @@ func TestInstanceInErrorState(t *testing.T) {
 }
 
 func TestDeleteNodes(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
@@ -202,6 +209,7 @@ func TestDeleteNodes(t *testing.T) {
 		{"malformed placeholder", []*corev1.Node{node(placeholderPrefix + g.id + "/7")}},
 		{"placeholder of another group", []*corev1.Node{node(placeholderPrefix + e.batchPool + "/failed-1")}},
 	} {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(tc.name, func(t *testing.T) {
 			e.fake.ResetRequests()
 			if err := g.DeleteNodes(ctx, tc.nodes); !errors.Is(err, cloudprovider.ErrInvalidArgument) {
@@ -212,6 +220,7 @@ func TestDeleteNodes(t *testing.T) {
 			}
 		})
 	}
+	// Not parallel: the steps share one environment and run in order.
 	t.Run("evicts exactly the listed members, idempotently", func(t *testing.T) {
 		if err := g.DeleteNodes(ctx, []*corev1.Node{node(ProviderIDPrefix + ids[0])}); err != nil {
 			t.Fatal(err)
@@ -242,6 +251,7 @@ func TestDeleteNodes(t *testing.T) {
 }
 
 func TestDecreaseTargetSize(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
@@ -278,6 +288,7 @@ func TestDecreaseTargetSize(t *testing.T) {
 // TestConcurrentIncreaseBusyPool: with a cloud that refuses changes while a
 // pool scales, 64 concurrent IncreaseSize(1) end with exactly the accepted one.
 func TestConcurrentIncreaseBusyPool(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.fake.Busy = fakeapi.BusyRefuse
 	e := newTestEnv(t, o)
@@ -315,6 +326,7 @@ func TestConcurrentIncreaseBusyPool(t *testing.T) {
 }
 
 func TestNodesStatesAndPlaceholderLookup(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	g := e.group(t, e.workersPool)
@@ -352,6 +364,7 @@ func TestNodesStatesAndPlaceholderLookup(t *testing.T) {
 // have changed the pool: the call fails, the pool is read at once, and the
 // next change is not quarantined either.
 func TestOperationFinalOnSubmission(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, state, reason string
 		wantRead            bool
@@ -363,8 +376,10 @@ func TestOperationFinalOnSubmission(t *testing.T) {
 		{"timeout", exoapi.OperationTimeout, "", true, cloudprovider.ErrUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cloudprovidertest.MutationClock(t)
-			e := newTestEnv(t, defaultEnvOptions())
+			t.Parallel()
+			o := defaultEnvOptions()
+			o.build.Guard = cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock())
+			e := newTestEnv(t, o)
 			e.refresh(t)
 			g := e.group(t, e.workersPool)
 			ctx := ctx5s(t)
@@ -406,6 +421,7 @@ func TestOperationFinalOnSubmission(t *testing.T) {
 // and give the evicted members back to the target, which would let CA scale
 // the group past its max.
 func TestEvictWithUnusableAnswerKeepsTarget(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.fake.OperationDelay = 5 * time.Second
 	e := newTestEnv(t, o)

@@ -20,6 +20,7 @@ import (
 // With --price-sheet both CA generations get each group's template priced
 // from the sheet (by "<family>.<size>"), through the real gRPC server.
 func TestPricesFromSheet(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.refresh(t)
 	sheet, err := groupconfig.ParsePriceSheet("sheet", strings.NewReader("currency CHF\nstandard.medium 0.05\ngpua5000.small 2\n"))
@@ -60,6 +61,7 @@ func TestPricesFromSheet(t *testing.T) {
 // cloud, so settings there use the AWS spelling, and its template shows the
 // hints (it has no Kubernetes labels of its own).
 func TestSettingsFromPlainPoolLabels(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	e.fake.AddLabels(e.batchPool, map[string]string{
 		groupconfig.OptionKey(groupconfig.OptionScaleDownUnreadyTime):        "45m",

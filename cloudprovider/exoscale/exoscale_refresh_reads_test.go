@@ -10,6 +10,7 @@ import (
 // TestReadsPlan: what the pool list alone decides about the other two
 // lists; the nodepool list is read only for what it explains or at the bound.
 func TestReadsPlan(t *testing.T) {
+	t.Parallel()
 	const bound = time.Minute
 	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	sks := func(id, nodepool string, size int, members ...string) exoapi.InstancePool {
@@ -57,6 +58,7 @@ func TestReadsPlan(t *testing.T) {
 		}, pools: listed, wantInstances: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := tc.reads()
 			clusters, instances := r.plan(tc.pools, false, tc.opSettled, at.Add(tc.after), bound)
 			if clusters != tc.wantClusters || instances != tc.wantInstances {

@@ -5,6 +5,7 @@ import "testing"
 // TestPoolShows: when the pool's size alone settles a group's pending
 // operations, and when only GET /operation can.
 func TestPoolShows(t *testing.T) {
+	t.Parallel()
 	scale := func(from, to int) submittedOp { return submittedOp{kind: opScale, from: from, to: to} }
 	evict := func(from, to int) submittedOp { return submittedOp{kind: opEvict, from: from, to: to} }
 	for _, tc := range []struct {
@@ -28,6 +29,7 @@ func TestPoolShows(t *testing.T) {
 		{"an eviction then a scale-up", []submittedOp{evict(5, 4), scale(4, 6)}, 6, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := poolShows(tc.ops, tc.size); got != tc.want {
 				t.Fatalf("poolShows(%+v, %d) = %v, want %v", tc.ops, tc.size, got, tc.want)
 			}

@@ -18,6 +18,7 @@ import (
 )
 
 func TestSimulate(t *testing.T) {
+	t.Parallel()
 	sim, err := Simulate(ctx5s(t), registry.BuildOptions{UserAgent: "sim-test"})
 	if err != nil {
 		t.Fatalf("Simulate: %v", err)
@@ -62,6 +63,7 @@ func TestSimulate(t *testing.T) {
 // externalgrpc server as CA would: a scale-up that the fake carries out
 // (creating, then running) and an eviction (deleting, then gone).
 func TestScaleUpAndEvictionThroughGRPC(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, defaultEnvOptions())
 	c := grpctest.Serve(t, e.provider, externalgrpc.Options{})
 	refresh := func() {
@@ -162,6 +164,7 @@ func TestScaleUpAndEvictionThroughGRPC(t *testing.T) {
 		}, codes.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := status.Code(tc.call()); got != tc.want {
 				t.Fatalf("code %v, want %v", got, tc.want)
 			}
@@ -173,6 +176,7 @@ func TestScaleUpAndEvictionThroughGRPC(t *testing.T) {
 // name group ids, so a restart must bring the same ids back, and the banner
 // shows each group's name next to its id.
 func TestSimulateBannerNamesGroupsWithStableIDs(t *testing.T) {
+	t.Parallel()
 	start := func() (ids []string, description string) {
 		sim, err := Simulate(ctx5s(t), registry.BuildOptions{})
 		if err != nil {

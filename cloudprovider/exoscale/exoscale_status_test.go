@@ -8,6 +8,7 @@ import (
 )
 
 func TestInstanceStatus(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		state   string
 		want    cloudprovider.InstanceState
@@ -26,6 +27,7 @@ func TestInstanceStatus(t *testing.T) {
 		{"hibernating-in-2030", cloudprovider.InstanceRunning, false},
 	} {
 		t.Run(tc.state, func(t *testing.T) {
+			t.Parallel()
 			s := instanceStatus(tc.state)
 			if s == nil || s.State != tc.want || (s.ErrorInfo != nil) != tc.errInfo {
 				t.Fatalf("instanceStatus(%q) = %+v, want state %v errorInfo %v", tc.state, s, tc.want, tc.errInfo)
@@ -41,6 +43,7 @@ func TestInstanceStatus(t *testing.T) {
 }
 
 func TestOperationErrorInfo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		op        exoapi.Operation
@@ -55,6 +58,7 @@ func TestOperationErrorInfo(t *testing.T) {
 		{"timeout without reason", exoapi.Operation{State: "timeout"}, false, cloudprovider.OtherErrorClass, "exoscale-operation-timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			info := operationErrorInfo(tc.op, tc.quota)
 			if info.ErrorClass != tc.wantClass || info.ErrorCode != tc.wantCode || info.ErrorMessage == "" {
 				t.Fatalf("operationErrorInfo = %+v", info)

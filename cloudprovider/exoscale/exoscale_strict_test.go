@@ -12,6 +12,7 @@ import (
 // TestBusyPoolQueued: a cloud that queues a change to a busy pool accepts
 // the second IncreaseSize at once and applies it when the pool is running.
 func TestBusyPoolQueued(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.fake.Busy = fakeapi.BusyQueue
 	e := newTestEnv(t, o)
@@ -47,6 +48,7 @@ func TestBusyPoolQueued(t *testing.T) {
 // ResourceExhausted when the operation has already failed, later as
 // out-of-resources creation errors when it fails afterwards.
 func TestQuotaAsFailedOperation(t *testing.T) {
+	t.Parallel()
 	o := defaultEnvOptions()
 	o.fake.QuotaAsFailedOperation = true
 	e0 := newTestEnv(t, o)

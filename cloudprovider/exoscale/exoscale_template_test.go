@@ -10,6 +10,7 @@ import (
 )
 
 func TestBuildTemplate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		st      groupState
@@ -29,6 +30,7 @@ func TestBuildTemplate(t *testing.T) {
 			exoapi.InstanceType{Family: "standard", Size: "micro", CPUs: 1, MemoryBytes: 512 << 20}, "800m", "0", 0, "50Gi", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			n := buildTemplate("pool-1", tc.st, tc.typ, "at-vie-1")
 			alloc := n.Status.Allocatable
 			if q := alloc[corev1.ResourceCPU]; q.String() != tc.cpu {

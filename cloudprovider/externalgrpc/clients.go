@@ -36,16 +36,16 @@ func ClientOf(ctx context.Context) string {
 
 // toolConnections remembers which tool connections were logged, so each
 // one is logged once; the set is cleared when it grows large, as connections
-// come and go.
-var toolConnections = struct {
-	sync.Mutex
+// come and go. Each interceptor holds its own.
+type toolConnections struct {
+	mu   sync.Mutex
 	seen map[string]bool
-}{seen: map[string]bool{}}
+}
 
-// noteTool logs the first RPC of each connection from one of our tools:
+// note logs the first RPC of each connection from one of our tools:
 // inspect at the default level, as an operator runs it by hand; the probe,
 // which a kubelet runs every few seconds, at V(2).
-func noteTool(ctx context.Context, method string) {
+func (tc *toolConnections) note(ctx context.Context, method string) {
 	tool := ClientOf(ctx)
 	if tool == clientCA {
 		return
@@ -54,16 +54,16 @@ func noteTool(ctx context.Context, method string) {
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		key += " " + p.Addr.String()
 	}
-	toolConnections.Lock()
-	if toolConnections.seen[key] {
-		toolConnections.Unlock()
+	tc.mu.Lock()
+	if tc.seen[key] {
+		tc.mu.Unlock()
 		return
 	}
-	if len(toolConnections.seen) > 1000 {
-		toolConnections.seen = map[string]bool{}
+	if tc.seen == nil || len(tc.seen) > 1000 {
+		tc.seen = map[string]bool{}
 	}
-	toolConnections.seen[key] = true
-	toolConnections.Unlock()
+	tc.seen[key] = true
+	tc.mu.Unlock()
 	level := klog.Level(0)
 	if tool == "probe" {
 		level = 2

@@ -17,10 +17,11 @@ import (
 // UnaryInterceptor turns handler panics into codes.Internal (the server keeps
 // serving), records request metrics and logs each RPC at V(4).
 func UnaryInterceptor(m *metrics.Metrics) grpc.UnaryServerInterceptor {
+	tools := &toolConnections{}
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		start := time.Now()
 		method := path.Base(info.FullMethod)
-		noteTool(ctx, method)
+		tools.note(ctx, method)
 		defer func() {
 			if r := recover(); r != nil {
 				klog.ErrorS(nil, "Panic in RPC handler", "method", method, "panic", r, "stack", string(debug.Stack()))

@@ -28,7 +28,9 @@ type guardedProvider struct {
 	*cloudprovidertest.InMemoryProvider
 	mu     sync.Mutex
 	guards map[string]*groupstate.MutationGuard
-	next   error
+	// guardOpts are the guards' options (a manual clock).
+	guardOpts groupstate.GuardOptions
+	next      error
 }
 
 type guardedGroup struct {
@@ -48,7 +50,7 @@ func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeG
 	for i, g := range groups {
 		id := g.Id(ctx)
 		if p.guards[id] == nil {
-			p.guards[id] = groupstate.NewMutationGuard(id)
+			p.guards[id] = groupstate.NewMutationGuard(id, p.guardOpts)
 		}
 		out[i] = guardedGroup{NodeGroup: g, p: p, guard: p.guards[id]}
 	}
@@ -84,8 +86,9 @@ func (g guardedGroup) Status(ctx context.Context) cloudprovider.GroupStatus {
 // until its window has passed.
 func TestMutationLoggedAndCounted(t *testing.T) {
 	buf := captureKlog(t)
-	clock := cloudprovidertest.MutationClock(t)
-	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*groupstate.MutationGuard{}}
+	clock := cloudprovidertest.MutationClock()
+	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*groupstate.MutationGuard{},
+		guardOpts: cloudprovidertest.GuardOptions(clock)}
 	reg := prometheus.NewRegistry()
 	client, srv := startServer(t, p, Options{Metrics: metrics.New(reg)})
 	if err := srv.RefreshOnce(context.Background()); err != nil {

@@ -209,8 +209,9 @@ func TestReportedAfterMutation(t *testing.T) {
 	ctx := context.Background()
 	// The in-memory group's guard quarantines it after the lost answer
 	// below; the test passes the window on this clock.
-	mutationClock := cloudprovidertest.MutationClock(t)
+	mutationClock := cloudprovidertest.MutationClock()
 	p := newScriptedStatusProvider(t)
+	p.Guard = cloudprovidertest.GuardOptions(mutationClock)
 	reg := prometheus.NewRegistry()
 	r := withReporting(p, metrics.New(reg))
 	if err := r.Refresh(ctx); err != nil {

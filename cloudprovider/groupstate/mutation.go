@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,42 +21,43 @@ import (
 // have abandoned too, and is assumed never to land.
 const DefaultUnknownOutcomeWindow = cloudhttp.CallLifetime
 
-var (
-	unknownOutcomeWindow atomic.Int64 // nanoseconds
-	mutationClockMu      sync.RWMutex
-	mutationClock        = time.Now
-)
+// NoUnknownOutcomeWindow, as GuardOptions.UnknownOutcomeWindow, turns the
+// quarantine off (--unknown-outcome-window=0), leaving only the fresh read
+// before the next mutation.
+const NoUnknownOutcomeWindow time.Duration = -1
 
-func init() { unknownOutcomeWindow.Store(int64(DefaultUnknownOutcomeWindow)) }
-
-// SetUnknownOutcomeWindow sets the quarantine after an outcome-unknown
-// mutation for every group (--unknown-outcome-window); 0 turns it off,
-// leaving only the fresh read before the next mutation.
-func SetUnknownOutcomeWindow(d time.Duration) { unknownOutcomeWindow.Store(int64(max(d, 0))) }
-
-// UnknownOutcomeWindow returns the window SetUnknownOutcomeWindow set.
-func UnknownOutcomeWindow() time.Duration { return time.Duration(unknownOutcomeWindow.Load()) }
-
-// SetMutationClock makes every MutationGuard measure the window with now
-// (tests pass a ManualClock's Now) and returns a function restoring the
-// previous clock. The window is real time in production: the late request
-// it waits for travels on the real network.
-func SetMutationClock(now func() time.Time) (restore func()) {
-	mutationClockMu.Lock()
-	defer mutationClockMu.Unlock()
-	prev := mutationClock
-	mutationClock = now
-	return func() {
-		mutationClockMu.Lock()
-		defer mutationClockMu.Unlock()
-		mutationClock = prev
-	}
+// GuardOptions are what a MutationGuard measures its quarantine with. The
+// zero value is production's: the wall clock and the default window.
+// registry.BuildOptions carries them from main to each provider's guards.
+type GuardOptions struct {
+	// Now is the clock the quarantine is measured with; nil: time.Now.
+	// Tests pass a ManualClock's Now; in production it is real time, as the
+	// late request the window waits for travels on the real network.
+	Now func() time.Time
+	// UnknownOutcomeWindow is how long a group's mutations are refused after
+	// one whose outcome is unknown (--unknown-outcome-window); zero:
+	// DefaultUnknownOutcomeWindow; negative (NoUnknownOutcomeWindow): no
+	// quarantine.
+	UnknownOutcomeWindow time.Duration
 }
 
-func mutationNow() time.Time {
-	mutationClockMu.RLock()
-	defer mutationClockMu.RUnlock()
-	return mutationClock()
+// Window returns the quarantine o sets: UnknownOutcomeWindow with its zero
+// and negative values resolved.
+func (o GuardOptions) Window() time.Duration {
+	switch {
+	case o.UnknownOutcomeWindow == 0:
+		return DefaultUnknownOutcomeWindow
+	case o.UnknownOutcomeWindow < 0:
+		return 0
+	}
+	return o.UnknownOutcomeWindow
+}
+
+func (o GuardOptions) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
 }
 
 // MutationGuard is the one mutation discipline every node group follows:
@@ -77,7 +77,7 @@ func mutationNow() time.Time {
 //     change without stating the resulting size, one read establishes it
 //     (finish); when the outcome is unknown (OutcomeOf: no answer, a 5xx),
 //     the group is marked so the next mutation re-reads first, and
-//     quarantined: until UnknownOutcomeWindow has passed since the unknown
+//     quarantined: until the window (GuardOptions) has passed since the unknown
 //     call ended, every mutation of the group is refused with ErrUnavailable
 //     (retry later), without a cloud call.
 //
@@ -98,15 +98,17 @@ func mutationNow() time.Time {
 // the cloud call). The guard, not the provider, decides when to read.
 type MutationGuard struct {
 	group     string
+	opts      GuardOptions
 	lock      chan struct{}
 	unknown   atomic.Bool
 	unknownAt atomic.Int64 // mutation clock, Unix nanoseconds; 0: none
 	attempts  atomic.Uint64
 }
 
-// NewMutationGuard returns the guard of the group with id group.
-func NewMutationGuard(group string) *MutationGuard {
-	return &MutationGuard{group: group, lock: make(chan struct{}, 1)}
+// NewMutationGuard returns the guard of the group with id group, measuring
+// its quarantine as opts says.
+func NewMutationGuard(group string, opts GuardOptions) *MutationGuard {
+	return &MutationGuard{group: group, opts: opts, lock: make(chan struct{}, 1)}
 }
 
 // Lock takes the group's mutation lock, or gives up when ctx ends.
@@ -143,8 +145,8 @@ func (g *MutationGuard) quarantined() error {
 	if at == 0 {
 		return nil
 	}
-	until := time.Unix(0, at).Add(UnknownOutcomeWindow())
-	if !mutationNow().Before(until) {
+	until := time.Unix(0, at).Add(g.opts.Window())
+	if !g.opts.now().Before(until) {
 		return nil
 	}
 	return cloudprovider.Refusal(fmt.Errorf("node group %s: an earlier change's outcome is unknown and the cloud may still apply it until %s; no change is sent before then: %w",
@@ -159,8 +161,8 @@ func (g *MutationGuard) QuarantinedUntil() time.Time {
 	if at == 0 {
 		return time.Time{}
 	}
-	until := time.Unix(0, at).Add(UnknownOutcomeWindow())
-	if !mutationNow().Before(until) {
+	until := time.Unix(0, at).Add(g.opts.Window())
+	if !g.opts.now().Before(until) {
 		return time.Time{}
 	}
 	return until
@@ -203,7 +205,7 @@ func (g *MutationGuard) record(err error) error {
 	case err == nil:
 	case cloudprovider.OutcomeOf(err) == cloudprovider.MutationUnknown:
 		g.unknown.Store(true)
-		g.unknownAt.Store(mutationNow().UnixNano())
+		g.unknownAt.Store(g.opts.now().UnixNano())
 	case cloudprovider.OutcomeOf(err) == cloudprovider.MutationApplied, errors.Is(err, cloudprovider.ErrNotFound):
 		g.unknown.Store(true)
 	}

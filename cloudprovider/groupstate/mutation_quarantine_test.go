@@ -28,14 +28,14 @@ func (c *countingMutation) mutation() groupstate.Mutation {
 }
 
 func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
-	clock := cloudprovidertest.MutationClock(t)
+	clock := cloudprovidertest.MutationClock()
 	ctx := context.Background()
-	g := groupstate.NewMutationGuard("g")
+	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
 	m := &countingMutation{callErr: context.DeadlineExceeded}
 	_ = g.Do(ctx, m.mutation())
 	m.callErr = nil
 
-	clock.Advance(groupstate.UnknownOutcomeWindow() - time.Second)
+	clock.Advance(groupstate.DefaultUnknownOutcomeWindow - time.Second)
 	err := g.Do(ctx, m.mutation())
 	if !errors.Is(err, cloudprovider.ErrUnavailable) || m.calls != 1 || m.reads != 0 {
 		t.Fatalf("inside the window: err %v, calls %d, reads %d; want ErrUnavailable and no read or call", err, m.calls, m.reads)
@@ -61,9 +61,8 @@ func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
 }
 
 func TestMutationGuardRefusalIsNotQuarantined(t *testing.T) {
-	cloudprovidertest.MutationClock(t)
 	ctx := context.Background()
-	g := groupstate.NewMutationGuard("g")
+	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock()))
 	m := &countingMutation{callErr: &cloudhttp.APIError{Status: 400, Class: cloudprovider.ErrInvalidArgument, Outcome: cloudprovider.MutationRefused}}
 	_ = g.Do(ctx, m.mutation())
 	m.callErr = nil
@@ -73,11 +72,10 @@ func TestMutationGuardRefusalIsNotQuarantined(t *testing.T) {
 }
 
 func TestUnknownOutcomeWindowZeroOnlyReReads(t *testing.T) {
-	cloudprovidertest.MutationClock(t)
-	groupstate.SetUnknownOutcomeWindow(0)
-	t.Cleanup(func() { groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow) })
 	ctx := context.Background()
-	g := groupstate.NewMutationGuard("g")
+	g := groupstate.NewMutationGuard("g", groupstate.GuardOptions{
+		Now: cloudprovidertest.MutationClock().Now, UnknownOutcomeWindow: groupstate.NoUnknownOutcomeWindow,
+	})
 	m := &countingMutation{callErr: context.DeadlineExceeded}
 	_ = g.Do(ctx, m.mutation())
 	m.callErr = nil

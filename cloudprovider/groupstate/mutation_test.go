@@ -30,7 +30,8 @@ func (f *fakeGroup) mutation(shrinks bool) Mutation {
 
 func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	// No quarantine, so the mutation after the unknown outcome is sent.
+	g := NewMutationGuard("g", GuardOptions{UnknownOutcomeWindow: NoUnknownOutcomeWindow})
 	f := &fakeGroup{callErr: &cloudhttp.APIError{Status: 400, Class: cloudprovider.ErrFailedPrecondition, Outcome: cloudprovider.MutationRefused}}
 	_ = g.Do(ctx, f.mutation(false))
 	_ = g.Do(ctx, f.mutation(false))
@@ -43,8 +44,6 @@ func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 		t.Fatal("a 5xx must leave the group needing a fresh read")
 	}
 	f.callErr = nil
-	SetUnknownOutcomeWindow(0)
-	defer SetUnknownOutcomeWindow(DefaultUnknownOutcomeWindow)
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func TestMutationGuardReadsAfterUnknownOutcomeOnly(t *testing.T) {
 }
 
 func TestMutationGuardShrinkReadsAndRechecks(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{}
 	checks := 0
 	m := f.mutation(true)
@@ -73,7 +72,7 @@ func TestMutationGuardShrinkReadsAndRechecks(t *testing.T) {
 }
 
 func TestMutationGuardRefusalMakesNoCall(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{checkErr: cloudprovider.ErrInvalidArgument}
 	g.unknown.Store(true)
 	if err := g.Do(context.Background(), f.mutation(true)); !errors.Is(err, cloudprovider.ErrInvalidArgument) || f.reads+f.calls != 0 {
@@ -82,7 +81,7 @@ func TestMutationGuardRefusalMakesNoCall(t *testing.T) {
 }
 
 func TestMutationGuardFailedReadKeepsMark(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	g.unknown.Store(true)
 	f := &fakeGroup{readErr: &cloudhttp.APIError{Status: 500, Class: cloudprovider.ErrUnavailable, Outcome: cloudprovider.MutationUnknown}}
 	if err := g.Do(context.Background(), f.mutation(false)); !errors.Is(err, cloudprovider.ErrUnavailable) || f.calls != 0 || !g.needsRead() {
@@ -91,7 +90,7 @@ func TestMutationGuardFailedReadKeepsMark(t *testing.T) {
 }
 
 func TestMutationGuardLockHonoursDeadline(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	unlock, err := g.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +108,7 @@ func TestMutationGuardLockHonoursDeadline(t *testing.T) {
 // and is not quarantined.
 func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{callErr: &cloudhttp.APIError{Status: 404, Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}}
 	_ = g.Do(ctx, f.mutation(false))
 	if !g.needsRead() {
@@ -128,7 +127,7 @@ func TestMutationGuardNotFoundReadsWithoutQuarantine(t *testing.T) {
 // establishes it at once, the call succeeds, nothing is quarantined.
 func TestMutationGuardAppliedWithoutSizeReadsOnce(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{callErr: cloudhttp.MalformedAnswer("c", "PATCH /pools/{id}", 200, "empty body")}
 	if err := g.Do(ctx, f.mutation(false)); err != nil {
 		t.Fatalf("applied change with an empty answer: %v, want success after the read", err)
@@ -147,7 +146,7 @@ func TestMutationGuardAppliedWithoutSizeReadsOnce(t *testing.T) {
 // quarantine.
 func TestMutationGuardAppliedErrorIsReturnedAfterTheRead(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	timedOut := cloudprovider.WithOutcome(errors.New("operation ended in timeout"), cloudprovider.MutationApplied)
 	f := &fakeGroup{callErr: timedOut}
 	if err := g.Do(ctx, f.mutation(false)); !errors.Is(err, timedOut) || f.reads != 1 || g.needsRead() {
@@ -168,7 +167,7 @@ func TestMutationGuardAppliedErrorIsReturnedAfterTheRead(t *testing.T) {
 // before the change, the quarantine) reads as refused: nothing was sent.
 func TestMutationGuardOwnRefusalsAreRefused(t *testing.T) {
 	ctx := context.Background()
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	f := &fakeGroup{checkErr: errors.New("beyond max")}
 	if err := g.Do(ctx, f.mutation(false)); cloudprovider.OutcomeOf(err) != cloudprovider.MutationRefused {
 		t.Fatalf("failed check: %v reads as %s", err, cloudprovider.OutcomeOf(err))
@@ -184,7 +183,7 @@ func TestMutationGuardOwnRefusalsAreRefused(t *testing.T) {
 // state the fresh read left, so the call sends what that state asks for,
 // not what the first plan computed from the snapshot.
 func TestMutationGuardPlanFromFreshState(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	target, sent := 5, -1
 	err := g.Do(context.Background(), Mutation{
 		Plan: func() (Plan, error) {
@@ -203,7 +202,7 @@ func TestMutationGuardPlanFromFreshState(t *testing.T) {
 // call was sent since; a step sent in between makes the next one read
 // again.
 func TestTxnShrinkAlwaysReadsFirst(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	reads, calls := 0, 0
 	call := func(context.Context) error { calls++; return nil }
 	plan := func() (Plan, error) { return Plan{Call: call}, nil }
@@ -227,7 +226,7 @@ func TestTxnShrinkAlwaysReadsFirst(t *testing.T) {
 // TestTxnShrinkFailedReadSendsNothing: a failed fresh read refuses the
 // absolute-size step without a call.
 func TestTxnShrinkFailedReadSendsNothing(t *testing.T) {
-	g := NewMutationGuard("g")
+	g := NewMutationGuard("g", GuardOptions{})
 	calls := 0
 	err := g.Transact(context.Background(), func(context.Context) error { return errors.New("read failed") }, func(tx *Txn) error {
 		return tx.Shrink(func() (Plan, error) { return Plan{Call: func(context.Context) error { calls++; return nil }}, nil })

@@ -12,8 +12,8 @@ import (
 // TestQuarantinedUntil: zero until an outcome-unknown mutation, then the end
 // of the window, then zero again once the window has passed.
 func TestQuarantinedUntil(t *testing.T) {
-	clock := cloudprovidertest.MutationClock(t)
-	g := groupstate.NewMutationGuard("g")
+	clock := cloudprovidertest.MutationClock()
+	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
 	if until := g.QuarantinedUntil(); !until.IsZero() {
 		t.Fatalf("fresh guard quarantined until %s", until)
 	}
@@ -21,7 +21,7 @@ func TestQuarantinedUntil(t *testing.T) {
 	if err := g.Do(context.Background(), lost.mutation()); err == nil {
 		t.Fatal("the lost call did not fail")
 	}
-	want := clock.Now().Add(groupstate.UnknownOutcomeWindow())
+	want := clock.Now().Add(groupstate.DefaultUnknownOutcomeWindow)
 	if until := g.QuarantinedUntil(); !until.Equal(want) {
 		t.Fatalf("quarantined until %s, want %s", until, want)
 	}

@@ -42,6 +42,11 @@ type BuildOptions struct {
 	// budget on a manual clock; main leaves them nil.
 	RateLimitNow   func() time.Time
 	RateLimitSleep func(ctx context.Context, d time.Duration) error
+	// Guard is how the provider's MutationGuards measure the quarantine
+	// after an outcome-unknown mutation: main sets its window from
+	// --unknown-outcome-window; tests and the kit give a manual clock.
+	// Providers pass it to every NewMutationGuard.
+	Guard groupstate.GuardOptions
 	// PriceSheet is the validated --price-sheet, nil without one. Providers
 	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
 	// it, it is every provider's only price source.

@@ -122,6 +122,7 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
+	p.m.guardOpts = opts.Guard
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil

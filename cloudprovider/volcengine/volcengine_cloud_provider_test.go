@@ -187,8 +187,12 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 // TestConformance runs the kit against the strict fake, with scaling
 // activities listed in either order (the API does not document it).
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, oldestFirst := range []bool{false, true} {
-		t.Run(fmt.Sprintf("activitiesOldestFirst=%v", oldestFirst), func(t *testing.T) { runConformance(t, oldestFirst) })
+		t.Run(fmt.Sprintf("activitiesOldestFirst=%v", oldestFirst), func(t *testing.T) {
+			t.Parallel()
+			runConformance(t, oldestFirst)
+		})
 	}
 }
 
@@ -327,6 +331,7 @@ func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientCon
 }
 
 func TestSteadyStateRefreshCallCount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		opts   []envOption
@@ -338,6 +343,7 @@ func TestSteadyStateRefreshCallCount(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, tc.opts...)
 			if err := e.p.Refresh(testCtx(t)); err != nil {
 				t.Fatal(err)
@@ -373,6 +379,7 @@ func TestSteadyStateRefreshCallCount(t *testing.T) {
 }
 
 func TestTemplateRefetchedAfterTTL(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.ResetRequests()
 	e.clock.Advance(templateTTL + time.Second)
@@ -393,6 +400,7 @@ func TestTemplateRefetchedAfterTTL(t *testing.T) {
 }
 
 func TestNodeGroupForNode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	main := e.fake.Instances(mainGroupID)
 	unmanaged := e.fake.Instances("scg-unmanaged")
@@ -413,6 +421,7 @@ func TestNodeGroupForNode(t *testing.T) {
 		{name: "prefix only", providerID: ProviderIDPrefix},
 	}
 	for _, tc := range tests {
+		// Not parallel: each case counts the cloud calls of one shared environment.
 		t.Run(tc.name, func(t *testing.T) {
 			calls := e.fake.RequestCount()
 			g, err := e.p.NodeGroupForNode(testCtx(t), nodeFor(tc.providerID))
@@ -434,6 +443,7 @@ func TestNodeGroupForNode(t *testing.T) {
 }
 
 func TestGPULabelAndTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	label, err := e.p.GPULabel(testCtx(t))
 	if err != nil || label != GPULabel {
@@ -458,6 +468,7 @@ func TestGPULabelAndTypes(t *testing.T) {
 }
 
 func TestGroupsFromSpecAndCloud(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		opts    []envOption
@@ -474,6 +485,7 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, tc.opts...)
 			gs, err := e.p.NodeGroups(testCtx(t))
 			if err != nil {
@@ -491,6 +503,7 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 }
 
 func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withStatic("1:3:scg-gone"), withFirstRefreshError(cloudprovider.ErrConfig))
 	e.fake.SetUnrelatedForUnknownIDs(true)
 	if err := e.p.Refresh(testCtx(t)); err != nil {
@@ -502,6 +515,7 @@ func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
 }
 
 func TestGroupLeavesAndReturns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withDiscovery("asg:tag=ca=on"))
 	g := e.group(t, otherGroupID)
 	e.fake.DeleteGroup(otherGroupID)
@@ -529,6 +543,7 @@ func TestGroupLeavesAndReturns(t *testing.T) {
 // TestSecretsNeverLogged builds, refreshes, fails and mutates at log level 10
 // and checks that neither key appears in the logs or in any error.
 func TestSecretsNeverLogged(t *testing.T) {
+	// Not parallel: captures klog's process-wide output.
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -584,6 +599,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestCheckConfig(t *testing.T) {
+	// Not parallel: t.Setenv changes the process environment.
 	t.Setenv(envRegion, "cn-beijing")
 	t.Setenv(envAccessKey, "ak")
 	t.Setenv(envSecretKey, "sk")
@@ -600,6 +616,7 @@ func TestCheckConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			err := CheckConfig(tc.opts)
 			if len(tc.wantErr) == 0 {
 				if err != nil {
@@ -620,6 +637,7 @@ func TestCheckConfig(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
+	t.Parallel()
 	reg, ok := registry.Lookup(ProviderName)
 	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
 		t.Fatalf("registration = %+v, %v", reg, ok)
@@ -630,6 +648,7 @@ func TestRegistered(t *testing.T) {
 // would copy them onto a bare *http.Transport (ignoring NO_PROXY); our wrapped
 // transport keeps the standard rules, which never proxy loopback.
 func TestProxyEnvDoesNotHijack(t *testing.T) {
+	// Not parallel: t.Setenv changes the process environment.
 	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
 		t.Setenv(k, "http://127.0.0.1:1")
 	}

@@ -23,6 +23,7 @@ func envFrom(m map[string]string) func(string) string {
 }
 
 func TestLoadConfig(t *testing.T) {
+	t.Parallel()
 	akFile := writeFile(t, "ak", "  AK-from-file\n")
 	skFile := writeFile(t, "sk", "SK-from-file\n")
 	emptyFile := writeFile(t, "empty", "\n")
@@ -77,6 +78,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := ""
 			if tc.file != "" {
 				path = writeFile(t, "cloud-config", tc.file)
@@ -107,6 +109,7 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
+	t.Parallel()
 	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope"), envFrom(nil))
 	if err == nil || !strings.Contains(err.Error(), "read cloud config") {
 		t.Fatalf("error = %v", err)
@@ -114,6 +117,7 @@ func TestLoadConfigMissingFile(t *testing.T) {
 }
 
 func TestConfigStringRedacts(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Region: "cn-beijing", AccessKey: testAccessKey, SecretKey: testSecretKey, Endpoint: DefaultEndpoint, Scheme: "https"}
 	for _, format := range []string{"%v", "%+v", "%s", "%#v"} {
 		out := fmt.Sprintf(format, cfg)
@@ -133,6 +137,7 @@ func TestConfigStringRedacts(t *testing.T) {
 // provider and the file alternative; an unreadable key file is reported
 // once, as itself, not also as a missing key.
 func TestCredentialErrors(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "nonexistent")
 	for _, tc := range []struct {
 		name, file string
@@ -149,6 +154,7 @@ func TestCredentialErrors(t *testing.T) {
 		{"upstream's environment variables", "", map[string]string{"ACCESS_KEY": "AK", "SECRET_KEY": "SK", "REGION_ID": "cn-beijing"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := ""
 			if tc.file != "" {
 				path = writeFile(t, "cloud-config.ini", tc.file)

@@ -186,6 +186,8 @@ type manager struct {
 	// guards hold each group's mutation discipline (lock, outcome-unknown
 	// mark); they outlive snapshots.
 	guards map[string]*groupstate.MutationGuard
+	// guardOpts are the guards' options (BuildOptions.Guard).
+	guardOpts groupstate.GuardOptions
 }
 
 func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
@@ -218,7 +220,7 @@ func (m *manager) guard(id string) *groupstate.MutationGuard {
 	defer m.guardsMu.Unlock()
 	g, ok := m.guards[id]
 	if !ok {
-		g = groupstate.NewMutationGuard(id)
+		g = groupstate.NewMutationGuard(id, m.guardOpts)
 		m.guards[id] = g
 	}
 	return g

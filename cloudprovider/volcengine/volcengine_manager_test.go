@@ -28,6 +28,7 @@ func (h *hookAPI) ListScalingInstances(ctx context.Context, groupID string) ([]v
 }
 
 func TestRefreshRacingMutationKeepsMutation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withStatic("1:10:"+mainGroupID))
 	g := e.group(t, mainGroupID)
 	before := target(t, g)
@@ -57,6 +58,7 @@ func TestRefreshRacingMutationKeepsMutation(t *testing.T) {
 }
 
 func TestFailedRefreshKeepsSnapshot(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		fault fakecloud.Fault
@@ -67,6 +69,7 @@ func TestFailedRefreshKeepsSnapshot(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			g := e.group(t, mainGroupID)
 			before := target(t, g)
@@ -102,6 +105,7 @@ func TestFailedRefreshKeepsSnapshot(t *testing.T) {
 }
 
 func TestBoundsFollowTheCloud(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	e.fake.SetGroupBounds(mainGroupID, 2, 20, 3)
@@ -118,6 +122,7 @@ func TestBoundsFollowTheCloud(t *testing.T) {
 }
 
 func TestInstancesViewSorted(t *testing.T) {
+	t.Parallel()
 	g := &groupState{instances: []instanceState{{id: "i-b", status: asStatusInService}, {id: "i-a", status: asStatusInService, removing: true}}}
 	got := g.instancesView()
 	if got[0].Id != ProviderIDPrefix+"i-a" || got[0].Status.State != cloudprovider.InstanceDeleting || got[1].Status.State != cloudprovider.InstanceRunning {
@@ -129,6 +134,7 @@ func TestInstancesViewSorted(t *testing.T) {
 }
 
 func TestGroupDebugCountsInstancesInEnglish(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]string{0: ", 0 instances,", 1: ", 1 instance,", 2: ", 2 instances,"} {
 		g := groupState{instances: make([]instanceState, n)}
 		if got := g.debug(); !strings.Contains(got, want) {

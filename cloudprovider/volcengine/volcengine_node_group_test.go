@@ -33,6 +33,7 @@ func providerIDs(insts []fakeapi.Instance) []string {
 }
 
 func TestConcurrentIncreaseSize(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	before, max := target(t, g), g.MaxSize(testCtx(t))
@@ -66,6 +67,7 @@ func TestConcurrentIncreaseSize(t *testing.T) {
 }
 
 func TestBadArgumentsMakeNoCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	other := e.fake.Instances(otherGroupID)
@@ -99,6 +101,7 @@ func TestBadArgumentsMakeNoCall(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			calls := e.fake.RequestCount()
 			before := target(t, g)
 			if err := tc.run(); !errors.Is(err, tc.kind) {
@@ -115,6 +118,7 @@ func TestBadArgumentsMakeNoCall(t *testing.T) {
 }
 
 func TestDeleteNodesBatchesOf20(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetGroupBounds(mainGroupID, 1, 100, 46)
@@ -167,13 +171,14 @@ func TestDeleteNodesBatchesOf20(t *testing.T) {
 }
 
 func TestDeleteNodesPartialFailure(t *testing.T) {
-	mutationClock := cloudprovidertest.MutationClock(t)
+	t.Parallel()
+	mutationClock := cloudprovidertest.MutationClock()
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetGroupBounds(mainGroupID, 0, 100, 30)
 		f.Reconcile()
 		f.Settle()
-	}))
+	}), func(c *envConfig) { c.build.Guard = cloudprovidertest.GuardOptions(mutationClock) })
 	g := e.group(t, mainGroupID)
 	var nodes []*corev1.Node
 	for _, pid := range providerIDs(e.fake.Instances(mainGroupID)) {
@@ -212,6 +217,7 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 }
 
 func TestNoDesiredNumberGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetGroupBounds(otherGroupID, 0, 5, -1)
@@ -250,6 +256,7 @@ func TestNoDesiredNumberGroup(t *testing.T) {
 }
 
 func TestUnregisteredBelowMinFallsBackWhenAPIRefuses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withStrictMin(), withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetGroupBounds(mainGroupID, 2, 10, 2)
@@ -284,6 +291,7 @@ func TestUnregisteredBelowMinFallsBackWhenAPIRefuses(t *testing.T) {
 }
 
 func TestFailedCreationReported(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		failure   fakeapi.CreateFailure
@@ -296,6 +304,7 @@ func TestFailedCreationReported(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			f := tc.failure
 			e.fake.SetCreateFailure(mainGroupID, &f)
@@ -336,6 +345,7 @@ func TestFailedCreationReported(t *testing.T) {
 }
 
 func TestRemovedInstanceStaysDeletingWhileCloudLags(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	victim := ProviderIDPrefix + e.fake.Instances(mainGroupID)[0].ID
@@ -379,6 +389,7 @@ func TestRemovedInstanceStaysDeletingWhileCloudLags(t *testing.T) {
 }
 
 func TestGetOptionsAndTemplate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	if _, err := g.GetOptions(testCtx(t), cloudprovider.NodeGroupAutoscalingOptions{}); !errors.Is(err, cloudprovider.ErrNotImplemented) {
@@ -397,6 +408,7 @@ func TestGetOptionsAndTemplate(t *testing.T) {
 // instance: the unfilled slots show up as failed placeholders, which CA then
 // deletes; deleting them lowers the desired number (never below min).
 func TestStockOutWithoutInstances(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	before := target(t, g)
@@ -454,6 +466,7 @@ func TestStockOutWithoutInstances(t *testing.T) {
 }
 
 func TestPlaceholdersNeverBelowMin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetCreateFailure(otherGroupID, &fakeapi.CreateFailure{Code: "NoStock", Message: "sold out", NoInstances: true})
@@ -488,6 +501,7 @@ func TestPlaceholdersNeverBelowMin(t *testing.T) {
 // TestLostAnswerOfAbsoluteResizeIsRetried: ModifyScalingGroup sets an absolute
 // number, so repeating it after a lost answer is safe and the call succeeds.
 func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	before := target(t, g)
@@ -508,6 +522,7 @@ func TestLostAnswerOfAbsoluteResizeIsRetried(t *testing.T) {
 // give up only the one still empty, or the lower desired number would make
 // the service remove an instance of its own choosing.
 func TestDroppingPlaceholdersKeepsAFilledSlot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.group(t, mainGroupID)
 	before := target(t, g)

@@ -21,6 +21,7 @@ import (
 // both CA generations get each group's template priced from the sheet,
 // through the real gRPC server.
 func TestPricesFromSheet(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	conn := grpctest.ServeConn(t, e.p, externalgrpc.Options{})
 	if a := legacyca.CheckOptionalRPCs(testCtx(t), t, conn, mainGroupID); a.NodePriceCode != codes.Unimplemented || a.PodPriceCode != codes.Unimplemented {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestParseDiscoverySpec(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		raw     string
 		want    string
@@ -30,6 +31,7 @@ func TestParseDiscoverySpec(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.raw, func(t *testing.T) {
+			t.Parallel()
 			sel, err := parseDiscoverySpec(tc.raw)
 			if tc.wantErr {
 				if !errors.Is(err, cloudprovider.ErrInvalidArgument) {
@@ -50,6 +52,7 @@ func TestParseDiscoverySpec(t *testing.T) {
 }
 
 func TestParseDiscoverySpecsReportsAll(t *testing.T) {
+	t.Parallel()
 	_, err := parseDiscoverySpecs([]string{"bad1", "asg:tag=ok", "bad2"})
 	if err == nil {
 		t.Fatal("no error")
@@ -62,6 +65,7 @@ func TestParseDiscoverySpecsReportsAll(t *testing.T) {
 }
 
 func TestSelectGroups(t *testing.T) {
+	t.Parallel()
 	all := []volcapi.ScalingGroup{
 		{ID: "scg-a", Min: 1, Max: 5, HasMin: true, HasMax: true, Tags: map[string]string{"ca": "on"}},
 		{ID: "scg-b", Tags: map[string]string{"ca": "off"}},
@@ -81,6 +85,7 @@ func TestSelectGroups(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			specs, err := groupconfig.ParseNodeGroupSpecs(tc.static)
 			if err != nil {
 				t.Fatal(err)

@@ -18,6 +18,7 @@ func (e *testEnv) refreshCalls(t *testing.T) (total, listings int) {
 }
 
 func TestUnchangedRefreshCostsOneCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t) // lists what settled
@@ -29,6 +30,7 @@ func TestUnchangedRefreshCostsOneCall(t *testing.T) {
 }
 
 func TestChangeInTheCloudListsOnlyThatGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)
@@ -51,6 +53,7 @@ func TestChangeInTheCloudListsOnlyThatGroup(t *testing.T) {
 }
 
 func TestGroupsAreListedAgainWithinTheBound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)
@@ -65,6 +68,7 @@ func TestGroupsAreListedAgainWithinTheBound(t *testing.T) {
 }
 
 func TestGroupWithInstancesNotInServiceIsListedEveryRefresh(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)
@@ -77,6 +81,7 @@ func TestGroupWithInstancesNotInServiceIsListedEveryRefresh(t *testing.T) {
 }
 
 func TestOwnMutationListsTheGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)
@@ -93,6 +98,7 @@ func TestOwnMutationListsTheGroup(t *testing.T) {
 // have changed the group's members at an unchanged total; the next refresh
 // lists the group. Found by hack/soak.
 func TestMutationWithLostAnswerListsTheGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)

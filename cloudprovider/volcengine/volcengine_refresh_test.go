@@ -73,6 +73,9 @@ func groupsCalls(t *testing.T, e *testEnv) int {
 // (in rotation) and nothing else, and no group's description gets older than
 // the staleness bound.
 func TestManyGroupsUnchangedRefreshCostsOneCall(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(120, 0)))
 	if got := len(served(t, e)); got != 120 {
 		t.Fatalf("%d groups served, want 120", got)
@@ -101,6 +104,9 @@ func TestManyGroupsUnchangedRefreshCostsOneCall(t *testing.T) {
 // TestChangeOnAnyPageIsServedWithinTheBound: a change to a group on a page
 // the rotation does not read next is served within the bound.
 func TestChangeOnAnyPageIsServedWithinTheBound(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(120, 0)))
 	last := catalogGroupID(119)
 	e.fake.SetGroupBounds(last, 0, 10, 2)
@@ -123,6 +129,9 @@ func TestChangeOnAnyPageIsServedWithinTheBound(t *testing.T) {
 // rotation would let a description pass the bound before the next refresh,
 // a refresh reads more.
 func TestSlowRefreshesReadMoreThanOnePage(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
 	const interval = 25 * time.Second
 	total := 0
@@ -144,6 +153,9 @@ func TestSlowRefreshesReadMoreThanOnePage(t *testing.T) {
 // page not read this time; the deleted one leaves, and the new one comes,
 // within the bound.
 func TestGroupShiftedToAnUnreadPageIsKept(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(100, 0)))
 	gone, added := catalogGroupID(0), "scg-9999"
 	e.fake.DeleteGroup(gone)
@@ -172,6 +184,9 @@ func TestGroupShiftedToAnUnreadPageIsKept(t *testing.T) {
 // TestDeletedGroupLeavesWhenTheCountDrops: a deletion that shortens the
 // list shows in TotalCount on any page, and the list is then read whole.
 func TestDeletedGroupLeavesWhenTheCountDrops(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(100, 0)))
 	gone := catalogGroupID(99)
 	e.fake.DeleteGroup(gone)
@@ -188,6 +203,9 @@ func TestDeletedGroupLeavesWhenTheCountDrops(t *testing.T) {
 // on a page the rotation does not read next, a refresh costs one page of
 // the list, the group read by id and one page of its instances.
 func TestScaleUpCostsItsGroupAndItsPages(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(100, 0)))
 	e.clock.Advance(10 * time.Second)
 	e.refreshCalls(t) // page 1; page 2 is next
@@ -210,6 +228,9 @@ func TestScaleUpCostsItsGroupAndItsPages(t *testing.T) {
 // by id; when they make up the account's group list, a refresh reads one
 // page of it in rotation instead.
 func TestManyStaticIDsShareTheBudget(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	var specs []string
 	for i := range 100 {
 		specs = append(specs, "0:10:"+catalogGroupID(i))
@@ -234,6 +255,9 @@ func TestManyStaticIDsShareTheBudget(t *testing.T) {
 // batch per refresh, each within the bound; a deleted group leaves within
 // the bound.
 func TestStaticIDsInALargeAccountAreReadByID(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	var specs []string
 	for i := range 12 {
 		specs = append(specs, "0:10:"+catalogGroupID(i))
@@ -273,6 +297,7 @@ func TestStaticIDsInALargeAccountAreReadByID(t *testing.T) {
 // lookup asks again. Found by the bench: the loop after a scale-up cost 2
 // more calls, a lookup refresh for the unmanaged nodes.
 func TestNodeInNoGroupCostsNoLookupAfterAFreshListing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)
@@ -316,6 +341,9 @@ func TestNodeInNoGroupCostsNoLookupAfterAFreshListing(t *testing.T) {
 // snapshot does not know reads the whole group list, since the rotation
 // might not read the page of the group that holds it.
 func TestUnknownNodeOnAnotherPageIsFoundAtOnce(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
 	e.clock.Advance(10 * time.Second)
 	e.refreshCalls(t) // page 1; page 2 is next
@@ -335,6 +363,9 @@ func TestUnknownNodeOnAnotherPageIsFoundAtOnce(t *testing.T) {
 // its page is not read, so the listing is stored with the description it
 // matches.
 func TestGroupListedOffPageIsReadByID(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
 	last := catalogGroupID(100)
 	e.fake.AddInstance(last, fakeapi.StatusPending)
@@ -353,6 +384,9 @@ func TestGroupListedOffPageIsReadByID(t *testing.T) {
 // page does not move the rotation on, so failures cannot keep skipping a
 // page.
 func TestFailedRefreshReadsTheSamePageAgain(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
 	e.clock.Advance(10 * time.Second)
 	e.refreshCalls(t) // page 1; page 2 is next
@@ -378,6 +412,9 @@ func TestFailedRefreshReadsTheSamePageAgain(t *testing.T) {
 // refresh has finished, so a refresh that takes long (a slow API, the rate
 // limit) counts towards the horizon too.
 func TestSlowRefreshReadsAhead(t *testing.T) {
+	// Not parallel: the first refresh of 100 or more groups under -race
+	// takes seconds of CPU; beside other tests on a busy machine it can pass
+	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
 	e.clock.Advance(10 * time.Second)
 	e.refreshCalls(t) // page 1; page 2 is next

@@ -21,6 +21,7 @@ import (
 )
 
 func TestSimulate(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sim, err := Simulate(ctx, registry.BuildOptions{UserAgent: "sim-test"})
@@ -79,6 +80,7 @@ func TestSimulate(t *testing.T) {
 // a scale-up of the empty GPU group is accepted at once, the instances show as
 // creating, then as running once the lag has passed.
 func TestScaleUpThroughGRPC(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withSeed(seedDemo), withDiscovery("asg:tag=k8s.io/cluster-autoscaler/enabled=true"))
 	c := grpctest.Serve(t, e.p, externalgrpc.Options{})
 	refresh := func() {
@@ -142,10 +144,12 @@ func TestScaleUpThroughGRPC(t *testing.T) {
 // it) and the slot the service never started an instance for, in either
 // activity order.
 func TestDeleteFailedAndNeverStartedThroughGRPC(t *testing.T) {
+	t.Parallel()
 	for _, oldestFirst := range []bool{false, true} {
 		for _, noInstances := range []bool{false, true} {
 			name := fmt.Sprintf("neverStarted=%v/oldestFirst=%v", noInstances, oldestFirst)
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t, withSeed(seedDemo), withDiscovery("asg:tag=k8s.io/cluster-autoscaler/enabled=true"),
 					func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = oldestFirst })
 				c := grpctest.Serve(t, e.p, externalgrpc.Options{})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestInstanceStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		status    string
 		failure   string
@@ -32,6 +33,7 @@ func TestInstanceStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.status+"/"+tc.failure, func(t *testing.T) {
+			t.Parallel()
 			st := instanceStatus(tc.status, tc.failure)
 			if tc.wantNil {
 				if st != nil {
@@ -56,6 +58,7 @@ func TestInstanceStatus(t *testing.T) {
 }
 
 func TestIsLive(t *testing.T) {
+	t.Parallel()
 	for status, want := range map[string]bool{asStatusInService: true, asStatusPending: true, asStatusError: true, asStatusRemoving: false, asStatusRemoveWait: false} {
 		if got := isLive(status); got != want {
 			t.Errorf("isLive(%s) = %v, want %v", status, got, want)

@@ -31,6 +31,7 @@ func countOps(e *testEnv, op string) int {
 // configurations refresh and build templates, although one id filter takes at
 // most 10 ids.
 func TestManyStaticGroupsAndConfigurations(t *testing.T) {
+	t.Parallel()
 	const n = 25
 	var specs []string
 	for i := range n {
@@ -80,6 +81,7 @@ func TestManyStaticGroupsAndConfigurations(t *testing.T) {
 // instance, so its deletion lowers the desired number and leaves the instance
 // to the service's health check, which then does not replace it.
 func TestDeleteErrorInstanceLowersDesired(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	broken := e.fake.AddInstance(mainGroupID, fakeapi.StatusError)
 	e.fake.SetGroupBounds(mainGroupID, 1, 10, 4)
@@ -121,8 +123,10 @@ func TestDeleteErrorInstanceLowersDesired(t *testing.T) {
 // instance cannot be removed now; the refusal is FailedPrecondition and makes
 // no cloud call.
 func TestDeleteInstanceNotInServiceRefused(t *testing.T) {
+	t.Parallel()
 	for _, status := range []string{fakeapi.StatusPending, fakeapi.StatusStopped, fakeapi.StatusStandby, fakeapi.StatusProtected} {
 		t.Run(status, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			id := e.fake.AddInstance(mainGroupID, status)
 			e.fake.SetGroupBounds(mainGroupID, 1, 10, 4)
@@ -145,6 +149,7 @@ func TestDeleteInstanceNotInServiceRefused(t *testing.T) {
 // TestDisabledGroup: a group whose LifecycleState is not Active says so and
 // refuses to grow without a cloud call.
 func TestDisabledGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fake.SetLifecycleState(mainGroupID, "InActive")
 	if err := e.p.Refresh(testCtx(t)); err != nil {
@@ -172,8 +177,10 @@ func TestDisabledGroup(t *testing.T) {
 // IncreaseSize does not mark the new, not yet started, request as failed, in
 // either activity order; a failure after it does.
 func TestScaleUpJudgedOnlyByLaterActivities(t *testing.T) {
+	t.Parallel()
 	for _, oldestFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("oldestFirst=%v", oldestFirst), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, func(c *envConfig) {
 				c.fakeOpts.ActivitiesOldestFirst = oldestFirst
 				c.fakeOpts.CheckInterval = 10 * time.Minute
@@ -224,6 +231,7 @@ func TestScaleUpJudgedOnlyByLaterActivities(t *testing.T) {
 // TestIncreaseSizeDoesNotLaunchInsideTheCall: ModifyScalingGroup only records
 // the desired number; instances appear at the service's next check.
 func TestIncreaseSizeDoesNotLaunchInsideTheCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *envConfig) { c.fakeOpts.CheckInterval = 10 * time.Minute })
 	before := len(e.fake.Instances(mainGroupID))
 	if err := e.group(t, mainGroupID).IncreaseSize(testCtx(t), 2); err != nil {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestTemplateNodeInfo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		group      string
@@ -42,6 +43,7 @@ func TestTemplateNodeInfo(t *testing.T) {
 	e := newEnv(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			node, err := e.group(t, tc.group).TemplateNodeInfo(testCtx(t))
 			if err != nil {
 				t.Fatal(err)
@@ -73,6 +75,7 @@ func TestTemplateNodeInfo(t *testing.T) {
 }
 
 func TestTemplateSources(t *testing.T) {
+	t.Parallel()
 	seed := func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.AddGroup(fakeapi.Group{ID: "scg-lt-types", Min: 0, Max: 3, Desired: 0, LaunchTemplateID: "lt-1", LaunchTemplateVersion: "2",
@@ -93,6 +96,7 @@ func TestTemplateSources(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.group, func(t *testing.T) {
+			t.Parallel()
 			node, err := e.group(t, tc.group).TemplateNodeInfo(testCtx(t))
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || node != nil {
@@ -108,6 +112,7 @@ func TestTemplateSources(t *testing.T) {
 }
 
 func TestTemplateFetchFailureKeepsRefreshAndRetries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		// Fail the template fetch made by the first snapshot.
@@ -134,6 +139,7 @@ func TestTemplateFetchFailureKeepsRefreshAndRetries(t *testing.T) {
 }
 
 func TestGPULabelValue(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"NVIDIA A10": "NVIDIA-A10", "": "unknown", "  Tesla V100/32G ": "Tesla-V100-32G", "***": "unknown"} {
 		if got := gpuLabelValue(in); got != want {
 			t.Errorf("gpuLabelValue(%q) = %q, want %q", in, got, want)

@@ -92,6 +92,7 @@ func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroup
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	p.m.identityMismatch = opts.NodeIdentityMismatch
+	p.m.guardOpts = opts.Guard
 	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
 	return p, nil
 }

@@ -185,8 +185,12 @@ func countRequests(reqs []fakecloud.RecordedRequest, method, pathPart string) in
 var busyVariants = []fakeapi.BusyPolicy{fakeapi.BusyNever, fakeapi.BusyPending, fakeapi.BusyRefuse}
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, busy := range busyVariants {
-		t.Run("busy="+string(busy), func(t *testing.T) { runConformance(t, busy) })
+		t.Run("busy="+string(busy), func(t *testing.T) {
+			t.Parallel()
+			runConformance(t, busy)
+		})
 	}
 }
 
@@ -299,6 +303,7 @@ func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientCon
 }
 
 func TestBuildReadsConfigAndRegisters(t *testing.T) {
+	t.Parallel()
 	reg, ok := registry.Lookup(ProviderName)
 	if !ok || reg.Build == nil || reg.Simulate == nil || reg.CheckConfig == nil {
 		t.Fatalf("provider %q not fully registered: %+v", ProviderName, ok)
@@ -324,6 +329,8 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 		{name: "bad --nodes", opts: registry.BuildOptions{CloudConfig: path, NodeGroupSpecs: []string{"x"}}, wantErr: "min:max:name"},
 	}
 	for _, tc := range tests {
+		// Not parallel: the cases count the calls of one fake, whose
+		// requests are checked after them.
 		t.Run(tc.name, func(t *testing.T) {
 			if err := reg.CheckConfig(tc.opts); (err != nil) != (tc.wantErr != "") {
 				t.Fatalf("CheckConfig = %v, want error %q", err, tc.wantErr)
@@ -358,6 +365,7 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 }
 
 func TestRefreshCallsPerLoop(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		extraPool int // nodes in an extra pool
@@ -367,6 +375,7 @@ func TestRefreshCallsPerLoop(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, withoutMetalPool())
 			if tc.extraPool > 0 {
 				if _, err := e.fake.AddPool(testClusterID, fakeapi.PoolSpec{ID: "e-big", Label: "big", Plan: "vc2-1c-2gb",
@@ -414,6 +423,7 @@ func TestRefreshCallsPerLoop(t *testing.T) {
 }
 
 func TestNodeGroupSelection(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		specs []string
@@ -430,6 +440,7 @@ func TestNodeGroupSelection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, withSpecs(tc.specs...))
 			gs, _ := e.p.NodeGroups(e.ctx())
 			got := map[string][2]int{}
@@ -452,6 +463,7 @@ func TestNodeGroupSelection(t *testing.T) {
 // the first listing is a configuration error main exits 2 on (it used to be
 // ignored silently).
 func TestUnmatchedSpecIsAConfigError(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	specs, err := groupconfig.ParseNodeGroupSpecs([]string{"1:2:nope"})
 	if err != nil {
@@ -477,6 +489,7 @@ func TestUnmatchedSpecIsAConfigError(t *testing.T) {
 }
 
 func TestNodeGroupSelectionBadBounds(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	// min 0 is clamped to VKE's floor; max 0 then makes min > max: reported and skipped.
 	if _, err := e.fake.AddPool(testClusterID, fakeapi.PoolSpec{ID: "z-broken", Label: "broken", Plan: "vc2-1c-2gb",
@@ -500,6 +513,7 @@ func TestNodeGroupSelectionBadBounds(t *testing.T) {
 }
 
 func TestNodeGroupForNode(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	n0 := e.main.Nodes[0]
 	tests := []struct {
@@ -533,6 +547,7 @@ func TestNodeGroupForNode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			calls := e.fake.RequestCount()
 			g, err := e.p.NodeGroupForNode(e.ctx(), tc.node)
 			if err != nil {
@@ -554,6 +569,7 @@ func TestNodeGroupForNode(t *testing.T) {
 }
 
 func TestGPUAndCleanup(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	label, err := e.p.GPULabel(e.ctx())
 	if err != nil || label != LabelGPUType {
@@ -575,6 +591,7 @@ func TestGPUAndCleanup(t *testing.T) {
 }
 
 func TestGPUTypesBeforePlansLoaded(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	// A provider whose plan list failed must not answer an empty (cacheable) set.
 	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)

@@ -34,6 +34,7 @@ func env(vals map[string]string) func(string) string {
 }
 
 func TestLoadConfig(t *testing.T) {
+	t.Parallel()
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(secretToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -71,6 +72,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cfg, err := LoadConfig(writeFile(t, tc.json), env(tc.env))
 			if len(tc.wantErrs) > 0 {
 				if err == nil {
@@ -101,6 +103,7 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestConfigNeverPrintsToken(t *testing.T) {
+	// Not parallel: captures klog's process-wide output.
 	cfg := &Config{ClusterID: "c1", Token: secretToken, envToken: secretToken}
 	var logBuf bytes.Buffer
 	klog.LogToStderr(false)
@@ -115,6 +118,7 @@ func TestConfigNeverPrintsToken(t *testing.T) {
 	}
 	for how, out := range outputs {
 		t.Run(how, func(t *testing.T) {
+			t.Parallel()
 			if strings.Contains(out, secretToken) {
 				t.Fatalf("%s leaks the token: %s", how, out)
 			}
@@ -126,6 +130,7 @@ func TestConfigNeverPrintsToken(t *testing.T) {
 }
 
 func TestFileTokenSourceRotation(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "token")
 	write := func(s string, mtime time.Time) {
 		t.Helper()
@@ -151,6 +156,7 @@ func TestFileTokenSourceRotation(t *testing.T) {
 		{name: "back", action: func() { write("third", base.Add(2*time.Minute)) }, want: "third"},
 	}
 	for _, s := range steps {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(s.name, func(t *testing.T) {
 			s.action()
 			tok, err := ts.Token()
@@ -167,6 +173,7 @@ func TestFileTokenSourceRotation(t *testing.T) {
 
 // TestExampleConfigParses keeps examples/vultr in step with the config format.
 func TestExampleConfigParses(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "vultr", "provider-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +196,7 @@ func TestExampleConfigParses(t *testing.T) {
 // TestTokenFileRotationEndToEnd rotates the key in the fake and in the file:
 // the provider follows without a restart.
 func TestTokenFileRotationEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	path := filepath.Join(t.TempDir(), "token")
 	write := func(tok string, at time.Time) {

@@ -48,6 +48,9 @@ type manager struct {
 	// providerID disagree (BuildOptions.NodeIdentityMismatch); nil counts
 	// nothing.
 	identityMismatch func(groupID string)
+	// guardOpts are the node groups' MutationGuard options
+	// (BuildOptions.Guard).
+	guardOpts groupstate.GuardOptions
 
 	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
 	refreshGate groupstate.RefreshGate

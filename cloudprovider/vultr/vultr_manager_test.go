@@ -33,6 +33,7 @@ func (h *hookClient) ListNodePools(ctx context.Context, clusterID string) ([]vul
 }
 
 func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		mutate     func(e *testEnv, g *nodeGroup) error
@@ -45,6 +46,7 @@ func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			hc := &hookClient{cloudAPI: e.p.m.client}
@@ -67,6 +69,7 @@ func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
 }
 
 func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		fault fakecloud.Fault
@@ -79,6 +82,7 @@ func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			victim := e.main.Nodes[0]
@@ -118,6 +122,7 @@ func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
 }
 
 func TestPlanCache(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	countPlanCalls := func() int {
 		return countRequests(e.fake.Requests(), http.MethodGet, "/v2/plans")
@@ -141,6 +146,7 @@ func TestPlanCache(t *testing.T) {
 		{name: "expired after an hour", advance: time.Hour, wantCalls: 2},
 	}
 	for i, s := range steps {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(s.name, func(t *testing.T) {
 			e.clock.Advance(s.advance)
 			if s.addPool != "" {
@@ -164,6 +170,7 @@ func TestPlanCache(t *testing.T) {
 }
 
 func TestRegionRetriedAfterFailure(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)
 	// Fail the call right after the node-pool list: the cluster (region) read.

@@ -49,7 +49,7 @@ type nodeGroup struct {
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, guard: groupstate.NewMutationGuard(id), deleting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now)}
+	return &nodeGroup{m: m, id: id, guard: groupstate.NewMutationGuard(id, m.guardOpts), deleting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now)}
 }
 
 // update folds a listed pool into the group. When the group was mutated after

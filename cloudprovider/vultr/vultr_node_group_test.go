@@ -25,6 +25,7 @@ import (
 func strp(s string) *string { return &s }
 
 func TestIncreaseSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		delta      int
@@ -53,6 +54,7 @@ func TestIncreaseSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			if tc.fault != nil {
@@ -100,6 +102,7 @@ func TestIncreaseSize(t *testing.T) {
 }
 
 func TestConcurrentIncreaseSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		specs    []string
@@ -110,6 +113,7 @@ func TestConcurrentIncreaseSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, withSpecs(tc.specs...))
 			g := e.group("a-main")
 			e.fake.ResetRequests()
@@ -146,6 +150,7 @@ func TestConcurrentIncreaseSize(t *testing.T) {
 }
 
 func TestDecreaseTargetSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// grow raises the target first; appear says whether the new nodes
@@ -166,6 +171,7 @@ func TestDecreaseTargetSize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
 			g := e.group("a-main")
 			if tc.grow > 0 {
@@ -201,6 +207,7 @@ func TestDecreaseTargetSize(t *testing.T) {
 }
 
 func TestDeleteNodes(t *testing.T) {
+	t.Parallel()
 	type nodeFn func(e *testEnv) []*corev1.Node
 	main := func(i int) func(e *testEnv) *corev1.Node {
 		return func(e *testEnv) *corev1.Node { return realNode(e.main, e.main.Nodes[i]) }
@@ -251,6 +258,7 @@ func TestDeleteNodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t)
 			g := e.group("a-main")
 			if tc.fault != nil {
@@ -278,6 +286,7 @@ func TestDeleteNodes(t *testing.T) {
 }
 
 func TestDeleteNodesStopsAtFirstFailure(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, withSpecs("1:8:a-main"))
 	g := e.group("a-main")
 	n := e.main.Nodes
@@ -313,6 +322,7 @@ func TestDeleteNodesStopsAtFirstFailure(t *testing.T) {
 // group below min, never-registered instances can always be removed, and a
 // re-sent deletion is not counted twice.
 func TestDeleteNodesAtMin(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	g := e.group("a-main")
 	n := e.main.Nodes
@@ -344,6 +354,7 @@ func TestDeleteNodesAtMin(t *testing.T) {
 }
 
 func TestNodesStatus(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = 10 * time.Second; o.ActiveAfter = 60 * time.Second }))
 	g := e.group("a-main")
 	if err := g.IncreaseSize(e.ctx(), 1); err != nil {
@@ -377,6 +388,7 @@ func TestNodesStatus(t *testing.T) {
 		{name: "active, closed gone", advance: 60 * time.Second, want: map[cloudprovider.InstanceState]int{cloudprovider.InstanceRunning: 3}},
 	}
 	for _, s := range steps {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(s.name, func(t *testing.T) {
 			e.clock.Advance(s.advance)
 			if s.advance > 0 {
@@ -393,6 +405,7 @@ func TestNodesStatus(t *testing.T) {
 }
 
 func TestRemovedGroup(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	g := e.group("a-main")
 	// The pool loses its auto_scaler flag: CA may still hold the old object.
@@ -431,6 +444,7 @@ func TestRemovedGroup(t *testing.T) {
 }
 
 func TestGetOptionsFromPoolLabels(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	o, err := e.group("a-main").GetOptions(e.ctx(), cloudprovider.NodeGroupAutoscalingOptions{ScaleDownUnneededTime: time.Minute})
 	if !errors.Is(err, cloudprovider.ErrNotImplemented) || o != nil {
@@ -457,6 +471,7 @@ func TestGetOptionsFromPoolLabels(t *testing.T) {
 // disagree is refused without a cloud call, and counted per group (the
 // refusal is logged at level 0 too); a node that agrees is not counted.
 func TestIdentityMismatchIsCounted(t *testing.T) {
+	t.Parallel()
 	counted := map[string]int{}
 	e := newTestEnv(t, withBuildOptions(registry.BuildOptions{NodeIdentityMismatch: func(group string) { counted[group]++ }}))
 	g := e.group("a-main")

@@ -16,6 +16,7 @@ import (
 )
 
 func TestNodePrice(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	pm, err := e.p.Pricing(e.ctx())
 	if err != nil {
@@ -42,6 +43,7 @@ func TestNodePrice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := pm.NodePrice(e.ctx(), tc.node, start, start.Add(time.Duration(tc.hours*float64(time.Hour))))
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
@@ -57,6 +59,7 @@ func TestNodePrice(t *testing.T) {
 }
 
 func TestPodPrice(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	pm, _ := e.p.Pricing(e.ctx())
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -82,6 +85,7 @@ func TestPodPrice(t *testing.T) {
 // priced from it, unlisted ones are NotFound rather than priced in USD from
 // the API next to the sheet's currency.
 func TestPriceSheetReplacesAPIPrices(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	sheet, err := groupconfig.ParsePriceSheet("sheet", strings.NewReader("currency EUR\nvc2-2c-4gb 0.5\n"))
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 )
 
 func TestSimulate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		specs  []string
@@ -31,6 +32,7 @@ func TestSimulate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			sim, err := Simulate(ctx, registry.BuildOptions{NodeGroupSpecs: tc.specs})
@@ -86,6 +88,7 @@ func TestSimulate(t *testing.T) {
 // as CA would: a scale-up makes new nodes appear in the fake cloud, first
 // creating (pending), then running (active).
 func TestScaleUpThroughGRPC(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = 5 * time.Second; o.ActiveAfter = 60 * time.Second }))
 	c := grpctest.Serve(t, e.p, externalgrpc.Options{})
 
@@ -136,6 +139,7 @@ func TestScaleUpThroughGRPC(t *testing.T) {
 		{name: "active", advance: time.Minute, want: map[protos.InstanceStatus_InstanceState]int{running: 5}, cloud: map[string]int{"active": 5}},
 	}
 	for _, s := range steps {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(s.name, func(t *testing.T) {
 			e.clock.Advance(s.advance)
 			refresh()
@@ -169,6 +173,7 @@ func TestScaleUpThroughGRPC(t *testing.T) {
 // name pool ids, so a restart must bring the same ids back, and the banner
 // must show each pool's name next to its id.
 func TestSimulateKeepsPoolIDsAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	start := func() (ids []string, description string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

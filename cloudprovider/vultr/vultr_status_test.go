@@ -7,6 +7,7 @@ import (
 )
 
 func TestInstanceStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		status  string
 		want    cloudprovider.InstanceState
@@ -26,6 +27,7 @@ func TestInstanceStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.status, func(t *testing.T) {
+			t.Parallel()
 			st := instanceStatus(tc.status)
 			if st == nil || st.State != tc.want {
 				t.Fatalf("status %q -> %+v, want %v", tc.status, st, tc.want)

@@ -16,8 +16,10 @@ import (
 // succeeds once the pool is active. Under the other busy policies the
 // second resize is simply accepted.
 func TestResizeRefusedWhilePoolBusy(t *testing.T) {
+	t.Parallel()
 	for _, busy := range busyVariants {
 		t.Run("busy="+string(busy), func(t *testing.T) {
+			t.Parallel()
 			e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.Busy = busy }))
 			e.refresh()
 			g := e.group("a-main")
@@ -61,6 +63,7 @@ func TestResizeRefusedWhilePoolBusy(t *testing.T) {
 // first attempt: the outcome is unknown, so the group is quarantined and
 // re-read before its next change.
 func TestLostResizeAnswerThenBusyRefusalIsOutcomeUnknown(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.Busy = fakeapi.BusyRefuse }))
 	e.refresh()
 	g := e.group("a-main")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestTemplateNodeInfo(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	tests := []struct {
 		group   string
@@ -30,6 +31,7 @@ func TestTemplateNodeInfo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.group, func(t *testing.T) {
+			t.Parallel()
 			calls := e.fake.RequestCount()
 			node, err := e.group(tc.group).TemplateNodeInfo(e.ctx())
 			if err != nil {

@@ -86,7 +86,10 @@ func lintAndPackage(dir string, values []string, out string) (string, error) {
 		if err != nil {
 			problems = append(problems, fmt.Errorf("render with %s: %w", f, err))
 		}
-		res := lint.RunAll(dir, vals, "kube-system", lint.WithKubeVersion(&lintKubeVersion))
+		// A copy: the linter takes a pointer, which must not reach the
+		// package's own value.
+		kubeVersion := lintKubeVersion
+		res := lint.RunAll(dir, vals, "kube-system", lint.WithKubeVersion(&kubeVersion))
 		for _, m := range res.Messages {
 			if m.Severity >= support.WarningSev {
 				problems = append(problems, fmt.Errorf("lint with %s: %s", f, m))

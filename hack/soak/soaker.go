@@ -17,7 +17,6 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/hack/bench/cluster"
 )
@@ -188,9 +187,12 @@ func (s *soaker) startInProcess() (func(), error) {
 	baseline := runtime.NumGoroutine()
 	s.clock = fakecloud.NewManualClock(time.Now())
 	s.now = s.clock.Now
+	slow, window := slowTimings(o.rpcTimeout)
+	// The guards measure the window on the wall clock: the slow fault holds
+	// requests for real time.
 	fake, err := cluster.Start(cluster.Options{
 		Provider: s.provider, Nodes: o.nodes, Groups: o.groups, MinPerGroup: 1, MaxPerGroup: o.maxSize,
-		Clock: s.clock, Faults: true, Seed: o.seed, MaxStaleness: soakMaxStaleness,
+		Clock: s.clock, Faults: true, Seed: o.seed, MaxStaleness: soakMaxStaleness, UnknownOutcomeWindow: window,
 	})
 	if err != nil {
 		return nil, err
@@ -198,17 +200,14 @@ func (s *soaker) startInProcess() (func(), error) {
 	s.fake = fake
 	s.unmanaged = fake.Unmanaged
 	s.state = func() ([]simcloud.Group, error) { return fake.State(), nil }
-	slow, window := slowTimings(o.rpcTimeout)
 	// The slow fault holds a request past the RPC deadline, then lets it
 	// through: the cloud may still apply what the caller gave up on.
 	fake.Chaos.SetSlow(slow)
-	groupstate.SetUnknownOutcomeWindow(window)
 	m, _ := cluster.NewMetrics()
 	ctx := context.Background()
 	p, err := fake.Build(ctx, m)
 	if err != nil {
 		fake.Close()
-		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		return nil, err
 	}
 	s.srv = externalgrpc.NewServer(p, externalgrpc.Options{Metrics: m})
@@ -217,7 +216,6 @@ func (s *soaker) startInProcess() (func(), error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fake.Close()
-		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		return nil, err
 	}
 	go func() { _ = gs.Serve(lis) }()
@@ -225,7 +223,6 @@ func (s *soaker) startInProcess() (func(), error) {
 	if err != nil {
 		gs.Stop()
 		fake.Close()
-		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		return nil, err
 	}
 	s.client = protos.NewCloudProviderClient(conn)
@@ -241,7 +238,6 @@ func (s *soaker) startInProcess() (func(), error) {
 		_ = p.Cleanup(cctx)
 		cancel()
 		fake.Close()
-		groupstate.SetUnknownOutcomeWindow(groupstate.DefaultUnknownOutcomeWindow)
 		s.checkLeaks(baseline)
 	}, nil
 }

@@ -81,6 +81,7 @@ func ctx(t *testing.T) context.Context {
 }
 
 func TestListCallsDecode(t *testing.T) {
+	t.Parallel()
 	s := seed(t, fakeapi.Options{}, 3)
 	clusters, err := s.client.ListSKSClusters(ctx(t))
 	if err != nil {
@@ -144,6 +145,7 @@ func TestListCallsDecode(t *testing.T) {
 // TestLargeList: Exoscale v2 list endpoints are not paginated; one response
 // carries every item, and the client must take them all.
 func TestLargeList(t *testing.T) {
+	t.Parallel()
 	s := seed(t, fakeapi.Options{}, 500)
 	members, err := s.client.ListPoolMembers(ctx(t))
 	if err != nil || len(members) != 502 {
@@ -152,6 +154,7 @@ func TestLargeList(t *testing.T) {
 }
 
 func TestMutationsReturnOperations(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := seed(t, fakeapi.Options{Now: func() time.Time { return clock }, OperationDelay: time.Second}, 2)
 	op, err := s.client.ScaleSKSNodepool(ctx(t), s.cluster, s.nodepool, 4)
@@ -186,6 +189,7 @@ func TestMutationsReturnOperations(t *testing.T) {
 // TestErrorClassification: every status maps to its sentinel through the
 // recorded status code, keeps the server message, and exposes the status.
 func TestErrorClassification(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status int
 		want   error
@@ -202,6 +206,7 @@ func TestErrorClassification(t *testing.T) {
 		{504, cloudprovider.ErrUnavailable},
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			t.Parallel()
 			s := seed(t, fakeapi.Options{}, 1)
 			for i := 0; i < 4; i++ {
 				s.fake.AddFault(fakecloud.Fault{Status: tc.status, Message: "server says no", RetryAfter: "3600"})
@@ -222,6 +227,7 @@ func TestErrorClassification(t *testing.T) {
 }
 
 func TestMalformedAndTimeout(t *testing.T) {
+	t.Parallel()
 	s := seed(t, fakeapi.Options{}, 1)
 	s.fake.AddFault(fakecloud.Fault{Malformed: true})
 	if _, err := s.client.ListSKSClusters(ctx(t)); !errors.Is(err, cloudprovider.ErrMalformedResponse) || exoapi.StatusCode(err) != 200 {
@@ -238,6 +244,7 @@ func TestMalformedAndTimeout(t *testing.T) {
 // TestJSONLabelledTextPlainIsAccepted: a gateway may relabel the answer;
 // the body decides, not the label.
 func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
+	t.Parallel()
 	s := seed(t, fakeapi.Options{}, 1)
 	body := `{"instance-pools":[{"id":"` + s.plain + `","name":"relabelled","state":"running","size":1}]}`
 	s.fake.AddFault(fakecloud.Fault{Method: http.MethodGet, PathContains: "/instance-pool", Status: 200, Body: &body, ContentType: "text/plain; charset=utf-8"})
@@ -251,6 +258,7 @@ func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 // not parse is an error naming cloud, operation and status; for a mutation
 // the cloud took it (applied), never a refusal or unknown.
 func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
+	t.Parallel()
 	s := seed(t, fakeapi.Options{}, 1)
 	html := "<html>accepted</html>"
 	s.fake.AddFault(fakecloud.Fault{Method: http.MethodPut, Status: 202, Body: &html, ContentType: "text/html", AfterApply: true})
@@ -268,6 +276,7 @@ func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
 // TestMutationOutcomes: the client states each answer's outcome from the
 // status the shared stack recorded.
 func TestMutationOutcomes(t *testing.T) {
+	t.Parallel()
 	empty := ""
 	for _, tc := range []struct {
 		name  string
@@ -281,6 +290,7 @@ func TestMutationOutcomes(t *testing.T) {
 		{"empty 200", fakecloud.Fault{Status: 200, Body: &empty, AfterApply: true}, cloudprovider.MutationApplied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := seed(t, fakeapi.Options{}, 1)
 			tc.fault.Method = http.MethodPut
 			s.fake.AddFault(tc.fault)
@@ -293,6 +303,7 @@ func TestMutationOutcomes(t *testing.T) {
 }
 
 func TestEmptyObjectIsNotFound(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{}`))
@@ -308,6 +319,7 @@ func TestEmptyObjectIsNotFound(t *testing.T) {
 }
 
 func TestSignatureAndUserAgent(t *testing.T) {
+	t.Parallel()
 	s := seed(t, fakeapi.Options{}, 1)
 	if _, err := s.client.ListPoolMembers(ctx(t)); err != nil {
 		t.Fatalf("signed request with query args rejected: %v", err)
@@ -331,6 +343,7 @@ func TestSignatureAndUserAgent(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
+	t.Parallel()
 	_, err := exoapi.New(exoapi.Options{Endpoint: "ftp://x"})
 	if err == nil {
 		t.Fatal("New accepted an empty configuration")
@@ -347,6 +360,7 @@ func TestNewValidates(t *testing.T) {
 // signed with the new key (the fake, which knows only the old pair, then
 // refuses it).
 func TestRotatedKeyFileIsUsed(t *testing.T) {
+	t.Parallel()
 	s := seed(t, fakeapi.Options{}, 1)
 	dir := t.TempDir()
 	keyPath, secretPath := filepath.Join(dir, "key"), filepath.Join(dir, "secret")

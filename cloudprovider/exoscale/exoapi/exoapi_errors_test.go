@@ -11,6 +11,7 @@ import (
 )
 
 func TestErrorMessage(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 400)
 	for _, tc := range []struct{ name, body, want string }{
 		{"message field", `{"message":"instance quota exceeded"}`, "instance quota exceeded"},
@@ -20,6 +21,7 @@ func TestErrorMessage(t *testing.T) {
 		{"truncated", `{"message":"` + long + `"}`, long[:maxMessageLen] + "..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := errorMessage([]byte(tc.body)); got != tc.want {
 				t.Fatalf("errorMessage = %q, want %q", got, tc.want)
 			}
@@ -28,6 +30,7 @@ func TestErrorMessage(t *testing.T) {
 }
 
 func TestStatusCodeOfAPIError(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("sdk: Not Found: gone")
 	e := &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusNotFound, Message: "gone", Class: cloudhttp.StatusClass(404), Cause: cause}
 	if !errors.Is(e, cloudprovider.ErrNotFound) || !errors.Is(e, cause) {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestOperationName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ method, path, want string }{
 		{"GET", "/v2/sks-cluster", "GET /v2/sks-cluster"},
 		{"GET", "/v2/instance-pool/4f1c-aa", "GET /v2/instance-pool/{id}"},
@@ -18,6 +19,7 @@ func TestOperationName(t *testing.T) {
 		{"GET", "/prefix/v2/instance", "GET /{id}/v2/instance"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
 			req := httptest.NewRequest(tc.method, "http://x"+tc.path+"?manager-type=instance-pool", nil)
 			if got := OperationName(req); got != tc.want {
 				t.Fatalf("OperationName = %q, want %q", got, tc.want)
@@ -27,6 +29,7 @@ func TestOperationName(t *testing.T) {
 }
 
 func TestTemplatePathAction(t *testing.T) {
+	t.Parallel()
 	for path, want := range map[string]string{
 		"/v2/instance-pool/x:scale":            "scale",
 		"/v2/sks-cluster/c/nodepool/n:evict":   "evict",

@@ -13,6 +13,7 @@ import (
 )
 
 func TestListScalingGroupsPaging(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		groups    int
@@ -30,6 +31,7 @@ func TestListScalingGroupsPaging(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			for i := 1; i <= tc.groups; i++ {
 				env.fake.AddGroup(fakeapi.Group{ID: fmt.Sprintf("scg-%04d", i), Min: 1, Max: 10, Desired: -1, Tags: map[string]string{"k": "v"}})
@@ -53,6 +55,7 @@ func TestListScalingGroupsPaging(t *testing.T) {
 }
 
 func TestListScalingInstancesPaging(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		instances int
@@ -63,6 +66,7 @@ func TestListScalingInstancesPaging(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 100, Desired: tc.instances})
 			env.fake.Reconcile()
@@ -87,6 +91,7 @@ func TestListScalingInstancesPaging(t *testing.T) {
 }
 
 func TestRemoveInstancesNotRetriedOnServerError(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2})
 	env.fake.Reconcile()
@@ -106,6 +111,7 @@ func TestRemoveInstancesNotRetriedOnServerError(t *testing.T) {
 }
 
 func TestRemoveInstancesParameters(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 1, Max: 5, Desired: 2})
 	env.fake.Reconcile()
@@ -125,6 +131,7 @@ func TestRemoveInstancesParameters(t *testing.T) {
 }
 
 func TestActivitiesSince(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	if err := env.client.SetDesiredInstances(ctx5s(t), "scg-a", 1); err != nil {
@@ -151,8 +158,10 @@ func TestActivitiesSince(t *testing.T) {
 // TestActivitiesSinceAllPagesEitherOrder: with more activities than a page,
 // in either list order, only those at or after since come back, newest first.
 func TestActivitiesSinceAllPagesEitherOrder(t *testing.T) {
+	t.Parallel()
 	for _, oldestFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("oldestFirst=%v", oldestFirst), func(t *testing.T) {
+			t.Parallel()
 			clock := fakecloud.NewManualClock(time.Unix(1_800_000_000, 0))
 			env := newTestEnvWith(t, fakeapi.Options{Now: clock.Now, ActivitiesOldestFirst: oldestFirst})
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 100, Desired: 0})
@@ -177,6 +186,7 @@ func TestActivitiesSinceAllPagesEitherOrder(t *testing.T) {
 // TotalCount and whether it is the last; a page out of range is refused
 // without a call.
 func TestScalingGroupsPage(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for i := 1; i <= PageSize+7; i++ {
 		env.fake.AddGroup(fakeapi.Group{ID: fmt.Sprintf("scg-%04d", i), Min: 0, Max: 10, Desired: 0})

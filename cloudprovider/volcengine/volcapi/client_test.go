@@ -67,6 +67,7 @@ func ctx5s(t *testing.T) context.Context {
 }
 
 func TestNewValidates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -77,6 +78,7 @@ func TestNewValidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := New(tc.cfg)
 			if tc.wantErr == "" {
 				if err != nil {
@@ -92,6 +94,7 @@ func TestNewValidates(t *testing.T) {
 }
 
 func TestNewLeavesDefaultClientAlone(t *testing.T) {
+	t.Parallel()
 	before := http.DefaultClient.Transport
 	beforeProxy := fmt.Sprintf("%p", http.DefaultTransport.(*http.Transport).Proxy)
 	env := newTestEnv(t)
@@ -107,6 +110,7 @@ func TestNewLeavesDefaultClientAlone(t *testing.T) {
 }
 
 func TestConfigStringRedactsKeys(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Region: "cn-beijing", AccessKey: credential.FixedCredential(testAK), SecretKey: credential.FixedCredential(testSK), Endpoint: "open.volcengineapi.com"}
 	for _, format := range []string{"%v", "%+v", "%s", "%#v"} {
 		out := fmt.Sprintf(format, cfg)
@@ -120,6 +124,7 @@ func TestConfigStringRedactsKeys(t *testing.T) {
 }
 
 func TestOperation(t *testing.T) {
+	t.Parallel()
 	req, _ := http.NewRequest(http.MethodGet, "http://x/?Action=DescribeScalingGroups&ScalingGroupIds.1=scg-abc&Version=2020-01-01", nil)
 	if got := Operation(req); got != "GET /?Action=DescribeScalingGroups" {
 		t.Fatalf("Operation = %q", got)
@@ -130,6 +135,7 @@ func TestOperation(t *testing.T) {
 // TestRotatedKeyFileIsUsed: keys from files are re-read when a file
 // changes (a rotated Kubernetes Secret), without rebuilding the client.
 func TestRotatedKeyFileIsUsed(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	dir := t.TempDir()
 	akPath, skPath := filepath.Join(dir, "ak"), filepath.Join(dir, "sk")
@@ -178,6 +184,7 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 // comes back through the SDK as rate limited with a known outcome, not as
 // an unreachable cloud, and never reaches the API.
 func TestLocalRateLimitIsRateLimited(t *testing.T) {
+	t.Parallel()
 	fake := fakeapi.New(fakeapi.Options{Now: fakecloud.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
 	url := fake.Start()
 	t.Cleanup(fake.Close)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestListInstanceTypesBatchesAndGPU(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	var ids []string
 	for i := 0; i < 13; i++ {
@@ -39,6 +40,7 @@ func TestListInstanceTypesBatchesAndGPU(t *testing.T) {
 }
 
 func TestRequestsCarryRegionAndService(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0, SubnetIDs: []string{"subnet-1"}})
 	env.fake.AddSubnet(fakeapi.Subnet{ID: "subnet-1", ZoneID: "cn-shanghai-a"})

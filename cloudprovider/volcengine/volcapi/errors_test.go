@@ -15,6 +15,7 @@ import (
 )
 
 func TestErrorTyping(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		fault      fakecloud.Fault
@@ -36,6 +37,7 @@ func TestErrorTyping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 			tc.fault.Operation = ActionDescribeScalingGroups
@@ -63,6 +65,7 @@ func TestErrorTyping(t *testing.T) {
 // cloud, operation and status; the cloud answered 2xx, so a mutation it
 // answers is applied (the guard reads the group), never unknown.
 func TestMalformedBody(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 200, Malformed: true})
 	_, err := env.client.ListScalingGroups(ctx5s(t), nil)
@@ -79,6 +82,7 @@ func TestMalformedBody(t *testing.T) {
 // TestJSONLabelledTextPlainIsAccepted: a gateway may relabel the answer;
 // the body decides, not the label.
 func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	body := `{"ResponseMetadata":{"RequestId":"r1","Action":"DescribeScalingGroups"},"Result":{"ScalingGroups":[{"ScalingGroupId":"scg-a","MinInstanceNumber":0,"MaxInstanceNumber":5}],"TotalCount":1,"PageNumber":1,"PageSize":100}}`
@@ -92,6 +96,7 @@ func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 // TestMutationOutcomes: the client states each answer's outcome, with the
 // status the SDK drops taken from the shared stack's answer record.
 func TestMutationOutcomes(t *testing.T) {
+	t.Parallel()
 	empty, html := "", "<html>502 Bad Gateway</html>"
 	for _, tc := range []struct {
 		name       string
@@ -107,6 +112,7 @@ func TestMutationOutcomes(t *testing.T) {
 		{"reset", fakecloud.Fault{Reset: true, Times: 10}, cloudprovider.MutationUnknown, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 			tc.fault.Operation = ActionModifyScalingGroup
@@ -121,6 +127,7 @@ func TestMutationOutcomes(t *testing.T) {
 }
 
 func TestServerMessageScrubbedOfKeys(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 401, Code: "InvalidAccessKey",
 		Message: "The AccessKey " + testAK + " (secret " + testSK + ") is invalid"})
@@ -133,6 +140,7 @@ func TestServerMessageScrubbedOfKeys(t *testing.T) {
 	}
 }
 func TestDeadlineStopsStalledCall(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionModifyScalingGroup, Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -144,6 +152,7 @@ func TestDeadlineStopsStalledCall(t *testing.T) {
 }
 
 func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.fake.AddGroup(fakeapi.Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})
 	env.fake.AddFault(fakecloud.Fault{Operation: ActionDescribeScalingGroups, Status: 429, Code: "AccountFlowLimitExceeded", RetryAfter: "1"})

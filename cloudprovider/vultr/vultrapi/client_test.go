@@ -82,6 +82,7 @@ func ctx5s(t *testing.T) context.Context {
 }
 
 func TestNewValidates(t *testing.T) {
+	t.Parallel()
 	ts := oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "x"})
 	tests := []struct {
 		name string
@@ -95,6 +96,7 @@ func TestNewValidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if _, err := vultrapi.New(tc.opts); (err == nil) != tc.ok {
 				t.Fatalf("New() error = %v, want ok=%v", err, tc.ok)
 			}
@@ -103,6 +105,7 @@ func TestNewValidates(t *testing.T) {
 }
 
 func TestListNodePoolsFollowsPagination(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{MaxPerPage: 2}, 1, 2, 3, 4, 5)
 	pools, err := f.client.ListNodePools(ctx5s(t), clusterID)
 	if err != nil {
@@ -134,6 +137,7 @@ func TestListNodePoolsFollowsPagination(t *testing.T) {
 }
 
 func TestListPlans(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{MaxPerPage: 3})
 	plans, err := f.client.ListPlans(ctx5s(t))
 	if err != nil {
@@ -162,6 +166,7 @@ func TestListPlans(t *testing.T) {
 }
 
 func TestSetNodePoolQuantity(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{}, 2)
 	np, err := f.client.SetNodePoolQuantity(ctx5s(t), clusterID, "pool-0", 5)
 	if err != nil {
@@ -191,6 +196,7 @@ func TestSetNodePoolQuantity(t *testing.T) {
 }
 
 func TestDeleteNode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{}, 2)
 	pool, _ := f.fake.Pool(clusterID, "pool-0")
 	if err := f.client.DeleteNode(ctx5s(t), clusterID, "pool-0", pool.Nodes[0].ID); err != nil {
@@ -210,6 +216,7 @@ func TestDeleteNode(t *testing.T) {
 // it fits the deadline, 5xx is retried with backoff (also for the absolute
 // PATCH), other 4xx never.
 func TestErrorsAndRetries(t *testing.T) {
+	t.Parallel()
 	body := func(s string) *string { return &s }
 	tests := []struct {
 		name      string
@@ -250,6 +257,7 @@ func TestErrorsAndRetries(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, fakeapi.Options{}, 2)
 			for _, fl := range tc.faults {
 				f.fake.AddFault(fl)
@@ -290,6 +298,7 @@ func TestErrorsAndRetries(t *testing.T) {
 }
 
 func TestAPIErrorDetails(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{}, 1)
 	f.fake.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "30"})
 	_, err := f.client.ListNodePools(ctx5s(t), clusterID)
@@ -306,6 +315,7 @@ func TestAPIErrorDetails(t *testing.T) {
 }
 
 func TestDeadlineHonoured(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{}, 1)
 	f.fake.AddFault(fakecloud.Fault{Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -317,6 +327,7 @@ func TestDeadlineHonoured(t *testing.T) {
 }
 
 func TestOperation(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ method, path, want string }{
 		{"GET", "/v2/kubernetes/clusters/abc/node-pools", "GET /v2/kubernetes/clusters/{id}/node-pools"},
 		{"PATCH", "/v2/kubernetes/clusters/abc/node-pools/def", "PATCH /v2/kubernetes/clusters/{id}/node-pools/{id}"},
@@ -326,6 +337,7 @@ func TestOperation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
 			req := &http.Request{Method: tc.method, URL: &url.URL{Path: tc.path, RawQuery: "cursor=xyz"}}
 			if got := vultrapi.Operation(req); got != tc.want {
 				t.Fatalf("Operation = %q, want %q", got, tc.want)
@@ -338,6 +350,7 @@ func TestOperation(t *testing.T) {
 // shared HTTP client: the instrumentation hook sees each try with its
 // operation label, and the User-Agent is ours.
 func TestInstrumentationSeesEveryAttempt(t *testing.T) {
+	t.Parallel()
 	fake := fakeapi.New(fakeapi.Options{Token: token})
 	fake.Start()
 	defer fake.Close()
@@ -380,6 +393,7 @@ func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r)
 // TestJSONLabelledTextPlainIsAccepted: a gateway may relabel Vultr's JSON;
 // the body decides, not the label.
 func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{}, 2)
 	p, _ := f.fake.Pool(clusterID, "pool-0")
 	f.fake.AddFault(fakecloud.Fault{Method: http.MethodPatch, Status: 200, ContentType: "text/plain; charset=utf-8", AfterApply: true,
@@ -394,6 +408,7 @@ func TestJSONLabelledTextPlainIsAccepted(t *testing.T) {
 // not parse is an error naming cloud, operation and status; for a mutation
 // it is an applied change (the guard reads the pool), never a refusal.
 func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fakeapi.Options{}, 2)
 	f.fake.AddFault(fakecloud.Fault{Method: http.MethodPatch, Status: 201, ContentType: "text/html", AfterApply: true,
 		Body: strPtr(`<html>upstream says ok</html>`)})
@@ -410,6 +425,7 @@ func TestUnparsableAnswerNamesCloudOperationStatus(t *testing.T) {
 
 // TestMutationOutcomes: the client states each answer's outcome.
 func TestMutationOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		fault fakecloud.Fault
@@ -423,6 +439,7 @@ func TestMutationOutcomes(t *testing.T) {
 		{"2xx without node_pool", fakecloud.Fault{Status: 200, Body: strPtr(`{}`), AfterApply: true}, cloudprovider.MutationApplied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, fakeapi.Options{}, 2)
 			tc.fault.Method = http.MethodPatch
 			f.fake.AddFault(tc.fault)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 
@@ -42,6 +43,9 @@ type Options struct {
 	MaxPerGroup int
 	// MaxStaleness is the provider's --max-staleness (0: the default).
 	MaxStaleness time.Duration
+	// UnknownOutcomeWindow is the provider's --unknown-outcome-window, as
+	// BuildOptions.Guard takes it (0: the default).
+	UnknownOutcomeWindow time.Duration
 	// MinPerGroup is each group's min size (default 1).
 	MinPerGroup int
 	// Clock drives the fake's provisioning; nil seeds a fake whose new
@@ -154,7 +158,10 @@ func (f *Fake) serve(api *fakecloud.API) string {
 
 // BuildOptions returns what main would pass to the provider's builder.
 func (f *Fake) BuildOptions(m *metrics.Metrics) registry.BuildOptions {
-	opts := registry.BuildOptions{CloudConfig: f.CloudConfig, UserAgent: "cap-bench", MaxStaleness: f.opts.MaxStaleness}
+	opts := registry.BuildOptions{
+		CloudConfig: f.CloudConfig, UserAgent: "cap-bench", MaxStaleness: f.opts.MaxStaleness,
+		Guard: groupstate.GuardOptions{UnknownOutcomeWindow: f.opts.UnknownOutcomeWindow},
+	}
 	for i := 0; i+1 < len(f.Flags); i += 2 {
 		if f.Flags[i] == "--node-group-auto-discovery" {
 			opts.NodeGroupAutoDiscoverySpecs = append(opts.NodeGroupAutoDiscoverySpecs, f.Flags[i+1])

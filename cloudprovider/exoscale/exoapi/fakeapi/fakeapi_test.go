@@ -49,6 +49,7 @@ func newFake(t *testing.T, opts Options) (*Server, string, *fakecloud.ManualCloc
 }
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	s, base, c, pool := newFake(t, Options{ProvisionDelay: time.Minute, RemovalDelay: 10 * time.Second, OperationDelay: 5 * time.Second})
 	status, op := do(t, base, "PUT", "/instance-pool/"+pool+":scale", `{"size":4}`)
 	if status != 200 || op["state"] != "pending" {
@@ -93,6 +94,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestRejections(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		opts   Options
@@ -113,6 +115,7 @@ func TestRejections(t *testing.T) {
 		{"foreign evict", Options{}, nil, ":evict", `{"instances":["nope"]}`, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s, base, _, pool := newFake(t, tc.opts)
 			if tc.prep != nil {
 				tc.prep(s, base, pool)
@@ -130,6 +133,7 @@ func TestRejections(t *testing.T) {
 }
 
 func TestFaultsAndLog(t *testing.T) {
+	t.Parallel()
 	s, base, _, pool := newFake(t, Options{})
 	s.AddFault(fakecloud.Fault{Status: 429, RetryAfter: "7", Operation: "GET /v2/instance-pool/{id}"})
 	if status, _ := do(t, base, "GET", "/instance-pool", ""); status != 200 {
@@ -175,6 +179,7 @@ func TestFaultsAndLog(t *testing.T) {
 }
 
 func TestSignatureRequired(t *testing.T) {
+	t.Parallel()
 	s := New(Options{APIKey: "EXOkey", APISecret: "secret"})
 	base := s.Start()
 	t.Cleanup(s.Close)
@@ -186,6 +191,7 @@ func TestSignatureRequired(t *testing.T) {
 // TestScaleToZeroAccepted: egoscale v3.1.43's spec takes size >= 0 (v3.1.30's
 // took > 0); the provider is built on v3.1.43.
 func TestScaleToZeroAccepted(t *testing.T) {
+	t.Parallel()
 	s, base, _, pool := newFake(t, Options{})
 	if status, body := do(t, base, "PUT", "/instance-pool/"+pool+":scale", `{"size":0}`); status != 200 {
 		t.Fatalf("status %d body %v, want 200", status, body)
@@ -197,6 +203,7 @@ func TestScaleToZeroAccepted(t *testing.T) {
 }
 
 func TestHoldRemovalKeepsListingUntilSettle(t *testing.T) {
+	t.Parallel()
 	s, base, c, pool := newFake(t, Options{RemovalDelay: time.Second})
 	p, _ := s.Pool(pool)
 	victim := p.Members[0].ID

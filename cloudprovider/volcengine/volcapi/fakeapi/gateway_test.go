@@ -42,12 +42,13 @@ func get(t *testing.T, baseURL string, q url.Values, auth string) (int, envelope
 }
 
 func TestWireFormat(t *testing.T) {
+	t.Parallel()
 	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now})
 	for _, id := range []string{"scg-1", "scg-2", "scg-3"} {
 		s.AddGroup(Group{ID: id, Min: 0, Max: 3, Desired: 0})
 	}
 	srv := s.Start()
-	defer s.Close()
+	t.Cleanup(s.Close)
 	tests := []struct {
 		name       string
 		q          url.Values
@@ -76,6 +77,7 @@ func TestWireFormat(t *testing.T) {
 		}(), auth: testAuth, wantStatus: 400, wantCode: "InvalidParameter", wantMsg: "got 21"},
 	}
 	for _, tc := range tests {
+		// Not parallel: the request log is checked after the cases, on the shared server.
 		t.Run(tc.name, func(t *testing.T) {
 			status, env := get(t, srv, tc.q, tc.auth)
 			if status != tc.wantStatus {
@@ -106,10 +108,11 @@ func TestWireFormat(t *testing.T) {
 }
 
 func TestFaultInHTTP200(t *testing.T) {
+	t.Parallel()
 	s := New(Options{})
 	s.AddFault(fakecloud.Fault{Operation: "DescribeScalingGroups", Status: 200, Code: "FlowLimitExceeded", Skip: 1})
 	srv := s.Start()
-	defer s.Close()
+	t.Cleanup(s.Close)
 	q := url.Values{"Action": {"DescribeScalingGroups"}, "Version": {"2020-01-01"}}
 	if status, env := get(t, srv, q, testAuth); status != 200 || env.ResponseMetadata.Error != nil {
 		t.Fatalf("first call (skipped fault) = %d %+v", status, env.ResponseMetadata.Error)
@@ -126,9 +129,10 @@ func TestFaultInHTTP200(t *testing.T) {
 // TestFaultDefaultsToGatewayCodes: a fault given only a status answers in the
 // gateway's envelope with the documented code for that status.
 func TestFaultDefaultsToGatewayCodes(t *testing.T) {
+	t.Parallel()
 	s := New(Options{})
 	srv := s.Start()
-	defer s.Close()
+	t.Cleanup(s.Close)
 	q := url.Values{"Action": {"DescribeScalingGroups"}, "Version": {"2020-01-01"}}
 	for status, wantCode := range map[int]string{429: "AccountFlowLimitExceeded", 503: "InternalError", 403: "AccessDenied", 401: "SignatureDoesNotMatch"} {
 		s.AddFault(fakecloud.Fault{Status: status})
@@ -142,10 +146,11 @@ func TestFaultDefaultsToGatewayCodes(t *testing.T) {
 // TestEnvelope: every answer carries ResponseMetadata naming the action,
 // version, service and region; a refusal carries Error and no Result.
 func TestEnvelope(t *testing.T) {
+	t.Parallel()
 	s := New(Options{Region: "ap-southeast-1", AccessKey: "AK"})
 	s.AddSubnet(Subnet{ID: "sn-1", ZoneID: "z"})
 	base := s.Start()
-	defer s.Close()
+	t.Cleanup(s.Close)
 	for _, tc := range []struct {
 		action, version, service, auth string
 		wantStatus                     int
@@ -158,6 +163,7 @@ func TestEnvelope(t *testing.T) {
 		{action: ActionModifyScalingGroup, version: "2020-01-01", service: "auto_scaling", auth: testAuth, wantStatus: 400, wantCode: "MissingParameter.ScalingGroupId"},
 	} {
 		t.Run(tc.action+" "+tc.wantCode, func(t *testing.T) {
+			t.Parallel()
 			req, _ := http.NewRequest(http.MethodGet, base+"/?"+url.Values{"Action": {tc.action}, "Version": {tc.version}}.Encode(), nil)
 			req.Header.Set("Authorization", tc.auth)
 			resp, err := http.DefaultClient.Do(req)
@@ -192,6 +198,7 @@ func TestEnvelope(t *testing.T) {
 // policy learns from the fake which ones change the cloud (the soak applies
 // those before garbling their answer).
 func TestMutatingActionsAreMarked(t *testing.T) {
+	t.Parallel()
 	s := New(Options{})
 	seen := map[string]bool{}
 	s.SetFaultPolicy(func(r fakecloud.FaultRequest) (fakecloud.Fault, bool) {
@@ -199,7 +206,7 @@ func TestMutatingActionsAreMarked(t *testing.T) {
 		return fakecloud.Fault{}, false
 	})
 	srv := s.Start()
-	defer s.Close()
+	t.Cleanup(s.Close)
 	for _, action := range []string{ActionDescribeScalingGroups, ActionModifyScalingGroup, ActionRemoveInstances, ActionDescribeScalingInstances} {
 		get(t, srv, url.Values{"Action": {action}, "Version": {"2020-01-01"}}, testAuth)
 	}
@@ -215,6 +222,7 @@ func TestMutatingActionsAreMarked(t *testing.T) {
 // refused with 400 InvalidRegion, or served as an empty region that leaves
 // the served one untouched; the served region sees its groups either way.
 func TestOtherRegion(t *testing.T) {
+	t.Parallel()
 	typo := strings.Replace(testAuth, "/cn-beijing/", "/cn-bejing/", 1)
 	list := url.Values{"Action": {ActionDescribeScalingGroups}, "Version": {"2020-01-01"}}
 	modify := url.Values{"Action": {ActionModifyScalingGroup}, "Version": {"2020-01-01"}, "ScalingGroupId": {"scg-1"}, "DesireInstanceNumber": {"2"}}
@@ -227,6 +235,7 @@ func TestOtherRegion(t *testing.T) {
 		{policy: EmptyRegion, wantStatus: http.StatusOK},
 	} {
 		t.Run(tc.wantCode, func(t *testing.T) {
+			t.Parallel()
 			s := New(Options{Regions: []string{"cn-beijing"}, OtherRegion: tc.policy})
 			s.AddGroup(Group{ID: "scg-1", Min: 0, Max: 3, Desired: 0})
 			base := s.Start()

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLifecycleFollowsClock(t *testing.T) {
+	t.Parallel()
 	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, ProvisionDelay: 10 * time.Second, RemoveDelay: 5 * time.Second})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2})
@@ -43,6 +44,7 @@ func TestLifecycleFollowsClock(t *testing.T) {
 }
 
 func TestCreateFailureAndSettle(t *testing.T) {
+	t.Parallel()
 	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now, ProvisionDelay: time.Hour})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 1})
 	s.SetCreateFailure("scg-a", &CreateFailure{Code: "NoStock", Message: "none"})
@@ -58,6 +60,7 @@ func TestCreateFailureAndSettle(t *testing.T) {
 }
 
 func TestNoDesiredGroupNotReconciled(t *testing.T) {
+	t.Parallel()
 	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now})
 	s.AddGroup(Group{ID: "scg-a", Min: 1, Max: 5, Desired: -1})
 	s.Reconcile()
@@ -67,6 +70,7 @@ func TestNoDesiredGroupNotReconciled(t *testing.T) {
 }
 
 func TestHoldRemovalKeepsListingUntilSettle(t *testing.T) {
+	t.Parallel()
 	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, RemoveDelay: time.Second})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 2, LifecycleState: "Active"})

@@ -18,6 +18,7 @@ type pageCase struct {
 }
 
 func TestNumberPage(t *testing.T) {
+	t.Parallel()
 	size := func(n int) map[string]any { return map[string]any{"PageSize": n} }
 	checkPaging(t, func(r *params) pager { return r.numberPage() }, []pageCase{
 		{name: "defaults", q: url.Values{}, n: 25, wantPage: seq(0, 10), want: size(10)},
@@ -32,6 +33,7 @@ func TestNumberPage(t *testing.T) {
 }
 
 func TestTokenPage(t *testing.T) {
+	t.Parallel()
 	next := func(tok string) map[string]any { return map[string]any{"NextToken": tok} }
 	checkPaging(t, func(r *params) pager { return r.tokenPage(7) }, []pageCase{
 		{name: "default size, more to come", q: url.Values{}, n: 25, wantPage: seq(0, 7), want: next("7")},
@@ -52,6 +54,7 @@ func checkPaging(t *testing.T, parse func(*params) pager, cases []pageCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := &params{q: tc.q}
 			p := parse(r)
 			if checkRefusal(t, r, tc.wantErr) {
@@ -71,6 +74,7 @@ func checkPaging(t *testing.T, parse func(*params) pager, cases []pageCase) {
 }
 
 func TestByIDAndMatching(t *testing.T) {
+	t.Parallel()
 	store := map[string]*Subnet{"sn-c": {ID: "sn-c"}, "sn-a": {ID: "sn-a"}, "sn-b": {ID: "sn-b"}}
 	var got []string
 	for _, sn := range matching(byID(store), func(sn *Subnet) bool { return sn.ID != "sn-b" }) {

@@ -27,6 +27,7 @@ func call(t *testing.T, base, action string, params map[string]string) (int, str
 // TestStrictRules: each documented constraint is refused with a documented
 // code and changes nothing.
 func TestStrictRules(t *testing.T) {
+	t.Parallel()
 	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, CheckInterval: time.Hour, ProvisionDelay: time.Hour})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 10, Desired: 2})
@@ -61,6 +62,7 @@ func TestStrictRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			before := len(s.Instances("scg-a"))
 			status, code := call(t, base, tc.action, tc.params)
 			if status != 400 || code != tc.wantCode {
@@ -76,6 +78,7 @@ func TestStrictRules(t *testing.T) {
 // TestHealthCheckReplacesErrorInstances: an Error instance is removed at the
 // first check after ErrorGrace and replaced while the desired number wants it.
 func TestHealthCheckReplacesErrorInstances(t *testing.T) {
+	t.Parallel()
 	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, ErrorGrace: time.Minute})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 1})
@@ -93,6 +96,7 @@ func TestHealthCheckReplacesErrorInstances(t *testing.T) {
 // TestModifyDoesNotReconcileInline: the desired number is acted on at the
 // next periodic check, not inside ModifyScalingGroup.
 func TestModifyDoesNotReconcileInline(t *testing.T) {
+	t.Parallel()
 	clock := fakecloud.NewManualClock(time.Unix(0, 0))
 	s := New(Options{Now: clock.Now, CheckInterval: time.Minute})
 	s.AddGroup(Group{ID: "scg-a", Min: 0, Max: 5, Desired: 0})

@@ -54,6 +54,7 @@ func do(t *testing.T, s *fakeapi.Server, method, path, auth string, body string)
 }
 
 func TestWireShape(t *testing.T) {
+	t.Parallel()
 	s, _ := newFake(t, fakeapi.Options{})
 	p, err := s.AddPool(cid, fakeapi.PoolSpec{ID: "p1", Label: "web", Plan: "vc2-1c-2gb", Quantity: 2, Min: 1, Max: 3, AutoScaler: true})
 	if err != nil {
@@ -89,6 +90,7 @@ func TestWireShape(t *testing.T) {
 		{name: "bad cursor", method: "GET", path: "/v2/plans?cursor=zzz", auth: bearer, status: 400},
 	}
 	for _, tc := range tests {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := do(t, s, tc.method, tc.path, tc.auth, tc.body)
 			if resp.StatusCode != tc.status {
@@ -124,6 +126,7 @@ func TestWireShape(t *testing.T) {
 }
 
 func TestProvisioningLagAndRemoval(t *testing.T) {
+	t.Parallel()
 	s, clock := newFake(t, fakeapi.Options{AppearAfter: 10 * time.Second, ActiveAfter: 60 * time.Second, CloseLinger: 30 * time.Second, Seed: 7})
 	if _, err := s.AddPool(cid, fakeapi.PoolSpec{ID: "p1", Label: "web", Plan: "vc2-1c-2gb", Quantity: 2, Min: 1, Max: 9, AutoScaler: true}); err != nil {
 		t.Fatal(err)
@@ -155,6 +158,7 @@ func TestProvisioningLagAndRemoval(t *testing.T) {
 		{name: "turn active", advance: 50 * time.Second, q: 4, want: map[string]int{"active": 4}},
 	}
 	for _, st := range steps {
+		// Not parallel: the steps share one environment and run in order.
 		t.Run(st.name, func(t *testing.T) {
 			clock.Advance(st.advance)
 			q, got := statuses()
@@ -201,6 +205,7 @@ func TestProvisioningLagAndRemoval(t *testing.T) {
 }
 
 func TestPaginationMeta(t *testing.T) {
+	t.Parallel()
 	s, _ := newFake(t, fakeapi.Options{MaxPerPage: 2})
 	var cursor string
 	seen := 0
@@ -237,6 +242,7 @@ func TestPaginationMeta(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	s, _ := newFake(t, fakeapi.Options{})
 	s.AddFault(fakecloud.Fault{Method: "GET", PathContains: "/plans", Status: 429, RetryAfter: "3", Times: 2})
 	for i := 0; i < 2; i++ {
@@ -282,6 +288,7 @@ func TestFaults(t *testing.T) {
 // TestOfficialSDKAgainstFake drives the fake with govultr v3 to show the fake
 // speaks what Vultr's own SDK expects (paths, envelopes, content type, 202/204).
 func TestOfficialSDKAgainstFake(t *testing.T) {
+	t.Parallel()
 	s, _ := newFake(t, fakeapi.Options{MaxPerPage: 2})
 	for _, id := range []string{"p1", "p2", "p3"} {
 		if _, err := s.AddPool(cid, fakeapi.PoolSpec{ID: id, Label: id, Plan: "vc2-1c-2gb", Quantity: 2, Min: 1, Max: 5, AutoScaler: true,
@@ -334,6 +341,7 @@ func TestOfficialSDKAgainstFake(t *testing.T) {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestHoldRemovalKeepsListingUntilSettle(t *testing.T) {
+	t.Parallel()
 	s, clock := newFake(t, fakeapi.Options{CloseLinger: time.Second})
 	p, err := s.AddPool(cid, fakeapi.PoolSpec{ID: "p1", Label: "web", Plan: "vc2-1c-2gb", Quantity: 3, Min: 1, Max: 9, AutoScaler: true})
 	if err != nil {
