@@ -16,6 +16,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
@@ -37,9 +38,9 @@ type scriptedStatusGroup struct {
 	p *scriptedStatusProvider
 }
 
-func newScriptedStatusProvider(t *testing.T) *scriptedStatusProvider {
+func newScriptedStatusProvider(t *testing.T, guard groupstate.GuardOptions) *scriptedStatusProvider {
 	return &scriptedStatusProvider{
-		InMemoryProvider: seededProvider(t),
+		InMemoryProvider: seededProviderWith(t, guard),
 		nodes:            map[string][]cloudprovider.Instance{},
 		status:           map[string]cloudprovider.GroupStatus{},
 		hidden:           map[string]bool{},
@@ -136,7 +137,7 @@ const (
 func TestReportedAfterRefresh(t *testing.T) {
 	buf := captureKlog(t)
 	ctx := context.Background()
-	p := newScriptedStatusProvider(t)
+	p := newScriptedStatusProvider(t, groupstate.GuardOptions{})
 	creating := &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating}
 	p.set(func(p *scriptedStatusProvider) {
 		p.nodes["pool-a"] = []cloudprovider.Instance{
@@ -210,8 +211,7 @@ func TestReportedAfterMutation(t *testing.T) {
 	// The in-memory group's guard quarantines it after the lost answer
 	// below; the test passes the window on this clock.
 	mutationClock := cloudprovidertest.MutationClock()
-	p := newScriptedStatusProvider(t)
-	p.Guard = cloudprovidertest.GuardOptions(mutationClock)
+	p := newScriptedStatusProvider(t, cloudprovidertest.GuardOptions(mutationClock))
 	reg := prometheus.NewRegistry()
 	r := withReporting(p, metrics.New(reg))
 	if err := r.Refresh(ctx); err != nil {
