@@ -103,6 +103,9 @@ type MutationGuard struct {
 	unknown   atomic.Bool
 	unknownAt atomic.Int64 // mutation clock, Unix nanoseconds; 0: none
 	attempts  atomic.Uint64
+	// ledger, when the guard is a Ledger's, records each cloud call so a
+	// listing that races with it keeps its effect.
+	ledger *Ledger
 }
 
 // NewMutationGuard returns the guard of the group with id group, measuring
@@ -352,7 +355,17 @@ func (tx *Txn) send(p Plan) error {
 		return nil
 	}
 	tx.fresh = false
-	return tx.g.finish(tx.ctx, p.Call(tx.ctx), tx.read)
+	return tx.g.finish(tx.ctx, tx.call(p), tx.read)
+}
+
+// call makes p's cloud call, recorded in the guard's ledger (if any) from
+// before it starts until after it ends.
+func (tx *Txn) call(p Plan) (err error) {
+	if l := tx.g.ledger; l != nil {
+		l.sending(tx.g.group)
+		defer func() { l.sent(tx.g.group, err) }()
+	}
+	return p.Call(tx.ctx)
 }
 
 // Prepare checks a multi-call request against the snapshot and returns what

@@ -1,0 +1,181 @@
+package groupstate
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+)
+
+func newTestLedger() (*Ledger, *fakecloud.ManualClock) {
+	clock := fakecloud.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return NewLedger(GuardOptions{Now: clock.Now}, clock.Now), clock
+}
+
+func mutate(t *testing.T, l *Ledger, group string, during func(), result error) error {
+	t.Helper()
+	return l.Guard(group).Do(context.Background(), Mutation{
+		Plan: func() (Plan, error) {
+			return Plan{Call: func(context.Context) error {
+				if during != nil {
+					during()
+				}
+				return result
+			}}, nil
+		},
+		Read: func(context.Context) error { return nil },
+	})
+}
+
+func TestLedgerListingOlderThanMutationIsOvertaken(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	before := l.Begin()
+	if l.Reconcile(before, "g", GroupListing{Holds: func(string) bool { return false }, Unfilled: -1}).KeepSize {
+		t.Fatal("a listing with no mutation since must be served")
+	}
+	if err := mutate(t, l, "g", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Overtaken(before, "g") {
+		t.Error("a listing that began before an accepted mutation must not overwrite it")
+	}
+	if l.Overtaken(before, "other") {
+		t.Error("a mutation of one group overtook another group's listing")
+	}
+	if l.Overtaken(l.Begin(), "g") {
+		t.Error("a listing that began after the mutation ended must be served")
+	}
+}
+
+func TestLedgerListingDuringMutationIsOvertaken(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	var during Listing
+	var inflight bool
+	if err := mutate(t, l, "g", func() {
+		during = l.Begin()
+		inflight = l.Overtaken(during, "g")
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !inflight {
+		t.Error("a listing installed while a mutation is in flight must keep the size served")
+	}
+	if !l.Overtaken(during, "g") {
+		t.Error("a listing that began while the mutation was in flight must not overwrite it once it ended")
+	}
+}
+
+func TestLedgerRefusedMutationDoesNotOvertake(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	before := l.Begin()
+	refused := cloudprovider.Refusal(errors.New("no"))
+	if err := mutate(t, l, "g", nil, refused); err == nil {
+		t.Fatal("the refusal was lost")
+	}
+	if l.Overtaken(before, "g") {
+		t.Error("a refused mutation changed nothing, so the listing must be served")
+	}
+	unknown := errors.New("connection reset")
+	before = l.Begin()
+	_ = mutate(t, l, "g", nil, unknown)
+	if !l.Overtaken(before, "g") {
+		t.Error("a mutation the cloud may have applied must overtake an older listing")
+	}
+}
+
+func TestLedgerSeqOrdersOwnCalls(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	first := l.Seq()
+	_ = mutate(t, l, "g", nil, nil)
+	listing := l.Begin()
+	if !listing.After(first) {
+		t.Error("a call whose sequence was taken before an earlier mutation ended precedes the listing")
+	}
+	if listing.After(l.Seq()) {
+		t.Error("a call sent after the listing began cannot precede it")
+	}
+}
+
+func TestLedgerReconcileEndsDeletingAndSetsSlots(t *testing.T) {
+	t.Parallel()
+	l, clock := newTestLedger()
+	l.Deleting("g").Add("a", "b")
+	listing := l.Begin()
+	l.Reconcile(listing, "g", GroupListing{Holds: func(id string) bool { return id == "a" }, Unfilled: 2,
+		Failure: &cloudprovider.InstanceErrorInfo{ErrorCode: "QUOTA"}})
+	if !l.Deleting("g").Holds("a") || l.Deleting("g").Holds("b") {
+		t.Errorf("deleting after a listing holding only a: a=%v b=%v, want true false", l.Deleting("g").Holds("a"), l.Deleting("g").Holds("b"))
+	}
+	if got := l.Failed("g").Len(); got != 2 {
+		t.Errorf("failed slots = %d, want 2", got)
+	}
+	clock.Advance(DeletingGrace)
+	l.Reconcile(l.Begin(), "g", GroupListing{Holds: func(string) bool { return true }, Unfilled: -1})
+	if l.Deleting("g").Holds("a") {
+		t.Error("a removal still listed live after the grace must end")
+	}
+	if got := l.Failed("g").Len(); got != 2 {
+		t.Errorf("a listing that says nothing of failures changed the slots to %d", got)
+	}
+}
+
+func TestLedgerForgetKeepsBusyGroups(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	g := l.Guard("gone")
+	l.Deleting("gone").Add("x")
+	unlock, err := g.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Forget(func(string) bool { return false })
+	if l.Guard("gone") != g {
+		t.Error("a group mid-change lost its guard")
+	}
+	unlock()
+	l.Forget(func(string) bool { return false })
+	if l.Guard("gone") == g || l.Deleting("gone").Holds("x") {
+		t.Error("an unmanaged group's state stayed")
+	}
+}
+
+func TestFailedSlots(t *testing.T) {
+	t.Parallel()
+	clock := fakecloud.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	f := newFailedSlots(clock.Now)
+	f.Set(3, nil)
+	first := f.List()
+	f.Set(2, nil)
+	got := f.List()
+	if len(got) != 2 || got[0].N != first[0].N || got[1].N != first[1].N {
+		t.Fatalf("after the cloud filled one of three slots: %+v, want the two oldest of %+v", got, first)
+	}
+	f.Drop(got[0].N)
+	if f.Holds(got[0].N) || !f.Holds(got[1].N) {
+		t.Error("Drop ended the wrong slot")
+	}
+	f.Add(1, nil)
+	if f.Len() != 2 {
+		t.Fatalf("len = %d, want 2", f.Len())
+	}
+	f.Set(0, nil)
+	if f.Len() != 1 {
+		t.Errorf("a listing with no unfilled slots must leave an operation's slots: len %d, want 1", f.Len())
+	}
+	clock.Advance(2 * time.Hour)
+	f.Prune(time.Hour)
+	if f.Len() != 0 {
+		t.Errorf("an operation's slot older than the bound stayed")
+	}
+	f.Set(1, nil)
+	if n := f.List()[0].N; n <= got[1].N+1 {
+		t.Errorf("slot number %d repeats an earlier one", n)
+	}
+}
