@@ -18,7 +18,9 @@ import (
 //
 //   - a listing that began before our latest accepted mutation of a group,
 //     or while one was in flight, does not overwrite that mutation's effect:
-//     the provider keeps the size it serves until a later listing;
+//     the provider keeps the size it serves until a later listing (a
+//     mutation's fresh read counts as such a mutation: what it installed
+//     is newer than the listing);
 //   - an instance we asked to delete shows Deleting until a listing no longer
 //     holds it, or DeletingGrace ends (DeletingSet);
 //   - a slot the cloud failed to fill shows as a failed creation until CA
@@ -119,9 +121,9 @@ func (l *Ledger) Begin() Listing {
 	return Listing{seq: l.seq, At: now}
 }
 
-// Overtaken reports whether a mutation of group id was accepted since
-// listing began, or is still in flight: what the listing says of the
-// group's size may predate it.
+// Overtaken reports whether a mutation of group id was accepted, or a
+// mutation's fresh read installed, since listing began, or a mutation is
+// still in flight: what the listing says of the group may predate it.
 func (l *Ledger) Overtaken(listing Listing, id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -142,6 +144,18 @@ func (l *Ledger) Seq() uint64 {
 // call) was sent before the listing began, so the listing shows its effect
 // if the cloud applied it.
 func (listing Listing) After(seq uint64) bool { return seq < listing.seq }
+
+// read records that a mutation's fresh read of group id installed what the
+// cloud holds now: a listing that began before it is older than what the
+// provider serves, so it is overtaken too.
+func (l *Ledger) read(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	if g, ok := l.groups[id]; ok {
+		g.last = l.seq
+	}
+}
 
 // sending records that a mutation's cloud call of group id starts.
 func (l *Ledger) sending(id string) {

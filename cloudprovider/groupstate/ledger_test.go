@@ -179,3 +179,36 @@ func TestFailedSlots(t *testing.T) {
 		t.Errorf("slot number %d repeats an earlier one", n)
 	}
 }
+
+func TestLedgerFreshReadOvertakesOlderListing(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	before := l.Begin()
+	// A shrink re-reads first; its plan refuses after the read, so no call
+	// is sent, but the read installed newer state than the listing's.
+	err := l.Guard("g").Do(context.Background(), Mutation{
+		Plan: func() (Plan, error) {
+			return Plan{Shrinks: true, Call: func(context.Context) error { return nil }}, nil
+		},
+		Read: func(context.Context) error { return errors.New("cloud down") },
+	})
+	if err == nil {
+		t.Fatal("a failed re-read must refuse the shrink")
+	}
+	if l.Overtaken(before, "g") {
+		t.Error("a failed read installed nothing, yet overtook the listing")
+	}
+	reads := 0
+	err = l.Guard("g").Transact(context.Background(), func(context.Context) error { reads++; return nil }, func(tx *Txn) error {
+		return tx.Shrink(func() (Plan, error) { return Plan{}, nil })
+	})
+	if err != nil || reads != 1 {
+		t.Fatalf("Shrink: err %v, reads %d, want nil and 1", err, reads)
+	}
+	if !l.Overtaken(before, "g") {
+		t.Error("a listing that began before a mutation's fresh read must not overwrite what the read installed")
+	}
+	if l.Overtaken(l.Begin(), "g") {
+		t.Error("a listing that began after the read must be served")
+	}
+}

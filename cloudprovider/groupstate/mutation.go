@@ -307,6 +307,9 @@ func (tx *Txn) reread() error {
 		return cloudprovider.Refusal(fmt.Errorf("node group %s: re-read before the change: %w", tx.g.group, err))
 	}
 	tx.g.confirmed()
+	if l := tx.g.ledger; l != nil {
+		l.read(tx.g.group)
+	}
 	tx.fresh = true
 	return nil
 }
