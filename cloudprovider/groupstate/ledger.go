@@ -207,12 +207,16 @@ type Reconciled struct {
 // Reconcile applies a listing that began at listing to group id, by the
 // rules on Ledger: it ends the Deleting state of instances the listing no
 // longer holds or whose grace has passed, sets the slots the cloud reports
-// unfilled, and says whether the listed size may be served.
+// unfilled (unless a mutation overtook the listing), and says whether the
+// listed size may be served.
 func (l *Ledger) Reconcile(listing Listing, id string, listed GroupListing) Reconciled {
 	g := l.group(id)
 	g.deleting.Reconcile(listing.At, listed.Holds)
-	if listed.Unfilled >= 0 {
+	overtaken := l.Overtaken(listing, id)
+	// Unfilled slots are part of the size a mutation overtook: an older
+	// listing's count may name slots the mutation already gave up.
+	if listed.Unfilled >= 0 && !overtaken {
 		g.failed.Set(listed.Unfilled, listed.Failure)
 	}
-	return Reconciled{KeepSize: l.Overtaken(listing, id)}
+	return Reconciled{KeepSize: overtaken}
 }

@@ -124,6 +124,14 @@ func TestLedgerReconcileEndsDeletingAndSetsSlots(t *testing.T) {
 	if got := l.Failed("g").Len(); got != 2 {
 		t.Errorf("a listing that says nothing of failures changed the slots to %d", got)
 	}
+	older := l.Begin()
+	if err := mutate(t, l, "g", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Reconcile(older, "g", GroupListing{Holds: func(string) bool { return true }, Unfilled: 5})
+	if got := l.Failed("g").Len(); got != 2 {
+		t.Errorf("a listing older than a mutation set the failed slots to %d, want them kept at 2", got)
+	}
 }
 
 func TestLedgerForgetKeepsBusyGroups(t *testing.T) {
