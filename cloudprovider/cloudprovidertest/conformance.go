@@ -114,8 +114,10 @@ func kitFor(t *testing.T, h Harness, opts registry.BuildOptions) *kit {
 	opts.Guard = GuardOptions(clock)
 	env := h.newEnv(t, opts)
 	if p, ok := env.Provider.(*InMemoryProvider); ok && h.NewEnvWithOptions == nil {
-		// The reference provider takes no BuildOptions but its guards'.
+		// The reference provider takes no BuildOptions but its guards',
+		// whose clock also times its ledger (Env.Clock).
 		p.Guard = opts.Guard
+		env.Clock = clock
 	}
 	return &kit{t: t, h: h, env: env, mutationClock: clock}
 }

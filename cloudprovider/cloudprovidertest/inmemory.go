@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
@@ -48,8 +51,11 @@ type CloudGroup struct {
 // the way a real provider should: reads from a snapshot taken at Refresh,
 // every mutation through the shared groupstate.MutationGuard (checked
 // against the snapshot before any cloud call, the group re-read before an
-// absolute shrink or after an unknown outcome), nodes the snapshot lacks
-// looked up by the shared groupstate.UnknownNodeLookup.
+// absolute shrink or after an unknown outcome), every listing reconciled
+// with our mutations by the shared groupstate.Ledger (an older listing
+// keeps a mutation's effect, Deleting until the cloud agrees, failed
+// slots), nodes the snapshot lacks looked up by the shared
+// groupstate.UnknownNodeLookup.
 type InMemoryProvider struct {
 	// Guard is the clock and quarantine window of every group's mutation
 	// guard (the zero value: wall clock, default window); set it before the
@@ -59,6 +65,9 @@ type InMemoryProvider struct {
 
 	cloud        *InMemoryCloud
 	unknownNodes groupstate.UnknownNodeLookup
+
+	ledgerOnce sync.Once
+	ledger     *groupstate.Ledger
 
 	mu      sync.RWMutex
 	groups  map[string]*inMemoryGroup
@@ -71,15 +80,15 @@ type InMemoryProvider struct {
 func NewInMemoryProvider(cloud *InMemoryCloud) *InMemoryProvider {
 	p := &InMemoryProvider{cloud: cloud, groups: map[string]*inMemoryGroup{}, byID: map[string]*inMemoryGroup{}}
 	p.unknownNodes.Provider = InMemoryProviderName
-	p.unknownNodes.Lookup = func(ctx context.Context) error {
-		groups, err := p.cloud.list()
-		if err != nil {
-			return fmt.Errorf("list groups: %w", err)
-		}
-		p.apply(groups, nil)
-		return nil
-	}
+	p.unknownNodes.Lookup = p.list
 	return p
+}
+
+// state returns the ledger of the provider's mutations, made with Guard on
+// first use (Guard is set after NewInMemoryProvider).
+func (p *InMemoryProvider) state() *groupstate.Ledger {
+	p.ledgerOnce.Do(func() { p.ledger = groupstate.NewLedger(p.Guard, p.Guard.Now) })
+	return p.ledger
 }
 
 // NewInMemoryEnv builds a conformance Env over a fresh cloud seeded with
@@ -87,6 +96,8 @@ func NewInMemoryProvider(cloud *InMemoryCloud) *InMemoryProvider {
 func NewInMemoryEnv(groups ...CloudGroup) *Env {
 	cloud := NewInMemoryCloud(groups...)
 	p := NewInMemoryProvider(cloud)
+	clock := fakecloud.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p.Guard.Now = clock.Now
 	launch := func(f func(string) (string, error)) func(string) string {
 		return func(groupID string) string {
 			id, err := f(groupID)
@@ -114,6 +125,14 @@ func NewInMemoryEnv(groups ...CloudGroup) *Env {
 			MutationDeleteNodes:        {Operation: InMemoryOpDelete},
 		}.Injector(cloud.AddFault),
 		ClearFaults: cloud.ClearFaults,
+		HoldRemoval: func(providerID string) {
+			cloud.HoldRemoval(strings.TrimPrefix(providerID, InMemoryProviderIDPrefix))
+		},
+		InjectListingFault: func(f fakecloud.Fault) {
+			f.Operation = InMemoryOpList
+			cloud.AddFault(f)
+		},
+		Clock: clock,
 		SetGroupSettings: func(groupID string, seed SettingsSeed) {
 			cloud.SetTags(groupID, seed.AWSKeys())
 		},
@@ -142,9 +161,6 @@ func InMemoryNotApplicable() map[Hook]string {
 		HookSpecNames:             "the in-memory provider reads no --nodes specs",
 		HookFailEnrichmentLookups: "the in-memory template is built from the seed; the provider makes no lookup that only enriches it",
 		HookReportMutationFailed:  "the in-memory cloud reports a failed change only as the call's error, never inside a success answer",
-		HookHoldRemoval:           "the in-memory cloud lists a removed instance as deleting at once: its listing never lags a removal",
-		HookInjectListingFault:    "the in-memory cloud answers a listing at once, with nothing to hold it while a mutation runs",
-		HookClock:                 "it drives --max-staleness, which the in-memory provider does not take (see Harness.NewEnvWithOptions)",
 		HookChangeUnseen:          "every in-memory Refresh lists every group with its instances, so no change stays unseen by it",
 	}
 }
@@ -230,36 +246,30 @@ func (p *InMemoryProvider) Cleanup(ctx context.Context) error {
 	return nil
 }
 
-// Refresh implements cloudprovider.CloudProvider: one list call. A group
-// that took a mutation while the list ran keeps its snapshot, which already
-// holds the mutation's effect the older list may lack; the next Refresh
-// reads it.
+// Refresh implements cloudprovider.CloudProvider: one list call.
 func (p *InMemoryProvider) Refresh(ctx context.Context) error {
-	attempts := p.attempts()
-	groups, err := p.cloud.list()
-	if err != nil {
-		return fmt.Errorf("list groups: %w", err)
+	if err := p.list(ctx); err != nil {
+		return err
 	}
-	p.apply(groups, attempts)
 	p.unknownNodes.Refreshed()
 	return nil
 }
 
-// attempts samples every known group's mutation count.
-func (p *InMemoryProvider) attempts() map[string]uint64 {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	out := make(map[string]uint64, len(p.groups))
-	for id, g := range p.groups {
-		out[id] = g.guard.Attempts()
+// list lists every group and reconciles the listing with the ledger; it
+// never waits for a running mutation (see groupstate.Ledger).
+func (p *InMemoryProvider) list(ctx context.Context) error {
+	listing := p.state().Begin()
+	groups, err := p.cloud.list(ctx)
+	if err != nil {
+		return fmt.Errorf("list groups: %w", err)
 	}
-	return out
+	p.apply(listing, groups)
+	return nil
 }
 
-// apply replaces the snapshot with a listing; a group whose mutation count
-// moved since attempts was sampled keeps its own state (attempts nil: the
-// listing is newer than any mutation that could race it).
-func (p *InMemoryProvider) apply(groups []cloudGroup, attempts map[string]uint64) {
+// apply replaces the snapshot with a listing that began at listing, group
+// by group through the ledger's reconcile step.
+func (p *InMemoryProvider) apply(listing groupstate.Listing, groups []cloudGroup) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	next := map[string]*inMemoryGroup{}
@@ -267,14 +277,13 @@ func (p *InMemoryProvider) apply(groups []cloudGroup, attempts map[string]uint64
 	for _, cg := range groups {
 		g := p.groups[cg.spec.ID]
 		if g == nil {
-			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: groupstate.NewMutationGuard(cg.spec.ID, p.Guard)}
+			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: p.state().Guard(cg.spec.ID)}
 		}
-		if n, sampled := attempts[g.id]; attempts == nil || !sampled || n == g.guard.Attempts() {
-			g.set(cg)
-		}
+		g.reconcile(listing, cg)
 		next[g.id] = g
 		order = append(order, g.id)
 	}
+	p.state().Forget(func(id string) bool { return next[id] != nil })
 	p.groups, p.order = next, order
 	p.byID = map[string]*inMemoryGroup{}
 	for _, g := range next {
@@ -303,32 +312,50 @@ type inMemoryGroup struct {
 	id    string
 	guard *groupstate.MutationGuard
 
-	mu          sync.Mutex
-	spec        CloudGroup
-	settings    groupconfig.GroupSettings
-	target      int
-	instances   []cloudInstance
-	failedSlots int
+	mu        sync.Mutex
+	spec      CloudGroup
+	settings  groupconfig.GroupSettings
+	target    int
+	instances []cloudInstance
 }
 
-// set replaces the group's snapshot with what the cloud listed.
-func (g *inMemoryGroup) set(cg cloudGroup) {
+// slotFailure says why the in-memory cloud leaves a slot unfilled.
+func slotFailure() *cloudprovider.InstanceErrorInfo {
+	return &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "scale-up-failed", ErrorMessage: "the cloud failed to fill the slot"}
+}
+
+// reconcile applies a listing of the group that began at listing: the
+// ledger ends Deleting marks and sets the failed slots by its rules, and
+// the listed state replaces the snapshot unless a mutation of ours
+// overtook the listing, in which case the snapshot (which holds the
+// mutation's effect) stays until a later listing.
+func (g *inMemoryGroup) reconcile(listing groupstate.Listing, cg cloudGroup) {
+	held := make(map[string]bool, len(cg.instances))
+	for _, in := range cg.instances {
+		held[in.id] = true
+	}
+	r := g.p.state().Reconcile(listing, g.id, groupstate.GroupListing{
+		Holds: func(id string) bool { return held[id] }, Unfilled: cg.failedSlots, Failure: slotFailure()})
+	if r.KeepSize {
+		return
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.spec = cg.spec
 	g.settings = groupconfig.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
 	g.target = cg.desired
 	g.instances = cg.instances
-	g.failedSlots = cg.failedSlots
 }
 
-// read re-reads the group from the cloud into the snapshot; the guard calls it.
+// read re-reads the group from the cloud into the snapshot; the guard calls
+// it, under the group's lock, so no mutation of ours overtakes it.
 func (g *inMemoryGroup) read(ctx context.Context) error {
+	listing := g.p.state().Begin()
 	cg, err := g.p.cloud.get(g.id)
 	if err != nil {
 		return fmt.Errorf("read group %s: %w", g.id, err)
 	}
-	g.set(cg)
+	g.reconcile(listing, cg)
 	g.p.reindex(g)
 	return nil
 }
@@ -412,13 +439,19 @@ func (g *inMemoryGroup) resize(ctx context.Context, from, to int) error {
 	return nil
 }
 
+// deleting reports whether in is going away: the cloud lists it so, or it
+// accepted our deletion of it (the ledger's Deleting rule).
+func (g *inMemoryGroup) deleting(in cloudInstance) bool {
+	return in.state == cloudprovider.InstanceDeleting || g.p.state().Deleting(g.id).Holds(in.id)
+}
+
 // existing counts the instances a decrease must keep: all but those going
 // away and those still being created for a request, which the cloud
 // cancels on a shrink; g.mu is held.
 func (g *inMemoryGroup) existing() int {
 	n := 0
 	for _, in := range g.instances {
-		if in.state != cloudprovider.InstanceDeleting && !in.cancellable() {
+		if !g.deleting(in) && !in.cancellable() {
 			n++
 		}
 	}
@@ -428,9 +461,21 @@ func (g *inMemoryGroup) existing() int {
 // slotPrefix marks the providerID of a slot the cloud failed to fill.
 const slotPrefix = "failed-slot-"
 
-// slotID is the providerID of the group's i-th failed slot (from 1).
-func (g *inMemoryGroup) slotID(i int) string {
-	return fmt.Sprintf("%s%s%s-%d", InMemoryProviderIDPrefix, slotPrefix, g.id, i)
+// slotID is the providerID of the group's failed slot numbered n
+// (groupstate.FailedSlot.N).
+func (g *inMemoryGroup) slotID(n int) string {
+	return fmt.Sprintf("%s%s%s-%d", InMemoryProviderIDPrefix, slotPrefix, g.id, n)
+}
+
+// slotNumber returns the number of the group's failed slot providerID
+// names, if it names one the ledger holds.
+func (g *inMemoryGroup) slotNumber(providerID string) (int, bool) {
+	rest, ok := strings.CutPrefix(providerID, fmt.Sprintf("%s%s%s-", InMemoryProviderIDPrefix, slotPrefix, g.id))
+	n, err := strconv.Atoi(rest)
+	if !ok || err != nil || g.slotID(n) != providerID {
+		return 0, false
+	}
+	return n, g.p.state().Failed(g.id).Holds(n)
 }
 
 // deletion is a DeleteNodes request sorted by path: instances are deleted
@@ -438,7 +483,7 @@ func (g *inMemoryGroup) slotID(i int) string {
 // instance, so lowering the desired number (an absolute size) gives them up.
 type deletion struct {
 	instances []string
-	slots     map[string]bool
+	slots     []int
 }
 
 // DeleteNodes removes exactly these nodes through one guard transaction:
@@ -471,10 +516,10 @@ func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) e
 func (g *inMemoryGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	d := deletion{slots: map[string]bool{}}
+	var d deletion
 	live := map[string]bool{}
 	for _, in := range g.instances {
-		if in.state != cloudprovider.InstanceDeleting {
+		if !g.deleting(in) {
 			live[InMemoryProviderIDPrefix+in.id] = true
 		}
 	}
@@ -496,7 +541,8 @@ func (g *inMemoryGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 		case live[n.Spec.ProviderID]:
 			d.instances = append(d.instances, id)
 		case g.isSlot(n.Spec.ProviderID):
-			d.slots[n.Spec.ProviderID] = true
+			n, _ := g.slotNumber(n.Spec.ProviderID)
+			d.slots = append(d.slots, n)
 		default:
 			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to node group %s", name, g.id)
 		}
@@ -504,34 +550,38 @@ func (g *inMemoryGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 	return d, groupstate.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes)
 }
 
-// isSlot reports whether providerID is one of the group's failed slots; g.mu is held.
+// isSlot reports whether providerID is one of the group's failed slots.
 func (g *inMemoryGroup) isSlot(providerID string) bool {
-	for i := 1; i <= g.failedSlots; i++ {
-		if g.slotID(i) == providerID {
-			return true
-		}
-	}
-	return false
+	_, ok := g.slotNumber(providerID)
+	return ok
 }
 
-// planDropSlots lowers the desired number by the failed slots asked for
-// that the fresh snapshot still has; a slot the cloud filled meanwhile is
-// an instance now, which CA sees at the next Refresh.
-func (g *inMemoryGroup) planDropSlots(slots map[string]bool) (groupstate.Plan, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	n := 0
-	for id := range slots {
-		if g.isSlot(id) {
-			n++
+// planDropSlots lowers the desired number by the failed slots asked for,
+// all of which the fresh read must still report; a slot the cloud filled
+// meanwhile is an instance now, which CA sees at the next Refresh. Once
+// the cloud took the size, the slots end in the ledger.
+func (g *inMemoryGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
+	failed := g.p.state().Failed(g.id)
+	held := 0
+	for _, n := range slots {
+		if failed.Holds(n) {
+			held++
 		}
 	}
-	if n < len(slots) {
+	if held < len(slots) {
 		return groupstate.Plan{}, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
-			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.id, len(slots)-n, len(slots))
+			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.id, len(slots)-held, len(slots))
 	}
+	g.mu.Lock()
 	from := g.target
-	return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from-n) }}, nil
+	g.mu.Unlock()
+	return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error {
+		if err := g.resize(ctx, from, from-len(slots)); err != nil {
+			return err
+		}
+		failed.Drop(slots...)
+		return nil
+	}}, nil
 }
 
 // deleteInstance deletes one instance and marks it deleting in the snapshot.
@@ -540,33 +590,35 @@ func (g *inMemoryGroup) deleteInstance(ctx context.Context, id string) error {
 		klog.ErrorS(err, "Deleting instance failed", "provider", InMemoryProviderName, "nodeGroup", g.id, "instance", id)
 		return fmt.Errorf("delete instance %s of %s: %w", id, g.id, err)
 	}
+	g.p.state().Deleting(g.id).Add(id)
 	g.mu.Lock()
 	g.target--
-	for j := range g.instances {
-		if g.instances[j].id == id {
-			g.instances[j].state = cloudprovider.InstanceDeleting
-		}
-	}
 	g.mu.Unlock()
 	klog.InfoS("Deleted instance", "provider", InMemoryProviderName, "nodeGroup", g.id, "instance", id)
 	return nil
 }
 
-// Instances lists the group's instances and failed slots, sorted by id.
+// Instances lists the group's instances and failed slots, sorted by id; an
+// instance whose deletion the cloud accepted shows Deleting until the
+// ledger's rule ends it.
 func (g *inMemoryGroup) Instances() []cloudprovider.Instance {
+	deleting := g.p.state().Deleting(g.id)
+	slots := g.p.state().Failed(g.id).List()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]cloudprovider.Instance, 0, len(g.instances)+g.failedSlots)
+	out := make([]cloudprovider.Instance, 0, len(g.instances)+len(slots))
 	for _, in := range g.instances {
 		st := &cloudprovider.InstanceStatus{State: in.state}
+		if deleting.Holds(in.id) {
+			st.State = cloudprovider.InstanceDeleting
+		}
 		if in.failed && in.state == cloudprovider.InstanceCreating {
 			st = cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "start-failed", ErrorMessage: "the instance failed to start"})
 		}
 		out = append(out, cloudprovider.Instance{Id: InMemoryProviderIDPrefix + in.id, Status: st})
 	}
-	for i := 1; i <= g.failedSlots; i++ {
-		out = append(out, cloudprovider.Instance{Id: g.slotID(i),
-			Status: cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "scale-up-failed", ErrorMessage: "the cloud failed to fill the slot"})})
+	for _, s := range slots {
+		out = append(out, cloudprovider.Instance{Id: g.slotID(s.N), Status: cloudprovider.FailedCreation(*s.Info)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
 	return out

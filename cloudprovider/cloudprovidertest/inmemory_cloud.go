@@ -19,6 +19,8 @@ import (
 const (
 	InMemoryOpResize = "resize"
 	InMemoryOpDelete = "delete"
+	// InMemoryOpList selects the listing a Refresh reads (not mutating).
+	InMemoryOpList = "list"
 )
 
 type cloudInstance struct {
@@ -27,6 +29,9 @@ type cloudInstance struct {
 	// failed marks an instance that failed to start: it stays in the group,
 	// counted in its desired size, until it is deleted.
 	failed bool
+	// removed marks an instance whose removal the cloud took while its
+	// listing still shows it as it was (HoldRemoval), until Settle.
+	removed bool
 }
 
 type cloudGroup struct {
@@ -42,7 +47,7 @@ type cloudGroup struct {
 func (g *cloudGroup) live() int {
 	n := 0
 	for _, in := range g.instances {
-		if in.state != cloudprovider.InstanceDeleting {
+		if in.state != cloudprovider.InstanceDeleting && !in.removed {
 			n++
 		}
 	}
@@ -52,7 +57,7 @@ func (g *cloudGroup) live() int {
 // cancellable reports whether a shrink may cancel the instance: one still
 // being created for a request, not one that failed.
 func (in cloudInstance) cancellable() bool {
-	return in.state == cloudprovider.InstanceCreating && !in.failed
+	return in.state == cloudprovider.InstanceCreating && !in.failed && !in.removed
 }
 
 // InMemoryCloud is a tiny stateful "cloud" of groups and instances. It counts
@@ -71,6 +76,9 @@ type InMemoryCloud struct {
 	failScaleUp map[string]bool
 	// noQuota refuses every scale-up for lack of quota.
 	noQuota bool
+	// holdRemoval names the instances whose removal the listing does not
+	// show until Settle (HoldRemoval).
+	holdRemoval map[string]bool
 	// faults answers mutating requests instead of the cloud (AddFault).
 	faults fakecloud.FaultQueue
 	// Deleted records every instance id removed by a delete request.
@@ -79,7 +87,7 @@ type InMemoryCloud struct {
 
 // NewInMemoryCloud seeds a cloud with groups.
 func NewInMemoryCloud(groups ...CloudGroup) *InMemoryCloud {
-	c := &InMemoryCloud{groups: map[string]*cloudGroup{}, failScaleUp: map[string]bool{}}
+	c := &InMemoryCloud{groups: map[string]*cloudGroup{}, failScaleUp: map[string]bool{}, holdRemoval: map[string]bool{}}
 	for _, g := range groups {
 		cg := &cloudGroup{spec: g, desired: g.Running}
 		for i := 0; i < g.Running; i++ {
@@ -135,7 +143,7 @@ func (c *InMemoryCloud) Settle() {
 		kept := g.instances[:0]
 		for _, in := range g.instances {
 			switch {
-			case in.state == cloudprovider.InstanceDeleting:
+			case in.state == cloudprovider.InstanceDeleting, in.removed:
 				continue
 			case in.state == cloudprovider.InstanceCreating && !in.failed:
 				in.state = cloudprovider.InstanceRunning
@@ -191,6 +199,15 @@ func (c *InMemoryCloud) FailNextScaleUp(groupID string) {
 	c.failScaleUp[groupID] = true
 }
 
+// HoldRemoval makes the cloud, once it takes the removal of instance id,
+// keep listing the instance as it was until Settle: a removal its listing
+// has not caught up with.
+func (c *InMemoryCloud) HoldRemoval(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holdRemoval[id] = true
+}
+
 // RefuseForQuota makes the cloud refuse every scale-up for lack of quota.
 func (c *InMemoryCloud) RefuseForQuota() {
 	c.mu.Lock()
@@ -233,17 +250,51 @@ func (g *cloudGroup) clone() cloudGroup {
 	return cp
 }
 
-func (c *InMemoryCloud) list() ([]cloudGroup, error) {
+// list reads every group. A queued fault for InMemoryOpList holds the
+// answer until its Release, answered with the groups as they were when the
+// request arrived (AnswerOnArrival) or when it is released, or answers
+// with its status instead.
+func (c *InMemoryCloud) list(ctx context.Context) ([]cloudGroup, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err := c.request(); err != nil {
+		c.mu.Unlock()
 		return nil, err
 	}
+	out := c.snapshot()
+	f, hit := c.faults.Take(fakecloud.FaultRequest{Operation: InMemoryOpList})
+	c.mu.Unlock()
+	if !hit {
+		return out, nil
+	}
+	if f.Arrived != nil {
+		close(f.Arrived)
+	}
+	if f.Release != nil {
+		select {
+		case <-f.Release:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: no answer before the caller gave up: %w", InMemoryOpList, ctx.Err())
+		}
+	}
+	if f.Status != 0 {
+		return nil, &cloudhttp.APIError{Cloud: InMemoryProviderName, Operation: InMemoryOpList, Status: f.Status, Message: http.StatusText(f.Status),
+			Class: cloudhttp.StatusClass(f.Status), Cause: errors.New(http.StatusText(f.Status)), Outcome: cloudprovider.AnswerOutcome(f.Status, false)}
+	}
+	if !f.AnswerOnArrival {
+		c.mu.Lock()
+		out = c.snapshot()
+		c.mu.Unlock()
+	}
+	return out, nil
+}
+
+// snapshot copies every group, in order; c.mu is held.
+func (c *InMemoryCloud) snapshot() []cloudGroup {
 	out := make([]cloudGroup, 0, len(c.order))
 	for _, id := range c.order {
 		out = append(out, c.groups[id].clone())
 	}
-	return out, nil
+	return out
 }
 
 // get reads one group.
@@ -295,7 +346,7 @@ func (c *InMemoryCloud) applyResize(id string, desired int) error {
 		}
 	}
 	for i := len(g.instances) - 1; i >= 0 && live > desired; i-- {
-		if g.instances[i].state != cloudprovider.InstanceDeleting {
+		if g.instances[i].state != cloudprovider.InstanceDeleting && !g.instances[i].removed {
 			g.instances[i].state = cloudprovider.InstanceDeleting
 			live--
 		}
@@ -316,8 +367,12 @@ func (c *InMemoryCloud) applyDelete(groupID, instanceID string) error {
 		return err
 	}
 	for i, in := range g.instances {
-		if in.id == instanceID && in.state != cloudprovider.InstanceDeleting {
-			g.instances[i].state = cloudprovider.InstanceDeleting
+		if in.id == instanceID && in.state != cloudprovider.InstanceDeleting && !in.removed {
+			if c.holdRemoval[instanceID] {
+				g.instances[i].removed = true
+			} else {
+				g.instances[i].state = cloudprovider.InstanceDeleting
+			}
 			g.desired--
 			c.deleted = append(c.deleted, instanceID)
 			return nil
