@@ -60,11 +60,13 @@ type UnknownNodeLookup struct {
 	mu sync.Mutex
 	// round is this Refresh's lookup, nil until one ran.
 	round *lookupCall
-	// absent maps ids the last lookups placed in no group to when.
-	absent map[string]time.Time
-	// logged maps ids whose failed lookup was logged to when, so a failing
+	// memory is made on first use, with Remember and Now as set then.
+	memory sync.Once
+	// absent holds the ids the last lookups placed in no group.
+	absent *TTLCache[string, struct{}]
+	// logged holds the ids whose failed lookup was logged, so a failing
 	// cloud logs each node once, not once per loop.
-	logged map[string]time.Time
+	logged *TTLCache[string, struct{}]
 }
 
 type lookupCall struct {
@@ -86,24 +88,26 @@ func (u *UnknownNodeLookup) remember() time.Duration {
 	return DefaultMaxStaleness
 }
 
+// memo returns the absent and logged memories, each keeping an id for
+// Remember.
+func (u *UnknownNodeLookup) memo() (absent, logged *TTLCache[string, struct{}]) {
+	u.memory.Do(func() {
+		u.absent = NewTTLCache[string, struct{}](u.remember(), u.now)
+		u.logged = NewTTLCache[string, struct{}](u.remember(), u.now)
+	})
+	return u.absent, u.logged
+}
+
 // Refreshed starts a new round: the next unknown node may be looked up once
 // more. Remembered ids older than Remember are dropped. The provider calls it
 // at the end of each successful Refresh.
 func (u *UnknownNodeLookup) Refreshed() {
-	now, keep := u.now(), u.remember()
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	u.round = nil
-	for id, at := range u.absent {
-		if now.Sub(at) >= keep {
-			delete(u.absent, id)
-		}
-	}
-	for id, at := range u.logged {
-		if now.Sub(at) >= keep {
-			delete(u.logged, id)
-		}
-	}
+	u.mu.Unlock()
+	absent, logged := u.memo()
+	absent.Prune()
+	logged.Prune()
 }
 
 // ResolveUnknownNode answers NodeGroupForNode for id, an instance id of this
@@ -134,28 +138,21 @@ func ResolveUnknownNode[G comparable](ctx context.Context, u *UnknownNodeLookup,
 
 // isAbsent reports whether a lookup placed id in no group less than Remember ago.
 func (u *UnknownNodeLookup) isAbsent(id string) bool {
-	u.mu.Lock()
-	at, ok := u.absent[id]
-	u.mu.Unlock()
-	return ok && u.now().Sub(at) < u.remember()
+	absent, _ := u.memo()
+	_, ok := absent.Get(id)
+	return ok
 }
 
 func (u *UnknownNodeLookup) markAbsent(id string) {
-	now := u.now()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.absent == nil {
-		u.absent = map[string]time.Time{}
-	}
-	u.absent[id] = now
-	delete(u.logged, id)
+	absent, logged := u.memo()
+	absent.Put(id, struct{}{})
+	logged.Delete(id)
 }
 
 func (u *UnknownNodeLookup) forget(id string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(u.absent, id)
-	delete(u.logged, id)
+	absent, logged := u.memo()
+	absent.Delete(id)
+	logged.Delete(id)
 }
 
 // lookupFailed counts every "no group" answer a failed lookup causes, and
@@ -164,17 +161,8 @@ func (u *UnknownNodeLookup) lookupFailed(id string, err error) {
 	if u.Failed != nil {
 		u.Failed()
 	}
-	now := u.now()
-	u.mu.Lock()
-	_, seen := u.logged[id]
-	if !seen {
-		if u.logged == nil {
-			u.logged = map[string]time.Time{}
-		}
-		u.logged[id] = now
-	}
-	u.mu.Unlock()
-	if !seen {
+	_, logged := u.memo()
+	if logged.PutIfAbsent(id, struct{}{}) {
 		klog.ErrorS(err, "Cannot look up a node missing from the snapshot; answering that it is in no node group until the next refresh",
 			"provider", u.Provider, "node", id)
 	}

@@ -1,0 +1,106 @@
+package groupstate
+
+import (
+	"sync"
+	"time"
+)
+
+// TTLCache is the one small cache of data a provider reads to enrich what
+// it serves (plans, instance types, images, template inputs) and of what it
+// remembers for a while (a node the cloud places in no group): an entry is
+// served for ttl after it was put, then it is gone. Entries are dropped
+// when read expired and by Prune, so the cache holds no more than what was
+// put within the last ttl plus what was put before the last Prune.
+//
+// It is safe for concurrent use.
+type TTLCache[K comparable, V any] struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[K]ttlEntry[V]
+}
+
+type ttlEntry[V any] struct {
+	v  V
+	at time.Time
+}
+
+// NewTTLCache returns an empty cache whose entries live for ttl, measured
+// with now (time.Now when nil).
+func NewTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *TTLCache[K, V] {
+	if now == nil {
+		now = time.Now
+	}
+	return &TTLCache[K, V]{ttl: ttl, now: now, entries: map[K]ttlEntry[V]{}}
+}
+
+// Get returns k's value if it was put less than ttl ago.
+func (c *TTLCache[K, V]) Get(k K) (V, bool) {
+	v, _, ok := c.GetAt(k)
+	return v, ok
+}
+
+// GetAt returns k's value and when it was put, if less than ttl ago.
+func (c *TTLCache[K, V]) GetAt(k K) (V, time.Time, bool) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if ok && now.Sub(e.at) >= c.ttl {
+		delete(c.entries, k)
+		ok = false
+	}
+	if !ok {
+		var zero V
+		return zero, time.Time{}, false
+	}
+	return e.v, e.at, true
+}
+
+// Put stores v under k, now.
+func (c *TTLCache[K, V]) Put(k K, v V) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[k] = ttlEntry[V]{v: v, at: now}
+}
+
+// PutIfAbsent stores v under k unless k holds a live entry, and reports
+// whether it stored it: a repeated put does not extend an entry's life.
+func (c *TTLCache[K, V]) PutIfAbsent(k K, v V) bool {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[k]; ok && now.Sub(e.at) < c.ttl {
+		return false
+	}
+	c.entries[k] = ttlEntry[V]{v: v, at: now}
+	return true
+}
+
+// Delete drops k.
+func (c *TTLCache[K, V]) Delete(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, k)
+}
+
+// Prune drops every expired entry.
+func (c *TTLCache[K, V]) Prune() {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.entries {
+		if now.Sub(e.at) >= c.ttl {
+			delete(c.entries, k)
+		}
+	}
+}
+
+// Len is the number of entries held, expired ones not yet dropped included.
+func (c *TTLCache[K, V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
