@@ -145,14 +145,22 @@ func (l *Ledger) Seq() uint64 {
 // if the cloud applied it.
 func (listing Listing) After(seq uint64) bool { return seq < listing.seq }
 
-// read records that a mutation's fresh read of group id installed what the
-// cloud holds now: a listing that began before it is older than what the
-// provider serves, so it is overtaken too.
-func (l *Ledger) read(id string) {
+// read records that a mutation's fresh read of group id ended with err:
+// one that installed what the cloud holds now (err nil) makes every listing
+// that began before it older than what the provider serves, so they are
+// overtaken too. Like a cloud call, the read counts as in flight from
+// before it starts (sending), so a listing that races with it is overtaken
+// while the read installs its state.
+func (l *Ledger) read(id string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.seq++
-	if g, ok := l.groups[id]; ok {
+	g, ok := l.groups[id]
+	if !ok {
+		return
+	}
+	g.inflight--
+	if err == nil {
+		l.seq++
 		g.last = l.seq
 	}
 }

@@ -219,4 +219,22 @@ func TestLedgerFreshReadOvertakesOlderListing(t *testing.T) {
 	if l.Overtaken(l.Begin(), "g") {
 		t.Error("a listing that began after the read must be served")
 	}
+	var during Listing
+	var racing bool
+	err = l.Guard("g").Transact(context.Background(), func(context.Context) error {
+		during = l.Begin()
+		racing = l.Overtaken(during, "g")
+		return nil
+	}, func(tx *Txn) error {
+		return tx.Shrink(func() (Plan, error) { return Plan{}, nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !racing {
+		t.Error("a listing racing with a fresh read was served while the read installed its state")
+	}
+	if !l.Overtaken(during, "g") {
+		t.Error("a listing that began during a fresh read must not overwrite what the read installed")
+	}
 }

@@ -302,14 +302,15 @@ func (g *MutationGuard) Transact(ctx context.Context, read func(ctx context.Cont
 	return body(&Txn{g: g, ctx: ctx, read: read})
 }
 
-func (tx *Txn) reread() error {
+func (tx *Txn) reread() (err error) {
+	if l := tx.g.ledger; l != nil {
+		l.sending(tx.g.group)
+		defer func() { l.read(tx.g.group, err) }()
+	}
 	if err := tx.read(tx.ctx); err != nil {
 		return cloudprovider.Refusal(fmt.Errorf("node group %s: re-read before the change: %w", tx.g.group, err))
 	}
 	tx.g.confirmed()
-	if l := tx.g.ledger; l != nil {
-		l.read(tx.g.group)
-	}
 	tx.fresh = true
 	return nil
 }
