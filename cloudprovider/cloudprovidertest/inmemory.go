@@ -330,15 +330,23 @@ func slotFailure() *cloudprovider.InstanceErrorInfo {
 // overtook the listing, in which case the snapshot (which holds the
 // mutation's effect) stays until a later listing.
 func (g *inMemoryGroup) reconcile(listing groupstate.Listing, cg cloudGroup) {
+	if g.p.state().Reconcile(listing, g.id, g.listed(cg)).KeepSize {
+		return
+	}
+	g.install(cg)
+}
+
+// listed is what a listing or read of the group says, for the ledger.
+func (g *inMemoryGroup) listed(cg cloudGroup) groupstate.GroupListing {
 	held := make(map[string]bool, len(cg.instances))
 	for _, in := range cg.instances {
 		held[in.id] = true
 	}
-	r := g.p.state().Reconcile(listing, g.id, groupstate.GroupListing{
-		Holds: func(id string) bool { return held[id] }, Unfilled: cg.failedSlots, Failure: slotFailure()})
-	if r.KeepSize {
-		return
-	}
+	return groupstate.GroupListing{Holds: func(id string) bool { return held[id] }, Unfilled: cg.failedSlots, Failure: slotFailure()}
+}
+
+// install replaces the snapshot with what the cloud listed.
+func (g *inMemoryGroup) install(cg cloudGroup) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.spec = cg.spec
@@ -348,14 +356,15 @@ func (g *inMemoryGroup) reconcile(listing groupstate.Listing, cg cloudGroup) {
 }
 
 // read re-reads the group from the cloud into the snapshot; the guard calls
-// it, under the group's lock, so no mutation of ours overtakes it.
+// it, under the group's lock, so what it reads is newer than anything the
+// snapshot holds and is installed whole (Ledger.Fresh).
 func (g *inMemoryGroup) read(ctx context.Context) error {
-	listing := g.p.state().Begin()
 	cg, err := g.p.cloud.get(g.id)
 	if err != nil {
 		return fmt.Errorf("read group %s: %w", g.id, err)
 	}
-	g.reconcile(listing, cg)
+	g.p.state().Fresh(g.id, g.listed(cg))
+	g.install(cg)
 	g.p.reindex(g)
 	return nil
 }

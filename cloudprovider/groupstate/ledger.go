@@ -228,3 +228,18 @@ func (l *Ledger) Reconcile(listing Listing, id string, listed GroupListing) Reco
 	}
 	return Reconciled{KeepSize: overtaken}
 }
+
+// Fresh applies what a mutation's fresh read of group id says (the read
+// the guard runs under the group's lock, MutationGuard's Read), which is
+// always newer than what the provider serves and is installed whole: it
+// ends the Deleting state of instances the read no longer holds or whose
+// grace has passed, and sets the slots the cloud reports unfilled. The
+// read counts as in flight meanwhile, so Reconcile would keep the old
+// size: a provider's read uses Fresh instead.
+func (l *Ledger) Fresh(id string, read GroupListing) {
+	g := l.group(id)
+	g.deleting.Reconcile(l.now(), read.Holds)
+	if read.Unfilled >= 0 {
+		g.failed.Set(read.Unfilled, read.Failure)
+	}
+}

@@ -238,3 +238,23 @@ func TestLedgerFreshReadOvertakesOlderListing(t *testing.T) {
 		t.Error("a listing that began during a fresh read must not overwrite what the read installed")
 	}
 }
+
+func TestLedgerFreshInstallsWhatAMutationReads(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	l.Deleting("g").Add("a", "b")
+	err := l.Guard("g").Transact(context.Background(), func(context.Context) error {
+		// The provider's read: in flight for the ledger, yet installed.
+		l.Fresh("g", GroupListing{Holds: func(id string) bool { return id == "a" }, Unfilled: 1})
+		return nil
+	}, func(tx *Txn) error { return tx.Shrink(func() (Plan, error) { return Plan{}, nil }) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Deleting("g").Holds("a") || l.Deleting("g").Holds("b") {
+		t.Error("a fresh read must end the Deleting state of what it no longer holds, and only that")
+	}
+	if got := l.Failed("g").Len(); got != 1 {
+		t.Errorf("failed slots after a fresh read reporting 1 = %d", got)
+	}
+}
