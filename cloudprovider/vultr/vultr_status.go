@@ -9,6 +9,11 @@ import (
 // instanceStatus maps a VKE node status to CA's instance state. Unknown values
 // count as creating: CA then waits for the node to register instead of
 // treating it as gone.
+//
+// VKE has no failed slots (groupstate.FailedSlots): a pool's listing holds
+// only nodes that exist, each with a status, and VKE reports no failed
+// scaling activity nor a node that could not be created, so no instance
+// carries creation error info and the ledger's listing states none.
 func instanceStatus(status string) *cloudprovider.InstanceStatus {
 	switch strings.ToLower(status) {
 	case "active", "upgrading", "suspended":
