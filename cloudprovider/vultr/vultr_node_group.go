@@ -59,9 +59,10 @@ func newNodeGroup(m *manager, id string) *nodeGroup {
 // instanceStatus), so the listing states none.
 func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int) {
 	listed := nodeSet(p.Nodes)
-	// Under g.mu, which a mutation holds while it applies Vultr's answer:
-	// a mutation either applied it already and overtakes the listing, or
-	// applies it after this update.
+	// Decided under g.mu, which a mutation's call holds while it applies
+	// Vultr's answer, and the ledger counts that call in flight until it
+	// ends: either the answer is applied already and overtakes the
+	// listing, or it is applied after this update.
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool, g.min, g.max, g.removed = p, minSize, maxSize, false
