@@ -87,12 +87,11 @@ func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroup
 	if err != nil {
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
-	p := &cloudProvider{m: newManager(client, cfg.ClusterID, specs, now), sheet: opts.PriceSheet}
+	p := &cloudProvider{m: newManager(client, cfg.ClusterID, specs, opts.Guard, now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	p.m.identityMismatch = opts.NodeIdentityMismatch
-	p.m.guardOpts = opts.Guard
 	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
 	return p, nil
 }

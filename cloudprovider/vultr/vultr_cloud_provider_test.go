@@ -21,6 +21,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -594,7 +595,7 @@ func TestGPUTypesBeforePlansLoaded(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	// A provider whose plan list failed must not answer an empty (cacheable) set.
-	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)
+	m := newManager(e.p.m.client, testClusterID, nil, groupstate.GuardOptions{}, e.clock.Now)
 	p := &cloudProvider{m: m}
 	_, err := p.GetAvailableGPUTypes(e.ctx())
 	if !errors.Is(err, cloudprovider.ErrUnavailable) {

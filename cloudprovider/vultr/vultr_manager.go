@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -36,10 +35,10 @@ type manager struct {
 	specWatch groupconfig.SpecWatch
 	now       func() time.Time
 
-	// mutations counts successful cloud mutations. Refresh notes the value
-	// before listing, so a group mutated while the list was in flight keeps
-	// its local target instead of the older listed one.
-	mutations atomic.Uint64
+	// ledger records our mutations per pool: each group's guard and
+	// deleting set, and the sequence by which Refresh tells a listing that
+	// may predate a mutation (groupstate.Ledger).
+	ledger *groupstate.Ledger
 
 	// unknownNodes allows one pool listing per refresh for nodes missing
 	// from the snapshot, and remembers nodes in no pool.
@@ -48,9 +47,6 @@ type manager struct {
 	// providerID disagree (BuildOptions.NodeIdentityMismatch); nil counts
 	// nothing.
 	identityMismatch func(groupID string)
-	// guardOpts are the node groups' MutationGuard options
-	// (BuildOptions.Guard).
-	guardOpts groupstate.GuardOptions
 
 	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
 	refreshGate groupstate.RefreshGate
@@ -87,12 +83,14 @@ type planInfo struct {
 	BareMetal   bool
 }
 
-func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroupSpec, now func() time.Time) *manager {
+// newManager returns a manager with an empty snapshot; guard is how the
+// groups' guards measure their quarantine (BuildOptions.Guard).
+func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroupSpec, guard groupstate.GuardOptions, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
 	m := &manager{
-		client: client, clusterID: clusterID, specs: specs, now: now,
+		client: client, clusterID: clusterID, specs: specs, now: now, ledger: groupstate.NewLedger(guard, now),
 		specWatch: groupconfig.SpecWatch{Provider: ProviderName},
 		groups:    map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
 		reported: map[string]string{}, plans: map[string]planInfo{},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -66,6 +67,68 @@ func TestRefreshKeepsMutationsNewerThanTheList(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefreshDoesNotWaitForRunningResize holds a resize inside the fake
+// cloud and refreshes meanwhile: the refresh answers at once with what the
+// listing says (a node launched behind our back), keeps the size it served
+// (the listing may predate the resize), and the resize's effect shows once
+// it ends.
+func TestRefreshDoesNotWaitForRunningResize(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	g := e.group("a-main")
+	release, arrived := make(chan struct{}), make(chan struct{})
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodPatch, Release: release, Arrived: arrived, PassThrough: true})
+	resized := make(chan error, 1)
+	go func() { resized <- g.IncreaseSize(e.ctx(), 2) }()
+	<-arrived
+	launched, err := e.fake.LaunchInstance(testClusterID, "a-main")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := e.ctx()
+	if err := e.p.Refresh(ctx); err != nil {
+		t.Fatalf("Refresh during a held resize: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Refresh returned only when its deadline ended: it waited for the running resize")
+	}
+	select {
+	case err := <-resized:
+		t.Fatalf("the resize ended (%v) before its release: the test did not hold it", err)
+	default:
+	}
+	ins, _ := g.Nodes(e.ctx())
+	if !hasInstance(ins, launched.ID) {
+		t.Fatalf("instances %v after a Refresh during a held resize lack %s, launched before the listing", ins, launched.ID)
+	}
+	if got, _ := g.TargetSize(e.ctx()); got != 3 {
+		t.Fatalf("target %d while the resize is held, want 3: a listing taken while a resize runs may predate it", got)
+	}
+
+	close(release)
+	if err := <-resized; err != nil {
+		t.Fatalf("the released resize: %v", err)
+	}
+	if got, _ := g.TargetSize(e.ctx()); got != 5 {
+		t.Fatalf("target %d after the resize ended, want 5", got)
+	}
+	e.refresh()
+	if got, _ := g.TargetSize(e.ctx()); got != 5 {
+		t.Fatalf("target %d after a later listing, want 5", got)
+	}
+}
+
+// hasInstance reports whether ins holds the Vultr instance id.
+func hasInstance(ins []cloudprovider.Instance, id string) bool {
+	for _, in := range ins {
+		if in.Id == ProviderIDPrefix+id {
+			return true
+		}
+	}
+	return false
 }
 
 func TestFailedRefreshKeepsSnapshotAndBookkeeping(t *testing.T) {
@@ -172,7 +235,7 @@ func TestPlanCache(t *testing.T) {
 func TestRegionRetriedAfterFailure(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	m := newManager(e.p.m.client, testClusterID, nil, e.clock.Now)
+	m := newManager(e.p.m.client, testClusterID, nil, groupstate.GuardOptions{}, e.clock.Now)
 	// Fail the call right after the node-pool list: the cluster (region) read.
 	hc := &hookClient{cloudAPI: m.client}
 	m.client = hc

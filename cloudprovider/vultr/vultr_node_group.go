@@ -19,12 +19,13 @@ import (
 
 // nodeGroup is one VKE node pool. Its state lives in the manager's snapshot.
 //
-// Two locks: guard serialises every read-compute-mutate sequence (and
-// Refresh's update of the group) under the shared mutation discipline, so
-// concurrent IncreaseSize calls each PATCH an absolute quantity computed
-// from the previous one and can never jointly pass max; waiting for it
-// respects the caller's deadline. mu guards the fields below and is held only
-// for memory access, never across a cloud call, so reads such as TargetSize
+// Two locks: guard serialises every read-compute-mutate sequence under the
+// shared mutation discipline, so concurrent IncreaseSize calls each PATCH an
+// absolute quantity computed from the previous one and can never jointly
+// pass max; waiting for it respects the caller's deadline. Refresh never
+// takes it: the manager's ledger keeps a running mutation's effect instead.
+// mu guards the fields below and is held only for memory access, never
+// across a cloud call, so reads such as TargetSize and Refresh's update
 // never wait for a slow PATCH.
 type nodeGroup struct {
 	m     *manager
@@ -39,50 +40,55 @@ type nodeGroup struct {
 	nodes    []vultrapi.Node
 	// deleting holds nodes whose DELETE Vultr accepted; they are reported as
 	// deleting and excluded from counts under the shared rule
-	// (groupstate.DeletingSet).
+	// (groupstate.DeletingSet). The ledger owns it.
 	deleting *groupstate.DeletingSet
-	// lastMutation is the manager's mutation counter after our last change.
-	lastMutation uint64
-	removed      bool
+	removed  bool
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, guard: groupstate.NewMutationGuard(id, m.guardOpts), deleting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now)}
+	return &nodeGroup{m: m, id: id, guard: m.ledger.Guard(id), deleting: m.ledger.Deleting(id)}
 }
 
-// update folds a listed pool into the group. When the group was mutated after
-// the list was requested, the listed quantity may predate the mutation, so the
-// local target stands until the next list. It waits for a running mutation so
-// a mutation's accounting never interleaves with a list; if ctx ends first,
-// the group keeps its previous state. start is when the list began.
-func (g *nodeGroup) update(ctx context.Context, p vultrapi.NodePool, minSize, maxSize int, startSeq uint64, start time.Time) {
-	unlock, err := g.guard.Lock(ctx)
-	if err != nil {
-		klog.ErrorS(err, "Keeping the previous snapshot of a busy node pool", "provider", ProviderName, "nodeGroup", g.id)
-		return
-	}
-	defer unlock()
+// update folds a pool from the listing that began at listing into the group
+// by the ledger's rules: when a mutation of ours was accepted after the
+// listing began, or is running now, the listed quantity may predate it, so
+// the target we serve stands until a later listing. It never waits for a
+// running mutation. VKE reports no slots it failed to fill (see
+// instanceStatus), so the listing states none.
+func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int) {
+	listed := nodeSet(p.Nodes)
+	// Decided under g.mu, which a mutation's call holds while it applies
+	// Vultr's answer, and the ledger counts that call in flight until it
+	// ends: either the answer is applied already and overtakes the
+	// listing, or it is applied after this update.
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool, g.min, g.max, g.removed = p, minSize, maxSize, false
 	g.settings = groupconfig.ParseGroupSettings(settingsSource, p.Labels)
-	if g.lastMutation <= startSeq {
+	g.nodes = p.Nodes
+	r := g.m.ledger.Reconcile(listing, g.id, groupstate.GroupListing{Holds: listed, Unfilled: -1})
+	if !r.KeepSize {
 		g.target = p.NodeQuantity
 	}
-	g.setNodes(p.Nodes, start)
 }
 
-// setNodes replaces the node list with one read at start and applies it to
-// the deleting set; callers hold g.mu.
+// setNodes replaces the node list with the one a mutation's answer or fresh
+// read holds, read at start, and applies it to the deleting set; callers
+// hold g.mu.
 func (g *nodeGroup) setNodes(nodes []vultrapi.Node, start time.Time) {
 	g.nodes = nodes
+	g.deleting.Reconcile(start, nodeSet(nodes))
+}
+
+// nodeSet reports whether nodes hold an id.
+func nodeSet(nodes []vultrapi.Node) func(id string) bool {
 	listed := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		listed[n.ID] = true
 	}
-	g.deleting.Reconcile(start, func(id string) bool { return listed[id] })
+	return func(id string) bool { return listed[id] }
 }
 
 func (g *nodeGroup) markRemoved() {
@@ -230,7 +236,6 @@ func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int
 	defer g.mu.Unlock()
 	g.target = want
 	g.setNodes(np.Nodes, start)
-	g.lastMutation = g.m.mutations.Add(1)
 	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
 	return nil
 }
@@ -247,7 +252,6 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	defer g.mu.Unlock()
 	g.setNodes(fresh.Nodes, start)
 	g.target = fresh.NodeQuantity
-	g.lastMutation = g.m.mutations.Add(1)
 	return nil
 }
 
@@ -300,7 +304,6 @@ func (g *nodeGroup) deleteNode(ctx context.Context, id string, done []string) er
 	g.mu.Lock()
 	g.target--
 	g.deleting.Add(id)
-	g.lastMutation = g.m.mutations.Add(1)
 	target := g.target
 	g.mu.Unlock()
 	klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", g.id, "node", id, "target", target)

@@ -20,8 +20,9 @@ func (m *manager) Refresh(ctx context.Context) error {
 
 // refreshLocked is Refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context) error {
-
-	startSeq, start := m.mutations.Load(), m.now()
+	// Begun before the first call: a mutation accepted after this point,
+	// or running now, may be missing from the listing.
+	listing := m.ledger.Begin()
 	pools, err := m.client.ListNodePools(ctx, m.clusterID)
 	if err != nil {
 		return fmt.Errorf("refresh node pools of VKE cluster %s: %w", m.clusterID, err)
@@ -64,7 +65,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 		if g == nil {
 			g = newNodeGroup(m, s.pool.ID)
 		}
-		g.update(ctx, s.pool, s.min, s.max, startSeq, start)
+		g.update(listing, s.pool, s.min, s.max)
 		groups[g.id] = g
 		order = append(order, g.id)
 		for _, n := range s.pool.Nodes {
@@ -85,6 +86,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 			g.markRemoved()
 		}
 	}
+	m.ledger.Forget(func(id string) bool { return groups[id] != nil })
 
 	m.mu.Lock()
 	m.groups, m.order, m.byNodeID, m.otherPoolNodes, m.refreshed = groups, order, byNodeID, otherPoolNodes, true

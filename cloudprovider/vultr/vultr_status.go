@@ -9,6 +9,14 @@ import (
 // instanceStatus maps a VKE node status to CA's instance state. Unknown values
 // count as creating: CA then waits for the node to register instead of
 // treating it as gone.
+//
+// VKE has no failed slots (groupstate.FailedSlots): a pool's listing holds
+// only nodes that exist, each with a status, and the node-pool API reports
+// neither a failed scaling activity nor a node it could not create. A
+// node_quantity above the listed nodes is a pool still filling them, which
+// CA times out by itself (its max node provision time), so no instance
+// carries creation error info and update states no unfilled slots to the
+// ledger.
 func instanceStatus(status string) *cloudprovider.InstanceStatus {
 	switch strings.ToLower(status) {
 	case "active", "upgrading", "suspended":
