@@ -312,6 +312,34 @@ func TestPendingOperations(t *testing.T) {
 		}
 	})
 
+	t.Run("a listing a mutation overtook settles and polls nothing", func(t *testing.T) {
+		t.Parallel()
+		e, g := queued(t)
+		ctx := ctx5s(t)
+		// A second scale, queued too, accepted while the pool list is taken.
+		e.provider.m.client = &hookAPI{cloudAPI: e.provider.m.client, hook: func() {
+			if err := g.IncreaseSize(ctx, 1); err != nil {
+				t.Errorf("IncreaseSize during the refresh: %v", err)
+			}
+		}}
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 0 || len(g.pending) != 2 {
+			t.Fatalf("overtaken refresh: %d polls, %d pending; want 0 and 2", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx); n != 5 {
+			t.Fatalf("target %d after the overtaken refresh, want 5", n)
+		}
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 2 || len(g.pending) != 2 {
+			t.Fatalf("next refresh: %d polls, %d pending; want 2 and 2", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx); n != 5 {
+			t.Fatalf("target %d while both scales are queued, want 5", n)
+		}
+	})
+
 	t.Run("an operation the API has forgotten counts as done", func(t *testing.T) {
 		t.Parallel()
 		e, g := queued(t)

@@ -204,6 +204,11 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 	results := map[string]exoapi.Operation{}
 	seen := map[*nodeGroup][]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
+		if m.ledger.Overtaken(listing, g.id) {
+			// A listing a mutation of the group overtook settles none of its
+			// operations (applySnapshot): their polls would be wasted.
+			continue
+		}
 		ops := g.submittedOperations(listing)
 		if size, listed := sizes[g.id]; listed && poolShows(ops, size) {
 			for _, o := range ops {
