@@ -37,7 +37,8 @@ type snapshot struct {
 }
 
 // manager owns the snapshot and the node groups. Lock order: refreshMu, then
-// a group's mu, then mu; mu is never held while taking a group's mu.
+// a group's mu, then mu, then the ledger's own locks; mu is never held while
+// taking a group's mu.
 type manager struct {
 	cfg    Config
 	client cloudAPI

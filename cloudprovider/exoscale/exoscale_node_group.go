@@ -56,9 +56,10 @@ const (
 // finishing yet.
 type pendingOp struct {
 	op exoapi.Operation
-	// seq is the ledger's sequence once the cloud answered (Ledger.Seq,
-	// taken inside the guarded call, before the guard records its end): a
-	// listing After it began after the cloud accepted the operation.
+	// seq is the ledger's sequence once the cloud answered (Ledger.Seq),
+	// taken inside the guarded call, before the guard records its end: a
+	// listing that began while the call was in flight is not After it, one
+	// that began after the cloud accepted the operation is.
 	seq       uint64
 	kind      string
 	from, to  int
@@ -195,6 +196,9 @@ func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Opera
 	// Under mu: a fresh read (readPool) installs under mu too, so it
 	// cannot land between the decision and the install.
 	r := g.m.ledger.Reconcile(listing, g.id, groupstate.GroupListing{Holds: func(id string) bool { return present[id] }, Unfilled: -1})
+	// A group that has served no size yet (made by this refresh) serves
+	// the listed one.
+	r.KeepSize = r.KeepSize && g.st.poolID != ""
 	if r.KeepSize {
 		// The listing may predate a mutation of ours or a fresh read: its
 		// size is not served, and it settles no operation, since the size

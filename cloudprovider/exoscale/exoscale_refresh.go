@@ -188,11 +188,11 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 }
 
 // settleOperations returns the operations accepted before listing began
-// that this refresh settles, by id, and the successes it saw by polling, by group.
-// The pool list, taken after they were submitted, settles most without a
-// call (poolShows). The rest cost one GET /operation each: a failed
-// operation leaves the pool as it was, just like one still queued behind a
-// busy pool. A failure settles at once (the cloud changed nothing, so the
+// that this refresh settles, by id, and the successes it saw by polling,
+// by group. The pool list, taken after they were submitted, settles most
+// without a call (poolShows). The rest cost one GET /operation each: a
+// failed operation leaves the pool as it was, just like one still queued
+// behind a busy pool. A failure settles at once (the cloud changed nothing, so the
 // lists agree with it); a success seen after the pool list was taken may
 // not be in it yet, so it settles only with a pool list taken after the
 // poll (see refresh). Failures to read one leave it pending.
