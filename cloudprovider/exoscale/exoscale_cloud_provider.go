@@ -60,7 +60,6 @@ func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
-	p.m.guardOpts = opts.Guard
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.sheet = opts.PriceSheet
 }
@@ -91,7 +90,7 @@ func newProvider(cfg Config, deps providerDeps) (*cloudProvider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exoscale client: %w", err)
 	}
-	return &cloudProvider{cfg: cfg, m: newManager(cfg, client, deps.now)}, nil
+	return &cloudProvider{cfg: cfg, m: newManager(cfg, client, deps.now, deps.build.Guard)}, nil
 }
 
 // String never shows credentials.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -38,7 +37,8 @@ type snapshot struct {
 }
 
 // manager owns the snapshot and the node groups. Lock order: refreshMu, then
-// a group's mu, then mu; mu is never held while taking a group's mu.
+// a group's mu, then mu, then the ledger's own locks; mu is never held while
+// taking a group's mu.
 type manager struct {
 	cfg    Config
 	client cloudAPI
@@ -58,15 +58,16 @@ type manager struct {
 	// unknownNodes allows one instance listing per refresh for instances
 	// missing from the index, and remembers those in no pool.
 	unknownNodes groupstate.UnknownNodeLookup
-	// guardOpts are the node groups' MutationGuard options
-	// (BuildOptions.Guard).
-	guardOpts   groupstate.GuardOptions
+	// ledger is the one record of our mutations per group: each group's
+	// guard, the members whose eviction the cloud accepted, the slots of
+	// failed scale-ups, and the sequence that orders our operations against
+	// listings. It is never replaced, so guards outlive refreshes.
+	ledger      *groupstate.Ledger
 	types       map[string]exoapi.InstanceType
 	quota       *exoapi.Quota
 	quotaAt     time.Time
 	lastRefresh time.Time
 	refreshed   bool
-	opSeq       atomic.Uint64
 	warned      map[string]bool
 	// resolved is where --nodes specs landed at the last refresh.
 	resolved  groupconfig.SpecResolution
@@ -79,12 +80,15 @@ func (m *manager) String() string { return "exoscale manager: " + m.cfg.String()
 // GoString never shows credentials.
 func (m *manager) GoString() string { return m.String() }
 
-func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
+// newManager returns an empty manager whose groups' guards measure their
+// quarantine with guard (BuildOptions.Guard).
+func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupstate.GuardOptions) *manager {
 	if now == nil {
 		now = time.Now
 	}
 	m := &manager{
 		cfg: cfg, client: client, now: now,
+		ledger:       groupstate.NewLedger(guard, now),
 		snap:         &snapshot{pools: map[string]exoapi.InstancePool{}, nodepoolByPool: map[string]exoapi.Nodepool{}, membersByPool: map[string][]exoapi.Instance{}},
 		groups:       map[string]*nodeGroup{},
 		instancePool: map[string]string{},
@@ -97,11 +101,6 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time) *manager {
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupMembers
 	return m
 }
-
-// nextSeq orders mutations against refreshes: a refresh settles only
-// operations recorded before it started, so its lists were taken after the
-// cloud accepted them.
-func (m *manager) nextSeq() uint64 { return m.opSeq.Add(1) }
 
 // nodeGroups returns the groups sorted by id.
 func (m *manager) nodeGroups() []*nodeGroup {
@@ -207,13 +206,16 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	}
 	m.mu.RUnlock()
 	st := m.buildState(poolID, spec, snap)
-	g := newNodeGroup(m, poolID)
-	g.st = st
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if existing := m.groups[poolID]; existing != nil {
 		return existing
 	}
+	// Made under mu, like the refresh's Ledger.Forget: a refresh cannot
+	// forget the group's ledger entry between its making and its joining
+	// the groups.
+	g := newNodeGroup(m, poolID)
+	g.st = st
 	m.groups[poolID] = g
 	klog.InfoS("Learnt node group from a node lookup", "provider", ProviderName, "nodeGroup", poolID, "name", st.displayName(), "min", st.min, "max", st.max)
 	return g

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -311,6 +312,34 @@ func TestPendingOperations(t *testing.T) {
 		}
 	})
 
+	t.Run("a listing a mutation overtook settles and polls nothing", func(t *testing.T) {
+		t.Parallel()
+		e, g := queued(t)
+		ctx := ctx5s(t)
+		// A second scale, queued too, accepted while the pool list is taken.
+		e.provider.m.client = &hookAPI{cloudAPI: e.provider.m.client, hook: func() {
+			if err := g.IncreaseSize(ctx, 1); err != nil {
+				t.Errorf("IncreaseSize during the refresh: %v", err)
+			}
+		}}
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 0 || len(g.pending) != 2 {
+			t.Fatalf("overtaken refresh: %d polls, %d pending; want 0 and 2", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx); n != 5 {
+			t.Fatalf("target %d after the overtaken refresh, want 5", n)
+		}
+		e.fake.ResetRequests()
+		e.refresh(t)
+		if n := polls(e); n != 2 || len(g.pending) != 2 {
+			t.Fatalf("next refresh: %d polls, %d pending; want 2 and 2", n, len(g.pending))
+		}
+		if n, _ := g.TargetSize(ctx); n != 5 {
+			t.Fatalf("target %d while both scales are queued, want 5", n)
+		}
+	})
+
 	t.Run("an operation the API has forgotten counts as done", func(t *testing.T) {
 		t.Parallel()
 		e, g := queued(t)
@@ -438,6 +467,60 @@ func TestMutationDuringRefresh(t *testing.T) {
 	e.refresh(t)
 	if n, _ := g.TargetSize(ctx); n != 5 || len(g.pending) != 0 {
 		t.Fatalf("next refresh: target %d, %d pending; want 5 and 0", n, len(g.pending))
+	}
+}
+
+// TestOlderListingKeepsReadSize: an increase the cloud applied with an
+// unusable answer leaves no operation to track; the guard's fresh read
+// right after it is the only record of the new size. A Refresh whose pool
+// list began before the increase must not serve the list's older size
+// (the ledger's overtaken rule); the next one serves the cloud's.
+func TestOlderListingKeepsReadSize(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, defaultEnvOptions())
+	e.refresh(t)
+	ctx := ctx5s(t)
+	g := e.group(t, e.workersPool)
+	release, arrived := make(chan struct{}), make(chan struct{})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodGet, Operation: "GET /v2/instance-pool", Release: release, Arrived: arrived, AnswerOnArrival: true})
+	done := make(chan error, 1)
+	go func() { done <- e.provider.Refresh(ctx) }()
+	select {
+	case <-arrived:
+	case err := <-done:
+		t.Fatalf("Refresh ended (err %v) without sending the held pool list", err)
+	}
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodPut, PathContains: ":scale", AfterApply: true, Malformed: true})
+	reads := e.fake.CountOperation("GET /v2/instance-pool/{id}")
+	if err := g.IncreaseSize(ctx, 1); err != nil {
+		t.Fatalf("IncreaseSize(1) answered with a malformed body: %v", err)
+	}
+	if n := e.fake.CountOperation("GET /v2/instance-pool/{id}") - reads; n != 1 {
+		t.Fatalf("%d pool reads after an increase with an unusable answer, want 1", n)
+	}
+	if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 0 {
+		t.Fatalf("target %d with %d pending after the read, want 4 and 0", n, len(g.pending))
+	}
+	close(release)
+	released = true
+	if err := <-done; err != nil {
+		t.Fatalf("Refresh with the held pool list: %v", err)
+	}
+	if n, _ := g.TargetSize(ctx); n != 4 {
+		t.Fatalf("target after a Refresh whose pool list began before the increase = %d, want 4: the older list overwrote the read", n)
+	}
+	e.refresh(t)
+	if p, _ := e.fake.Pool(e.workersPool); p.Size != 4 {
+		t.Fatalf("cloud size %d, want 4", p.Size)
+	}
+	if n, _ := g.TargetSize(ctx); n != 4 {
+		t.Fatalf("target after the next Refresh = %d, want the cloud's 4", n)
 	}
 }
 

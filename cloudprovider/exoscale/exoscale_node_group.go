@@ -55,7 +55,11 @@ const (
 // pendingOp is a scale or evict the cloud accepted and has not been seen
 // finishing yet.
 type pendingOp struct {
-	op        exoapi.Operation
+	op exoapi.Operation
+	// seq is the ledger's sequence once the cloud answered (Ledger.Seq),
+	// taken inside the guarded call, before the guard records its end: a
+	// listing that began while the call was in flight is not After it, one
+	// that began after the cloud accepted the operation is.
 	seq       uint64
 	kind      string
 	from, to  int
@@ -67,14 +71,6 @@ type pendingOp struct {
 	polled *exoapi.Operation
 }
 
-// failedSlot is an instance a failed scale-up never created. It is reported
-// as Creating with error info until CA deletes it.
-type failedSlot struct {
-	n       int
-	info    *cloudprovider.InstanceErrorInfo
-	created time.Time
-}
-
 // nodeGroup is one Exoscale instance pool (plain, or an SKS nodepool's).
 // Objects persist across refreshes so that locks and bookkeeping do.
 type nodeGroup struct {
@@ -84,7 +80,16 @@ type nodeGroup struct {
 	// guard serialises IncreaseSize, DecreaseTargetSize and DeleteNodes
 	// (read-compute-mutate) including their cloud call under the shared
 	// mutation discipline; waiting for it respects the caller's deadline.
+	// It, evicting and failed are the group's in the manager's ledger.
 	guard *groupstate.MutationGuard
+	// evicting holds members whose eviction the cloud accepted, reported
+	// as Deleting under the shared rule (groupstate.DeletingSet).
+	evicting *groupstate.DeletingSet
+	// failed holds the slots of scale-ups whose operation failed: outside
+	// the pool's size, reported as failed creations until CA deletes them
+	// (groupstate.FailedSlots). Changed only under mu, so that TargetSize
+	// and Nodes agree on them.
+	failed *groupstate.FailedSlots
 	// mu guards everything below. It is released during cloud calls, so that
 	// reads (TargetSize, Nodes, NodeGroups) never wait behind a slow scale or
 	// eviction: CA aborts its loop when TargetSize fails.
@@ -92,11 +97,6 @@ type nodeGroup struct {
 	st       groupState
 	expected int // cloud size once pending operations land; used while any is pending
 	pending  []*pendingOp
-	// evicting holds members whose eviction the cloud accepted, reported
-	// as Deleting under the shared rule (groupstate.DeletingSet).
-	evicting *groupstate.DeletingSet
-	failed   []failedSlot
-	failedN  int
 }
 
 // String identifies the group; it never prints the manager and its config.
@@ -106,7 +106,8 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, evicting: groupstate.NewDeletingSet(groupstate.DeletingGrace, m.now), guard: groupstate.NewMutationGuard(id, m.guardOpts)}
+	l := m.ledger
+	return &nodeGroup{m: m, id: id, guard: l.Guard(id), evicting: l.Deleting(id), failed: l.Failed(id)}
 }
 
 func (g *nodeGroup) state() groupState {
@@ -126,7 +127,7 @@ func (g *nodeGroup) cloudTargetLocked() int {
 // targetLocked adds the failed slots CA has not cleaned up yet, so that
 // TargetSize and Nodes agree.
 func (g *nodeGroup) targetLocked() int {
-	return g.cloudTargetLocked() + len(g.failed)
+	return g.cloudTargetLocked() + g.failed.Len()
 }
 
 // liveLocked counts members that exist and are not being removed.
@@ -152,14 +153,14 @@ type submittedOp struct {
 	polled  *exoapi.Operation
 }
 
-// submittedOperations returns the pending operations submitted before seq,
-// oldest first.
-func (g *nodeGroup) submittedOperations(before uint64) []submittedOp {
+// submittedOperations returns the pending operations the cloud accepted
+// before listing began, oldest first.
+func (g *nodeGroup) submittedOperations(listing groupstate.Listing) []submittedOp {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var ops []submittedOp
 	for _, p := range g.pending {
-		if p.seq < before {
+		if listing.After(p.seq) {
 			ops = append(ops, submittedOp{id: p.op.ID, kind: p.kind, from: p.from, to: p.to, settled: p.op.Done() || p.op.ID == "", polled: p.polled})
 		}
 	}
@@ -177,16 +178,41 @@ func (g *nodeGroup) notePolled(id string, op exoapi.Operation) {
 	}
 }
 
-// applySnapshot installs a new snapshot, taken by the refresh that began at
-// now, and settles the operations that finished before it was taken.
-func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Operation, seq uint64, now time.Time) {
+// applySnapshot installs a new snapshot, taken by the refresh whose
+// listing began at listing, and settles the operations that finished
+// before it was taken. The ledger's reconcile step decides what the listing
+// may overwrite: a listing older than a mutation of ours (or than a
+// mutation's fresh read) keeps the size served now, and it ends the Deleting
+// state of members it no longer holds. Failed slots are not in the listing
+// (the pool's size never counted them): a failed scale-up adds them here,
+// and they end when CA deletes them or after staleOperation.
+func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Operation, listing groupstate.Listing) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	present := make(map[string]bool, len(st.members))
+	for _, in := range st.members {
+		present[in.ID] = true
+	}
+	// Under mu: a fresh read (readPool) installs under mu too, so it
+	// cannot land between the decision and the install.
+	r := g.m.ledger.Reconcile(listing, g.id, groupstate.GroupListing{Holds: func(id string) bool { return present[id] }, Unfilled: -1})
+	// A group that has served no size yet (made by this refresh) serves
+	// the listed one.
+	r.KeepSize = r.KeepSize && g.st.poolID != ""
+	if r.KeepSize {
+		// The listing may predate a mutation of ours or a fresh read: its
+		// size is not served, and it settles no operation, since the size
+		// served once they settle would be the older one kept here. The
+		// next refresh settles them.
+		st.cloudSize = g.st.cloudSize
+		results = nil
+	}
 	g.st = st
+	now := listing.At
 	kept := g.pending[:0]
 	for _, p := range g.pending {
 		res, done := results[p.op.ID]
-		if !done && p.seq < seq && (p.op.Done() || p.op.ID == "") {
+		if !done && !r.KeepSize && listing.After(p.seq) && (p.op.Done() || p.op.ID == "") {
 			res, done = p.op, true
 		}
 		if !done {
@@ -205,29 +231,17 @@ func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Opera
 		switch p.kind {
 		case opScale:
 			g.expected -= p.to - p.from
-			info := operationErrorInfo(res, p.quotaHit)
-			for i := p.from; i < p.to; i++ {
-				g.failedN++
-				g.failed = append(g.failed, failedSlot{n: g.failedN, info: info, created: now})
-			}
+			// A scale-down that failed leaves no slot (Add ignores n <= 0).
+			g.failed.Add(p.to-p.from, operationErrorInfo(res, p.quotaHit))
 		case opEvict:
 			g.expected += len(p.evicted)
 			g.evicting.Forget(p.evicted...)
 		}
 	}
 	g.pending = kept
-	present := make(map[string]bool, len(st.members))
-	for _, in := range st.members {
-		present[in.ID] = true
-	}
-	g.evicting.Reconcile(now, func(id string) bool { return present[id] })
-	failed := g.failed[:0]
-	for _, f := range g.failed {
-		if now.Sub(f.created) <= staleOperation {
-			failed = append(failed, f)
-		}
-	}
-	g.failed = failed
+	// CA deletes a failed slot within its --max-node-provision-time; one
+	// it never deletes ends with the operations it came from.
+	g.failed.Prune(staleOperation)
 }
 
 // Id implements cloudprovider.NodeGroup; it is the instance-pool id, as upstream.
@@ -393,7 +407,7 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
 	}
 	g.mu.Lock()
-	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
+	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.ledger.Seq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
 	g.expected = to
 	g.mu.Unlock()
 	klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
@@ -416,8 +430,13 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 				return groupstate.Plan{}, err
 			}
 			d := decrease{target: target, delta: delta, from: g.cloudTargetLocked()}
-			d.dropFailed = min(-delta, len(g.failed))
-			d.scaleDown = -delta - d.dropFailed
+			for _, f := range g.failed.List() {
+				if len(d.dropFailed) == -delta {
+					break
+				}
+				d.dropFailed = append(d.dropFailed, f.N)
+			}
+			d.scaleDown = -delta - len(d.dropFailed)
 			// Cancelling requested members is a smaller absolute size.
 			return groupstate.Plan{Shrinks: d.scaleDown > 0, Call: func(ctx context.Context) error { return g.decrease(ctx, d) }}, nil
 		},
@@ -426,10 +445,12 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 }
 
 // decrease is a DecreaseTargetSize as planned from the snapshot: failed
-// slots dropped first, then requested members cancelled by a smaller size.
+// slots dropped first (the oldest, by number), then requested members
+// cancelled by a smaller size.
 type decrease struct {
-	target, delta, from   int
-	dropFailed, scaleDown int
+	target, delta, from int
+	dropFailed          []int
+	scaleDown           int
 }
 
 // decrease carries out d; callers hold the mutation lock but not mu.
@@ -444,29 +465,30 @@ func (g *nodeGroup) decrease(ctx context.Context, d decrease) error {
 			return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, d.from, to, err)
 		}
 		g.mu.Lock()
-		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opScale, from: d.from, to: to, submitted: g.m.now()})
+		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.ledger.Seq(), kind: opScale, from: d.from, to: to, submitted: g.m.now()})
 		g.expected = to
 		g.mu.Unlock()
 	}
+	// By number: a slot a Refresh pruned during the cloud call already
+	// lowered the target, and no other takes its place.
 	g.mu.Lock()
-	// A Refresh during the cloud call may have settled failed slots.
-	g.failed = g.failed[min(d.dropFailed, len(g.failed)):]
+	g.failed.Drop(d.dropFailed...)
 	g.mu.Unlock()
-	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", d.target, "to", d.target+d.delta, "droppedFailed", d.dropFailed)
+	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", d.target, "to", d.target+d.delta, "droppedFailed", len(d.dropFailed))
 	return nil
 }
 
 // deleteRequest is a DeleteNodes call sorted by what each node is.
 type deleteRequest struct {
 	evict       []string
-	failedSlots map[int]bool
+	failedSlots []int
 	counted     []*corev1.Node
 }
 
 // classifyLocked checks every node belongs to this group; already-removed
 // instances are skipped so CA's repeated deletions stay harmless.
 func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
-	req := deleteRequest{failedSlots: map[int]bool{}}
+	var req deleteRequest
 	seen := map[string]bool{}
 	members := make(map[string]exoapi.Instance, len(g.st.members))
 	for _, in := range g.st.members {
@@ -491,11 +513,9 @@ func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]strin
 			if err != nil || !strings.HasPrefix(slot, failedSlotPrefix) {
 				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
 			}
-			for _, f := range g.failed {
-				if f.n == num {
-					req.failedSlots[num] = true
-					req.counted = append(req.counted, n)
-				}
+			if g.failed.Holds(num) {
+				req.failedSlots = append(req.failedSlots, num)
+				req.counted = append(req.counted, n)
 			}
 			continue
 		}
@@ -592,7 +612,7 @@ func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
 	defer g.mu.Unlock()
 	now := g.m.now()
 	g.evicting.Add(ids...)
-	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.nextSeq(), kind: opEvict, from: from, to: from - len(ids), evicted: ids, submitted: now})
+	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.ledger.Seq(), kind: opEvict, from: from, to: from - len(ids), evicted: ids, submitted: now})
 	g.expected = from - len(ids)
 	klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(ids, ","), "operation", op.ID)
 	if err != nil {
@@ -601,21 +621,12 @@ func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// dropFailedSlots forgets the failed slots CA deleted: they never reached
-// the cloud's size, so no cloud call is needed.
-func (g *nodeGroup) dropFailedSlots(slots map[int]bool) {
-	if len(slots) == 0 {
-		return
-	}
+// dropFailedSlots ends the failed slots CA deleted: they never reached the
+// cloud's size, so no cloud call is needed.
+func (g *nodeGroup) dropFailedSlots(nums []int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	kept := g.failed[:0]
-	for _, f := range g.failed {
-		if !slots[f.n] {
-			kept = append(kept, f)
-		}
-	}
-	g.failed = kept
+	g.failed.Drop(nums...)
 }
 
 // Nodes implements cloudprovider.NodeGroup: the listed members, then the
@@ -624,7 +635,8 @@ func (g *nodeGroup) dropFailedSlots(slots map[int]bool) {
 func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]cloudprovider.Instance, 0, len(g.st.members)+len(g.failed))
+	slots := g.failed.List()
+	out := make([]cloudprovider.Instance, 0, len(g.st.members)+len(slots))
 	for _, in := range g.st.members {
 		status := instanceStatus(in.State)
 		if g.evicting.Holds(in.ID) {
@@ -632,11 +644,10 @@ func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 		}
 		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, in.ID), Status: status})
 	}
-	for _, f := range g.failed {
-		info := *f.info
+	for _, f := range slots {
 		out = append(out, cloudprovider.Instance{
-			Id:     fmt.Sprintf("%s%s/%s%d", placeholderPrefix, g.id, failedSlotPrefix, f.n),
-			Status: cloudprovider.FailedCreation(info),
+			Id:     fmt.Sprintf("%s%s/%s%d", placeholderPrefix, g.id, failedSlotPrefix, f.N),
+			Status: cloudprovider.FailedCreation(*f.Info),
 		})
 	}
 	return out, nil

@@ -157,7 +157,102 @@ func TestFailedOperation(t *testing.T) {
 			if err := g.DeleteNodes(ctx, failed); err != nil {
 				t.Fatalf("repeated DeleteNodes: %v", err)
 			}
+			// A deleted slot stays gone: no listing reports it again.
+			e.refresh(t)
+			if n, _ := g.TargetSize(ctx); n != 3 {
+				t.Fatalf("target after cleanup and a Refresh = %d, want 3", n)
+			}
+			if slots := failedSlotIDs(t, g); len(slots) != 0 {
+				t.Fatalf("failed slots %v after CA deleted them and a Refresh, want none", slots)
+			}
 		})
+	}
+}
+
+// failedSlotIDs returns the providerIDs of g's failed creations, as Nodes
+// lists them.
+func failedSlotIDs(t *testing.T, g *nodeGroup) []string {
+	t.Helper()
+	nodes, err := g.Nodes(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range nodes {
+		if in.Status != nil && in.Status.ErrorInfo != nil {
+			ids = append(ids, in.Id)
+		}
+	}
+	return ids
+}
+
+// failedScaleUp makes a scale-up of workers by 2 whose operation fails once
+// it has been pending a while, and returns the group after the Refresh that
+// reports the two slots.
+func failedScaleUp(t *testing.T) (*testEnv, *nodeGroup) {
+	t.Helper()
+	o := defaultEnvOptions()
+	o.fake.OperationDelay = 10 * time.Second
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	e.fake.FailNextOperation(exoapi.OperationFailure, "unavailable", "no capacity")
+	if err := g.IncreaseSize(ctx5s(t), 2); err != nil {
+		t.Fatalf("IncreaseSize: %v", err)
+	}
+	e.clock.Advance(11 * time.Second)
+	e.refresh(t)
+	if slots := failedSlotIDs(t, g); len(slots) != 2 {
+		t.Fatalf("failed slots %v after the scale-up's operation failed, want 2", slots)
+	}
+	return e, g
+}
+
+// TestFailedSlotsExpire: a failed slot CA never deletes ends with the
+// operations it came from (staleOperation), and the target with it.
+func TestFailedSlotsExpire(t *testing.T) {
+	t.Parallel()
+	e, g := failedScaleUp(t)
+	ctx := ctx5s(t)
+	e.clock.Advance(staleOperation - time.Second)
+	e.refresh(t)
+	if n, _ := g.TargetSize(ctx); n != 5 {
+		t.Fatalf("target a moment before the slots expire = %d, want 5 (3 + 2 failed)", n)
+	}
+	e.clock.Advance(2 * time.Second)
+	e.refresh(t)
+	if slots := failedSlotIDs(t, g); len(slots) != 0 {
+		t.Fatalf("failed slots %v older than %v, want none", slots, staleOperation)
+	}
+	if n, _ := g.TargetSize(ctx); n != 3 {
+		t.Fatalf("target once the slots expired = %d, want 3", n)
+	}
+}
+
+// TestDecreaseDropsFailedSlots: DecreaseTargetSize gives up failed slots
+// first, the oldest first, without a cloud call (the pool's size never
+// counted them), and a Refresh does not bring them back.
+func TestDecreaseDropsFailedSlots(t *testing.T) {
+	t.Parallel()
+	e, g := failedScaleUp(t)
+	ctx := ctx5s(t)
+	slots := failedSlotIDs(t, g)
+	e.fake.ResetRequests()
+	if err := g.DecreaseTargetSize(ctx, -1); err != nil {
+		t.Fatalf("DecreaseTargetSize(-1) with 2 failed slots: %v", err)
+	}
+	if n := e.fake.RequestCount(); n != 0 {
+		t.Fatalf("dropping a failed slot made %d cloud calls", n)
+	}
+	if n, _ := g.TargetSize(ctx); n != 4 {
+		t.Fatalf("target after dropping a failed slot = %d, want 4", n)
+	}
+	e.refresh(t)
+	if left := failedSlotIDs(t, g); len(left) != 1 || left[0] != slots[1] {
+		t.Fatalf("failed slots after DecreaseTargetSize(-1) and a Refresh = %v, want only the newer %s", left, slots[1])
+	}
+	if n, _ := g.TargetSize(ctx); n != 4 {
+		t.Fatalf("target after a Refresh = %d, want 4", n)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // refresh takes a new snapshot. The pool list comes first: what it shows
@@ -32,13 +33,13 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	if skip {
 		return nil
 	}
-	seq := m.nextSeq()
+	listing := m.ledger.Begin()
 
 	pools, err := m.client.ListInstancePools(ctx)
 	if err != nil {
 		return fmt.Errorf("refresh exoscale snapshot: %w", err)
 	}
-	opResults, seen := m.settleOperations(ctx, seq, pools)
+	opResults, seen := m.settleOperations(ctx, listing, pools)
 	if len(seen) > 0 {
 		// A success GET /operation showed after the pool list was taken
 		// may be missing from that list. A second list, taken after the
@@ -151,7 +152,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 			g = newNodeGroup(m, id)
 			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", st.displayName(), "min", st.min, "max", st.max)
 		}
-		g.applySnapshot(st, opResults, seq, now)
+		g.applySnapshot(st, opResults, listing)
 		next[id] = g
 	}
 
@@ -175,6 +176,9 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	}
 	m.snap = snap
 	m.groups = next
+	// Under mu, like learn's making of a group: the ledger keeps exactly the
+	// groups served.
+	m.ledger.Forget(func(id string) bool { return next[id] != nil })
 	m.instancePool = index
 	m.unknownNodes.Refreshed()
 	m.lastRefresh = now
@@ -183,16 +187,16 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	return nil
 }
 
-// settleOperations returns the operations submitted before seq that this
-// refresh settles, by id, and the successes it saw by polling, by group.
-// The pool list, taken after they were submitted, settles most without a
-// call (poolShows). The rest cost one GET /operation each: a failed
-// operation leaves the pool as it was, just like one still queued behind a
-// busy pool. A failure settles at once (the cloud changed nothing, so the
+// settleOperations returns the operations accepted before listing began
+// that this refresh settles, by id, and the successes it saw by polling,
+// by group. The pool list, taken after they were submitted, settles most
+// without a call (poolShows). The rest cost one GET /operation each: a
+// failed operation leaves the pool as it was, just like one still queued
+// behind a busy pool. A failure settles at once (the cloud changed nothing, so the
 // lists agree with it); a success seen after the pool list was taken may
 // not be in it yet, so it settles only with a pool list taken after the
 // poll (see refresh). Failures to read one leave it pending.
-func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoapi.InstancePool) (map[string]exoapi.Operation, map[*nodeGroup][]exoapi.Operation) {
+func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (map[string]exoapi.Operation, map[*nodeGroup][]exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
 		sizes[p.ID] = p.Size
@@ -200,7 +204,12 @@ func (m *manager) settleOperations(ctx context.Context, seq uint64, pools []exoa
 	results := map[string]exoapi.Operation{}
 	seen := map[*nodeGroup][]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
-		ops := g.submittedOperations(seq)
+		if m.ledger.Overtaken(listing, g.id) {
+			// A listing a mutation of the group overtook settles none of its
+			// operations (applySnapshot): their polls would be wasted.
+			continue
+		}
+		ops := g.submittedOperations(listing)
 		if size, listed := sizes[g.id]; listed && poolShows(ops, size) {
 			for _, o := range ops {
 				if !o.settled {
