@@ -133,16 +133,19 @@ func (l *Ledger) Overtaken(listing Listing, id string) bool {
 
 // Seq is the ledger's sequence now: a value that orders a cloud call a
 // provider tracks itself (an Exoscale operation) against later listings
-// (Listing.After).
+// (Listing.After). The provider takes it once the cloud has answered the
+// call, still inside the guarded call (before the guard records the call's
+// end): taken before the call, another group's call ending meanwhile would
+// make a listing that began while ours was in flight look later than it.
 func (l *Ledger) Seq() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.seq
 }
 
-// After reports whether a call whose sequence was seq (Seq, taken before the
-// call) was sent before the listing began, so the listing shows its effect
-// if the cloud applied it.
+// After reports whether a call whose sequence was seq (Seq, taken once the
+// cloud answered it) was answered before the listing began, so the listing
+// shows its effect if the cloud applied it.
 func (listing Listing) After(seq uint64) bool { return seq < listing.seq }
 
 // read records that a mutation's fresh read of group id ended with err:
