@@ -60,6 +60,7 @@ func Run(t *testing.T, h Harness) {
 		{"GroupSettingsFromCloud", func(t *testing.T, k *kit) { checkGroupSettings(t, k, h) }},
 		{"UnchangedRefreshWithinBudget", checkUnchangedRefreshBudget},
 		{"RefreshAfterScaleUpWithinBudget", checkAfterScaleUpRefreshBudget},
+		{"DeletedFailedSlotEnds", checkDeletedFailedSlotEnds},
 	}
 	// Every check runs in parallel with the others: each builds its own
 	// environments, with its own fake cloud and clocks (see kitFor).

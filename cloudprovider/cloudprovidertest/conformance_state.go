@@ -151,3 +151,31 @@ func checkOlderListingKeepsMutation(t *testing.T, h Harness) {
 		t.Fatalf("TargetSize after the cloud caught up = %d, want %d", got, before+1)
 	}
 }
+
+// checkDeletedFailedSlotEnds: a slot the cloud failed to fill shows as a
+// failed creation until CA deletes it (groupstate.FailedSlots); once
+// DeleteNodes of it succeeds, it is gone from Nodes and the target no
+// longer counts it, at once and after the cloud settles and a Refresh, so
+// CA neither deletes it again nor waits for it.
+func checkDeletedFailedSlotEnds(t *testing.T, k *kit) {
+	k.require(HookFailNextScaleUp)
+	g := k.mainGroup()
+	id := g.Id(k.ctx())
+	slot := failedSlotVictim(k, g)
+	g = k.group(id)
+	before := k.target(g)
+	k.must(g.DeleteNodes(k.ctx(), []*corev1.Node{slot}), "DeleteNodes of the failed slot "+slot.Spec.ProviderID)
+	for _, when := range []string{"right after DeleteNodes", "after the cloud settled and a Refresh"} {
+		if when != "right after DeleteNodes" {
+			k.settle()
+			k.refresh()
+			g = k.group(id)
+		}
+		if st, listed := k.listed(g, slot.Spec.ProviderID); listed {
+			t.Fatalf("failed slot %s CA deleted is still listed %s, as %+v", slot.Spec.ProviderID, when, st)
+		}
+		if got := k.target(g); got != before-1 {
+			t.Fatalf("TargetSize %s of the failed slot = %d, want %d: the slot must stop counting once CA deleted it", when, got, before-1)
+		}
+	}
+}
