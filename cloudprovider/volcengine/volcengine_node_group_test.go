@@ -383,8 +383,8 @@ func TestRemovedInstanceStaysDeletingWhileCloudLags(t *testing.T) {
 	if st := state(); st != 0 {
 		t.Fatalf("victim still listed (%v) after the API dropped it", st)
 	}
-	if e.p.m.removed.Len() != 0 {
-		t.Fatalf("removal bookkeeping not cleared: %v", e.p.m.removed)
+	if n := e.p.m.ledger.Deleting(mainGroupID).Len(); n != 0 {
+		t.Fatalf("removal bookkeeping not cleared: %d instances still held", n)
 	}
 }
 
