@@ -380,8 +380,11 @@ func (n *nodeGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 				return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
 			}
 		}
-		failed.Drop(drop...)
 		n.m.update(n.id, func(c *groupState) {
+			// Under the snapshot's lock, so a Refresh reconciling an
+			// older listing either sees this mutation or runs before
+			// the slots end (refreshWith).
+			failed.Drop(drop...)
 			c.target = want
 			c.cloud.Desired = want
 		})

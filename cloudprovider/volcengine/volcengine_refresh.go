@@ -22,9 +22,10 @@ import (
 type groupRecord struct {
 	cloud volcapi.ScalingGroup
 	at    time.Time
-	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
-	// record was read: a mutation since makes the next refresh read it again.
-	seq uint64
+	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// when the record was read: a mutation since makes the next refresh
+	// read it again.
+	attempts uint64
 	// missing marks a --nodes id that a read by id did not return; it is
 	// asked again once the answer reaches the staleness bound.
 	missing bool
@@ -169,7 +170,7 @@ func (m *manager) attempts(id string) uint64 {
 }
 
 func (r *catalogRead) put(g volcapi.ScalingGroup) {
-	r.records[g.ID] = groupRecord{cloud: g, at: r.now, seq: r.m.attempts(g.ID)}
+	r.records[g.ID] = groupRecord{cloud: g, at: r.now, attempts: r.m.attempts(g.ID)}
 	r.seen[g.ID] = true
 }
 
@@ -263,8 +264,8 @@ func (r *catalogRead) completeByID(ids []string) error {
 // total), and the listing would then be reused.
 func (r *catalogRead) due(rec groupRecord) bool {
 	id := rec.cloud.ID
-	seq := r.m.attempts(id)
-	if r.stale(rec.at) || rec.seq != seq {
+	attempts := r.m.attempts(id)
+	if r.stale(rec.at) || rec.attempts != attempts {
 		return true
 	}
 	if rec.missing {
@@ -272,7 +273,7 @@ func (r *catalogRead) due(rec groupRecord) bool {
 		return false
 	}
 	l, listed := r.m.listings[id]
-	return !listed || l.due(seq, r.now, r.m.maxStaleness)
+	return !listed || l.due(attempts, r.now, r.m.maxStaleness)
 }
 
 // stale reports whether something read at would reach the staleness bound
@@ -418,28 +419,41 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 
 	next := make(map[string]*groupState, len(picked))
 	order := make([]string, 0, len(picked))
-	keep := make(map[string]bool, len(picked))
+	listed := make(map[string]map[string]bool, len(picked))
 	byInstance := map[string]string{}
 	for i, p := range picked {
 		id := p.cloud.ID
 		minSize, maxSize := p.bounds()
 		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
 			settings: groupconfig.ParseGroupSettings(settingsSource, p.cloud.Tags)}
-		listed := make(map[string]bool, len(instances[i]))
+		listed[id] = make(map[string]bool, len(instances[i]))
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
-			listed[si.ID] = true
+			listed[id][si.ID] = true
 			byInstance[si.ID] = id
 		}
+		next[id] = gs
+		order = append(order, id)
+	}
+
+	// The listings meet our mutations under the snapshot's lock, as a
+	// mutation applies its answer (update) under it: a mutation either
+	// applied its answer before this point, and is then known to the
+	// ledger as overtaking the listing, or applies it to the snapshot
+	// installed here.
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range order {
+		gs := next[id]
 		// A listing a mutation overtook may count slots that mutation gave
-		// up (or asked for again): the slots stay as they are until a
-		// listing that began after it.
+		// up: the slots stay as they are until a listing that began after
+		// it.
 		unfilled := -1
 		var failure *cloudprovider.InstanceErrorInfo
 		if !m.ledger.Overtaken(listing, id) {
-			unfilled, failure = m.unfilled(groupFailures, id, gs.liveCount(), p.cloud.Desired)
+			unfilled, failure = m.unfilled(groupFailures, id, gs.liveCount(), gs.cloud.Desired)
 		}
-		r := m.ledger.Reconcile(listing, id, groupstate.GroupListing{Holds: func(iid string) bool { return listed[iid] }, Unfilled: unfilled, Failure: failure})
+		r := m.ledger.Reconcile(listing, id, groupstate.GroupListing{Holds: func(iid string) bool { return listed[id][iid] }, Unfilled: unfilled, Failure: failure})
 		deleting := m.ledger.Deleting(id)
 		for i := range gs.instances {
 			in := &gs.instances[i]
@@ -450,19 +464,10 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		} else {
 			gs.target = gs.liveCount()
 		}
-		keep[id] = r.KeepSize
-		next[id] = gs
-		order = append(order, id)
-	}
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, id := range order {
-		if old, ok := m.groups[id]; ok && keep[id] {
+		if old, ok := m.groups[id]; ok && r.KeepSize {
 			// A mutation was accepted, or a mutation's fresh read
 			// installed, after this listing began (or one is still in
 			// flight): its result is newer than what the API told us.
-			gs := next[id]
 			gs.target = old.target
 			gs.cloud.Desired = old.cloud.Desired
 		}
@@ -521,7 +526,7 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now 
 		l := m.listings[p.cloud.ID]
 		if fresh[i] {
 			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
-				seq: attempts[i], at: now, instances: out[i]}
+				attempts: attempts[i], at: now, instances: out[i]}
 		}
 		listings[p.cloud.ID] = l
 	}
@@ -754,9 +759,10 @@ func (m managedGroup) bounds() (minSize, maxSize int) {
 type groupListing struct {
 	desired, total int
 	lifecycle      string
-	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
-	// listing started: a mutation whose answer was lost counts too.
-	seq       uint64
+	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// when the listing started: a mutation whose answer was lost counts
+	// too.
+	attempts  uint64
 	at        time.Time
 	instances []volcapi.ScalingInstance
 }
@@ -767,16 +773,16 @@ type groupListing struct {
 // in service, we made no change to the group since, and the listing is
 // younger than the staleness bound. Anything else lists the group, so a
 // change made in the cloud is served within the bound at the latest.
-func (l groupListing) stillGood(g volcapi.ScalingGroup, seq uint64, now time.Time, maxAge time.Duration) bool {
+func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, now time.Time, maxAge time.Duration) bool {
 	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
-		!l.due(seq, now, maxAge)
+		!l.due(attempts, now, maxAge)
 }
 
 // due reports whether the listing must be taken again whatever
 // DescribeScalingGroups says: we attempted a mutation since, it reached the
 // bound, or an instance was not in service.
-func (l groupListing) due(seq uint64, now time.Time, maxAge time.Duration) bool {
-	if l.seq != seq || now.Sub(l.at) >= maxAge {
+func (l groupListing) due(attempts uint64, now time.Time, maxAge time.Duration) bool {
+	if l.attempts != attempts || now.Sub(l.at) >= maxAge {
 		return true
 	}
 	for _, in := range l.instances {
