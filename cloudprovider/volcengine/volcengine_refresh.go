@@ -436,11 +436,11 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		order = append(order, id)
 	}
 
-	// The listings meet our mutations under the snapshot's lock, as a
-	// mutation applies its answer (update) under it: a mutation either
-	// applied its answer before this point, and is then known to the
-	// ledger as overtaking the listing, or applies it to the snapshot
-	// installed here.
+	// The listings meet our mutations under the snapshot's lock, under
+	// which a mutation's call applies its answer (update); the ledger
+	// records the call from before it starts, so a call either applied
+	// its answer before this point, and then overtakes the listing, or
+	// applies it to the snapshot installed here.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, id := range order {
@@ -543,13 +543,13 @@ type groupFailure struct {
 	unknown bool
 }
 
-// unfilled returns the number of slots of group id the service failed to
-// fill (GroupListing.Unfilled), with its reason, for a group holding live
-// of its desired instances: the whole shortfall when the latest
-// activity failed, none when the group is not short or its latest activity
-// did not fail. When the activities could not be read, the slots stay as
-// they are (-1), no more than the shortfall: a failed look-up does not
-// give every slot a new id.
+// unfilled returns how many slots of group id the service failed to fill
+// (GroupListing.Unfilled), and why, given the group's live instances and
+// desired number: the whole shortfall when the latest activity failed, none
+// when the group is not short or its latest activity did not fail. When the
+// activities could not be read, the slots stay as they are (-1), but no
+// more than the shortfall: a failed look-up does not give every slot a new
+// id.
 func (m *manager) unfilled(failures map[string]groupFailure, id string, live, desired int) (int, *cloudprovider.InstanceErrorInfo) {
 	f, short := failures[id]
 	if !short {
