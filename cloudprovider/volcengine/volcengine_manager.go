@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,21 +40,38 @@ type instanceState struct {
 	// removing is set when we asked for the removal and the API still lists
 	// the instance as live (the cloud has not caught up yet).
 	removing bool
-	// placeholder marks a slot of the desired number that the service failed
-	// to fill without creating an instance (a stock-out at launch). CA sees it
-	// as a failed creation, backs the group off and deletes it, which lowers
-	// the desired number.
-	placeholder bool
 }
 
-func (i instanceState) live() bool { return isLive(i.status) && !i.removing && !i.placeholder }
+func (i instanceState) live() bool { return isLive(i.status) && !i.removing }
 
-// placeholderPrefix starts the instance id of a placeholder; ECS ids start
-// with "i-", so the two never collide.
-const placeholderPrefix = "placeholder-"
+// slotIDPrefix starts the instance id under which a slot of the desired
+// number the service failed to fill (groupstate.FailedSlot) is reported;
+// ECS ids start with "i-", so the two never collide.
+const slotIDPrefix = "placeholder-"
 
-func placeholderID(groupID string, n int) string {
-	return fmt.Sprintf("%s%s-%d", placeholderPrefix, groupID, n)
+// slotID is the instance id of failed slot n of group groupID. It keeps the
+// form a running CA has seen from earlier versions of this provider, so
+// ParseProviderID and every node-to-group lookup treat it as before.
+func slotID(groupID string, n int) string {
+	return fmt.Sprintf("%s%s-%d", slotIDPrefix, groupID, n)
+}
+
+// parseSlotID returns the group and slot number an id built by slotID
+// names; ok is false for any other id.
+func parseSlotID(id string) (groupID string, n int, ok bool) {
+	rest, found := strings.CutPrefix(id, slotIDPrefix)
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(rest[i+1:])
+	if err != nil || n <= 0 || strconv.Itoa(n) != rest[i+1:] {
+		return "", 0, false
+	}
+	return rest[:i], n, true
 }
 
 // groupState is one group in the snapshot. It is never modified in place:
@@ -167,30 +185,26 @@ type manager struct {
 	maxStaleness time.Duration
 	specWatch    groupconfig.SpecWatch
 
+	// ledger is the record of our mutations per group: each group's
+	// MutationGuard, the instances whose removal the API accepted
+	// (DeletingSet), the slots the service failed to fill (FailedSlots),
+	// and the one sequence that tells a Refresh whether a mutation
+	// overtook its listing. It outlives snapshots.
+	ledger *groupstate.Ledger
+
 	mu         sync.RWMutex
 	groups     map[string]*groupState
 	order      []string
 	byInstance map[string]string
-	// seq counts mutations per group so a Refresh that raced with one does
-	// not overwrite its result with the older cloud answer.
-	seq map[string]uint64
-	// removed holds instances whose removal the API accepted, reported as
-	// deleting under the shared rule (groupstate.DeletingSet).
-	removed   *groupstate.DeletingSet
-	templates map[string]*templateEntry
+	templates  map[string]*templateEntry
 	// changedAt is when we last set a group's desired number, truncated to
 	// the second (activity times have second precision).
 	changedAt map[string]time.Time
-
-	guardsMu sync.Mutex
-	// guards hold each group's mutation discipline (lock, outcome-unknown
-	// mark); they outlive snapshots.
-	guards map[string]*groupstate.MutationGuard
-	// guardOpts are the guards' options (BuildOptions.Guard).
-	guardOpts groupstate.GuardOptions
 }
 
-func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, now func() time.Time) *manager {
+// newManager returns an empty manager whose guards measure their quarantine
+// with guardOpts (BuildOptions.Guard) and whose other times come from now.
+func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, guardOpts groupstate.GuardOptions, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
@@ -201,12 +215,10 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 		selectors:    selectors,
 		now:          now,
 		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
+		ledger:       groupstate.NewLedger(guardOpts, now),
 		groups:       map[string]*groupState{},
 		byInstance:   map[string]string{},
-		seq:          map[string]uint64{},
-		removed:      groupstate.NewDeletingSet(groupstate.DeletingGrace, now),
 		templates:    map[string]*templateEntry{},
-		guards:       map[string]*groupstate.MutationGuard{},
 		listings:     map[string]groupListing{},
 		maxStaleness: groupstate.DefaultMaxStaleness,
 	}
@@ -215,16 +227,7 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 }
 
 // guard returns the mutation guard of group id.
-func (m *manager) guard(id string) *groupstate.MutationGuard {
-	m.guardsMu.Lock()
-	defer m.guardsMu.Unlock()
-	g, ok := m.guards[id]
-	if !ok {
-		g = groupstate.NewMutationGuard(id, m.guardOpts)
-		m.guards[id] = g
-	}
-	return g
-}
+func (m *manager) guard(id string) *groupstate.MutationGuard { return m.ledger.Guard(id) }
 
 // group returns the snapshot of one group.
 func (m *manager) group(id string) (*groupState, bool) {
@@ -245,8 +248,16 @@ func (m *manager) groupList() []*groupState {
 	return out
 }
 
-// groupForInstance maps an ECS instance id to its group.
+// groupForInstance maps an ECS instance id, or the id of a failed slot, to
+// its group.
 func (m *manager) groupForInstance(instanceID string) (*groupState, bool) {
+	if id, n, ok := parseSlotID(instanceID); ok {
+		g, managed := m.group(id)
+		if !managed || !m.ledger.Failed(id).Holds(n) {
+			return nil, false
+		}
+		return g, true
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	id, ok := m.byInstance[instanceID]
@@ -268,7 +279,6 @@ func (m *manager) update(id string, fn func(g *groupState)) {
 	c := g.clone()
 	fn(c)
 	m.groups[id] = c
-	m.seq[id]++
 }
 
 // reload re-reads one group (bounds, desired number and instances) before a
@@ -289,24 +299,22 @@ func (m *manager) reload(ctx context.Context, id string) error {
 	if cg == nil {
 		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s no longer exists", id)
 	}
-	start := m.now()
+	listing := m.ledger.Begin()
 	listed, err := m.api.ListScalingInstances(ctx, id)
 	if err != nil {
 		return fmt.Errorf("re-read instances of scaling group %s: %w", id, err)
 	}
-	m.mu.Lock()
-	// The listing covers this group only: instances of other groups are
-	// left to their own listings.
-	ofGroup, inListing := map[string]bool{}, make(map[string]bool, len(listed))
-	if g, ok := m.groups[id]; ok {
-		for _, in := range g.instances {
-			ofGroup[in.id] = true
-		}
-	}
+	inListing := make(map[string]bool, len(listed))
 	for _, si := range listed {
-		ofGroup[si.ID], inListing[si.ID] = true, true
+		inListing[si.ID] = true
 	}
-	m.removed.Reconcile(start, func(iid string) bool { return !ofGroup[iid] || inListing[iid] })
+	// The read runs under the group's mutation lock, so no mutation of the
+	// group overtakes it and what it read is installed as it is; it does
+	// not say which slots are unfilled (that needs the scaling
+	// activities), so the failed slots stay as the last Refresh set them.
+	m.ledger.Reconcile(listing, id, groupstate.GroupListing{Holds: func(iid string) bool { return inListing[iid] }, Unfilled: -1})
+	deleting := m.ledger.Deleting(id)
+	m.mu.Lock()
 	for _, si := range listed {
 		if _, known := m.byInstance[si.ID]; !known {
 			m.byInstance[si.ID] = id
@@ -324,20 +332,16 @@ func (m *manager) reload(ctx context.Context, id string) error {
 		g.cloud.Min, g.cloud.Max, g.cloud.HasMin, g.cloud.HasMax = cg.Min, cg.Max, cg.HasMin, cg.HasMax
 		g.cloud.Desired = cg.Desired
 		old := make(map[string]instanceState, len(g.instances))
-		var placeholders []instanceState
 		for _, in := range g.instances {
 			old[in.id] = in
-			if in.placeholder {
-				placeholders = append(placeholders, in)
-			}
 		}
-		fresh := make([]instanceState, 0, len(listed)+len(placeholders))
+		fresh := make([]instanceState, 0, len(listed))
 		for _, si := range listed {
 			in := instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: old[si.ID].failure}
-			in.removing = m.removed.Holds(si.ID) && isLive(si.Status)
+			in.removing = deleting.Holds(si.ID) && isLive(si.Status)
 			fresh = append(fresh, in)
 		}
-		g.instances = append(fresh, placeholders...)
+		g.instances = fresh
 		if g.hasDesired() {
 			g.target = cg.Desired
 		} else {
@@ -347,8 +351,8 @@ func (m *manager) reload(ctx context.Context, id string) error {
 	return nil
 }
 
-// markRemoved records accepted removals.
-func (m *manager) markRemoved(ids []string) { m.removed.Add(ids...) }
+// markRemoved records accepted removals of group id's instances.
+func (m *manager) markRemoved(id string, ids []string) { m.ledger.Deleting(id).Add(ids...) }
 
 // lookupRefresh is the lookup for instances missing from the snapshot: a
 // refresh, unless one is running already (the shared RefreshGate rule).
@@ -356,18 +360,24 @@ func (m *manager) lookupRefresh(ctx context.Context) error {
 	return m.refreshGate.RunUnlessBusy(ctx, func(ctx context.Context) error { return m.refreshWith(ctx, true) })
 }
 
-// instancesView returns the CA view of a group's instances.
-func (g *groupState) instancesView() []cloudprovider.Instance {
-	out := make([]cloudprovider.Instance, 0, len(g.instances))
+// instancesView returns the CA view of a group's instances and of the
+// slots the service failed to fill: each slot is a failed creation, so CA
+// backs the group off and deletes it, which lowers the desired number.
+func (g *groupState) instancesView(slots []groupstate.FailedSlot) []cloudprovider.Instance {
+	out := make([]cloudprovider.Instance, 0, len(g.instances)+len(slots))
 	for _, in := range g.instances {
 		st := instanceStatus(in.status, in.failure)
-		if in.placeholder {
-			st = cloudprovider.FailedCreation(creationError(in.failure))
-		}
 		if in.removing {
 			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
 		}
 		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, in.id), Status: st})
+	}
+	for _, s := range slots {
+		info := creationError("")
+		if s.Info != nil {
+			info = *s.Info
+		}
+		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, slotID(g.cloud.ID, s.N)), Status: cloudprovider.FailedCreation(info)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
 	return out

@@ -124,7 +124,7 @@ func TestBoundsFollowTheCloud(t *testing.T) {
 func TestInstancesViewSorted(t *testing.T) {
 	t.Parallel()
 	g := &groupState{instances: []instanceState{{id: "i-b", status: asStatusInService}, {id: "i-a", status: asStatusInService, removing: true}}}
-	got := g.instancesView()
+	got := g.instancesView(nil)
 	if got[0].Id != ProviderIDPrefix+"i-a" || got[0].Status.State != cloudprovider.InstanceDeleting || got[1].Status.State != cloudprovider.InstanceRunning {
 		t.Fatalf("view = %+v", got)
 	}

@@ -162,16 +162,18 @@ func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int
 // takes. RemoveInstances takes only instances in service (BytePlus Auto
 // Scaling API reference, RemoveInstances). An Error instance is removed by
 // the service's health check, which replaces it unless the desired number
-// drops: so lowering the desired number is its deletion. A placeholder (a
-// slot the service failed to fill) has no instance: lowering the desired
-// number gives it up.
+// drops: so lowering the desired number is its deletion. A failed slot (one
+// the service failed to fill, groupstate.FailedSlots) has no instance:
+// lowering the desired number gives it up.
 type deletion struct {
-	inService, broken, placeholders []string
+	inService, broken []string
+	// slots are the numbers (groupstate.FailedSlot.N) of the failed slots.
+	slots []int
 }
 
 // DeleteNodes removes exactly these instances: InService ones with
 // RemoveInstances (20 per call), which lowers the desired number by as
-// many; Error instances and placeholders by lowering the desired number,
+// many; Error instances and failed slots by lowering the desired number,
 // an absolute value the transaction plans from a fresh read of the group
 // (groupstate.Txn.Shrink), so an instance launched since the snapshot is
 // not removed in their place. Every node must belong to this group;
@@ -196,8 +198,8 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 				return err
 			}
 		}
-		if len(d.placeholders) > 0 {
-			return tx.Shrink(func() (groupstate.Plan, error) { return n.planDropPlaceholders(d.placeholders) })
+		if len(d.slots) > 0 {
+			return tx.Shrink(func() (groupstate.Plan, error) { return n.planDropSlots(d.slots) })
 		}
 		return nil
 	})
@@ -217,6 +219,7 @@ func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 	for _, in := range g.instances {
 		byID[in.id] = in
 	}
+	failed := n.m.ledger.Failed(n.id)
 	var toDelete []*corev1.Node
 	seen := map[string]bool{}
 	for _, node := range nodes {
@@ -229,7 +232,9 @@ func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 			return d, fmt.Errorf("node group %s: node %s: %w", n.id, name, err)
 		}
 		in, ok := byID[id]
-		if !ok {
+		group, slot, isSlot := parseSlotID(id)
+		isSlot = isSlot && group == n.id && failed.Holds(slot)
+		if !ok && !isSlot {
 			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to scaling group %s", name, n.id)
 		}
 		if seen[id] {
@@ -237,8 +242,8 @@ func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 		}
 		seen[id] = true
 		switch {
-		case in.placeholder:
-			d.placeholders = append(d.placeholders, id)
+		case isSlot:
+			d.slots = append(d.slots, slot)
 		case !in.live():
 			// Already on its way out: CA resends failed and unregistered
 			// nodes every loop until they disappear.
@@ -345,37 +350,41 @@ func countLive(g *groupState, ids []string) int {
 	return n
 }
 
-// planDropPlaceholders plans giving up unfilled slots from the fresh state:
-// placeholders have no instance, so deleting them means lowering the
-// desired number, never below min (the API refuses; at min the group keeps
-// trying, as it must) nor below the live instances (a slot the service
-// filled since the snapshot is not given up, and the service does not
-// remove an instance of its own choosing).
-func (n *nodeGroup) planDropPlaceholders(placeholders []string) (groupstate.Plan, error) {
+// planDropSlots plans giving up failed slots from the fresh state: a slot
+// has no instance, so deleting it means lowering the desired number, never
+// below min (the API refuses; at min the group keeps trying, as it must)
+// nor below the live instances (a slot the service filled since the
+// snapshot is not given up, and the service does not remove an instance of
+// its own choosing). The slots given up end in the ledger
+// (groupstate.FailedSlots.Drop) once the cloud took the lower number.
+func (n *nodeGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 	g, err := n.state()
 	if err != nil {
 		return groupstate.Plan{}, err
 	}
-	from := g.target
-	want := min(max(from-len(placeholders), g.min, g.liveCount()), from)
-	drop := map[string]bool{}
-	for _, id := range placeholders[:min(from-want, len(placeholders))] {
-		drop[id] = true
+	// A Refresh since the request was checked may have ended slots the
+	// service filled: only those still failed are given up.
+	failed := n.m.ledger.Failed(n.id)
+	held := make([]int, 0, len(slots))
+	for _, s := range slots {
+		if failed.Holds(s) {
+			held = append(held, s)
+		}
 	}
+	from := g.target
+	want := min(max(from-len(held), g.min, g.liveCount()), from)
+	drop := held[:min(from-want, len(held))]
 	return groupstate.Plan{Call: func(ctx context.Context) error {
 		if want < from {
 			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-				return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(placeholders), n.id, from, want, err)
+				return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
 			}
 		}
 		n.m.update(n.id, func(c *groupState) {
-			kept := c.instances[:0]
-			for _, in := range c.instances {
-				if !drop[in.id] {
-					kept = append(kept, in)
-				}
-			}
-			c.instances = kept
+			// Under the snapshot's lock, so a Refresh reconciling an
+			// older listing either sees this mutation or runs before
+			// the slots end (refreshWith).
+			failed.Drop(drop...)
 			c.target = want
 			c.cloud.Desired = want
 		})
@@ -390,7 +399,7 @@ func (n *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.instancesView(), nil
+	return g.instancesView(n.m.ledger.Failed(n.id).List()), nil
 }
 
 // TemplateNodeInfo builds the template from inputs cached at Refresh.
@@ -430,7 +439,7 @@ func (n *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 // deleting, and the target becomes the new desired number (or, for a group
 // without one, what is left).
 func (n *nodeGroup) noteRemoved(ids []string, target int) {
-	n.m.markRemoved(ids)
+	n.m.markRemoved(n.id, ids)
 	gone := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		gone[id] = true

@@ -3,9 +3,14 @@ package volcengine
 import (
 	"errors"
 	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -383,8 +388,8 @@ func TestRemovedInstanceStaysDeletingWhileCloudLags(t *testing.T) {
 	if st := state(); st != 0 {
 		t.Fatalf("victim still listed (%v) after the API dropped it", st)
 	}
-	if e.p.m.removed.Len() != 0 {
-		t.Fatalf("removal bookkeeping not cleared: %v", e.p.m.removed)
+	if n := e.p.m.ledger.Deleting(mainGroupID).Len(); n != 0 {
+		t.Fatalf("removal bookkeeping not cleared: %d instances still held", n)
 	}
 }
 
@@ -560,5 +565,164 @@ func TestDroppingPlaceholdersKeepsAFilledSlot(t *testing.T) {
 	}
 	if !alive || len(e.fake.Instances(mainGroupID)) != before+1 {
 		t.Fatalf("instance %s filled since the snapshot is gone or the group has %d instances, want %d", filled, len(e.fake.Instances(mainGroupID)), before+1)
+	}
+}
+
+// failedSlotIDs returns the providerIDs of g's failed creations that are
+// slots the service failed to fill (no ECS instance), in order.
+func failedSlotIDs(t *testing.T, g cloudprovider.NodeGroup) []string {
+	t.Helper()
+	nodes, err := g.Nodes(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, in := range nodes {
+		if strings.HasPrefix(in.Id, ProviderIDPrefix+slotIDPrefix) {
+			if in.Status == nil || in.Status.State != cloudprovider.InstanceCreating || in.Status.ErrorInfo == nil {
+				t.Fatalf("failed slot %s reported as %+v, want a failed creation", in.Id, in.Status)
+			}
+			out = append(out, in.Id)
+		}
+	}
+	return out
+}
+
+// stockOut makes the service fail to fill every new slot of the main group.
+func stockOut(e *testEnv) {
+	e.fake.SetCreateFailure(mainGroupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "sold out", NoInstances: true})
+}
+
+// TestFailedSlotIDsStayAndNeverRepeat: a slot the service failed to fill
+// is reported as volcengine://placeholder-<group>-<n>, the form a running
+// CA has seen from earlier versions; it keeps its id across refreshes, a
+// slot CA deleted is no longer any group's, and a later slot never takes
+// its id.
+func TestFailedSlotIDsStayAndNeverRepeat(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	before := target(t, g)
+	stockOut(e)
+	if err := g.IncreaseSize(testCtx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	first := failedSlotIDs(t, g)
+	want := []string{ProviderIDPrefix + "placeholder-" + mainGroupID + "-1", ProviderIDPrefix + "placeholder-" + mainGroupID + "-2"}
+	if !slices.Equal(first, want) {
+		t.Fatalf("failed slots %v, want %v", first, want)
+	}
+	e.refresh(t)
+	if again := failedSlotIDs(t, g); !slices.Equal(again, first) {
+		t.Fatalf("failed slots %v after another Refresh, want the same %v", again, first)
+	}
+
+	if err := g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor(first[0])}); err != nil {
+		t.Fatal(err)
+	}
+	if got := target(t, g); got != before+1 {
+		t.Fatalf("target %d after deleting one slot, want %d", got, before+1)
+	}
+	if ng, err := e.p.NodeGroupForNode(testCtx(t), nodeFor(first[0])); err != nil || ng != nil {
+		t.Fatalf("NodeGroupForNode(deleted slot) = %v, %v; want no group", ng, err)
+	}
+	e.refresh(t)
+	if left := failedSlotIDs(t, g); !slices.Equal(left, first[1:]) {
+		t.Fatalf("failed slots %v after deleting %s, want %v", left, first[0], first[1:])
+	}
+
+	e.clock.Advance(time.Second)
+	if err := g.IncreaseSize(testCtx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	want = []string{first[1], ProviderIDPrefix + "placeholder-" + mainGroupID + "-3"}
+	if got := failedSlotIDs(t, g); !slices.Equal(got, want) {
+		t.Fatalf("failed slots %v after another failed scale-up, want %v (a new number, never the deleted slot's)", got, want)
+	}
+}
+
+// TestFailedSlotsSurviveAFailedActivityLookup: when the scaling activities
+// cannot be read, the failed slots stay as they were, under the same ids,
+// rather than vanishing and coming back under new ones.
+func TestFailedSlotsSurviveAFailedActivityLookup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	stockOut(e)
+	if err := g.IncreaseSize(testCtx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	first := failedSlotIDs(t, g)
+	if len(first) != 2 {
+		t.Fatalf("failed slots %v, want 2", first)
+	}
+	e.fake.AddFault(fakecloud.Fault{Operation: fakeapi.ActionDescribeScalingActivities, Status: http.StatusInternalServerError, Code: "InternalError", Times: math.MaxInt32})
+	e.refresh(t)
+	if got := failedSlotIDs(t, g); !slices.Equal(got, first) {
+		t.Fatalf("failed slots %v after a Refresh that could not read the activities, want %v", got, first)
+	}
+	// The service fills one slot meanwhile: the shortfall bounds the slots.
+	if _, err := e.fake.LaunchInstance(mainGroupID); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	if got := failedSlotIDs(t, g); !slices.Equal(got, first[:1]) {
+		t.Fatalf("failed slots %v once the service filled one, want %v", got, first[:1])
+	}
+}
+
+// TestOlderListingKeepsDroppedSlots: a Refresh whose listing began before
+// CA deleted the failed slots must not bring them back (under new ids)
+// from what it listed: the deletion overtook the listing.
+func TestOlderListingKeepsDroppedSlots(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := e.group(t, mainGroupID)
+	before := target(t, g)
+	stockOut(e)
+	if err := g.IncreaseSize(testCtx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	var slots []*corev1.Node
+	for _, id := range failedSlotIDs(t, g) {
+		slots = append(slots, nodeFor(id))
+	}
+	if len(slots) != 2 {
+		t.Fatalf("%d failed slots, want 2", len(slots))
+	}
+
+	release, arrived := make(chan struct{}), make(chan struct{})
+	e.fake.AddFault(fakecloud.Fault{Operation: fakeapi.ActionDescribeScalingGroups, Release: release, Arrived: arrived, AnswerOnArrival: true})
+	done := make(chan error, 1)
+	go func() { done <- e.p.Refresh(testCtx(t)) }()
+	<-arrived
+	if err := g.DeleteNodes(testCtx(t), slots); err != nil {
+		close(release)
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := failedSlotIDs(t, g); len(got) != 0 {
+		t.Fatalf("failed slots %v after a Refresh whose listing began before they were deleted, want none", got)
+	}
+	if got := target(t, g); got != before {
+		t.Fatalf("target %d after that Refresh, want %d", got, before)
+	}
+	e.refresh(t)
+	if got := failedSlotIDs(t, g); len(got) != 0 || target(t, g) != before {
+		t.Fatalf("failed slots %v, target %d once the listing caught up; want none and %d", got, target(t, g), before)
+	}
+}
+
+func (e *testEnv) refresh(t *testing.T) {
+	t.Helper()
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
 	}
 }

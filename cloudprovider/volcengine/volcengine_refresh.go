@@ -14,6 +14,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -21,9 +22,10 @@ import (
 type groupRecord struct {
 	cloud volcapi.ScalingGroup
 	at    time.Time
-	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
-	// record was read: a mutation since makes the next refresh read it again.
-	seq uint64
+	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// when the record was read: a mutation since makes the next refresh
+	// read it again.
+	attempts uint64
 	// missing marks a --nodes id that a read by id did not return; it is
 	// asked again once the answer reaches the staleness bound.
 	missing bool
@@ -157,19 +159,18 @@ func (m *manager) staticIDs() []string {
 	return ids
 }
 
-// attempts returns the mutation attempts of group id without creating a
-// guard for a group nobody mutates.
+// attempts returns the mutation attempts of group id, 0 for a group the
+// snapshot does not manage (the ledger keeps nothing of those, and
+// nothing can mutate them), so no guard is made for it.
 func (m *manager) attempts(id string) uint64 {
-	m.guardsMu.Lock()
-	defer m.guardsMu.Unlock()
-	if g, ok := m.guards[id]; ok {
-		return g.Attempts()
+	if _, managed := m.group(id); !managed {
+		return 0
 	}
-	return 0
+	return m.guard(id).Attempts()
 }
 
 func (r *catalogRead) put(g volcapi.ScalingGroup) {
-	r.records[g.ID] = groupRecord{cloud: g, at: r.now, seq: r.m.attempts(g.ID)}
+	r.records[g.ID] = groupRecord{cloud: g, at: r.now, attempts: r.m.attempts(g.ID)}
 	r.seen[g.ID] = true
 }
 
@@ -263,8 +264,8 @@ func (r *catalogRead) completeByID(ids []string) error {
 // total), and the listing would then be reused.
 func (r *catalogRead) due(rec groupRecord) bool {
 	id := rec.cloud.ID
-	seq := r.m.attempts(id)
-	if r.stale(rec.at) || rec.seq != seq {
+	attempts := r.m.attempts(id)
+	if r.stale(rec.at) || rec.attempts != attempts {
 		return true
 	}
 	if rec.missing {
@@ -272,7 +273,7 @@ func (r *catalogRead) due(rec groupRecord) bool {
 		return false
 	}
 	l, listed := r.m.listings[id]
-	return !listed || l.due(seq, r.now, r.m.maxStaleness)
+	return !listed || l.due(attempts, r.now, r.m.maxStaleness)
 }
 
 // stale reports whether something read at would reach the staleness bound
@@ -395,14 +396,10 @@ func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWit
 // lookup for unknown instances must: the instance's group may be on a page
 // the rotation would not read this time. Callers hold refreshGate.
 func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
-	start := m.now()
-
-	m.mu.RLock()
-	startSeq := make(map[string]uint64, len(m.seq))
-	for k, v := range m.seq {
-		startSeq[k] = v
-	}
-	m.mu.RUnlock()
+	// Taken before the first call: a mutation accepted from now on may be
+	// missing from what this refresh reads (Ledger.Reconcile).
+	listing := m.ledger.Begin()
+	start := listing.At
 
 	all, err := m.readGroups(ctx, start, wholeList)
 	if err != nil {
@@ -422,52 +419,60 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 
 	next := make(map[string]*groupState, len(picked))
 	order := make([]string, 0, len(picked))
+	listed := make(map[string]map[string]bool, len(picked))
+	byInstance := map[string]string{}
 	for i, p := range picked {
+		id := p.cloud.ID
 		minSize, maxSize := p.bounds()
 		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
 			settings: groupconfig.ParseGroupSettings(settingsSource, p.cloud.Tags)}
+		listed[id] = make(map[string]bool, len(instances[i]))
 		for _, si := range instances[i] {
 			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
+			listed[id][si.ID] = true
+			byInstance[si.ID] = id
 		}
-		if msg, failed := groupFailures[p.cloud.ID]; failed {
-			for n := gs.liveCount(); n < p.cloud.Desired; n++ {
-				gs.instances = append(gs.instances, instanceState{id: placeholderID(p.cloud.ID, n), status: asStatusError, failure: msg, placeholder: true})
-			}
-		}
-		next[p.cloud.ID] = gs
-		order = append(order, p.cloud.ID)
+		next[id] = gs
+		order = append(order, id)
 	}
 
+	// The listings meet our mutations under the snapshot's lock, under
+	// which a mutation's call applies its answer (update); the ledger
+	// records the call from before it starts, so a call either applied
+	// its answer before this point, and then overtakes the listing, or
+	// applies it to the snapshot installed here.
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	listed := map[string]bool{}
-	byInstance := map[string]string{}
 	for _, id := range order {
 		gs := next[id]
-		for _, in := range gs.instances {
-			listed[in.id] = true
-			byInstance[in.id] = id
+		// A listing a mutation overtook may count slots that mutation gave
+		// up: the slots stay as they are until a listing that began after
+		// it.
+		unfilled := -1
+		var failure *cloudprovider.InstanceErrorInfo
+		if !m.ledger.Overtaken(listing, id) {
+			unfilled, failure = m.unfilled(groupFailures, id, gs.liveCount(), gs.cloud.Desired)
 		}
-	}
-	m.removed.Reconcile(start, func(id string) bool { return listed[id] })
-	for _, id := range order {
-		gs := next[id]
+		r := m.ledger.Reconcile(listing, id, groupstate.GroupListing{Holds: func(iid string) bool { return listed[id][iid] }, Unfilled: unfilled, Failure: failure})
+		deleting := m.ledger.Deleting(id)
 		for i := range gs.instances {
 			in := &gs.instances[i]
-			in.removing = m.removed.Holds(in.id) && isLive(in.status)
+			in.removing = deleting.Holds(in.id) && isLive(in.status)
 		}
 		if gs.hasDesired() {
 			gs.target = gs.cloud.Desired
 		} else {
 			gs.target = gs.liveCount()
 		}
-		if old, ok := m.groups[id]; ok && m.seq[id] != startSeq[id] {
-			// A mutation landed while we were listing; its result is newer
-			// than what the API told us.
+		if old, ok := m.groups[id]; ok && r.KeepSize {
+			// A mutation was accepted, or a mutation's fresh read
+			// installed, after this listing began (or one is still in
+			// flight): its result is newer than what the API told us.
 			gs.target = old.target
 			gs.cloud.Desired = old.cloud.Desired
 		}
 	}
+	m.ledger.Forget(func(id string) bool { _, ok := next[id]; return ok })
 	for id := range m.templates {
 		if _, ok := next[id]; !ok {
 			// A group that left must not keep contributing GPU types.
@@ -521,7 +526,7 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now 
 		l := m.listings[p.cloud.ID]
 		if fresh[i] {
 			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
-				seq: attempts[i], at: now, instances: out[i]}
+				attempts: attempts[i], at: now, instances: out[i]}
 		}
 		listings[p.cloud.ID] = l
 	}
@@ -529,13 +534,47 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now 
 	return out, nil
 }
 
+// groupFailure is what the scaling activities say of a group short of its
+// desired number.
+type groupFailure struct {
+	// msg is the failed activity's message; unknown is set when the
+	// activities could not be read.
+	msg     string
+	unknown bool
+}
+
+// unfilled returns how many slots of group id the service failed to fill
+// (GroupListing.Unfilled), and why, given the group's live instances and
+// desired number: the whole shortfall when the latest activity failed, none
+// when the group is not short or its latest activity did not fail. When the
+// activities could not be read, the slots stay as they are (-1), but no
+// more than the shortfall: a failed look-up does not give every slot a new
+// id.
+func (m *manager) unfilled(failures map[string]groupFailure, id string, live, desired int) (int, *cloudprovider.InstanceErrorInfo) {
+	f, short := failures[id]
+	if !short {
+		return 0, nil
+	}
+	n := max(desired-live, 0)
+	if f.unknown {
+		slots := m.ledger.Failed(id).List()
+		if len(slots) <= n {
+			return -1, nil
+		}
+		return n, slots[0].Info
+	}
+	info := creationError(f.msg)
+	return n, &info
+}
+
 // failures reads recent scaling activities, only for groups that have
 // failed instances or fewer live instances than desired, so a healthy steady
 // state costs no extra call. It returns the failure message per failed
-// instance, and per group whose latest activity failed while desired slots
-// are unfilled. A failed look-up leaves generic error info.
-func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) (byInstance, byGroup map[string]string) {
-	byInstance, byGroup = map[string]string{}, map[string]string{}
+// instance, and per group short of its desired number whose latest activity
+// failed, or whose activities could not be read. A failed look-up leaves
+// generic error info.
+func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) (byInstance map[string]string, byGroup map[string]groupFailure) {
+	byInstance, byGroup = map[string]string{}, map[string]groupFailure{}
 	for i, p := range picked {
 		failed, live := false, 0
 		for _, si := range instances[i] {
@@ -552,6 +591,9 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 		acts, err := m.api.ActivitiesSince(ctx, p.cloud.ID, time.Time{})
 		if err != nil {
 			klog.V(2).InfoS("Could not read scaling activities", "provider", ProviderName, "nodeGroup", p.cloud.ID, "err", err)
+			if short {
+				byGroup[p.cloud.ID] = groupFailure{unknown: true}
+			}
 			continue
 		}
 		for _, a := range acts {
@@ -577,7 +619,7 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 				continue
 			}
 			if a.Failed {
-				byGroup[p.cloud.ID] = firstNonEmpty(a.ResultMsg, "the latest scaling activity failed")
+				byGroup[p.cloud.ID] = groupFailure{msg: firstNonEmpty(a.ResultMsg, "the latest scaling activity failed")}
 			}
 			break
 		}
@@ -717,9 +759,10 @@ func (m managedGroup) bounds() (minSize, maxSize int) {
 type groupListing struct {
 	desired, total int
 	lifecycle      string
-	// seq is the group's mutation attempts (MutationGuard.Attempts) when the
-	// listing started: a mutation whose answer was lost counts too.
-	seq       uint64
+	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// when the listing started: a mutation whose answer was lost counts
+	// too.
+	attempts  uint64
 	at        time.Time
 	instances []volcapi.ScalingInstance
 }
@@ -730,16 +773,16 @@ type groupListing struct {
 // in service, we made no change to the group since, and the listing is
 // younger than the staleness bound. Anything else lists the group, so a
 // change made in the cloud is served within the bound at the latest.
-func (l groupListing) stillGood(g volcapi.ScalingGroup, seq uint64, now time.Time, maxAge time.Duration) bool {
+func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, now time.Time, maxAge time.Duration) bool {
 	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
-		!l.due(seq, now, maxAge)
+		!l.due(attempts, now, maxAge)
 }
 
 // due reports whether the listing must be taken again whatever
 // DescribeScalingGroups says: we attempted a mutation since, it reached the
 // bound, or an instance was not in service.
-func (l groupListing) due(seq uint64, now time.Time, maxAge time.Duration) bool {
-	if l.seq != seq || now.Sub(l.at) >= maxAge {
+func (l groupListing) due(attempts uint64, now time.Time, maxAge time.Duration) bool {
+	if l.attempts != attempts || now.Sub(l.at) >= maxAge {
 		return true
 	}
 	for _, in := range l.instances {
