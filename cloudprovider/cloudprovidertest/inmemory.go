@@ -3,8 +3,6 @@ package cloudprovidertest
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -182,7 +180,7 @@ func (p *InMemoryProvider) node(providerID string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: providerID[len(InMemoryProviderIDPrefix):], Labels: map[string]string{}}}
 	n.Spec.ProviderID = providerID
 	if g != nil {
-		n.Labels[InMemoryGroupLabel] = g.id
+		n.Labels[InMemoryGroupLabel] = g.Id(context.Background())
 	}
 	return n
 }
@@ -277,11 +275,11 @@ func (p *InMemoryProvider) apply(listing groupstate.Listing, groups []cloudGroup
 	for _, cg := range groups {
 		g := p.groups[cg.spec.ID]
 		if g == nil {
-			g = &inMemoryGroup{p: p, id: cg.spec.ID, guard: p.state().Guard(cg.spec.ID)}
+			g = &inMemoryGroup{p: p, Group: p.state().Group(cg.spec.ID, slotIDs(cg.spec.ID), false)}
 		}
 		g.reconcile(listing, cg)
-		next[g.id] = g
-		order = append(order, g.id)
+		next[cg.spec.ID] = g
+		order = append(order, cg.spec.ID)
 	}
 	p.state().Forget(func(id string) bool { return next[id] != nil })
 	p.groups, p.order = next, order
@@ -307,16 +305,17 @@ func (p *InMemoryProvider) reindex(g *inMemoryGroup) {
 	}
 }
 
+// inMemoryGroup is an in-memory group: its served state is the shared
+// groupstate.Group (bounds, target, instances, the ledger's rules), beside
+// which it keeps only the seed's template and options and the settings
+// read from its tags.
 type inMemoryGroup struct {
-	p     *InMemoryProvider
-	id    string
-	guard *groupstate.MutationGuard
+	*groupstate.Group
+	p *InMemoryProvider
 
-	mu        sync.Mutex
-	spec      CloudGroup
-	settings  groupconfig.GroupSettings
-	target    int
-	instances []cloudInstance
+	mu       sync.Mutex
+	spec     CloudGroup
+	settings groupconfig.GroupSettings
 }
 
 // slotFailure says why the in-memory cloud leaves a slot unfilled.
@@ -324,47 +323,44 @@ func slotFailure() *cloudprovider.InstanceErrorInfo {
 	return &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "scale-up-failed", ErrorMessage: "the cloud failed to fill the slot"}
 }
 
-// reconcile applies a listing of the group that began at listing: the
-// ledger ends Deleting marks and sets the failed slots by its rules, and
-// the listed state replaces the snapshot unless a mutation of ours
-// overtook the listing, in which case the snapshot (which holds the
-// mutation's effect) stays until a later listing.
-func (g *inMemoryGroup) reconcile(listing groupstate.Listing, cg cloudGroup) {
-	if g.p.state().Reconcile(listing, g.id, g.listed(cg)).KeepSize {
-		return
-	}
-	g.install(cg)
-}
-
-// listed is what a listing or read of the group says, for the ledger.
-func (g *inMemoryGroup) listed(cg cloudGroup) groupstate.GroupListing {
-	held := make(map[string]bool, len(cg.instances))
+// view maps the cloud's group to CA's terms: the state mapping is the
+// in-memory provider's whole part of the group state.
+func view(cg cloudGroup) groupstate.View {
+	v := groupstate.View{Min: cg.spec.Min, Max: cg.spec.Max, Target: cg.desired, Unfilled: cg.failedSlots, Failure: slotFailure()}
 	for _, in := range cg.instances {
-		held[in.id] = true
+		st := &cloudprovider.InstanceStatus{State: in.state}
+		if in.failed && in.state == cloudprovider.InstanceCreating {
+			st = cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "start-failed", ErrorMessage: "the instance failed to start"})
+		}
+		v.Instances = append(v.Instances, cloudprovider.Instance{Id: InMemoryProviderIDPrefix + in.id, Status: st})
 	}
-	return groupstate.GroupListing{Holds: func(id string) bool { return held[id] }, Unfilled: cg.failedSlots, Failure: slotFailure()}
+	return v
 }
 
-// install replaces the snapshot with what the cloud listed.
-func (g *inMemoryGroup) install(cg cloudGroup) {
+// reconcile applies a listing of the group that began at listing
+// (groupstate.Group.Install).
+func (g *inMemoryGroup) reconcile(listing groupstate.Listing, cg cloudGroup) {
+	g.Install(listing, view(cg))
+	g.setSpec(cg.spec)
+}
+
+func (g *inMemoryGroup) setSpec(spec CloudGroup) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.spec = cg.spec
-	g.settings = groupconfig.ParseGroupSettings("in-memory group tags", cg.spec.Tags)
-	g.target = cg.desired
-	g.instances = cg.instances
+	g.spec = spec
+	g.settings = groupconfig.ParseGroupSettings("in-memory group tags", spec.Tags)
 }
 
 // read re-reads the group from the cloud into the snapshot; the guard calls
-// it, under the group's lock, so what it reads is newer than anything the
-// snapshot holds and is installed whole (Ledger.Fresh).
+// it, under the group's guard, so what it reads is newer than anything
+// served and is installed whole (groupstate.Group.Fresh).
 func (g *inMemoryGroup) read(ctx context.Context) error {
-	cg, err := g.p.cloud.get(g.id)
+	cg, err := g.p.cloud.get(g.Id(ctx))
 	if err != nil {
-		return fmt.Errorf("read group %s: %w", g.id, err)
+		return fmt.Errorf("read group %s: %w", g.Id(ctx), err)
 	}
-	g.p.state().Fresh(g.id, g.listed(cg))
-	g.install(cg)
+	g.Fresh(view(cg))
+	g.setSpec(cg.spec)
 	g.p.reindex(g)
 	return nil
 }
@@ -375,116 +371,87 @@ func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	settings := g.settings
 	g.mu.Unlock()
-	return g.guard.Status(settings)
-}
-
-func (g *inMemoryGroup) Id(ctx context.Context) string { return g.id }
-
-func (g *inMemoryGroup) MinSize(ctx context.Context) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.spec.Min
-}
-
-func (g *inMemoryGroup) MaxSize(ctx context.Context) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.spec.Max
+	return g.Guard().Status(settings)
 }
 
 func (g *inMemoryGroup) Debug(ctx context.Context) string {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	d := fmt.Sprintf("%s min %d max %d target %d", g.id, g.spec.Min, g.spec.Max, g.target)
-	if s := g.settings.Summary(); s != "" {
-		d += "; settings " + s
+	summary := g.settings.Summary()
+	g.mu.Unlock()
+	d := fmt.Sprintf("%s min %d max %d target %d", g.Id(ctx), g.MinSize(ctx), g.MaxSize(ctx), g.Target())
+	if summary != "" {
+		d += "; settings " + summary
 	}
 	return d
 }
 
-func (g *inMemoryGroup) TargetSize(ctx context.Context) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.target, nil
-}
-
 // IncreaseSize raises the desired number by delta through the guard.
 func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
-		g.mu.Lock()
-		from, maxSize := g.target, g.spec.Max
-		g.mu.Unlock()
-		if err := groupstate.CheckIncrease(g.id, delta, from, maxSize); err != nil {
+	return g.Guard().Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
+		v := g.Read()
+		if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
 			return groupstate.Plan{}, err
 		}
-		return groupstate.Plan{Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
+		return groupstate.Plan{Call: func(ctx context.Context) error { return g.resize(ctx, v.Target, v.Target+delta) }}, nil
 	}})
 }
 
 // DecreaseTargetSize lowers the desired number by -delta through the guard;
 // the size is absolute, so the guard plans it from a fresh read.
 func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
-		g.mu.Lock()
-		from, existing := g.target, g.existing()
-		g.mu.Unlock()
-		if err := groupstate.CheckDecrease(g.id, delta, from, existing); err != nil {
+	return g.Guard().Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
+		from := g.Target()
+		if err := groupstate.CheckDecrease(g.Id(ctx), delta, from, g.existing()); err != nil {
 			return groupstate.Plan{}, err
 		}
 		return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
 	}})
 }
 
-// resize sets the cloud's desired number and, once it took it, the snapshot's.
+// resize sets the cloud's desired number and, once it took it, the served one.
 func (g *inMemoryGroup) resize(ctx context.Context, from, to int) error {
-	if err := g.p.cloud.resize(ctx, g.id, to); err != nil {
-		klog.ErrorS(err, "Resize failed", "provider", InMemoryProviderName, "nodeGroup", g.id, "from", from, "to", to)
-		return fmt.Errorf("resize %s from %d to %d: %w", g.id, from, to, err)
+	id := g.Id(ctx)
+	if err := g.p.cloud.resize(ctx, id, to); err != nil {
+		klog.ErrorS(err, "Resize failed", "provider", InMemoryProviderName, "nodeGroup", id, "from", from, "to", to)
+		return fmt.Errorf("resize %s from %d to %d: %w", id, from, to, err)
 	}
-	g.mu.Lock()
-	g.target = to
-	g.mu.Unlock()
-	klog.InfoS("Resized node group", "provider", InMemoryProviderName, "nodeGroup", g.id, "from", from, "to", to)
+	g.Update(func(v *groupstate.View) { v.Target = to })
+	klog.InfoS("Resized node group", "provider", InMemoryProviderName, "nodeGroup", id, "from", from, "to", to)
 	return nil
-}
-
-// deleting reports whether in is going away: the cloud lists it so, or it
-// accepted our deletion of it (the ledger's Deleting rule).
-func (g *inMemoryGroup) deleting(in cloudInstance) bool {
-	return in.state == cloudprovider.InstanceDeleting || g.p.state().Deleting(g.id).Holds(in.id)
 }
 
 // existing counts the instances a decrease must keep: all but those going
 // away and those still being created for a request, which the cloud
-// cancels on a shrink; g.mu is held.
+// cancels on a shrink.
 func (g *inMemoryGroup) existing() int {
 	n := 0
-	for _, in := range g.instances {
-		if !g.deleting(in) && !in.cancellable() {
+	for _, in := range g.Instances() {
+		if _, slot := g.Slot(in.Id); !slot && !goingAway(in) && !cancellable(in) {
 			n++
 		}
 	}
 	return n
 }
 
+// goingAway reports whether in shows Deleting (the cloud lists it so, or
+// it accepted our deletion of it).
+func goingAway(in cloudprovider.Instance) bool {
+	return in.Status != nil && in.Status.State == cloudprovider.InstanceDeleting
+}
+
+// cancellable reports whether a shrink may cancel in: one still being
+// created for a request, not one that failed.
+func cancellable(in cloudprovider.Instance) bool {
+	return in.Status != nil && in.Status.State == cloudprovider.InstanceCreating && in.Status.ErrorInfo == nil
+}
+
 // slotPrefix marks the providerID of a slot the cloud failed to fill.
 const slotPrefix = "failed-slot-"
 
-// slotID is the providerID of the group's failed slot numbered n
+// slotIDs builds the providerIDs of group's failed slots from their numbers
 // (groupstate.FailedSlot.N).
-func (g *inMemoryGroup) slotID(n int) string {
-	return fmt.Sprintf("%s%s%s-%d", InMemoryProviderIDPrefix, slotPrefix, g.id, n)
-}
-
-// slotNumber returns the number of the group's failed slot providerID
-// names, if it names one the ledger holds.
-func (g *inMemoryGroup) slotNumber(providerID string) (int, bool) {
-	rest, ok := strings.CutPrefix(providerID, fmt.Sprintf("%s%s%s-", InMemoryProviderIDPrefix, slotPrefix, g.id))
-	n, err := strconv.Atoi(rest)
-	if !ok || err != nil || g.slotID(n) != providerID {
-		return 0, false
-	}
-	return n, g.p.state().Failed(g.id).Holds(n)
+func slotIDs(group string) func(n int) string {
+	return func(n int) string { return fmt.Sprintf("%s%s%s-%d", InMemoryProviderIDPrefix, slotPrefix, group, n) }
 }
 
 // deletion is a DeleteNodes request sorted by path: instances are deleted
@@ -500,7 +467,7 @@ type deletion struct {
 // number, planned from a fresh read (groupstate.Txn.Shrink) so an
 // instance launched since the snapshot is not removed in their place.
 func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	return g.guard.Transact(ctx, g.read, func(tx *groupstate.Txn) error {
+	return g.Guard().Transact(ctx, g.read, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (deletion, error) { return g.planDeletion(nodes) })
 		if err != nil {
 			return err
@@ -519,50 +486,42 @@ func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) e
 	})
 }
 
-// planDeletion checks the request against the snapshot: every node is an
-// instance or failed slot of this group, listed once, and registered nodes
-// never take the group below min.
+// planDeletion checks the request against the served state: every node is
+// an instance or failed slot of this group, listed once, and registered
+// nodes never take the group below min.
 func (g *inMemoryGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	var d deletion
+	id := g.Id(context.Background())
 	live := map[string]bool{}
-	for _, in := range g.instances {
-		if !g.deleting(in) {
-			live[InMemoryProviderIDPrefix+in.id] = true
+	for _, in := range g.Instances() {
+		if _, slot := g.Slot(in.Id); !slot && !goingAway(in) {
+			live[in.Id] = true
 		}
 	}
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		if n == nil {
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", g.id)
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", id)
 		}
 		name := cloudprovider.NodeName(n.Name, n.Spec.ProviderID)
-		id, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, n.Spec.ProviderID)
+		instance, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, n.Spec.ProviderID)
 		if err != nil {
 			return d, fmt.Errorf("node %s: %w", name, err)
 		}
-		if seen[id] {
+		if seen[instance] {
 			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
-		seen[id] = true
-		switch {
-		case live[n.Spec.ProviderID]:
-			d.instances = append(d.instances, id)
-		case g.isSlot(n.Spec.ProviderID):
-			n, _ := g.slotNumber(n.Spec.ProviderID)
-			d.slots = append(d.slots, n)
-		default:
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to node group %s", name, g.id)
+		seen[instance] = true
+		if live[n.Spec.ProviderID] {
+			d.instances = append(d.instances, instance)
+		} else if slot, ok := g.Slot(n.Spec.ProviderID); ok {
+			d.slots = append(d.slots, slot)
+		} else {
+			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to node group %s", name, id)
 		}
 	}
-	return d, groupstate.CheckDeleteMin(g.id, g.target, g.spec.Min, nodes)
-}
-
-// isSlot reports whether providerID is one of the group's failed slots.
-func (g *inMemoryGroup) isSlot(providerID string) bool {
-	_, ok := g.slotNumber(providerID)
-	return ok
+	v := g.Read()
+	return d, groupstate.CheckDeleteMin(id, g.Target(), v.Min, nodes)
 }
 
 // planDropSlots lowers the desired number by the failed slots asked for,
@@ -570,7 +529,7 @@ func (g *inMemoryGroup) isSlot(providerID string) bool {
 // meanwhile is an instance now, which CA sees at the next Refresh. Once
 // the cloud took the size, the slots end in the ledger.
 func (g *inMemoryGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
-	failed := g.p.state().Failed(g.id)
+	failed := g.Failed()
 	held := 0
 	for _, n := range slots {
 		if failed.Holds(n) {
@@ -579,11 +538,9 @@ func (g *inMemoryGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 	}
 	if held < len(slots) {
 		return groupstate.Plan{}, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
-			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.id, len(slots)-held, len(slots))
+			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.Id(context.Background()), len(slots)-held, len(slots))
 	}
-	g.mu.Lock()
-	from := g.target
-	g.mu.Unlock()
+	from := g.Target()
 	return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error {
 		if err := g.resize(ctx, from, from-len(slots)); err != nil {
 			return err
@@ -593,48 +550,19 @@ func (g *inMemoryGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 	}}, nil
 }
 
-// deleteInstance deletes one instance and marks it deleting in the snapshot.
-func (g *inMemoryGroup) deleteInstance(ctx context.Context, id string) error {
-	if err := g.p.cloud.deleteInstance(ctx, g.id, id); err != nil {
-		klog.ErrorS(err, "Deleting instance failed", "provider", InMemoryProviderName, "nodeGroup", g.id, "instance", id)
-		return fmt.Errorf("delete instance %s of %s: %w", id, g.id, err)
+// deleteInstance deletes one instance; the cloud took it, so it shows
+// Deleting until the ledger's rule ends it, and the target no longer
+// counts it.
+func (g *inMemoryGroup) deleteInstance(ctx context.Context, instance string) error {
+	id := g.Id(ctx)
+	if err := g.p.cloud.deleteInstance(ctx, id, instance); err != nil {
+		klog.ErrorS(err, "Deleting instance failed", "provider", InMemoryProviderName, "nodeGroup", id, "instance", instance)
+		return fmt.Errorf("delete instance %s of %s: %w", instance, id, err)
 	}
-	g.p.state().Deleting(g.id).Add(id)
-	g.mu.Lock()
-	g.target--
-	g.mu.Unlock()
-	klog.InfoS("Deleted instance", "provider", InMemoryProviderName, "nodeGroup", g.id, "instance", id)
+	g.Deleting().Add(InMemoryProviderIDPrefix + instance)
+	g.Update(func(v *groupstate.View) { v.Target-- })
+	klog.InfoS("Deleted instance", "provider", InMemoryProviderName, "nodeGroup", id, "instance", instance)
 	return nil
-}
-
-// Instances lists the group's instances and failed slots, sorted by id; an
-// instance whose deletion the cloud accepted shows Deleting until the
-// ledger's rule ends it.
-func (g *inMemoryGroup) Instances() []cloudprovider.Instance {
-	deleting := g.p.state().Deleting(g.id)
-	slots := g.p.state().Failed(g.id).List()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]cloudprovider.Instance, 0, len(g.instances)+len(slots))
-	for _, in := range g.instances {
-		st := &cloudprovider.InstanceStatus{State: in.state}
-		if deleting.Holds(in.id) {
-			st.State = cloudprovider.InstanceDeleting
-		}
-		if in.failed && in.state == cloudprovider.InstanceCreating {
-			st = cloudprovider.FailedCreation(cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "start-failed", ErrorMessage: "the instance failed to start"})
-		}
-		out = append(out, cloudprovider.Instance{Id: InMemoryProviderIDPrefix + in.id, Status: st})
-	}
-	for _, s := range slots {
-		out = append(out, cloudprovider.Instance{Id: g.slotID(s.N), Status: cloudprovider.FailedCreation(*s.Info)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
-	return out
-}
-
-func (g *inMemoryGroup) Nodes(ctx context.Context) ([]cloudprovider.Instance, error) {
-	return g.Instances(), nil
 }
 
 func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, error) {
@@ -644,8 +572,8 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 		return nil, cloudprovider.ErrNotImplemented
 	}
 	return groupconfig.BuildTemplateNode(groupconfig.TemplateSpec{
-		GroupID: g.id, CPUs: 2, MemoryBytes: 4 << 30,
-		ProviderLabels: map[string]string{InMemoryGroupLabel: g.id},
+		GroupID: g.spec.ID, CPUs: 2, MemoryBytes: 4 << 30,
+		ProviderLabels: map[string]string{InMemoryGroupLabel: g.spec.ID},
 		Hints:          g.settings.Hints, HintsSource: g.settings.Source,
 	}), nil
 }

@@ -46,6 +46,9 @@ type ledgerGroup struct {
 	guard    *MutationGuard
 	deleting *DeletingSet
 	failed   *FailedSlots
+	// view is the group's served state, when the provider keeps it in a
+	// Group (Ledger.Group).
+	view *Group
 	// last is the sequence after the group's latest accepted mutation
 	// ended; inflight counts its mutations whose cloud call has not ended.
 	last     uint64

@@ -1,0 +1,212 @@
+package groupstate
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// View is what one listing or read says of a node group, in CA's terms:
+// the provider maps its cloud's group and instances into it (bounds,
+// desired size, each instance's providerID and state) and gives it to the
+// group's Group, which applies the ledger's rules once for every cloud.
+type View struct {
+	Min, Max int
+	// Target is the cloud's desired size, failed slots included where the
+	// cloud counts them (a slot outside the cloud's size is counted by
+	// Group: see FailedSlots).
+	Target int
+	// Instances are the group's instances, each with Id its providerID and
+	// Status its state as the cloud lists it; Group overlays Deleting and
+	// adds the failed slots.
+	Instances []cloudprovider.Instance
+	// Unfilled and Failure are as GroupListing's: the slots a listing
+	// reports unfilled and why, or Unfilled -1 when it says nothing.
+	Unfilled int
+	Failure  *cloudprovider.InstanceErrorInfo
+}
+
+// Group is the one model of the state a provider serves for a node group:
+// the view its last listing or read installed, our mutations' effects on
+// it, and the ledger's rules (a listing older than a mutation keeps the
+// mutation's effect; Deleting until the cloud agrees; failed slots shown as
+// failed creations). Reads never wait for a cloud call: a mutation holds
+// the group's guard while its call runs, and takes the group's lock only
+// to apply its effect.
+//
+// A provider's node group embeds a *Group for Id, MinSize, MaxSize,
+// TargetSize and Nodes, and keeps beside it only what its cloud adds (the
+// cloud's own group record, its template inputs).
+//
+// It is safe for concurrent use.
+type Group struct {
+	id     string
+	ledger *Ledger
+	slotID func(n int) string
+	// outside says failed slots are outside the cloud's desired size (an
+	// operation failed to raise it), so the target served counts them.
+	outside bool
+
+	mu   sync.RWMutex
+	view View
+}
+
+// SlotsOutsideSize says a cloud's failed slots are not in its desired size
+// (they come from failed operations, FailedSlots.Add), so Group adds them
+// to the target it serves; see NewGroup.
+const SlotsOutsideSize = true
+
+// Group returns the served state of group id, made on first use with
+// slotID, which builds the providerID of the failed slot numbered n (nil
+// when the cloud has none), and outside (SlotsOutsideSize or false).
+func (l *Ledger) Group(id string, slotID func(n int) string, outside bool) *Group {
+	lg := l.group(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lg.view == nil {
+		lg.view = &Group{id: id, ledger: l, slotID: slotID, outside: outside, view: View{Unfilled: -1}}
+	}
+	return lg.view
+}
+
+// Guard is the group's mutation guard.
+func (g *Group) Guard() *MutationGuard { return g.ledger.Guard(g.id) }
+
+// Deleting is the group's set of instances (by providerID) whose deletion
+// the cloud accepted.
+func (g *Group) Deleting() *DeletingSet { return g.ledger.Deleting(g.id) }
+
+// Failed is the group's failed slots.
+func (g *Group) Failed() *FailedSlots { return g.ledger.Failed(g.id) }
+
+// Install applies a listing of the group that began at listing, by the
+// ledger's rules (Ledger.Reconcile): the listed bounds and instances are
+// served; the listed size is served unless a mutation of ours overtook the
+// listing, in which case the size served now stays until a later listing.
+// It reports whether the size was kept.
+func (g *Group) Install(listing Listing, v View) (kept bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.ledger.Reconcile(listing, g.id, g.listing(v))
+	if r.KeepSize {
+		v.Target = g.view.Target
+	}
+	g.view = v
+	return r.KeepSize
+}
+
+// Fresh installs what a mutation's fresh read of the group says (the read
+// the guard runs under the group's guard: newer than anything served, so
+// installed whole; Ledger.Fresh).
+func (g *Group) Fresh(v View) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ledger.Fresh(g.id, g.listing(v))
+	g.view = v
+}
+
+func (g *Group) listing(v View) GroupListing {
+	held := make(map[string]bool, len(v.Instances))
+	for _, in := range v.Instances {
+		held[in.Id] = true
+	}
+	return GroupListing{Holds: func(id string) bool { return held[id] }, Unfilled: v.Unfilled, Failure: v.Failure}
+}
+
+// Update applies an accepted mutation's effect to the served view (a new
+// target, say), under the group's lock.
+func (g *Group) Update(apply func(v *View)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	apply(&g.view)
+}
+
+// Read returns a copy of the served view as installed (without the
+// Deleting overlay and the failed slots Nodes adds).
+func (g *Group) Read() View {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	v := g.view
+	v.Instances = append([]cloudprovider.Instance(nil), v.Instances...)
+	return v
+}
+
+// Id implements cloudprovider.NodeGroup.
+func (g *Group) Id(context.Context) string { return g.id }
+
+// MinSize implements cloudprovider.NodeGroup.
+func (g *Group) MinSize(context.Context) int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.view.Min
+}
+
+// MaxSize implements cloudprovider.NodeGroup.
+func (g *Group) MaxSize(context.Context) int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.view.Max
+}
+
+// TargetSize implements cloudprovider.NodeGroup: the served size, plus the
+// failed slots where the cloud keeps them outside its size.
+func (g *Group) TargetSize(context.Context) (int, error) {
+	return g.Target(), nil
+}
+
+// Target is TargetSize without its context and error.
+func (g *Group) Target() int {
+	g.mu.RLock()
+	t := g.view.Target
+	g.mu.RUnlock()
+	if g.outside {
+		t += g.Failed().Len()
+	}
+	return t
+}
+
+// Nodes implements cloudprovider.NodeGroup: the instances, an instance
+// whose deletion the cloud accepted shown Deleting (DeletingSet), and the
+// failed slots as failed creations, sorted by id.
+func (g *Group) Nodes(context.Context) ([]cloudprovider.Instance, error) {
+	return g.Instances(), nil
+}
+
+// Instances is Nodes without its context and error.
+func (g *Group) Instances() []cloudprovider.Instance {
+	deleting := g.Deleting()
+	var slots []FailedSlot
+	if g.slotID != nil {
+		slots = g.Failed().List()
+	}
+	g.mu.RLock()
+	out := make([]cloudprovider.Instance, 0, len(g.view.Instances)+len(slots))
+	for _, in := range g.view.Instances {
+		if deleting.Holds(in.Id) && (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) {
+			in.Status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
+		}
+		out = append(out, in)
+	}
+	g.mu.RUnlock()
+	for _, s := range slots {
+		out = append(out, cloudprovider.Instance{Id: g.slotID(s.N), Status: cloudprovider.FailedCreation(*s.Info)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
+	return out
+}
+
+// Slot returns the number of the failed slot providerID names, if the
+// group holds it: DeleteNodes uses it to tell a slot from an instance.
+func (g *Group) Slot(providerID string) (int, bool) {
+	if g.slotID == nil {
+		return 0, false
+	}
+	for _, s := range g.Failed().List() {
+		if g.slotID(s.N) == providerID {
+			return s.N, true
+		}
+	}
+	return 0, false
+}
