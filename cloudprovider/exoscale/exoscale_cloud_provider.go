@@ -138,14 +138,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return nil, nil
 }
 
-// Pricing implements cloudprovider.CloudProvider from the --price-sheet;
-// without one it is not offered, as Exoscale prices are not available
-// through the API.
+// Pricing implements cloudprovider.CloudProvider from the snapshot and
+// the price sources prices names.
 func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	if p.sheet == nil {
-		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
-	}
-	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
+	return p.prices().Model()
 }
 
 // GPULabel implements cloudprovider.CloudProvider. CA caches it for the

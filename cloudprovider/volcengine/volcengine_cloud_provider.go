@@ -166,14 +166,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return newNodeGroup(p.m, g), nil
 }
 
-// Pricing serves the shared pricing model from the --price-sheet, and is not
-// offered without one: Volcengine's price API prices orders, not instance
-// types, and CA only needs prices for --expander=price.
+// Pricing implements cloudprovider.CloudProvider from the snapshot and
+// the price sources prices names.
 func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	if p.sheet == nil {
-		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
-	}
-	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
+	return p.prices().Model()
 }
 
 // GPULabel implements cloudprovider.CloudProvider.

@@ -134,9 +134,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return nil, nil
 }
 
-// Pricing implements cloudprovider.CloudProvider.
+// Pricing implements cloudprovider.CloudProvider from the snapshot and
+// the price sources prices names.
 func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
+	return p.prices().Model()
 }
 
 // GPULabel implements cloudprovider.CloudProvider.
