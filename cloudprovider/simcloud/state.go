@@ -42,6 +42,19 @@ type Group struct {
 	Instances []Instance `json:"instances"`
 }
 
+// Groups is a fake cloud's truth about the groups with these ids, in their
+// order; group reads one, and an id the fake no longer holds is left out, as
+// a deleted group is.
+func Groups(ids []string, group func(id string) (Group, bool)) []Group {
+	out := make([]Group, 0, len(ids))
+	for _, id := range ids {
+		if g, ok := group(id); ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // State is what a simulated cloud holds and how it misbehaved so far.
 type State struct {
 	Groups []Group `json:"groups"`

@@ -45,3 +45,15 @@ func TestReadStateReportsABadAnswer(t *testing.T) {
 		t.Fatalf("ReadState of a 404 = %v", err)
 	}
 }
+
+func TestGroupsLeavesOutWhatTheFakeNoLongerHolds(t *testing.T) {
+	t.Parallel()
+	held := map[string]Group{"a": {IDs: []string{"a"}, Desired: 1}, "c": {IDs: []string{"c"}, Desired: 3}}
+	got := Groups([]string{"c", "b", "a"}, func(id string) (Group, bool) {
+		g, ok := held[id]
+		return g, ok
+	})
+	if len(got) != 2 || got[0].IDs[0] != "c" || got[1].IDs[0] != "a" {
+		t.Fatalf("Groups = %+v, want c then a, and no b", got)
+	}
+}
