@@ -62,7 +62,7 @@ func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	p.m.guardOpts = opts.Guard
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
-	p.sheet = opts.PriceSheet
+	p.Prices.Sheet = opts.PriceSheet
 }
 
 // providerDeps are the injectable parts (tests swap them).
@@ -77,10 +77,9 @@ type providerDeps struct {
 
 // cloudProvider implements cloudprovider.CloudProvider.
 type cloudProvider struct {
+	registry.Answers
 	cfg Config
 	m   *manager
-	// sheet is the --price-sheet; nil without one.
-	sheet *groupconfig.PriceSheet
 }
 
 func newProvider(cfg Config, deps providerDeps) (*cloudProvider, error) {
@@ -91,7 +90,10 @@ func newProvider(cfg Config, deps providerDeps) (*cloudProvider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exoscale client: %w", err)
 	}
-	return &cloudProvider{cfg: cfg, m: newManager(cfg, client, deps.now)}, nil
+	p := &cloudProvider{cfg: cfg, m: newManager(cfg, client, deps.now)}
+	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: LabelGPUType,
+		Prices: groupconfig.Prices{ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
+	return p, nil
 }
 
 // String never shows credentials.
@@ -99,9 +101,6 @@ func (p *cloudProvider) String() string { return "exoscale provider: " + p.cfg.S
 
 // GoString never shows credentials.
 func (p *cloudProvider) GoString() string { return p.String() }
-
-// Name implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Name() string { return ProviderName }
 
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
@@ -138,24 +137,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return nil, nil
 }
 
-// Pricing implements cloudprovider.CloudProvider from the snapshot and
-// the price sources prices names.
-func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return p.prices().Model()
-}
-
-// GPULabel implements cloudprovider.CloudProvider. CA caches it for the
-// process lifetime, so it is a constant.
-func (p *cloudProvider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
-
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider.
 func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	return p.m.gpuTypes(), nil
 }
-
-// Cleanup implements cloudprovider.CloudProvider; state is kept because CA
-// reconnects to the same process.
-func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
 func (p *cloudProvider) Refresh(ctx context.Context) error { return p.m.refresh(ctx, false) }

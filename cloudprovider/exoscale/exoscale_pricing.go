@@ -4,22 +4,16 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// prices feeds the shared pricing model from the --price-sheet (the Exoscale
-// API has no prices, so without a sheet pricing is not offered), keyed by
-// "<family>.<size>" like the nodes' instance-type label, and from the
-// instance types cached for templates; it makes no cloud call.
-func (p *cloudProvider) prices() groupconfig.Prices {
-	return groupconfig.Prices{
-		Sheet:            p.sheet,
-		ProviderIDPrefix: ProviderIDPrefix,
-		InstanceTypeOf:   p.m.instanceTypeOf,
-		Shapes:           p.m.groupInstanceTypes,
-	}
-}
+// The manager answers the shared price catalog (groupconfig.Prices) from the
+// --price-sheet (the Exoscale API has no prices, so without a sheet pricing
+// is not offered), keyed by "<family>.<size>" like the nodes' instance-type
+// label, and from the instance types cached for templates; it makes no
+// cloud call.
+var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-// instanceTypeOf is the instance type of the pool holding the instance,
-// from the snapshot's instance index only.
-func (m *manager) instanceTypeOf(instanceID string) string {
+// InstanceTypeOf implements groupconfig.SnapshotTypes: the instance type of
+// the pool holding the instance, from the snapshot's instance index only.
+func (m *manager) InstanceTypeOf(instanceID string) string {
 	m.mu.RLock()
 	g := m.groups[m.instancePool[instanceID]]
 	m.mu.RUnlock()
@@ -33,9 +27,9 @@ func (m *manager) instanceTypeOf(instanceID string) string {
 	return t.Name()
 }
 
-// groupInstanceTypes is the shape of every served pool's instance type
-// known from the cached instance types.
-func (m *manager) groupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
+// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
+// every served pool's instance type known from the cached instance types.
+func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.nodeGroups() {
 		if t, ok := m.instanceType(g.state().typeID); ok {

@@ -38,8 +38,8 @@ type PriceCatalog interface {
 // Prices is the PriceCatalog every provider serves: the instance types its
 // snapshot knows, priced by the --price-sheet when there is one (then the
 // only price source, so every price is in the sheet's one currency), else by
-// the cloud's own prices where its API has them. A provider fills in how its
-// snapshot answers; the rules about where prices come from live here.
+// the cloud's own prices where its API has them. A provider tells only what
+// its snapshot knows; the rules about where prices come from live here.
 type Prices struct {
 	// Sheet is the --price-sheet, nil without one.
 	Sheet *PriceSheet
@@ -50,12 +50,19 @@ type Prices struct {
 	// ProviderIDPrefix is the cloud's providerID prefix: a node whose
 	// providerID does not parse with it belongs to no group of ours.
 	ProviderIDPrefix string
+	// Snapshot is the provider's snapshot.
+	Snapshot SnapshotTypes
+}
+
+// SnapshotTypes is what a provider's snapshot tells Prices about instance
+// types, without a cloud call.
+type SnapshotTypes interface {
 	// InstanceTypeOf returns the instance type of the group holding the
-	// instance with this id, from the snapshot; "" when unknown.
-	InstanceTypeOf func(instanceID string) string
-	// Shapes returns the instance types of the served groups whose shape
-	// is known, from the snapshot.
-	Shapes func() map[string]InstanceTypeShape
+	// instance with this id; "" when unknown.
+	InstanceTypeOf(instanceID string) string
+	// GroupInstanceTypes returns the instance types of the served groups
+	// whose shape is known.
+	GroupInstanceTypes() map[string]InstanceTypeShape
 }
 
 var _ PriceCatalog = Prices{}
@@ -76,7 +83,7 @@ func (p Prices) InstanceTypeOfNode(node *corev1.Node) string {
 	if err != nil {
 		return ""
 	}
-	return p.InstanceTypeOf(id)
+	return p.Snapshot.InstanceTypeOf(id)
 }
 
 // HourlyPrice implements PriceCatalog: the sheet's price when there is a
@@ -92,7 +99,9 @@ func (p Prices) HourlyPrice(instanceType string) (float64, error) {
 }
 
 // GroupInstanceTypes implements PriceCatalog.
-func (p Prices) GroupInstanceTypes() map[string]InstanceTypeShape { return p.Shapes() }
+func (p Prices) GroupInstanceTypes() map[string]InstanceTypeShape {
+	return p.Snapshot.GroupInstanceTypes()
+}
 
 // NewPricingModel returns the pricing model every provider serves: a node is
 // priced by its instance type, a pod by its requests at the groups' average

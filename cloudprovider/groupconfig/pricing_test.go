@@ -151,23 +151,31 @@ func TestPricesSources(t *testing.T) {
 	}
 }
 
+// recordingSnapshot is a SnapshotTypes over a fixed map that records the
+// instance ids it is asked about.
+type recordingSnapshot struct {
+	types map[string]string
+	asked []string
+}
+
+func (s *recordingSnapshot) InstanceTypeOf(id string) string {
+	s.asked = append(s.asked, id)
+	return s.types[id]
+}
+
+func (s *recordingSnapshot) GroupInstanceTypes() map[string]InstanceTypeShape { return nil }
+
 func TestPricesInstanceTypeOfNode(t *testing.T) {
 	t.Parallel()
-	var asked []string
-	p := Prices{ProviderIDPrefix: "cloud://", InstanceTypeOf: func(id string) string {
-		asked = append(asked, id)
-		if id == "i-1" {
-			return "small"
-		}
-		return ""
-	}}
+	snap := &recordingSnapshot{types: map[string]string{"i-1": "small"}}
+	p := Prices{ProviderIDPrefix: "cloud://", Snapshot: snap}
 	for providerID, want := range map[string]string{"cloud://i-1": "small", "cloud://i-2": "", "other://i-1": "", "": "", "cloud://": ""} {
 		if got := p.InstanceTypeOfNode(&corev1.Node{Spec: corev1.NodeSpec{ProviderID: providerID}}); got != want {
 			t.Errorf("InstanceTypeOfNode(%q) = %q, want %q", providerID, got, want)
 		}
 	}
-	sort.Strings(asked)
-	if want := []string{"i-1", "i-2"}; !slices.Equal(asked, want) {
-		t.Errorf("the snapshot was asked about %v, want only the ids of our providerIDs %v", asked, want)
+	sort.Strings(snap.asked)
+	if want := []string{"i-1", "i-2"}; !slices.Equal(snap.asked, want) {
+		t.Errorf("the snapshot was asked about %v, want only the ids of our providerIDs %v", snap.asked, want)
 	}
 }

@@ -42,9 +42,8 @@ var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
 type cloudProvider struct {
+	registry.Answers
 	m *manager
-	// sheet is the --price-sheet; nil without one.
-	sheet *groupconfig.PriceSheet
 }
 
 var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
@@ -117,7 +116,9 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 	if err != nil {
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
 	}
-	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now), sheet: opts.PriceSheet}
+	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, o.now)}
+	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: GPULabel,
+		Prices: groupconfig.Prices{Sheet: opts.PriceSheet, ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
@@ -127,9 +128,6 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil
 }
-
-// Name implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Name() string { return ProviderName }
 
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
@@ -166,22 +164,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return newNodeGroup(p.m, g), nil
 }
 
-// Pricing implements cloudprovider.CloudProvider from the snapshot and
-// the price sources prices names.
-func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return p.prices().Model()
-}
-
-// GPULabel implements cloudprovider.CloudProvider.
-func (p *cloudProvider) GPULabel(context.Context) (string, error) { return GPULabel, nil }
-
 // GetAvailableGPUTypes returns the GPU models of the managed groups' templates.
 func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	return p.m.gpuTypes(), nil
 }
-
-// Cleanup keeps all state: CA reconnects to the same server after it exits.
-func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
 func (p *cloudProvider) Refresh(ctx context.Context) error {

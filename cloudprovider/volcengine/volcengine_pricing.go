@@ -4,22 +4,16 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// prices feeds the shared pricing model from the --price-sheet (Volcengine's
-// price API prices orders, not instance types, so without a sheet pricing is
-// not offered; CA only needs prices for --expander=price) and the instance
-// types cached for the groups' templates; it makes no cloud call.
-func (p *cloudProvider) prices() groupconfig.Prices {
-	return groupconfig.Prices{
-		Sheet:            p.sheet,
-		ProviderIDPrefix: ProviderIDPrefix,
-		InstanceTypeOf:   p.m.instanceTypeOf,
-		Shapes:           p.m.groupInstanceTypes,
-	}
-}
+// The manager answers the shared price catalog (groupconfig.Prices) from the
+// --price-sheet (Volcengine's price API prices orders, not instance types, so
+// without a sheet pricing is not offered; CA only needs prices for
+// --expander=price) and the instance types cached for the groups'
+// templates; it makes no cloud call.
+var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-// instanceTypeOf is the instance type of the template of the group holding
-// the instance.
-func (m *manager) instanceTypeOf(instanceID string) string {
+// InstanceTypeOf implements groupconfig.SnapshotTypes: the instance type of
+// the template of the group holding the instance.
+func (m *manager) InstanceTypeOf(instanceID string) string {
 	g, ok := m.groupForInstance(instanceID)
 	if !ok {
 		return ""
@@ -31,9 +25,9 @@ func (m *manager) instanceTypeOf(instanceID string) string {
 	return info.instanceType.ID
 }
 
-// groupInstanceTypes is the shape of every served group's instance type
-// whose template is known.
-func (m *manager) groupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
+// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
+// every served group's instance type whose template is known.
+func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.groupList() {
 		info, err := m.template(g.cloud.ID)

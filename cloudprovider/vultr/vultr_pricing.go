@@ -5,21 +5,15 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// prices feeds the shared pricing model. Vultr bills hourly with a 730-hour
-// monthly cap, so a plan's hourly price is monthly_cost / 730. With a
+// The manager answers the shared price catalog (groupconfig.Prices). Vultr
+// bills hourly with a 730-hour monthly cap, so a plan's hourly price is
+// monthly_cost / 730 (planPrice, the catalog's CloudPrice); with a
 // --price-sheet the sheet is the only price source (one currency).
-func (p *cloudProvider) prices() groupconfig.Prices {
-	return groupconfig.Prices{
-		Sheet:            p.sheet,
-		CloudPrice:       p.m.planPrice,
-		ProviderIDPrefix: ProviderIDPrefix,
-		InstanceTypeOf:   p.m.planOf,
-		Shapes:           p.m.groupPlans,
-	}
-}
+var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-// planOf is the plan of the pool owning the node with this id.
-func (m *manager) planOf(nodeID string) string {
+// InstanceTypeOf implements groupconfig.SnapshotTypes: the plan of the pool
+// owning the node with this id.
+func (m *manager) InstanceTypeOf(nodeID string) string {
 	g := m.groupForNodeID(nodeID)
 	if g == nil {
 		return ""
@@ -38,8 +32,9 @@ func (m *manager) planPrice(planID string) (float64, error) {
 	return plan.MonthlyCost / hoursPerMonth, nil
 }
 
-// groupPlans is the shape of every served pool's plan, for the plans loaded.
-func (m *manager) groupPlans() map[string]groupconfig.InstanceTypeShape {
+// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
+// every served pool's plan, for the plans loaded.
+func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.nodeGroups() {
 		g.mu.Lock()
