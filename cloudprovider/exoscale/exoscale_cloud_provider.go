@@ -104,12 +104,7 @@ func (p *cloudProvider) GoString() string { return p.String() }
 
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
-	groups := p.m.nodeGroups()
-	out := make([]cloudprovider.NodeGroup, len(groups))
-	for i, g := range groups {
-		out[i] = g
-	}
-	return out, nil
+	return cloudprovider.AsNodeGroups(p.m.nodeGroups()), nil
 }
 
 // NodeGroupForNode implements cloudprovider.CloudProvider. It resolves by

@@ -101,12 +101,7 @@ func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroup
 
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
-	gs := p.m.nodeGroups()
-	out := make([]cloudprovider.NodeGroup, len(gs))
-	for i, g := range gs {
-		out[i] = g
-	}
-	return out, nil
+	return cloudprovider.AsNodeGroups(p.m.nodeGroups()), nil
 }
 
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; the
