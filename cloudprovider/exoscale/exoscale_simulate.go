@@ -113,11 +113,7 @@ func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulati
 // SimulatedGroups is the fake's truth about the instance pools with the
 // given ids, in the shape the soak and --simulate's state endpoint share.
 func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
-	return simcloud.Groups(poolIDs, func(id string) (simcloud.Group, bool) {
-		v, ok := fake.Pool(id)
-		if !ok {
-			return simcloud.Group{}, false
-		}
+	return simcloud.Groups(poolIDs, fake.Pool, func(v fakeapi.PoolView) simcloud.Group {
 		st := simcloud.Group{Desired: v.Size}
 		for _, gid := range []string{v.NodepoolID, v.ID, v.Name} {
 			if gid != "" {
@@ -128,7 +124,7 @@ func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
 			gone := m.State == fakeapi.InstanceDestroying
 			st.Instances = append(st.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + m.ID, State: m.State, Gone: gone})
 		}
-		return st, true
+		return st
 	})
 }
 

@@ -43,13 +43,13 @@ type Group struct {
 }
 
 // Groups is a fake cloud's truth about the groups with these ids, in their
-// order; group reads one, and an id the fake no longer holds is left out, as
-// a deleted group is.
-func Groups(ids []string, group func(id string) (Group, bool)) []Group {
+// order: lookup reads one as the fake holds it, truth turns it into a Group.
+// An id the fake no longer holds is left out, as a deleted group is.
+func Groups[V any](ids []string, lookup func(id string) (V, bool), truth func(V) Group) []Group {
 	out := make([]Group, 0, len(ids))
 	for _, id := range ids {
-		if g, ok := group(id); ok {
-			out = append(out, g)
+		if v, ok := lookup(id); ok {
+			out = append(out, truth(v))
 		}
 	}
 	return out

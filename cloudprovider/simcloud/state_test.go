@@ -48,12 +48,13 @@ func TestReadStateReportsABadAnswer(t *testing.T) {
 
 func TestGroupsLeavesOutWhatTheFakeNoLongerHolds(t *testing.T) {
 	t.Parallel()
-	held := map[string]Group{"a": {IDs: []string{"a"}, Desired: 1}, "c": {IDs: []string{"c"}, Desired: 3}}
-	got := Groups([]string{"c", "b", "a"}, func(id string) (Group, bool) {
-		g, ok := held[id]
-		return g, ok
-	})
-	if len(got) != 2 || got[0].IDs[0] != "c" || got[1].IDs[0] != "a" {
-		t.Fatalf("Groups = %+v, want c then a, and no b", got)
+	held := map[string]int{"a": 1, "c": 3}
+	lookup := func(id string) (int, bool) {
+		size, ok := held[id]
+		return size, ok
+	}
+	got := Groups([]string{"c", "b", "a"}, lookup, func(size int) Group { return Group{Desired: size} })
+	if len(got) != 2 || got[0].Desired != 3 || got[1].Desired != 1 {
+		t.Fatalf("Groups = %+v, want c (3) then a (1), and no b", got)
 	}
 }

@@ -119,16 +119,12 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 // SimulatedGroups is the fake's truth about the scaling groups with the
 // given ids, in the shape the soak and --simulate's state endpoint share.
 func SimulatedGroups(fake *fakeapi.Server, groupIDs ...string) []simcloud.Group {
-	return simcloud.Groups(groupIDs, func(id string) (simcloud.Group, bool) {
-		g, ok := fake.Group(id)
-		if !ok {
-			return simcloud.Group{}, false
-		}
+	return simcloud.Groups(groupIDs, fake.Group, func(g fakeapi.Group) simcloud.Group {
 		st := simcloud.Group{IDs: []string{g.ID, g.Name}, Desired: g.Desired}
-		for _, in := range fake.Instances(id) {
+		for _, in := range fake.Instances(g.ID) {
 			gone := in.Status == fakeapi.StatusRemoving || in.Status == fakeapi.StatusRemoveWait
 			st.Instances = append(st.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + in.ID, State: in.Status, Gone: gone})
 		}
-		return st, true
+		return st
 	})
 }

@@ -78,16 +78,13 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 // SimulatedGroups is the fake's truth about the pools of cluster with the
 // given ids, in the shape the soak and --simulate's state endpoint share.
 func SimulatedGroups(fake *fakeapi.Server, cluster string, poolIDs ...string) []simcloud.Group {
-	return simcloud.Groups(poolIDs, func(id string) (simcloud.Group, bool) {
-		v, ok := fake.Pool(cluster, id)
-		if !ok {
-			return simcloud.Group{}, false
-		}
+	pool := func(id string) (fakeapi.PoolView, bool) { return fake.Pool(cluster, id) }
+	return simcloud.Groups(poolIDs, pool, func(v fakeapi.PoolView) simcloud.Group {
 		g := simcloud.Group{IDs: []string{v.ID, v.Label}, Desired: v.Quantity}
 		for _, n := range v.Nodes {
 			g.Instances = append(g.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + n.ID, State: n.Status, Gone: n.Status == "closed"})
 		}
-		return g, true
+		return g
 	})
 }
 
