@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -65,10 +63,9 @@ func SeedDemo(f *fakeapi.Server) map[string]string {
 // provisioning and returns a provider bound to it (dummy credentials, which
 // the fake verifies like the real API would).
 func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
-	// Credentials from the environment let a test follow known ones through
-	// the whole binary; the fake verifies signatures with whichever is used.
-	apiKey := firstSet(os.Getenv(EnvAPIKey), simAPIKey)
-	apiSecret := firstSet(os.Getenv(EnvAPISecret), simAPISecret)
+	// The fake verifies signatures with whichever credentials are used.
+	apiKey := registry.SimulationCredential(EnvAPIKey, simAPIKey)
+	apiSecret := registry.SimulationCredential(EnvAPISecret, simAPISecret)
 	fake := fakeapi.New(fakeapi.Options{
 		Zone: simZone, APIKey: apiKey, APISecret: apiSecret,
 		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
@@ -100,8 +97,8 @@ func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulati
 		return nil, err
 	}
 	sim.Description = fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
-		"and instance pool batch %s (1x standard.large); members boot in 6s, evictions finish in 3s",
-		groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"])
+		"and instance pool batch %s (1x standard.large); members boot in %s, evictions finish in %s",
+		groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"], simProvisionDelay, simRemovalDelay)
 	sim.GroupNames = map[string]string{}
 	for name, id := range groupIDs {
 		sim.GroupNames[id] = name
@@ -126,13 +123,4 @@ func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
 		}
 		return st
 	})
-}
-
-func firstSet(vs ...string) string {
-	for _, v := range vs {
-		if v = strings.TrimSpace(v); v != "" {
-			return v
-		}
-	}
-	return ""
 }

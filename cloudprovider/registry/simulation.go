@@ -2,6 +2,8 @@ package registry
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
@@ -32,4 +34,14 @@ func StartSimulation(name string, fake *fakecloud.API, opts BuildOptions, groups
 		return nil, err
 	}
 	return &Simulation{Provider: p, URL: endpoint, Close: fake.Close, State: state}, nil
+}
+
+// SimulationCredential is the credential a simulation signs with: the one in
+// the environment variable env when it is set, so a test can follow a known
+// credential through the whole binary, else the simulation's dummy.
+func SimulationCredential(env, dummy string) string {
+	if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+		return v
+	}
+	return dummy
 }

@@ -82,3 +82,16 @@ func TestStartSimulationClosesTheFakeWhenAStepFails(t *testing.T) {
 		})
 	}
 }
+
+func TestSimulationCredentialPrefersTheEnvironment(t *testing.T) {
+	// Not parallel: t.Setenv changes the process's environment.
+	const env = "ZZ_TEST_SIMULATION_CREDENTIAL"
+	t.Setenv(env, "  from-env \n")
+	if got := SimulationCredential(env, "dummy"); got != "from-env" {
+		t.Errorf("with %s set: %q, want the trimmed value", env, got)
+	}
+	t.Setenv(env, "  ")
+	if got := SimulationCredential(env, "dummy"); got != "dummy" {
+		t.Errorf("with %s blank: %q, want the dummy", env, got)
+	}
+}

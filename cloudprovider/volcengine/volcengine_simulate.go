@@ -3,7 +3,6 @@ package volcengine
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -63,7 +62,7 @@ func seedDemo(f *fakeapi.Server) {
 // with dummy credentials. --nodes and --node-group-auto-discovery from opts are
 // honoured; without them both demo groups are discovered by tag.
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
-	accessKey := firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated")
+	accessKey := registry.SimulationCredential(envAccessKey, "AKLTsimulated")
 	fake := fakeapi.New(fakeapi.Options{
 		ProvisionDelay: simProvisionDelay,
 		RemoveDelay:    simRemoveDelay,
@@ -93,11 +92,9 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 			}
 			o := options{
 				cfg: Config{
-					Region: simRegion,
-					// Keys from the environment let a test follow known credentials
-					// through the whole binary.
+					Region:    simRegion,
 					AccessKey: credential.Secret(accessKey),
-					SecretKey: credential.Secret(firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret")),
+					SecretKey: credential.Secret(registry.SimulationCredential(envSecretKey, "simulated-secret")),
 					Endpoint:  url,
 					Scheme:    "http",
 				},

@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -39,9 +37,8 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 	fake := fakeapi.New(fakeapi.Options{
 		AppearAfter: simAppearAfter, ActiveAfter: simActiveAfter, CloseLinger: simCloseLinger,
 		Seed: time.Now().UnixNano(),
-		// A key from the environment lets a test follow a known credential
-		// through the whole binary; without one the fake's dummy is used.
-		Token: strings.TrimSpace(os.Getenv(EnvAPIKey)),
+		// Without a key in the environment the fake uses its own dummy.
+		Token: registry.SimulationCredential(EnvAPIKey, ""),
 	})
 	pools, err := seedDemo(fake)
 	if err != nil {
