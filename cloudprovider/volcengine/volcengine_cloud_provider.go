@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -147,11 +146,12 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // group holds one instance without naming the group, so one refresh answers
 // for every unknown node, at most once per refresh.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
-	if node == nil || !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
+	if node == nil {
 		return nil, nil
 	}
 	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
 	if err != nil {
+		// Another cloud's node, or none at all, is simply not ours.
 		return nil, nil
 	}
 	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*groupState, bool) {
