@@ -45,6 +45,16 @@ type CloudProvider interface {
 	Refresh(ctx context.Context) error
 }
 
+// AsNodeGroups returns a provider's groups, in their order, as the
+// contract's NodeGroups, for CloudProvider.NodeGroups.
+func AsNodeGroups[G NodeGroup](groups []G) []NodeGroup {
+	out := make([]NodeGroup, len(groups))
+	for i, g := range groups {
+		out[i] = g
+	}
+	return out
+}
+
 // NodeGroup is a set of nodes with the same shape that CA can resize.
 type NodeGroup interface {
 	// Id returns the group's stable unique identifier.

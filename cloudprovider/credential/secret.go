@@ -89,6 +89,45 @@ func FileCredential(name, path string) (*Credential, error) {
 	return c, nil
 }
 
+// KeyFile is a secret a configuration may give as a file instead of a value.
+type KeyFile struct {
+	// Value is the secret. One set directly wins, and its file is not read.
+	Value *Secret
+	// Setting names the file's setting, as FileCredential's name: a config
+	// key ("access-key-file") or an environment variable followed by "="
+	// ("EXOSCALE_API_KEY_FILE=").
+	Setting string
+	// Path is the file ("" when the setting is not given).
+	Path string
+	// Read, when set, receives Path once the file was read.
+	Read *string
+}
+
+// ReadKeyFiles fills every unset Value from its file. It returns one problem
+// per file that cannot be read, and the Settings of those files: an
+// unreadable file is that secret's one problem, so a loader reporting every
+// problem at once does not report the secret missing as well.
+func ReadKeyFiles(files ...KeyFile) (unreadable map[string]bool, problems []error) {
+	unreadable = map[string]bool{}
+	for _, f := range files {
+		if *f.Value != "" || f.Path == "" {
+			continue
+		}
+		// The path is not secret; the content never appears in errors.
+		cred, err := FileCredential(f.Setting, f.Path)
+		if err != nil {
+			problems = append(problems, err)
+			unreadable[f.Setting] = true
+			continue
+		}
+		*f.Value, _ = cred.Value()
+		if f.Read != nil {
+			*f.Read = f.Path
+		}
+	}
+	return unreadable, problems
+}
+
 // CredentialFrom returns the file credential when path is set and readable
 // (name is the setting naming the file), else the fixed value. Config
 // loaders validate the file first; this is for building clients.

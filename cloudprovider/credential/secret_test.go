@@ -93,3 +93,40 @@ func TestFileCredentialErrorsNameThePathOnly(t *testing.T) {
 		t.Fatal("FixedCredential")
 	}
 }
+
+func TestReadKeyFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "key")
+	if err := os.WriteFile(good, []byte("from-file-value\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var fromFile, direct, noFile, unreadable, emptied Secret = "", "given-value", "", "", ""
+	var fromFileRead, directRead, unreadableRead string
+	gone, problems := ReadKeyFiles(
+		KeyFile{Value: &fromFile, Setting: "a-file", Path: good, Read: &fromFileRead},
+		KeyFile{Value: &direct, Setting: "b-file", Path: filepath.Join(dir, "missing"), Read: &directRead},
+		KeyFile{Value: &noFile, Setting: "c-file"},
+		KeyFile{Value: &unreadable, Setting: "D_FILE=", Path: filepath.Join(dir, "missing"), Read: &unreadableRead},
+		KeyFile{Value: &emptied, Setting: "e-file", Path: empty},
+	)
+	if fromFile != "from-file-value" || fromFileRead != good {
+		t.Errorf("a file read: value %q, recorded path %q", fromFile.Reveal(), fromFileRead)
+	}
+	if direct != "given-value" || directRead != "" {
+		t.Errorf("a value given directly: %q, path %q; want it kept and its file not read", direct.Reveal(), directRead)
+	}
+	if noFile != "" || unreadable != "" || unreadableRead != "" || emptied != "" {
+		t.Errorf("secrets without a readable file were filled in")
+	}
+	if want := map[string]bool{"D_FILE=": true, "e-file": true}; fmt.Sprint(gone) != fmt.Sprint(want) {
+		t.Errorf("unreadable = %v, want %v", gone, want)
+	}
+	if len(problems) != 2 || !strings.Contains(problems[0].Error(), "D_FILE="+filepath.Join(dir, "missing")) || !strings.Contains(problems[1].Error(), "e-file "+empty) {
+		t.Errorf("problems = %v, want one per unreadable file naming its setting and path", problems)
+	}
+}

@@ -61,7 +61,7 @@ func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
-	p.sheet = opts.PriceSheet
+	p.Prices.Sheet = opts.PriceSheet
 }
 
 // providerDeps are the injectable parts (tests swap them).
@@ -76,10 +76,9 @@ type providerDeps struct {
 
 // cloudProvider implements cloudprovider.CloudProvider.
 type cloudProvider struct {
+	registry.Answers
 	cfg Config
 	m   *manager
-	// sheet is the --price-sheet; nil without one.
-	sheet *groupconfig.PriceSheet
 }
 
 func newProvider(cfg Config, deps providerDeps) (*cloudProvider, error) {
@@ -90,7 +89,10 @@ func newProvider(cfg Config, deps providerDeps) (*cloudProvider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exoscale client: %w", err)
 	}
-	return &cloudProvider{cfg: cfg, m: newManager(cfg, client, deps.now, deps.build.Guard)}, nil
+	p := &cloudProvider{cfg: cfg, m: newManager(cfg, client, deps.now, deps.build.Guard)}
+	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: LabelGPUType,
+		Prices: groupconfig.Prices{ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
+	return p, nil
 }
 
 // String never shows credentials.
@@ -99,17 +101,9 @@ func (p *cloudProvider) String() string { return "exoscale provider: " + p.cfg.S
 // GoString never shows credentials.
 func (p *cloudProvider) GoString() string { return p.String() }
 
-// Name implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Name() string { return ProviderName }
-
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
-	groups := p.m.nodeGroups()
-	out := make([]cloudprovider.NodeGroup, len(groups))
-	for i, g := range groups {
-		out[i] = g
-	}
-	return out, nil
+	return cloudprovider.AsNodeGroups(p.m.nodeGroups()), nil
 }
 
 // NodeGroupForNode implements cloudprovider.CloudProvider. It resolves by
@@ -137,28 +131,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return nil, nil
 }
 
-// Pricing implements cloudprovider.CloudProvider from the --price-sheet;
-// without one it is not offered, as Exoscale prices are not available
-// through the API.
-func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	if p.sheet == nil {
-		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
-	}
-	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
-}
-
-// GPULabel implements cloudprovider.CloudProvider. CA caches it for the
-// process lifetime, so it is a constant.
-func (p *cloudProvider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
-
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider.
 func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	return p.m.gpuTypes(), nil
 }
-
-// Cleanup implements cloudprovider.CloudProvider; state is kept because CA
-// reconnects to the same process.
-func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
 func (p *cloudProvider) Refresh(ctx context.Context) error { return p.m.refresh(ctx, false) }

@@ -69,30 +69,10 @@ func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config,
 	if cfg.Environment == "" {
 		cfg.Environment = defaultAPIEnvironment
 	}
-	var errs []error
-	// unreadable lists the variables whose file could not be read: that is
-	// their one problem, not also a missing variable.
-	unreadable := map[string]bool{}
-	for _, f := range []struct {
-		value *credential.Secret
-		file  *string
-		fn    string
-		env   string
-	}{{&cfg.APIKey, &cfg.APIKeyFile, EnvAPIKeyFile, EnvAPIKey}, {&cfg.APISecret, &cfg.APISecretFile, EnvAPISecretFile, EnvAPISecret}} {
-		path := strings.TrimSpace(getenv(f.fn))
-		if *f.value != "" || path == "" {
-			continue
-		}
-		// The path is not secret; the content never appears in errors.
-		cred, err := credential.FileCredential(f.fn+"=", path)
-		if err != nil {
-			errs = append(errs, err)
-			unreadable[f.env] = true
-			continue
-		}
-		*f.value, _ = cred.Value()
-		*f.file = path
-	}
+	unreadable, errs := credential.ReadKeyFiles(
+		credential.KeyFile{Value: &cfg.APIKey, Setting: EnvAPIKeyFile + "=", Path: strings.TrimSpace(getenv(EnvAPIKeyFile)), Read: &cfg.APIKeyFile},
+		credential.KeyFile{Value: &cfg.APISecret, Setting: EnvAPISecretFile + "=", Path: strings.TrimSpace(getenv(EnvAPISecretFile)), Read: &cfg.APISecretFile},
+	)
 	if v := getenv(EnvUnlimitedMaxSize); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -147,12 +127,13 @@ func (c Config) Validate() error {
 	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))
 }
 
-// validate reports every problem; a credential in skip already has its own
-// (an unreadable file) and is not reported missing too.
+// validate reports every problem; a credential whose file setting is in skip
+// (as ReadKeyFiles names it) already has its own (an unreadable file) and is
+// not reported missing too.
 func (c Config) validate(skip map[string]bool) error {
 	var errs []error
 	for _, v := range []struct{ name, file, value string }{{EnvAPIKey, EnvAPIKeyFile, c.APIKey.Reveal()}, {EnvAPISecret, EnvAPISecretFile, c.APISecret.Reveal()}} {
-		if v.value == "" && !skip[v.name] {
+		if v.value == "" && !skip[v.file+"="] {
 			errs = append(errs, cloudprovider.MissingCredential(v.name, v.file))
 		}
 	}

@@ -27,7 +27,7 @@ func TestPricesFromSheet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.provider.sheet = sheet
+	e.provider.Prices.Sheet = sheet
 	conn := grpctest.ServeConn(t, e.provider, externalgrpc.Options{})
 	for group, hourly := range map[string]float64{e.workersPool: 0.05, e.batchPool: 0.05, e.gpuPool: 2} {
 		a := legacyca.CheckOptionalRPCs(ctx5s(t), t, conn, group)

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
@@ -64,69 +63,54 @@ func SeedDemo(f *fakeapi.Server) map[string]string {
 // provisioning and returns a provider bound to it (dummy credentials, which
 // the fake verifies like the real API would).
 func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
-	// Credentials from the environment let a test follow known ones through
-	// the whole binary; the fake verifies signatures with whichever is used.
-	apiKey := firstSet(os.Getenv(EnvAPIKey), simAPIKey)
-	apiSecret := firstSet(os.Getenv(EnvAPISecret), simAPISecret)
+	// The fake verifies signatures with whichever credentials are used.
+	apiKey := registry.SimulationCredential(EnvAPIKey, simAPIKey)
+	apiSecret := registry.SimulationCredential(EnvAPISecret, simAPISecret)
 	fake := fakeapi.New(fakeapi.Options{
 		Zone: simZone, APIKey: apiKey, APISecret: apiSecret,
 		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
 	})
 	groupIDs := SeedDemo(fake)
-	endpoint, err := fake.Serve()
-	if err != nil {
-		return nil, fmt.Errorf("exoscale simulation: %w", err)
-	}
 	poolIDs := slices.Sorted(maps.Values(groupIDs))
-	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, poolIDs...) })
-	if err != nil {
-		fake.Close()
-		return nil, fmt.Errorf("simulated exoscale: --simulate-faults: %w", err)
-	}
 	if len(opts.NodeGroupSpecs) == 0 {
 		opts.NodeGroupSpecs = simDefaultSpecs
 	}
-	env := map[string]string{
-		EnvAPIKey: apiKey, EnvAPISecret: apiSecret, EnvZone: simZone,
-		EnvAPIEndpoint: endpoint, EnvSKSCluster: "demo", EnvRefreshInterval: "0s",
-	}
-	cfg, err := LoadConfig(opts, func(k string) string { return env[k] })
+	sim, err := registry.StartSimulation(ProviderName, fake.API, opts,
+		func() []simcloud.Group { return SimulatedGroups(fake, poolIDs...) },
+		func(endpoint string) (cloudprovider.CloudProvider, error) {
+			env := map[string]string{
+				EnvAPIKey: apiKey, EnvAPISecret: apiSecret, EnvZone: simZone,
+				EnvAPIEndpoint: endpoint, EnvSKSCluster: "demo", EnvRefreshInterval: "0s",
+			}
+			cfg, err := LoadConfig(opts, func(k string) string { return env[k] })
+			if err != nil {
+				return nil, fmt.Errorf("simulated exoscale configuration: %w", err)
+			}
+			p, err := newProvider(cfg, providerDeps{build: opts})
+			if err != nil {
+				return nil, err
+			}
+			p.useOptions(opts)
+			return p, nil
+		})
 	if err != nil {
-		fake.Close()
-		return nil, fmt.Errorf("simulated exoscale configuration: %w", err)
-	}
-	p, err := newProvider(cfg, providerDeps{build: opts})
-	if err != nil {
-		fake.Close()
 		return nil, err
 	}
-	p.useOptions(opts)
-	groupNames := map[string]string{}
+	sim.Description = fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
+		"and instance pool batch %s (1x standard.large); members boot in %s, evictions finish in %s",
+		groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"], simProvisionDelay, simRemovalDelay)
+	sim.GroupNames = map[string]string{}
 	for name, id := range groupIDs {
-		groupNames[id] = name
+		sim.GroupNames[id] = name
 	}
-	return &registry.Simulation{
-		Provider: p,
-		URL:      endpoint,
-		Description: fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
-			"and instance pool batch %s (1x standard.large); members boot in 6s, evictions finish in 3s",
-			groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"]),
-		GroupNames: groupNames,
-		Deliberate: []string{registry.DeliberateMalformedSetting("workers "+groupIDs["workers"], groupconfig.OptionMaxNodeProvisionTime, "soon")},
-		Close:      fake.Close,
-		State:      state,
-	}, nil
+	sim.Deliberate = []string{registry.DeliberateMalformedSetting("workers "+groupIDs["workers"], groupconfig.OptionMaxNodeProvisionTime, "soon")}
+	return sim, nil
 }
 
 // SimulatedGroups is the fake's truth about the instance pools with the
 // given ids, in the shape the soak and --simulate's state endpoint share.
 func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
-	out := make([]simcloud.Group, 0, len(poolIDs))
-	for _, id := range poolIDs {
-		v, ok := fake.Pool(id)
-		if !ok {
-			continue
-		}
+	return simcloud.Groups(poolIDs, fake.Pool, func(v fakeapi.PoolView) simcloud.Group {
 		st := simcloud.Group{Desired: v.Size}
 		for _, gid := range []string{v.NodepoolID, v.ID, v.Name} {
 			if gid != "" {
@@ -137,16 +121,6 @@ func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
 			gone := m.State == fakeapi.InstanceDestroying
 			st.Instances = append(st.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + m.ID, State: m.State, Gone: gone})
 		}
-		out = append(out, st)
-	}
-	return out
-}
-
-func firstSet(vs ...string) string {
-	for _, v := range vs {
-		if v = strings.TrimSpace(v); v != "" {
-			return v
-		}
-	}
-	return ""
+		return st
+	})
 }

@@ -85,6 +85,11 @@ func NewAPI(cfg APIConfig) *API {
 	return &API{cfg: cfg, recorder: newRecorder(cfg.LogLimit), stop: make(chan struct{})}
 }
 
+// Now reads the fake's clock: APIConfig.Now, or the wall clock when none was
+// given. A fake reads its own time through it, so the fake and the kit (the
+// request log, Delay faults) never disagree on the time.
+func (a *API) Now() time.Time { return a.cfg.Now() }
+
 // Serve serves the fake on a loopback port (127.0.0.1:0) and returns the
 // endpoint to give the client; a second call returns the same endpoint.
 // Call Close when done.

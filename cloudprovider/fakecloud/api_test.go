@@ -307,3 +307,18 @@ func TestAPIAnswerOnArrivalDescribesTheCloudAsItWas(t *testing.T) {
 		t.Fatalf("next read = %+v, want the changed value (1)", a)
 	}
 }
+
+func TestAPINowIsTheConfiguredClockOrTheWallClock(t *testing.T) {
+	t.Parallel()
+	clock := NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	manual := NewAPI(APIConfig{Now: clock.Now})
+	clock.Advance(time.Minute)
+	if got, want := manual.Now(), clock.Now(); !got.Equal(want) {
+		t.Errorf("Now() = %v, want the manual clock's %v", got, want)
+	}
+	before := time.Now()
+	got := NewAPI(APIConfig{}).Now()
+	if got.Before(before) || got.After(time.Now()) {
+		t.Errorf("Now() without a clock = %v, want the wall clock", got)
+	}
+}

@@ -35,6 +35,74 @@ type PriceCatalog interface {
 	GroupInstanceTypes() map[string]InstanceTypeShape
 }
 
+// Prices is the PriceCatalog every provider serves: the instance types its
+// snapshot knows, priced by the --price-sheet when there is one (then the
+// only price source, so every price is in the sheet's one currency), else by
+// the cloud's own prices where its API has them. A provider tells only what
+// its snapshot knows; the rules about where prices come from live here.
+type Prices struct {
+	// Sheet is the --price-sheet, nil without one.
+	Sheet *PriceSheet
+	// CloudPrice prices an instance type from the cloud's own data, or
+	// fails wrapping ErrNotFound; nil for a cloud whose API has no prices
+	// per instance type, which then offers pricing only with a sheet.
+	CloudPrice func(instanceType string) (float64, error)
+	// ProviderIDPrefix is the cloud's providerID prefix: a node whose
+	// providerID does not parse with it belongs to no group of ours.
+	ProviderIDPrefix string
+	// Snapshot is the provider's snapshot.
+	Snapshot SnapshotTypes
+}
+
+// SnapshotTypes is what a provider's snapshot tells Prices about instance
+// types, without a cloud call.
+type SnapshotTypes interface {
+	// InstanceTypeOf returns the instance type of the group holding the
+	// instance with this id; "" when unknown.
+	InstanceTypeOf(instanceID string) string
+	// GroupInstanceTypes returns the instance types of the served groups
+	// whose shape is known.
+	GroupInstanceTypes() map[string]InstanceTypeShape
+}
+
+var _ PriceCatalog = Prices{}
+
+// Model returns the pricing model over these prices, or an error wrapping
+// ErrNotImplemented when there is no price source (no sheet, and a cloud
+// without prices): CA then does without prices rather than fail on each.
+func (p Prices) Model() (cloudprovider.PricingModel, error) {
+	if p.Sheet == nil && p.CloudPrice == nil {
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
+	}
+	return NewPricingModel(p), nil
+}
+
+// InstanceTypeOfNode implements PriceCatalog from the node's providerID.
+func (p Prices) InstanceTypeOfNode(node *corev1.Node) string {
+	id, err := cloudprovider.ParseProviderID(p.ProviderIDPrefix, node.Spec.ProviderID)
+	if err != nil {
+		return ""
+	}
+	return p.Snapshot.InstanceTypeOf(id)
+}
+
+// HourlyPrice implements PriceCatalog: the sheet's price when there is a
+// sheet, else the cloud's.
+func (p Prices) HourlyPrice(instanceType string) (float64, error) {
+	switch {
+	case p.Sheet != nil:
+		return p.Sheet.HourlyPrice(instanceType)
+	case p.CloudPrice != nil:
+		return p.CloudPrice(instanceType)
+	}
+	return 0, cloudprovider.Errorf(cloudprovider.ErrNotFound, "instance type %q: no --price-sheet", instanceType)
+}
+
+// GroupInstanceTypes implements PriceCatalog.
+func (p Prices) GroupInstanceTypes() map[string]InstanceTypeShape {
+	return p.Snapshot.GroupInstanceTypes()
+}
+
 // NewPricingModel returns the pricing model every provider serves: a node is
 // priced by its instance type, a pod by its requests at the groups' average
 // per-vCPU and per-GiB rates.

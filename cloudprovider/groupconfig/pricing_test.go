@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +103,79 @@ func TestPodPrice(t *testing.T) {
 	empty := NewPricingModel(staticCatalog{hourly: map[string]float64{"a": 1}, shapes: map[string]InstanceTypeShape{"b": {VCPUs: 1, MemoryGiB: 1}}})
 	if _, err := empty.PodPrice(context.Background(), pod("1", "1Gi"), start, start.Add(time.Hour)); !errors.Is(err, cloudprovider.ErrUnavailable) {
 		t.Errorf("no priced shape: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestPricesSources(t *testing.T) {
+	t.Parallel()
+	sheet, err := ParsePriceSheet("sheet", strings.NewReader("currency EUR\nsmall 0.5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud := func(instanceType string) (float64, error) {
+		if instanceType == "big" {
+			return 3, nil
+		}
+		return 0, cloudprovider.Errorf(cloudprovider.ErrNotFound, "no plan %s", instanceType)
+	}
+	tests := []struct {
+		name       string
+		prices     Prices
+		offered    bool
+		small, big float64 // 0: not priced
+	}{
+		{"no sheet, a cloud without prices: not offered", Prices{}, false, 0, 0},
+		{"the sheet alone", Prices{Sheet: sheet}, true, 0.5, 0},
+		{"the cloud's prices without a sheet", Prices{CloudPrice: cloud}, true, 0, 3},
+		{"a sheet is the only source even where the cloud has prices", Prices{Sheet: sheet, CloudPrice: cloud}, true, 0.5, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := tc.prices.Model(); (err == nil) != tc.offered || (err != nil && !errors.Is(err, cloudprovider.ErrNotImplemented)) {
+				t.Fatalf("Model() error %v, offered %v", err, tc.offered)
+			}
+			for typ, want := range map[string]float64{"small": tc.small, "big": tc.big} {
+				got, err := tc.prices.HourlyPrice(typ)
+				if want == 0 {
+					if !errors.Is(err, cloudprovider.ErrNotFound) {
+						t.Errorf("HourlyPrice(%s) = %v, %v; want ErrNotFound", typ, got, err)
+					}
+					continue
+				}
+				if err != nil || got != want {
+					t.Errorf("HourlyPrice(%s) = %v, %v; want %v", typ, got, err, want)
+				}
+			}
+		})
+	}
+}
+
+// recordingSnapshot is a SnapshotTypes over a fixed map that records the
+// instance ids it is asked about.
+type recordingSnapshot struct {
+	types map[string]string
+	asked []string
+}
+
+func (s *recordingSnapshot) InstanceTypeOf(id string) string {
+	s.asked = append(s.asked, id)
+	return s.types[id]
+}
+
+func (s *recordingSnapshot) GroupInstanceTypes() map[string]InstanceTypeShape { return nil }
+
+func TestPricesInstanceTypeOfNode(t *testing.T) {
+	t.Parallel()
+	snap := &recordingSnapshot{types: map[string]string{"i-1": "small"}}
+	p := Prices{ProviderIDPrefix: "cloud://", Snapshot: snap}
+	for providerID, want := range map[string]string{"cloud://i-1": "small", "cloud://i-2": "", "other://i-1": "", "": "", "cloud://": ""} {
+		if got := p.InstanceTypeOfNode(&corev1.Node{Spec: corev1.NodeSpec{ProviderID: providerID}}); got != want {
+			t.Errorf("InstanceTypeOfNode(%q) = %q, want %q", providerID, got, want)
+		}
+	}
+	sort.Strings(snap.asked)
+	if want := []string{"i-1", "i-2"}; !slices.Equal(snap.asked, want) {
+		t.Errorf("the snapshot was asked about %v, want only the ids of our providerIDs %v", snap.asked, want)
 	}
 }

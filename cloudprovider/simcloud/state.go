@@ -42,6 +42,19 @@ type Group struct {
 	Instances []Instance `json:"instances"`
 }
 
+// Groups is a fake cloud's truth about the groups with these ids, in their
+// order: lookup reads one as the fake holds it, truth turns it into a Group.
+// An id the fake no longer holds is left out, as a deleted group is.
+func Groups[V any](ids []string, lookup func(id string) (V, bool), truth func(V) Group) []Group {
+	out := make([]Group, 0, len(ids))
+	for _, id := range ids {
+		if v, ok := lookup(id); ok {
+			out = append(out, truth(v))
+		}
+	}
+	return out
+}
+
 // State is what a simulated cloud holds and how it misbehaved so far.
 type State struct {
 	Groups []Group `json:"groups"`

@@ -45,3 +45,16 @@ func TestReadStateReportsABadAnswer(t *testing.T) {
 		t.Fatalf("ReadState of a 404 = %v", err)
 	}
 }
+
+func TestGroupsLeavesOutWhatTheFakeNoLongerHolds(t *testing.T) {
+	t.Parallel()
+	held := map[string]int{"a": 1, "c": 3}
+	lookup := func(id string) (int, bool) {
+		size, ok := held[id]
+		return size, ok
+	}
+	got := Groups([]string{"c", "b", "a"}, lookup, func(size int) Group { return Group{Desired: size} })
+	if len(got) != 2 || got[0].Desired != 3 || got[1].Desired != 1 {
+		t.Fatalf("Groups = %+v, want c (3) then a (1), and no b", got)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,9 +41,8 @@ var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
 type cloudProvider struct {
+	registry.Answers
 	m *manager
-	// sheet is the --price-sheet; nil without one.
-	sheet *groupconfig.PriceSheet
 }
 
 var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
@@ -117,7 +115,9 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 	if err != nil {
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
 	}
-	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, opts.Guard, o.now), sheet: opts.PriceSheet}
+	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, opts.Guard, o.now)}
+	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: GPULabel,
+		Prices: groupconfig.Prices{Sheet: opts.PriceSheet, ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
@@ -126,9 +126,6 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil
 }
-
-// Name implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Name() string { return ProviderName }
 
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
@@ -148,11 +145,12 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 // group holds one instance without naming the group, so one refresh answers
 // for every unknown node, at most once per refresh.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
-	if node == nil || !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
+	if node == nil {
 		return nil, nil
 	}
 	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
 	if err != nil {
+		// Another cloud's node, or none at all, is simply not ours.
 		return nil, nil
 	}
 	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*groupState, bool) {
@@ -165,26 +163,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return newNodeGroup(p.m, g), nil
 }
 
-// Pricing serves the shared pricing model from the --price-sheet, and is not
-// offered without one: Volcengine's price API prices orders, not instance
-// types, and CA only needs prices for --expander=price.
-func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	if p.sheet == nil {
-		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")
-	}
-	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
-}
-
-// GPULabel implements cloudprovider.CloudProvider.
-func (p *cloudProvider) GPULabel(context.Context) (string, error) { return GPULabel, nil }
-
 // GetAvailableGPUTypes returns the GPU models of the managed groups' templates.
 func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	return p.m.gpuTypes(), nil
 }
-
-// Cleanup keeps all state: CA reconnects to the same server after it exits.
-func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
 func (p *cloudProvider) Refresh(ctx context.Context) error {

@@ -97,28 +97,10 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		Endpoint:  firstNonEmpty(g.Endpoint, getenv(envEndpoint), DefaultEndpoint),
 		Scheme:    strings.ToLower(firstNonEmpty(g.Scheme, "https")),
 	}
-	var errs []error
-	// unreadable lists the keys whose file could not be read: that is their
-	// one problem, not also a missing key.
-	unreadable := map[string]bool{}
-	for _, f := range []struct {
-		value *credential.Secret
-		file  *string
-		name  string
-		path  string
-	}{{&cfg.AccessKey, &cfg.AccessKeyFile, "access-key-file", g.AccessKeyFile}, {&cfg.SecretKey, &cfg.SecretKeyFile, "secret-key-file", g.SecretKeyFile}} {
-		if *f.value != "" || f.path == "" {
-			continue
-		}
-		cred, err := credential.FileCredential(f.name, f.path)
-		if err != nil {
-			errs = append(errs, err)
-			unreadable[f.name] = true
-			continue
-		}
-		*f.value, _ = cred.Value()
-		*f.file = f.path
-	}
+	unreadable, errs := credential.ReadKeyFiles(
+		credential.KeyFile{Value: &cfg.AccessKey, Setting: "access-key-file", Path: g.AccessKeyFile, Read: &cfg.AccessKeyFile},
+		credential.KeyFile{Value: &cfg.SecretKey, Setting: "secret-key-file", Path: g.SecretKeyFile, Read: &cfg.SecretKeyFile},
+	)
 	cfg.AccessKey = credential.Secret(firstNonEmpty(cfg.AccessKey.Reveal(), getenv(envAccessKey)))
 	cfg.SecretKey = credential.Secret(firstNonEmpty(cfg.SecretKey.Reveal(), getenv(envSecretKey)))
 	if err := cloudprovider.ConfigProblems(ProviderName, append(errs, cfg.validate(unreadable))...); err != nil {

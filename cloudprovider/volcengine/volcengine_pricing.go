@@ -1,54 +1,36 @@
 package volcengine
 
 import (
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// priceCatalog feeds the shared pricing model from the --price-sheet (the
-// Volcengine API prices orders, not instance types) and the instance types
-// cached for the groups' templates; it makes no cloud call.
-type priceCatalog struct {
-	m     *manager
-	sheet *groupconfig.PriceSheet
-}
+// The manager answers the shared price catalog (groupconfig.Prices) from the
+// --price-sheet (Volcengine's price API prices orders, not instance types, so
+// without a sheet pricing is not offered; CA only needs prices for
+// --expander=price) and the instance types cached for the groups'
+// templates; it makes no cloud call.
+var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-var _ groupconfig.PriceCatalog = priceCatalog{}
-
-// InstanceTypeOfNode implements groupconfig.PriceCatalog.
-func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
-	if !strings.HasPrefix(node.Spec.ProviderID, ProviderIDPrefix) {
-		return ""
-	}
-	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
-	if err != nil {
-		return ""
-	}
-	g, ok := c.m.groupForInstance(id)
+// InstanceTypeOf implements groupconfig.SnapshotTypes: the instance type of
+// the template of the group holding the instance.
+func (m *manager) InstanceTypeOf(instanceID string) string {
+	g, ok := m.groupForInstance(instanceID)
 	if !ok {
 		return ""
 	}
-	info, err := c.m.template(g.cloud.ID)
+	info, err := m.template(g.cloud.ID)
 	if err != nil {
 		return ""
 	}
 	return info.instanceType.ID
 }
 
-// HourlyPrice implements groupconfig.PriceCatalog.
-func (c priceCatalog) HourlyPrice(instanceType string) (float64, error) {
-	return c.sheet.HourlyPrice(instanceType)
-}
-
-// GroupInstanceTypes implements groupconfig.PriceCatalog.
-func (c priceCatalog) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
+// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
+// every served group's instance type whose template is known.
+func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
-	for _, g := range c.m.groupList() {
-		info, err := c.m.template(g.cloud.ID)
+	for _, g := range m.groupList() {
+		info, err := m.template(g.cloud.ID)
 		if err != nil {
 			continue
 		}

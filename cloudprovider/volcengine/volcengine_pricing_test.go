@@ -32,7 +32,7 @@ func TestPricesFromSheet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.p.sheet = sheet
+	e.p.Prices.Sheet = sheet
 	for group, hourly := range map[string]float64{mainGroupID: 1.2, otherGroupID: 9.6} {
 		a := legacyca.CheckOptionalRPCs(testCtx(t), t, conn, group)
 		if a.NodePriceCode != codes.OK || a.NodePrice != hourly {

@@ -3,9 +3,9 @@ package volcengine
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
@@ -62,7 +62,7 @@ func seedDemo(f *fakeapi.Server) {
 // with dummy credentials. --nodes and --node-group-auto-discovery from opts are
 // honoured; without them both demo groups are discovered by tag.
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
-	accessKey := firstNonEmpty(os.Getenv(envAccessKey), "AKLTsimulated")
+	accessKey := registry.SimulationCredential(envAccessKey, "AKLTsimulated")
 	fake := fakeapi.New(fakeapi.Options{
 		ProvisionDelay: simProvisionDelay,
 		RemoveDelay:    simRemoveDelay,
@@ -76,77 +76,52 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 		AccessKey: accessKey,
 	})
 	seedDemo(fake)
-	url, err := fake.Serve()
-	if err != nil {
-		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
-	}
-	closeFn := fake.Close
-	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group {
-		return SimulatedGroups(fake, simGeneralGroupID, simGPUGroupID)
-	})
-	if err != nil {
-		closeFn()
-		return nil, fmt.Errorf("%s simulation: --simulate-faults: %w", ProviderName, err)
-	}
-
 	if len(opts.NodeGroupSpecs) == 0 && len(opts.NodeGroupAutoDiscoverySpecs) == 0 {
 		opts.NodeGroupAutoDiscoverySpecs = []string{"asg:tag=k8s.io/cluster-autoscaler/enabled=true"}
 	}
-	static, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	sim, err := registry.StartSimulation(ProviderName, fake.API, opts,
+		func() []simcloud.Group { return SimulatedGroups(fake, simGeneralGroupID, simGPUGroupID) },
+		func(url string) (cloudprovider.CloudProvider, error) {
+			static, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+			if err != nil {
+				return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
+			}
+			selectors, err := parseDiscoverySpecs(opts.NodeGroupAutoDiscoverySpecs)
+			if err != nil {
+				return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
+			}
+			o := options{
+				cfg: Config{
+					Region:    simRegion,
+					AccessKey: credential.Secret(accessKey),
+					SecretKey: credential.Secret(registry.SimulationCredential(envSecretKey, "simulated-secret")),
+					Endpoint:  url,
+					Scheme:    "http",
+				},
+				static:    static,
+				selectors: selectors,
+			}
+			return build(ctx, opts, o)
+		})
 	if err != nil {
-		closeFn()
-		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
-	}
-	selectors, err := parseDiscoverySpecs(opts.NodeGroupAutoDiscoverySpecs)
-	if err != nil {
-		closeFn()
-		return nil, fmt.Errorf("%s simulation: %w", ProviderName, err)
-	}
-	o := options{
-		cfg: Config{
-			Region: simRegion,
-			// Keys from the environment let a test follow known credentials
-			// through the whole binary.
-			AccessKey: credential.Secret(accessKey),
-			SecretKey: credential.Secret(firstNonEmpty(os.Getenv(envSecretKey), "simulated-secret")),
-			Endpoint:  url,
-			Scheme:    "http",
-		},
-		static:    static,
-		selectors: selectors,
-	}
-	p, err := build(ctx, opts, o)
-	if err != nil {
-		closeFn()
 		return nil, err
 	}
-	return &registry.Simulation{
-		Provider: p,
-		URL:      url,
-		Description: fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
-			simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay),
-		GroupNames: map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"},
-		Deliberate: []string{registry.DeliberateMalformedSetting(simGeneralGroupID, groupconfig.OptionMaxNodeProvisionTime, "soon")},
-		Close:      closeFn,
-		State:      state,
-	}, nil
+	sim.Description = fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
+		simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay)
+	sim.GroupNames = map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"}
+	sim.Deliberate = []string{registry.DeliberateMalformedSetting(simGeneralGroupID, groupconfig.OptionMaxNodeProvisionTime, "soon")}
+	return sim, nil
 }
 
 // SimulatedGroups is the fake's truth about the scaling groups with the
 // given ids, in the shape the soak and --simulate's state endpoint share.
 func SimulatedGroups(fake *fakeapi.Server, groupIDs ...string) []simcloud.Group {
-	out := make([]simcloud.Group, 0, len(groupIDs))
-	for _, id := range groupIDs {
-		g, ok := fake.Group(id)
-		if !ok {
-			continue
-		}
+	return simcloud.Groups(groupIDs, fake.Group, func(g fakeapi.Group) simcloud.Group {
 		st := simcloud.Group{IDs: []string{g.ID, g.Name}, Desired: g.Desired}
-		for _, in := range fake.Instances(id) {
+		for _, in := range fake.Instances(g.ID) {
 			gone := in.Status == fakeapi.StatusRemoving || in.Status == fakeapi.StatusRemoveWait
 			st.Instances = append(st.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + in.ID, State: in.Status, Gone: gone})
 		}
-		out = append(out, st)
-	}
-	return out
+		return st
+	})
 }

@@ -41,8 +41,8 @@ var DefaultRateLimit = cloudhttp.RateLimit{Rate: 30, Burst: 30}
 
 // cloudProvider is the Vultr implementation of cloudprovider.CloudProvider.
 type cloudProvider struct {
-	m     *manager
-	sheet *groupconfig.PriceSheet
+	registry.Answers
+	m *manager
 }
 
 var _ cloudprovider.CloudProvider = (*cloudProvider)(nil)
@@ -87,7 +87,9 @@ func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroup
 	if err != nil {
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
-	p := &cloudProvider{m: newManager(client, cfg.ClusterID, specs, opts.Guard, now), sheet: opts.PriceSheet}
+	p := &cloudProvider{m: newManager(client, cfg.ClusterID, specs, opts.Guard, now)}
+	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: LabelGPUType,
+		Prices: groupconfig.Prices{Sheet: opts.PriceSheet, CloudPrice: p.m.planPrice, ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
@@ -96,17 +98,9 @@ func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroup
 	return p, nil
 }
 
-// Name implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Name() string { return ProviderName }
-
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
-	gs := p.m.nodeGroups()
-	out := make([]cloudprovider.NodeGroup, len(gs))
-	for i, g := range gs {
-		out[i] = g
-	}
-	return out, nil
+	return cloudprovider.AsNodeGroups(p.m.nodeGroups()), nil
 }
 
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; the
@@ -133,14 +127,6 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return nil, nil
 }
 
-// Pricing implements cloudprovider.CloudProvider.
-func (p *cloudProvider) Pricing(context.Context) (cloudprovider.PricingModel, error) {
-	return groupconfig.NewPricingModel(priceCatalog{m: p.m, sheet: p.sheet}), nil
-}
-
-// GPULabel implements cloudprovider.CloudProvider.
-func (p *cloudProvider) GPULabel(context.Context) (string, error) { return LabelGPUType, nil }
-
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider. Before the
 // plans were ever loaded it fails, because CA caches the first successful
 // answer for the life of its process.
@@ -151,10 +137,6 @@ func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct
 	}
 	return types, nil
 }
-
-// Cleanup implements cloudprovider.CloudProvider. Nothing to release: CA
-// reconnects to the same process after it restarts.
-func (p *cloudProvider) Cleanup(context.Context) error { return nil }
 
 // Refresh implements cloudprovider.CloudProvider.
 func (p *cloudProvider) Refresh(ctx context.Context) error {

@@ -1,30 +1,20 @@
 package vultr
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// priceCatalog feeds the shared pricing model. Vultr bills hourly with a
-// 730-hour monthly cap, so a plan's hourly price is monthly_cost / 730. With
-// a --price-sheet the sheet is the only price source (one currency).
-type priceCatalog struct {
-	m     *manager
-	sheet *groupconfig.PriceSheet
-}
+// The manager answers the shared price catalog (groupconfig.Prices). Vultr
+// bills hourly with a 730-hour monthly cap, so a plan's hourly price is
+// monthly_cost / 730 (planPrice, the catalog's CloudPrice); with a
+// --price-sheet the sheet is the only price source (one currency).
+var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-var _ groupconfig.PriceCatalog = priceCatalog{}
-
-// InstanceTypeOfNode implements groupconfig.PriceCatalog: the plan of the
-// pool owning the node.
-func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
-	id := nodeIDFromProviderID(node.Spec.ProviderID)
-	if id == "" {
-		return ""
-	}
-	g := c.m.groupForNodeID(id)
+// InstanceTypeOf implements groupconfig.SnapshotTypes: the plan of the pool
+// owning the node with this id.
+func (m *manager) InstanceTypeOf(nodeID string) string {
+	g := m.groupForNodeID(nodeID)
 	if g == nil {
 		return ""
 	}
@@ -33,26 +23,24 @@ func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	return g.pool.Plan
 }
 
-// HourlyPrice implements groupconfig.PriceCatalog.
-func (c priceCatalog) HourlyPrice(planID string) (float64, error) {
-	if c.sheet != nil {
-		return c.sheet.HourlyPrice(planID)
-	}
-	plan, ok := c.m.plan(planID)
+// planPrice is a plan's hourly price from its monthly cost.
+func (m *manager) planPrice(planID string) (float64, error) {
+	plan, ok := m.plan(planID)
 	if !ok {
 		return 0, cloudprovider.Errorf(cloudprovider.ErrNotFound, "plan %q is unknown", planID)
 	}
 	return plan.MonthlyCost / hoursPerMonth, nil
 }
 
-// GroupInstanceTypes implements groupconfig.PriceCatalog.
-func (c priceCatalog) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
+// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
+// every served pool's plan, for the plans loaded.
+func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
-	for _, g := range c.m.nodeGroups() {
+	for _, g := range m.nodeGroups() {
 		g.mu.Lock()
 		planID := g.pool.Plan
 		g.mu.Unlock()
-		if plan, ok := c.m.plan(planID); ok {
+		if plan, ok := m.plan(planID); ok {
 			out[planID] = groupconfig.InstanceTypeShape{VCPUs: float64(plan.VCPUs), MemoryGiB: float64(plan.RAMMiB) / 1024}
 		}
 	}

@@ -91,7 +91,7 @@ func TestPriceSheetReplacesAPIPrices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.p.sheet = sheet
+	e.p.Prices.Sheet = sheet
 	pm, _ := e.p.Pricing(e.ctx())
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	listed := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{corev1.LabelInstanceTypeStable: "vc2-2c-4gb"}}}

@@ -5,13 +5,12 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
@@ -38,66 +37,52 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 	fake := fakeapi.New(fakeapi.Options{
 		AppearAfter: simAppearAfter, ActiveAfter: simActiveAfter, CloseLinger: simCloseLinger,
 		Seed: time.Now().UnixNano(),
-		// A key from the environment lets a test follow a known credential
-		// through the whole binary; without one the fake's dummy is used.
-		Token: strings.TrimSpace(os.Getenv(EnvAPIKey)),
+		// Without a key in the environment the fake uses its own dummy.
+		Token: registry.SimulationCredential(EnvAPIKey, ""),
 	})
 	pools, err := seedDemo(fake)
 	if err != nil {
 		return nil, err
 	}
-	url, err := fake.Serve()
-	if err != nil {
-		return nil, fmt.Errorf("vultr simulation: %w", err)
-	}
 	ids := slices.Sorted(maps.Values(pools))
-	state, err := simcloud.Wire(fake.API, opts.SimulateFaults, func() []simcloud.Group { return SimulatedGroups(fake, simClusterID, ids...) })
+	sim, err := registry.StartSimulation(ProviderName, fake.API, opts,
+		func() []simcloud.Group { return SimulatedGroups(fake, simClusterID, ids...) },
+		func(url string) (cloudprovider.CloudProvider, error) {
+			specs, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+			if err != nil {
+				return nil, fmt.Errorf("vultr: %w", err)
+			}
+			cfg := &Config{ClusterID: simClusterID, Token: credential.Secret(fake.Token()), APIURL: url}
+			p, err := newProvider(ctx, cfg, specs, opts, cloudhttp.RetryOptions{}, nil)
+			if err != nil {
+				return nil, err
+			}
+			klog.V(2).InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", url, "cluster", simClusterID)
+			return p, nil
+		})
 	if err != nil {
-		fake.Close()
-		return nil, fmt.Errorf("vultr: --simulate-faults: %w", err)
-	}
-	specs, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
-	if err != nil {
-		fake.Close()
-		return nil, fmt.Errorf("vultr: %w", err)
-	}
-	cfg := &Config{ClusterID: simClusterID, Token: credential.Secret(fake.Token()), APIURL: url}
-	p, err := newProvider(ctx, cfg, specs, opts, cloudhttp.RetryOptions{}, nil)
-	if err != nil {
-		fake.Close()
 		return nil, err
 	}
-	klog.V(2).InfoS("Simulated Vultr API listening", "provider", ProviderName, "url", url, "cluster", simClusterID)
-	return &registry.Simulation{
-		Provider: p,
-		URL:      url,
-		Description: fmt.Sprintf("fake Vultr API: VKE cluster %s in ewr with pools general %s (vc2-2c-4gb, auto_scaler 1..5), "+
-			"gpu %s (NVIDIA A16, auto_scaler 1..3) and static %s (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
-			"new nodes are pending after %s and active after %s",
-			simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter),
-		GroupNames: invert(pools),
-		Deliberate: []string{registry.DeliberateMalformedSetting("general "+pools["general"], groupconfig.OptionMaxNodeProvisionTime, "soon")},
-		Close:      fake.Close,
-		State:      state,
-	}, nil
+	sim.Description = fmt.Sprintf("fake Vultr API: VKE cluster %s in ewr with pools general %s (vc2-2c-4gb, auto_scaler 1..5), "+
+		"gpu %s (NVIDIA A16, auto_scaler 1..3) and static %s (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
+		"new nodes are pending after %s and active after %s",
+		simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter)
+	sim.GroupNames = invert(pools)
+	sim.Deliberate = []string{registry.DeliberateMalformedSetting("general "+pools["general"], groupconfig.OptionMaxNodeProvisionTime, "soon")}
+	return sim, nil
 }
 
 // SimulatedGroups is the fake's truth about the pools of cluster with the
 // given ids, in the shape the soak and --simulate's state endpoint share.
 func SimulatedGroups(fake *fakeapi.Server, cluster string, poolIDs ...string) []simcloud.Group {
-	out := make([]simcloud.Group, 0, len(poolIDs))
-	for _, id := range poolIDs {
-		v, ok := fake.Pool(cluster, id)
-		if !ok {
-			continue
-		}
+	pool := func(id string) (fakeapi.PoolView, bool) { return fake.Pool(cluster, id) }
+	return simcloud.Groups(poolIDs, pool, func(v fakeapi.PoolView) simcloud.Group {
 		g := simcloud.Group{IDs: []string{v.ID, v.Label}, Desired: v.Quantity}
 		for _, n := range v.Nodes {
 			g.Instances = append(g.Instances, simcloud.Instance{ProviderID: ProviderIDPrefix + n.ID, State: n.Status, Gone: n.Status == "closed"})
 		}
-		out = append(out, g)
-	}
-	return out
+		return g
+	})
 }
 
 // invert turns label → id into id → label.

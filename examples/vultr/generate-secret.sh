@@ -7,24 +7,6 @@
 #   NAMESPACE=autoscaler ./generate-secret.sh
 #
 # The key never appears in a file, in the process list (it reaches kubectl
-# through a pipe, not an argument) or on the terminal.
-set -euo pipefail
-
-NAMESPACE="${NAMESPACE:-kube-system}"
-SECRET_NAME="vultr-credentials"
-
-missing=()
-for v in VULTR_API_KEY; do
-  if [ -z "${!v:-}" ]; then missing+=("$v"); fi
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "error: set ${missing[*]} first" >&2
-  exit 1
-fi
-
-# create --dry-run | apply makes the script idempotent (it also rotates).
-kubectl create secret generic "$SECRET_NAME" --namespace "$NAMESPACE" \
-  --from-file=api-key=<(printf '%s' "$VULTR_API_KEY") \
-  --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-
-echo "Secret $NAMESPACE/$SECRET_NAME is up to date"
+# through a pipe, not an argument) or on the terminal: ../generate-secret.sh,
+# shared by every provider, makes the Secret.
+exec bash "$(dirname "$0")/../generate-secret.sh" vultr api-key=VULTR_API_KEY

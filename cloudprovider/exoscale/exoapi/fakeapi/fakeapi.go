@@ -40,7 +40,7 @@ const (
 
 // Options configure the fake.
 type Options struct {
-	// Now is the clock driving provisioning; default time.Now.
+	// Now is the clock driving provisioning; default: the wall clock.
 	Now func() time.Time
 	// Zone is the zone name reported by the fake (default "ch-gva-2").
 	Zone string
@@ -156,9 +156,6 @@ type opFault struct {
 // New returns a fake with no resources. Start serves it on a loopback port
 // and returns its endpoint ("http://127.0.0.1:<port>/v2"); Close stops it.
 func New(opts Options) *Server {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.Zone == "" {
 		opts.Zone = "ch-gva-2"
 	}
@@ -182,6 +179,8 @@ func New(opts Options) *Server {
 		BasePath:      BasePath,
 		Now:           opts.Now,
 	})
+	// The kit's clock, wall time unless Options.Now is given.
+	s.opts.Now = s.API.Now
 	return s
 }
 

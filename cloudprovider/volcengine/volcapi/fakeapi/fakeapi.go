@@ -224,9 +224,6 @@ type Server struct {
 
 // New returns an empty fake.
 func New(opts Options) *Server {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.Region == "" {
 		opts.Region = "cn-beijing"
 	}
@@ -246,6 +243,8 @@ func New(opts Options) *Server {
 			return action == ActionModifyScalingGroup || action == ActionRemoveInstances
 		},
 	})
+	// The kit's clock, wall time unless Options.Now is given.
+	s.opts.Now = s.API.Now
 	return s
 }
 

@@ -165,9 +165,6 @@ func New(opts Options) *Server {
 	if opts.Token == "" {
 		opts.Token = "fake-vultr-token"
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.DefaultPerPage <= 0 {
 		opts.DefaultPerPage = 100
 	}
@@ -188,6 +185,8 @@ func New(opts Options) *Server {
 		WriteError: writeError,
 		Now:        opts.Now,
 	})
+	// The kit's clock, wall time unless Options.Now is given.
+	s.opts.Now = s.API.Now
 	return s
 }
 
