@@ -66,8 +66,8 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 			g = newNodeGroup(m, s.pool.ID)
 		}
 		g.update(listing, s.pool, s.min, s.max)
-		groups[g.id] = g
-		order = append(order, g.id)
+		groups[s.pool.ID] = g
+		order = append(order, s.pool.ID)
 		for _, n := range s.pool.Nodes {
 			byNodeID[n.ID] = g
 		}
