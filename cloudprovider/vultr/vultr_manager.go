@@ -35,8 +35,9 @@ type manager struct {
 	specWatch groupconfig.SpecWatch
 	now       func() time.Time
 
-	// ledger records our mutations per pool: each group's guard and
-	// deleting set, and the sequence by which Refresh tells a listing that
+	// ledger records our mutations per pool and holds each group's served
+	// state (groupstate.Group): its guard, its deleting set (by
+	// providerID), and the sequence by which Refresh tells a listing that
 	// may predate a mutation (groupstate.Ledger).
 	ledger *groupstate.Ledger
 
