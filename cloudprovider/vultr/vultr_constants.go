@@ -33,11 +33,11 @@ const (
 	hoursPerMonth = 730
 	// planCacheTTL is how long the plan list is trusted.
 	planCacheTTL = time.Hour
-	// planRetryInterval bounds re-fetches when a pool names a plan missing from
-	// the last list, so a bad plan id costs one list every few minutes, not every loop.
-	planRetryInterval = 5 * time.Minute
-	// regionRetryInterval bounds re-fetches of the cluster region after a failure.
-	regionRetryInterval = 5 * time.Minute
+	// infoRetryInterval bounds re-fetches of the cluster region after a
+	// failure, and of the plans after a failure or when a pool names a plan
+	// missing from the last list, so a bad plan id costs one list every few
+	// minutes, not every loop.
+	infoRetryInterval = 5 * time.Minute
 )
 
 // settingsSource names where per-group settings are read: VKE puts pool

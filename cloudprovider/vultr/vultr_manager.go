@@ -35,8 +35,9 @@ type manager struct {
 	specWatch groupconfig.SpecWatch
 	now       func() time.Time
 
-	// ledger records our mutations per pool: each group's guard and
-	// deleting set, and the sequence by which Refresh tells a listing that
+	// ledger records our mutations per pool and holds each group's served
+	// state (groupstate.Group): its guard, its deleting set (by
+	// providerID), and the sequence by which Refresh tells a listing that
 	// may predate a mutation (groupstate.Ledger).
 	ledger *groupstate.Ledger
 
@@ -63,14 +64,27 @@ type manager struct {
 	// reported once and again only when its problem changes.
 	reported map[string]string
 
+	// attempts remembers the enrichment reads (infoRead) tried within
+	// infoRetryInterval: one that failed, or a plan list that lacks a
+	// pool's plan, is not tried again before.
+	attempts *groupstate.TTLCache[infoRead, struct{}]
+
+	// infoMu guards the enrichment data below; it is held only for memory
+	// access, so templates and prices never wait for the calls that read it.
 	infoMu          sync.Mutex
 	region          string
-	regionAttempt   time.Time
 	plans           map[string]planInfo
 	plansFetched    time.Time
-	plansAttempt    time.Time
 	plansEverLoaded bool
 }
+
+// infoRead names an enrichment read, for manager.attempts.
+type infoRead string
+
+const (
+	readRegion infoRead = "region"
+	readPlans  infoRead = "plans"
+)
 
 // planInfo is what templates and pricing need from a plan.
 type planInfo struct {
@@ -94,6 +108,7 @@ func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroup
 		specWatch: groupconfig.SpecWatch{Provider: ProviderName},
 		groups:    map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
 		reported: map[string]string{}, plans: map[string]planInfo{},
+		attempts: groupstate.NewTTLCache[infoRead, struct{}](infoRetryInterval, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
 	return m

@@ -3,6 +3,7 @@ package vultr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -232,6 +233,53 @@ func TestPlanCache(t *testing.T) {
 	}
 }
 
+// TestReadsDoNotWaitForThePlanList holds the hourly re-read of the plans
+// inside the fake cloud: templates, prices and GPU types answer meanwhile
+// from the previous list, and the refresh ends once the list is released.
+func TestReadsDoNotWaitForThePlanList(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	g := e.group("a-main")
+	e.clock.Advance(planCacheTTL)
+	release, arrived := make(chan struct{}), make(chan struct{})
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodGet, PathContains: "/v2/plans", Release: release, Arrived: arrived, PassThrough: true})
+	refreshed := make(chan error, 1)
+	go func() { refreshed <- e.p.Refresh(e.ctx()) }()
+	<-arrived
+
+	ctx := e.ctx()
+	read := make(chan error, 1)
+	go func() {
+		if _, err := g.TemplateNodeInfo(ctx); err != nil {
+			read <- fmt.Errorf("TemplateNodeInfo: %w", err)
+			return
+		}
+		if _, err := e.p.GetAvailableGPUTypes(ctx); err != nil {
+			read <- fmt.Errorf("GetAvailableGPUTypes: %w", err)
+			return
+		}
+		pricing, _ := e.p.Pricing(ctx)
+		now := e.clock.Now()
+		_, err := pricing.NodePrice(ctx, realNode(e.main, e.main.Nodes[0]), now, now.Add(time.Hour))
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatalf("a read while the plan list is held: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("reads waited for the held plan list")
+	}
+	close(release)
+	if err := <-refreshed; err != nil {
+		t.Fatalf("the refresh whose plan list was held: %v", err)
+	}
+	if n := countRequests(e.fake.Requests(), http.MethodGet, "/v2/plans"); n != 4 {
+		t.Fatalf("%d plan calls, want 4 (both lists at the first refresh and again an hour later)", n)
+	}
+}
+
 func TestRegionRetriedAfterFailure(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -246,7 +294,7 @@ func TestRegionRetriedAfterFailure(t *testing.T) {
 	if m.clusterRegion() != "" {
 		t.Fatal("region set although the cluster call failed")
 	}
-	e.clock.Advance(regionRetryInterval)
+	e.clock.Advance(infoRetryInterval)
 	if err := m.Refresh(e.ctx()); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -17,78 +16,54 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// nodeGroup is one VKE node pool. Its state lives in the manager's snapshot.
+// nodeGroup is one VKE node pool. Its served state (bounds, target, nodes,
+// the ledger's rules) is the shared groupstate.Group it embeds, which gives
+// Id, MinSize and MaxSize; beside it the group keeps only what Vultr adds:
+// the pool's record and the settings read from its labels.
 //
-// Two locks: guard serialises every read-compute-mutate sequence under the
-// shared mutation discipline, so concurrent IncreaseSize calls each PATCH an
-// absolute quantity computed from the previous one and can never jointly
-// pass max; waiting for it respects the caller's deadline. Refresh never
-// takes it: the manager's ledger keeps a running mutation's effect instead.
-// mu guards the fields below and is held only for memory access, never
-// across a cloud call, so reads such as TargetSize and Refresh's update
-// never wait for a slow PATCH.
+// Every read-compute-mutate sequence runs under the group's guard
+// (Group.Guard), so concurrent IncreaseSize calls each PATCH an absolute
+// quantity computed from the previous one and can never jointly pass max;
+// waiting for it respects the caller's deadline. Refresh never takes it:
+// the ledger keeps a running mutation's effect instead. mu guards the
+// fields below and is held only for memory access, never across a cloud
+// call.
 type nodeGroup struct {
-	m     *manager
-	id    string
-	guard *groupstate.MutationGuard
+	*groupstate.Group
+	m *manager
 
 	mu       sync.Mutex
-	pool     vultrapi.NodePool         // last listed state (label, plan, labels, taints)
+	pool     vultrapi.NodePool         // last listed record (label, plan, labels, taints)
 	settings groupconfig.GroupSettings // read from pool.Labels at each list
-	min, max int
-	target   int
-	nodes    []vultrapi.Node
-	// deleting holds nodes whose DELETE Vultr accepted; they are reported as
-	// deleting and excluded from counts under the shared rule
-	// (groupstate.DeletingSet). The ledger owns it.
-	deleting *groupstate.DeletingSet
 	removed  bool
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
+// newNodeGroup returns pool id's group; VKE has no failed slots (see
+// instanceStatus), so its Group builds no slot ids.
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{m: m, id: id, guard: m.ledger.Guard(id), deleting: m.ledger.Deleting(id)}
+	return &nodeGroup{m: m, Group: m.ledger.Group(id, nil, false)}
 }
 
-// update folds a pool from the listing that began at listing into the group
-// by the ledger's rules: when a mutation of ours was accepted after the
-// listing began, or is running now, the listed quantity may predate it, so
-// the target we serve stands until a later listing. It never waits for a
-// running mutation. VKE reports no slots it failed to fill (see
-// instanceStatus), so the listing states none.
+// update installs a pool from the listing that began at listing, with the
+// bounds Refresh chose, by the ledger's rules (groupstate.Group.Install):
+// when a mutation of ours overtook the listing, the target served stands
+// until a later listing. It never waits for a running mutation.
 func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int) {
-	listed := nodeSet(p.Nodes)
-	// Decided under g.mu, which a mutation's call holds while it applies
-	// Vultr's answer, and the ledger counts that call in flight until it
-	// ends: either the answer is applied already and overtakes the
-	// listing, or it is applied after this update.
+	g.Install(listing, view(p, minSize, maxSize))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pool, g.min, g.max, g.removed = p, minSize, maxSize, false
+	g.pool, g.removed = p, false
 	g.settings = groupconfig.ParseGroupSettings(settingsSource, p.Labels)
-	g.nodes = p.Nodes
-	r := g.m.ledger.Reconcile(listing, g.id, groupstate.GroupListing{Holds: listed, Unfilled: -1})
-	if !r.KeepSize {
-		g.target = p.NodeQuantity
-	}
 }
 
-// setNodes replaces the node list with the one a mutation's answer or fresh
-// read holds, read at start, and applies it to the deleting set; callers
-// hold g.mu.
-func (g *nodeGroup) setNodes(nodes []vultrapi.Node, start time.Time) {
-	g.nodes = nodes
-	g.deleting.Reconcile(start, nodeSet(nodes))
-}
-
-// nodeSet reports whether nodes hold an id.
-func nodeSet(nodes []vultrapi.Node) func(id string) bool {
-	listed := make(map[string]bool, len(nodes))
-	for _, n := range nodes {
-		listed[n.ID] = true
-	}
-	return func(id string) bool { return listed[id] }
+// fresh installs what a mutation's answer or fresh read says of the pool
+// (groupstate.Group.Fresh), with the bounds served now: they come from
+// Refresh (--nodes or the pool's flags), not from the pool alone.
+func (g *nodeGroup) fresh(p vultrapi.NodePool) {
+	v := g.Read()
+	g.Fresh(view(p, v.Min, v.Max))
 }
 
 func (g *nodeGroup) markRemoved() {
@@ -97,11 +72,12 @@ func (g *nodeGroup) markRemoved() {
 	g.removed = true
 }
 
-// liveCount counts nodes that exist and are not going away; callers hold g.mu.
-func (g *nodeGroup) liveCount(nodes []vultrapi.Node) int {
+// live counts the nodes that exist and are not going away (the cloud lists
+// them closed, or it accepted our deletion of them).
+func live(ins []cloudprovider.Instance) int {
 	n := 0
-	for _, node := range nodes {
-		if !g.deleting.Holds(node.ID) && !strings.EqualFold(node.Status, "closed") {
+	for _, in := range ins {
+		if in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting {
 			n++
 		}
 	}
@@ -109,35 +85,22 @@ func (g *nodeGroup) liveCount(nodes []vultrapi.Node) int {
 }
 
 func (g *nodeGroup) checkExists() error {
-	if g.removed {
-		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node pool %s no longer exists or is no longer autoscaled", g.id)
+	g.mu.Lock()
+	removed := g.removed
+	g.mu.Unlock()
+	if removed {
+		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node pool %s no longer exists or is no longer autoscaled", g.Id(context.Background()))
 	}
 	return nil
 }
 
-// Id implements cloudprovider.NodeGroup.
-func (g *nodeGroup) Id(context.Context) string { return g.id }
-
-// MinSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) MinSize(context.Context) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.min
-}
-
-// MaxSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) MaxSize(context.Context) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.max
-}
-
 // Debug implements cloudprovider.NodeGroup.
-func (g *nodeGroup) Debug(context.Context) string {
+func (g *nodeGroup) Debug(ctx context.Context) string {
+	v := g.Read()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	d := fmt.Sprintf("vultr node pool %s (label %q, plan %s, min:%d max:%d target:%d)",
-		g.id, g.pool.Label, g.pool.Plan, g.min, g.max, g.target)
+		g.Id(ctx), g.pool.Label, g.pool.Plan, v.Min, v.Max, v.Target)
 	if s := g.settings.Summary(); s != "" {
 		d += "; settings " + s
 	}
@@ -149,35 +112,41 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	settings := g.settings
 	g.mu.Unlock()
-	return g.guard.Status(settings)
+	return g.Guard().Status(settings)
 }
 
-// TargetSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) TargetSize(context.Context) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// TargetSize implements cloudprovider.NodeGroup: the served target, or
+// NodeGroupNotFound once the pool is no longer a node group (CA may still
+// hold the group).
+func (g *nodeGroup) TargetSize(ctx context.Context) (int, error) {
 	if err := g.checkExists(); err != nil {
 		return 0, err
 	}
-	return g.target, nil
+	return g.Group.TargetSize(ctx)
+}
+
+// Nodes implements cloudprovider.NodeGroup like TargetSize.
+func (g *nodeGroup) Nodes(ctx context.Context) ([]cloudprovider.Instance, error) {
+	if err := g.checkExists(); err != nil {
+		return nil, err
+	}
+	return g.Group.Nodes(ctx)
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute
 // quantity under the shared mutation discipline; the nodes are created by
 // VKE in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, groupstate.Mutation{
+	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			g.mu.Lock()
-			defer g.mu.Unlock()
 			if err := g.checkExists(); err != nil {
 				return groupstate.Plan{}, err
 			}
-			if err := groupstate.CheckIncrease(g.id, delta, g.target, g.max); err != nil {
+			v := g.Read()
+			if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
 				return groupstate.Plan{}, err
 			}
-			from := g.target
-			return groupstate.Plan{Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", from, from+delta) }}, nil
+			return groupstate.Plan{Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", v.Target, v.Target+delta) }}, nil
 		},
 		Read: g.readPool,
 	})
@@ -188,70 +157,63 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // nodes that exist; the shared discipline re-reads the pool right before the
 // PATCH because nodes may have appeared since the last Refresh.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, groupstate.Mutation{
+	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			g.mu.Lock()
-			defer g.mu.Unlock()
 			if err := g.checkExists(); err != nil {
 				return groupstate.Plan{}, err
 			}
-			if err := g.checkDecrease(delta, g.nodes); err != nil {
+			v := g.Read()
+			if err := g.checkDecrease(delta, v, g.Instances()); err != nil {
 				return groupstate.Plan{}, err
 			}
-			from := g.target
-			return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", from, from+delta) }}, nil
+			return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta) }}, nil
 		},
 		Read: g.readPool,
 	})
 }
 
-// checkDecrease applies the decrease rules against nodes; callers hold g.mu.
-func (g *nodeGroup) checkDecrease(delta int, nodes []vultrapi.Node) error {
-	if err := groupstate.CheckDecrease(g.id, delta, g.target, g.liveCount(nodes)); err != nil {
+// checkDecrease applies the decrease rules to the served view v and its
+// instances with the Deleting overlay.
+func (g *nodeGroup) checkDecrease(delta int, v groupstate.View, ins []cloudprovider.Instance) error {
+	id := g.Id(context.Background())
+	if err := groupstate.CheckDecrease(id, delta, v.Target, live(ins)); err != nil {
 		return err
 	}
-	if g.target+delta < g.min {
+	if v.Target+delta < v.Min {
 		return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
-			"node group %s: size decrease too large: target %d%+d is below min %d", g.id, g.target, delta, g.min)
+			"node group %s: size decrease too large: target %d%+d is below min %d", id, v.Target, delta, v.Min)
 	}
 	return nil
 }
 
-// setQuantity PATCHes node_quantity and applies Vultr's answer to the
-// snapshot; callers hold the mutation lock but not g.mu.
+// setQuantity PATCHes node_quantity and installs Vultr's answer, which
+// holds the pool as it is now; callers hold the group's guard.
 func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int) error {
-	start := g.m.now()
-	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, g.id, want)
+	id := g.Id(ctx)
+	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, id, want)
 	if err != nil {
-		return fmt.Errorf("%s node pool %s from %d to %d: %w", verb, g.id, from, want, err)
+		return fmt.Errorf("%s node pool %s from %d to %d: %w", verb, id, from, want, err)
 	}
 	if np.NodeQuantity != want {
 		// Vultr answered 2xx, so it took the PATCH, but its answer does not
 		// state the size we set: the guard reads the pool once (Finish)
 		// and adopts Vultr's own number, with no quarantine.
 		return cloudprovider.WithOutcome(fmt.Errorf("%s node pool %s from %d to %d: vultr reports node_quantity %d after setting %d: %w",
-			verb, g.id, from, want, np.NodeQuantity, want, cloudprovider.ErrMalformedResponse), cloudprovider.MutationApplied)
+			verb, id, from, want, np.NodeQuantity, want, cloudprovider.ErrMalformedResponse), cloudprovider.MutationApplied)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.target = want
-	g.setNodes(np.Nodes, start)
-	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", want)
+	g.fresh(*np)
+	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", id, "from", from, "to", want)
 	return nil
 }
 
-// readPool re-reads the pool and adopts Vultr's node_quantity and nodes;
-// callers hold the mutation lock only.
+// readPool re-reads the pool and installs Vultr's node_quantity and nodes;
+// the guard calls it, under the group's guard.
 func (g *nodeGroup) readPool(ctx context.Context) error {
-	start := g.m.now()
-	fresh, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.id)
+	np, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.Id(ctx))
 	if err != nil {
 		return err
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.setNodes(fresh.Nodes, start)
-	g.target = fresh.NodeQuantity
+	g.fresh(*np)
 	return nil
 }
 
@@ -266,12 +228,12 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			g.identityMismatch(n)
 		}
 		if err != nil {
-			return fmt.Errorf("node group %s: %w", g.id, err)
+			return fmt.Errorf("node group %s: %w", g.Id(ctx), err)
 		}
 		ids = append(ids, id)
 	}
 
-	return g.guard.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
 		todo, err := groupstate.Prepare(tx, func() ([]string, error) { return g.planDeletion(ids, nodes) })
 		if err != nil {
 			return err
@@ -287,55 +249,56 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	})
 }
 
-// deleteNode DELETEs one node and applies the answer to the snapshot; done
-// are the nodes of the same request deleted before it.
+// deleteNode DELETEs one node and applies the answer to the served state;
+// done are the nodes of the same request deleted before it.
 func (g *nodeGroup) deleteNode(ctx context.Context, id string, done []string) error {
-	if err := g.m.client.DeleteNode(ctx, g.m.clusterID, g.id, id); err != nil {
+	pool, pid := g.Id(ctx), cloudprovider.BuildProviderID(ProviderIDPrefix, id)
+	if err := g.m.client.DeleteNode(ctx, g.m.clusterID, pool, id); err != nil {
 		if errors.Is(err, cloudprovider.ErrNotFound) {
 			// Gone already (often our own retry after a lost answer):
 			// report it as deleting until a list drops it. The target is
 			// unknown now; the guard makes the next mutation re-read the
 			// pool first (a NotFound answer), so a later delete is not
 			// checked against a target one too high.
-			g.deleting.Add(id)
+			g.Deleting().Add(pid)
 		}
-		return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w", id, g.id, idList(done), err)
+		return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w", id, pool, idList(done), err)
 	}
-	g.mu.Lock()
-	g.target--
-	g.deleting.Add(id)
-	target := g.target
-	g.mu.Unlock()
-	klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", g.id, "node", id, "target", target)
+	g.Deleting().Add(pid)
+	var target int
+	g.Update(func(v *groupstate.View) { v.Target--; target = v.Target })
+	klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", pool, "node", id, "target", target)
 	return nil
 }
 
 // planDeletion checks ownership and the min rule for the whole request and
-// returns the instance ids still to delete; callers hold the mutation lock.
+// returns the instance ids still to delete; callers hold the group's guard.
 func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	if err := g.checkExists(); err != nil {
 		return nil, err
 	}
-	owned := make(map[string]bool, len(g.nodes))
-	for _, n := range g.nodes {
-		owned[n.ID] = true
+	pool := g.Id(context.Background())
+	v := g.Read()
+	owned := make(map[string]bool, len(v.Instances))
+	for _, in := range v.Instances {
+		owned[in.Id] = true
 	}
+	deleting := g.Deleting()
 	seen := map[string]bool{}
 	var todo []string
 	var todoNodes []*corev1.Node
 	for i, id := range ids {
 		name := cloudprovider.NodeName(nodes[i].Name, nodes[i].Spec.ProviderID)
-		if !owned[id] {
+		pid := cloudprovider.BuildProviderID(ProviderIDPrefix, id)
+		if !owned[pid] {
 			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
-				"cannot delete node %s (instance %s): it does not belong to node pool %s", name, id, g.id)
+				"cannot delete node %s (instance %s): it does not belong to node pool %s", name, id, pool)
 		}
 		if seen[id] {
 			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
 		seen[id] = true
-		if g.deleting.Holds(id) {
+		if deleting.Holds(pid) {
 			// CA re-sends failed instances every loop until they vanish; the
 			// DELETE was accepted already and the target lowered once.
 			continue
@@ -346,7 +309,7 @@ func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, 
 	if len(todo) == 0 {
 		return nil, nil
 	}
-	if err := groupstate.CheckDeleteMin(g.id, g.target, g.min, todoNodes); err != nil {
+	if err := groupstate.CheckDeleteMin(pool, v.Target, v.Min, todoNodes); err != nil {
 		return nil, err
 	}
 	return todo, nil
@@ -370,9 +333,9 @@ var errIdentityMismatch = errors.New("node-id label and providerID disagree")
 // a compromised kubelet.
 func (g *nodeGroup) identityMismatch(n *corev1.Node) {
 	klog.InfoS("Refusing to delete a node whose node-id label and providerID disagree", "provider", ProviderName,
-		"nodeGroup", g.id, "node", n.Name, "label", n.Labels[LabelNodeID], "providerID", n.Spec.ProviderID)
+		"nodeGroup", g.Id(context.Background()), "node", n.Name, "label", n.Labels[LabelNodeID], "providerID", n.Spec.ProviderID)
 	if g.m.identityMismatch != nil {
-		g.m.identityMismatch(g.id)
+		g.m.identityMismatch(g.Id(context.Background()))
 	}
 }
 
@@ -407,34 +370,16 @@ func nodeIDOf(n *corev1.Node) (string, error) {
 		"node %s has neither label %s nor a providerID", name, LabelNodeID)
 }
 
-// Nodes implements cloudprovider.NodeGroup.
-func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.checkExists(); err != nil {
-		return nil, err
-	}
-	out := make([]cloudprovider.Instance, 0, len(g.nodes))
-	for _, n := range g.nodes {
-		st := instanceStatus(n.Status)
-		if g.deleting.Holds(n.ID) {
-			st = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
-		}
-		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, n.ID), Status: st})
-	}
-	return out, nil
-}
-
 // TemplateNodeInfo implements cloudprovider.NodeGroup.
-func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
+func (g *nodeGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, error) {
 	g.mu.Lock()
 	pool, settings := g.pool, g.settings
 	g.mu.Unlock()
 	plan, ok := g.m.plan(pool.Plan)
 	if !ok {
-		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "node pool %s: plan %q not known yet", g.id, pool.Plan)
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "node pool %s: plan %q not known yet", g.Id(ctx), pool.Plan)
 	}
-	return buildTemplate(g.id, pool, plan, g.m.clusterRegion(), settings), nil
+	return buildTemplate(g.Id(ctx), pool, plan, g.m.clusterRegion(), settings), nil
 }
 
 // GetOptions implements cloudprovider.NodeGroup: the overrides in the pool's

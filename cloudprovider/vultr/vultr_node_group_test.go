@@ -206,6 +206,38 @@ func TestDecreaseTargetSize(t *testing.T) {
 	}
 }
 
+// TestMutationKeepsSpecBounds: a pool's bounds come from --nodes when it
+// names the pool; a resize's answer and a mutation's fresh read install the
+// pool as Vultr holds it, which carries Vultr's own min and max, and must
+// leave the served bounds as Refresh chose them.
+func TestMutationKeepsSpecBounds(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, withSpecs("3:6:main"), withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
+	g := e.group("a-main")
+	bounds := func(after string) {
+		t.Helper()
+		if lo, hi := g.MinSize(e.ctx()), g.MaxSize(e.ctx()); lo != 3 || hi != 6 {
+			t.Fatalf("bounds %d:%d after %s, want 3:6 from --nodes", lo, hi, after)
+		}
+	}
+	bounds("the first Refresh")
+	if err := g.IncreaseSize(e.ctx(), 1); err != nil {
+		t.Fatal(err)
+	}
+	bounds("a resize's answer")
+	e.fake.ResetRequests()
+	if err := g.DecreaseTargetSize(e.ctx(), -1); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRequests(e.fake.Requests(), http.MethodGet, "/node-pools/a-main"); n != 1 {
+		t.Fatalf("DecreaseTargetSize read the pool %d times, want 1 (the fresh read before an absolute shrink)", n)
+	}
+	bounds("a fresh read")
+	if got, _ := g.TargetSize(e.ctx()); got != 3 {
+		t.Fatalf("target %d, want 3", got)
+	}
+}
+
 func TestDeleteNodes(t *testing.T) {
 	t.Parallel()
 	type nodeFn func(e *testEnv) []*corev1.Node

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -66,8 +67,8 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 			g = newNodeGroup(m, s.pool.ID)
 		}
 		g.update(listing, s.pool, s.min, s.max)
-		groups[g.id] = g
-		order = append(order, g.id)
+		groups[s.pool.ID] = g
+		order = append(order, s.pool.ID)
 		for _, n := range s.pool.Nodes {
 			byNodeID[n.ID] = g
 		}
@@ -133,34 +134,24 @@ func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, 
 
 // ensureInfo loads the cluster region and the plans when they are missing or
 // stale. Failures are logged and leave templates unavailable; they never fail
-// Refresh, because the node-pool snapshot is what CA's loop depends on.
+// Refresh, because the node-pool snapshot is what CA's loop depends on. It
+// runs only inside a refresh (refreshGate), so two never race, and it holds
+// infoMu only to read and install, never across a call.
 func (m *manager) ensureInfo(ctx context.Context, pools []vultrapi.NodePool) {
-	m.infoMu.Lock()
-	defer m.infoMu.Unlock()
 	now := m.now()
-	if m.region == "" && (m.regionAttempt.IsZero() || now.Sub(m.regionAttempt) >= regionRetryInterval) {
-		m.regionAttempt = now
+	if m.clusterRegion() == "" && m.attempts.PutIfAbsent(readRegion, struct{}{}) {
 		c, err := m.client.GetCluster(ctx, m.clusterID)
 		if err != nil {
 			klog.ErrorS(err, "Cannot read VKE cluster region; templates will lack the region label until it can", "provider", ProviderName)
 		} else {
+			m.infoMu.Lock()
 			m.region = c.Region
+			m.infoMu.Unlock()
 		}
 	}
-	unknown := false
-	for _, p := range pools {
-		if _, ok := m.plans[p.Plan]; !ok && p.Plan != "" {
-			unknown = true
-		}
-	}
-	stale := !m.plansEverLoaded || now.Sub(m.plansFetched) >= planCacheTTL
-	if !stale && !unknown {
+	if !m.plansDue(pools, now) || !m.attempts.PutIfAbsent(readPlans, struct{}{}) {
 		return
 	}
-	if !m.plansAttempt.IsZero() && now.Sub(m.plansAttempt) < planRetryInterval {
-		return
-	}
-	m.plansAttempt = now
 	plans, err := m.client.ListPlans(ctx)
 	if err != nil {
 		klog.ErrorS(err, "Cannot list Vultr plans; templates and prices use the previous list", "provider", ProviderName)
@@ -182,6 +173,26 @@ func (m *manager) ensureInfo(ctx context.Context, pools []vultrapi.NodePool) {
 		}
 		next[p.ID] = planInfo{ID: p.ID, VCPUs: cpus, RAMMiB: p.RAM, DiskGB: p.Disk, MonthlyCost: p.MonthlyCost, BareMetal: true}
 	}
+	m.infoMu.Lock()
 	m.plans, m.plansFetched, m.plansEverLoaded = next, now, true
+	m.infoMu.Unlock()
 	klog.V(4).InfoS("Loaded Vultr plans", "provider", ProviderName, "plans", len(plans), "metalPlans", len(metal))
+}
+
+// plansDue reports whether the plan list is to be read at now: never
+// loaded, older than planCacheTTL, or lacking a pool's plan. An aged list
+// is kept, not dropped as a groupstate.TTLCache entry would be: a re-read
+// that fails leaves templates and prices on the previous list.
+func (m *manager) plansDue(pools []vultrapi.NodePool, now time.Time) bool {
+	m.infoMu.Lock()
+	defer m.infoMu.Unlock()
+	if !m.plansEverLoaded || now.Sub(m.plansFetched) >= planCacheTTL {
+		return true
+	}
+	for _, p := range pools {
+		if _, ok := m.plans[p.Plan]; !ok && p.Plan != "" {
+			return true
+		}
+	}
+	return false
 }
