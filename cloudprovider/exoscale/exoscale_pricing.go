@@ -31,7 +31,7 @@ func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	if g == nil {
 		return ""
 	}
-	t, ok := c.m.instanceType(g.state().typeID)
+	t, ok := c.m.instanceType(g.record().typeID)
 	if !ok {
 		return ""
 	}
@@ -47,7 +47,7 @@ func (c priceCatalog) HourlyPrice(instanceType string) (float64, error) {
 func (c priceCatalog) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range c.m.nodeGroups() {
-		if t, ok := c.m.instanceType(g.state().typeID); ok {
+		if t, ok := c.m.instanceType(g.record().typeID); ok {
 			out[t.Name()] = groupconfig.InstanceTypeShape{VCPUs: float64(t.CPUs), MemoryGiB: float64(t.MemoryBytes) / (1 << 30)}
 		}
 	}

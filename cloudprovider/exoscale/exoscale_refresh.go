@@ -90,6 +90,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.reads.record(pools, readClusters, clusters, readMembers, members, now)
 
 	snap := &snapshot{
+		listing:        listing,
 		pools:          make(map[string]exoapi.InstancePool, len(pools)),
 		nodepoolByPool: map[string]exoapi.Nodepool{},
 		membersByPool:  map[string][]exoapi.Instance{},
@@ -133,9 +134,14 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	}
 	m.fetchTypes(ctx, selected, snap)
 
-	states := make(map[string]groupState, len(selected))
+	type state struct {
+		rec  poolRecord
+		view groupstate.View
+	}
+	states := make(map[string]state, len(selected))
 	for poolID, spec := range selected {
-		states[poolID] = m.buildState(poolID, spec, snap)
+		rec, v := m.buildState(poolID, spec, snap)
+		states[poolID] = state{rec, v}
 	}
 
 	// Apply to groups without holding mu (lock order).
@@ -150,9 +156,9 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 		g := existing[id]
 		if g == nil {
 			g = newNodeGroup(m, id)
-			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", st.displayName(), "min", st.min, "max", st.max)
+			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", st.rec.displayName(), "min", st.view.Min, "max", st.view.Max)
 		}
-		g.applySnapshot(st, opResults, listing)
+		g.applySnapshot(st.rec, st.view, opResults, listing)
 		next[id] = g
 	}
 
@@ -332,42 +338,38 @@ func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, sna
 	return groupconfig.ResolveSpecs(specs, candidates)
 }
 
-// buildState derives one group's view from the snapshot.
-func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, snap *snapshot) groupState {
+// buildState derives one group's record and view from the snapshot.
+func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, snap *snapshot) (poolRecord, groupstate.View) {
 	p := snap.pools[poolID]
-	st := groupState{
-		poolID: poolID, name: p.Name, cloudSize: p.Size, poolState: p.State,
-		typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB,
-		members: append([]exoapi.Instance(nil), snap.membersByPool[poolID]...),
-	}
-	st.settings = groupconfig.ParseGroupSettings(settingsSourcePool, p.Labels)
+	rec := poolRecord{name: p.Name, typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB}
+	rec.settings = groupconfig.ParseGroupSettings(settingsSourcePool, p.Labels)
 	if np, ok := snap.nodepoolByPool[poolID]; ok {
-		st.sks = true
-		st.clusterID, st.nodepoolID, st.nodepoolName = np.ClusterID, np.ID, np.Name
-		// st.cloudSize stays the pool's: the nodepool list may be up to
+		rec.sks = true
+		rec.clusterID, rec.nodepoolID, rec.nodepoolName = np.ClusterID, np.ID, np.Name
+		// The target stays the pool's size: the nodepool list may be up to
 		// --max-staleness old while the pool list is fresh, and the two
 		// sizes stay equal (shared doc §6.3; readPool relies on it too).
 		if np.InstanceTypeID != "" {
-			st.typeID = np.InstanceTypeID
+			rec.typeID = np.InstanceTypeID
 		}
 		if np.DiskSizeGiB > 0 {
-			st.diskSizeGiB = np.DiskSizeGiB
+			rec.diskSizeGiB = np.DiskSizeGiB
 		}
-		st.labels, st.taints = np.Labels, np.Taints
-		st.settings = groupconfig.ParseGroupSettings(settingsSourceNodepool, np.Labels)
+		rec.labels, rec.taints = np.Labels, np.Taints
+		rec.settings = groupconfig.ParseGroupSettings(settingsSourceNodepool, np.Labels)
 	}
-	_, hasTemplate := m.instanceType(st.typeID)
-	st.hasTemplate = hasTemplate && st.typeID != ""
-	st.min, st.max = defaultMinSize, m.defaultMax()
+	_, hasTemplate := m.instanceType(rec.typeID)
+	hasTemplate = hasTemplate && rec.typeID != ""
+	minSize, maxSize := defaultMinSize, m.defaultMax()
 	if spec != nil {
-		st.min, st.max = spec.MinSize, spec.MaxSize
+		minSize, maxSize = spec.MinSize, spec.MaxSize
 	}
-	if st.min == 0 && !st.hasTemplate {
+	if minSize == 0 && !hasTemplate {
 		// Without a template CA cannot scale an empty group back up.
 		m.warnOnce("min0/"+poolID, "Raising min size to 1: no template for this group", "nodeGroup", poolID)
-		st.min = 1
+		minSize = 1
 	}
-	return st
+	return rec, view(p, snap.membersByPool[poolID], minSize, maxSize)
 }
 
 // The caches: instance types (immutable, fetched once) and the instance
@@ -434,8 +436,7 @@ func (m *manager) defaultMax() int {
 func (m *manager) gpuTypes() map[string]struct{} {
 	out := map[string]struct{}{}
 	for _, g := range m.nodeGroups() {
-		st := g.state()
-		if t, ok := m.instanceType(st.typeID); ok && t.GPUs > 0 {
+		if t, ok := m.instanceType(g.record().typeID); ok && t.GPUs > 0 {
 			out[t.Family] = struct{}{}
 		}
 	}
