@@ -47,10 +47,10 @@ type manager struct {
 	now    func() time.Time
 
 	refreshMu sync.Mutex
-	// reads and maxStaleness (--max-staleness) let an unchanged refresh
+	// reads and fresh (the --max-staleness rule) let an unchanged refresh
 	// skip the cluster and instance lists; refreshMu guards reads.
-	reads        refreshReads
-	maxStaleness time.Duration
+	reads refreshReads
+	fresh *groupstate.Freshness
 
 	mu           sync.RWMutex
 	snap         *snapshot
@@ -99,7 +99,7 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupst
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
 		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
-		maxStaleness: groupstate.DefaultMaxStaleness,
+		fresh:        groupstate.NewFreshness(groupstate.DefaultMaxStaleness, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupMembers
 	return m

@@ -24,7 +24,9 @@ import (
 func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
-	now := m.now()
+	// One of CA's refreshes: the round's start is the refresh's now.
+	round := m.fresh.Begin(true)
+	now := round.At
 	m.mu.RLock()
 	skip := !force && m.refreshed && m.cfg.RefreshInterval > 0 && now.Sub(m.lastRefresh) < m.cfg.RefreshInterval
 	// Attempts count too: a key without get-quota must not cost a call per loop.
@@ -63,7 +65,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 			}
 		}
 	}
-	readClusters, readMembers := m.reads.plan(pools, force, len(opResults) > 0, now, m.maxStaleness)
+	readClusters, readMembers := m.reads.plan(pools, force, len(opResults) > 0, round)
 	var (
 		wg             sync.WaitGroup
 		clusters       = m.reads.clusters
@@ -189,6 +191,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.unknownNodes.Refreshed()
 	m.lastRefresh = now
 	m.refreshed = true
+	m.fresh.End(round)
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "nodeGroups", len(next), "pools", len(pools), "poolMembers", len(members))
 	return nil
 }
@@ -460,10 +463,10 @@ type refreshReads struct {
 
 // plan decides what this refresh reads besides the pool list.
 //
-// The SKS nodepool list is read at least every maxAge (--max-staleness), and
-// at once when the pool list shows something only it explains: a pool
-// appeared or left, or a pool's manager changed (its nodepool mapping is
-// unknown). A nodepool's labels, taints and settings
+// The SKS nodepool list is read once the last read reached the bound
+// (--max-staleness), and at once when the pool list shows something only
+// it explains: a pool appeared or left, or a pool's manager changed (its
+// nodepool mapping is unknown). A nodepool's labels, taints and settings
 // (docs/group-settings.md) leave no trace in the pool list, so they are
 // served within the bound. Sizes need no nodepool read: a nodepool's size
 // and its instance pool's stay equal (shared doc §6.3), and the fresh pool
@@ -471,12 +474,16 @@ type refreshReads struct {
 //
 // Instance states are read while some member is not yet running, when a
 // pool's size, state or members changed since the last read, when an
-// operation of ours settled, and at least every maxAge.
+// operation of ours settled, and once the last read reached the bound.
+//
+// Both take the plain bound (round.Expired): a list is read again at the
+// first refresh at or past the bound, which is what the refresh budget
+// promises, not one refresh earlier as the horizon rule (round.Due) would.
 //
 // force reads both.
-func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, now time.Time, maxAge time.Duration) (readClusters, readMembers bool) {
-	readClusters = force || r.clustersAt.IsZero() || now.Sub(r.clustersAt) >= maxAge || !r.explains(pools)
-	readMembers = force || opSettled || r.membersAt.IsZero() || now.Sub(r.membersAt) >= maxAge ||
+func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round groupstate.Round) (readClusters, readMembers bool) {
+	readClusters = force || round.Expired(r.clustersAt) || !r.explains(pools)
+	readMembers = force || opSettled || round.Expired(r.membersAt) ||
 		!samePools(r.pools, pools) || !allRunning(r.members)
 	return readClusters, readMembers
 }
