@@ -196,6 +196,9 @@ func (g *nodeGroup) applySnapshot(rec poolRecord, v groupstate.View, results map
 		// refresh settles them.
 		s = g.settle(nil, listing, true)
 	}
+	// A read between the install and the changes below sees the target
+	// without the new slots, or members still Deleting, for that moment:
+	// the target and the slots and Deleting set are under separate locks.
 	g.pending = s.pending
 	for _, p := range s.stale {
 		klog.InfoS("Dropping operation still pending after an hour", "provider", ProviderName, "nodeGroup", g.id, "operation", p.op.ID)

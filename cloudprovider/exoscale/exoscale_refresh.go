@@ -136,16 +136,6 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	}
 	m.fetchTypes(ctx, selected, snap)
 
-	type state struct {
-		rec  poolRecord
-		view groupstate.View
-	}
-	states := make(map[string]state, len(selected))
-	for poolID, spec := range selected {
-		rec, v := m.buildState(poolID, spec, snap)
-		states[poolID] = state{rec, v}
-	}
-
 	// Apply to groups without holding mu (lock order).
 	m.mu.RLock()
 	existing := make(map[string]*nodeGroup, len(m.groups))
@@ -153,14 +143,15 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 		existing[id] = g
 	}
 	m.mu.RUnlock()
-	next := make(map[string]*nodeGroup, len(states))
-	for id, st := range states {
+	next := make(map[string]*nodeGroup, len(selected))
+	for id, spec := range selected {
+		rec, v := m.buildState(id, spec, snap)
 		g := existing[id]
 		if g == nil {
 			g = newNodeGroup(m, id)
-			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", st.rec.displayName(), "min", st.view.Min, "max", st.view.Max)
+			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 		}
-		g.applySnapshot(st.rec, st.view, opResults, listing)
+		g.applySnapshot(rec, v, opResults, listing)
 		next[id] = g
 	}
 
