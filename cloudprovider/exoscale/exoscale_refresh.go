@@ -368,6 +368,8 @@ func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, sna
 
 // The caches: instance types (immutable, fetched once) and the instance
 // quota (re-read every quotaTTL), which give templates and default sizes.
+// Neither is a groupstate.TTLCache: a type never expires, and the quota
+// last read is served past its re-read time (a failed read keeps it).
 
 // quotaSnapshot returns a copy of the last instance quota read, or nil.
 func (m *manager) quotaSnapshot() *exoapi.Quota {
