@@ -397,7 +397,7 @@ func TestRefreshCallBudget(t *testing.T) {
 			if calls := e.fake.OperationCounts(); fmt.Sprint(calls) != fmt.Sprint(want) {
 				t.Fatalf("Refresh at the staleness bound made %v, want %v", calls, want)
 			}
-			if n := len(e.group(t, e.workersPool).st.members); n != nodes {
+			if n := len(e.group(t, e.workersPool).Read().Instances); n != nodes {
 				t.Fatalf("workers has %d members, want %d", n, nodes)
 			}
 		})
@@ -441,7 +441,7 @@ func TestNewNodepoolReadsNodepoolList(t *testing.T) {
 	if n := e.fake.OperationCounts()["GET /v2/sks-cluster"]; n != 1 {
 		t.Fatalf("nodepool list read %d times after a pool appeared, want 1", n)
 	}
-	if g := e.group(t, pool); !g.state().sks {
+	if g := e.group(t, pool); !g.record().sks {
 		t.Fatalf("new nodepool's group %s is not an SKS group", pool)
 	}
 }

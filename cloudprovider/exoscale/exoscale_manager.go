@@ -31,24 +31,26 @@ type cloudAPI interface {
 
 // snapshot is the cloud as seen by the last successful Refresh.
 type snapshot struct {
+	// listing is when the refresh that took it began.
+	listing        groupstate.Listing
 	pools          map[string]exoapi.InstancePool
 	nodepoolByPool map[string]exoapi.Nodepool
 	membersByPool  map[string][]exoapi.Instance
 }
 
 // manager owns the snapshot and the node groups. Lock order: refreshMu, then
-// a group's mu, then mu, then the ledger's own locks; mu is never held while
-// taking a group's mu.
+// a group's mu, then mu, then the locks of groupstate (a group's served
+// state, then the ledger's own); mu is never held while taking a group's mu.
 type manager struct {
 	cfg    Config
 	client cloudAPI
 	now    func() time.Time
 
 	refreshMu sync.Mutex
-	// reads and maxStaleness (--max-staleness) let an unchanged refresh
+	// reads and fresh (the --max-staleness rule) let an unchanged refresh
 	// skip the cluster and instance lists; refreshMu guards reads.
-	reads        refreshReads
-	maxStaleness time.Duration
+	reads refreshReads
+	fresh *groupstate.Freshness
 
 	mu           sync.RWMutex
 	snap         *snapshot
@@ -59,9 +61,10 @@ type manager struct {
 	// missing from the index, and remembers those in no pool.
 	unknownNodes groupstate.UnknownNodeLookup
 	// ledger is the one record of our mutations per group: each group's
-	// guard, the members whose eviction the cloud accepted, the slots of
-	// failed scale-ups, and the sequence that orders our operations against
-	// listings. It is never replaced, so guards outlive refreshes.
+	// served state (groupstate.Group) and guard, the members whose eviction
+	// the cloud accepted, the slots of failed scale-ups, and the sequence
+	// that orders our operations against listings. It is never replaced,
+	// so guards and served state outlive refreshes.
 	ledger      *groupstate.Ledger
 	types       map[string]exoapi.InstanceType
 	quota       *exoapi.Quota
@@ -96,7 +99,7 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupst
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
 		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
-		maxStaleness: groupstate.DefaultMaxStaleness,
+		fresh:        groupstate.NewFreshness(groupstate.DefaultMaxStaleness, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupMembers
 	return m
@@ -205,7 +208,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 		spec = &s
 	}
 	m.mu.RUnlock()
-	st := m.buildState(poolID, spec, snap)
+	rec, v := m.buildState(poolID, spec, snap)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if existing := m.groups[poolID]; existing != nil {
@@ -215,9 +218,10 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	// forget the group's ledger entry between its making and its joining
 	// the groups.
 	g := newNodeGroup(m, poolID)
-	g.st = st
+	g.rec = rec
+	g.Install(snap.listing, v)
 	m.groups[poolID] = g
-	klog.InfoS("Learnt node group from a node lookup", "provider", ProviderName, "nodeGroup", poolID, "name", st.displayName(), "min", st.min, "max", st.max)
+	klog.InfoS("Learnt node group from a node lookup", "provider", ProviderName, "nodeGroup", poolID, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 	return g
 }
 

@@ -20,26 +20,24 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
-// groupState is one group as the last snapshot saw it.
-type groupState struct {
-	poolID, name                        string
+// poolRecord is what the cloud says of a group beyond its served state
+// (bounds, size and members, which the embedded groupstate.Group holds):
+// which pool or nodepool it is, and its template and settings inputs.
+type poolRecord struct {
+	name                                string
 	sks                                 bool
 	clusterID, nodepoolID, nodepoolName string
-	cloudSize                           int
-	poolState                           string
-	members                             []exoapi.Instance
 	typeID                              string
 	diskSizeGiB                         int
 	labels                              map[string]string
 	taints                              []exoapi.Taint
-	min, max                            int
-	hasTemplate                         bool
 	// settings are read from the nodepool's labels (SKS) or the instance
 	// pool's labels (plain pools) at each Refresh.
 	settings groupconfig.GroupSettings
 }
 
-func (s groupState) displayName() string {
+// displayName is how logs and Debug name the group's pool or nodepool.
+func (s poolRecord) displayName() string {
 	if s.sks {
 		return "nodepool " + s.nodepoolName
 	}
@@ -60,9 +58,10 @@ type pendingOp struct {
 	// taken inside the guarded call, before the guard records its end: a
 	// listing that began while the call was in flight is not After it, one
 	// that began after the cloud accepted the operation is.
-	seq       uint64
-	kind      string
-	from, to  int
+	seq      uint64
+	kind     string
+	from, to int
+	// evicted are the providerIDs an eviction names.
 	evicted   []string
 	submitted time.Time
 	quotaHit  bool
@@ -73,30 +72,31 @@ type pendingOp struct {
 
 // nodeGroup is one Exoscale instance pool (plain, or an SKS nodepool's).
 // Objects persist across refreshes so that locks and bookkeeping do.
+//
+// Its served state is the shared groupstate.Group (Id, MinSize, MaxSize,
+// TargetSize, Nodes, the guard and the ledger's rules): the target is the
+// size the cloud was last asked for while operations are pending (the
+// pool's size otherwise), members whose eviction the cloud accepted show
+// Deleting, and the slots of scale-ups whose operation failed are outside
+// the pool's size (groupstate.SlotsOutsideSize), shown as failed creations
+// until CA deletes them. Members requested but not listed yet are not in
+// Nodes: CA counts them as upcoming from TargetSize, and
+// DecreaseTargetSize may cancel them. Beside it the group keeps only what
+// Exoscale adds: the pool's record and the operations pending.
 type nodeGroup struct {
+	*groupstate.Group
 	m  *manager
 	id string
 
-	// guard serialises IncreaseSize, DecreaseTargetSize and DeleteNodes
-	// (read-compute-mutate) including their cloud call under the shared
-	// mutation discipline; waiting for it respects the caller's deadline.
-	// It, evicting and failed are the group's in the manager's ledger.
-	guard *groupstate.MutationGuard
-	// evicting holds members whose eviction the cloud accepted, reported
-	// as Deleting under the shared rule (groupstate.DeletingSet).
-	evicting *groupstate.DeletingSet
-	// failed holds the slots of scale-ups whose operation failed: outside
-	// the pool's size, reported as failed creations until CA deletes them
-	// (groupstate.FailedSlots). Changed only under mu, so that TargetSize
-	// and Nodes agree on them.
-	failed *groupstate.FailedSlots
-	// mu guards everything below. It is released during cloud calls, so that
-	// reads (TargetSize, Nodes, NodeGroups) never wait behind a slow scale or
-	// eviction: CA aborts its loop when TargetSize fails.
-	mu       sync.Mutex
-	st       groupState
-	expected int // cloud size once pending operations land; used while any is pending
-	pending  []*pendingOp
+	// mu guards rec and pending, and orders what changes the served
+	// state: a refresh's install and settling, a mutation's fresh read,
+	// plan and recorded operation, and every change of the failed slots,
+	// so that a plan sees the target and the slots agree. It is released
+	// during cloud calls, and reads (TargetSize, Nodes, NodeGroups) never
+	// take it: CA aborts its loop when TargetSize fails.
+	mu      sync.Mutex
+	rec     poolRecord
+	pending []*pendingOp
 }
 
 // String identifies the group; it never prints the manager and its config.
@@ -106,38 +106,30 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 func (g *nodeGroup) GoString() string { return g.String() }
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	l := m.ledger
-	return &nodeGroup{m: m, id: id, guard: l.Guard(id), evicting: l.Deleting(id), failed: l.Failed(id)}
+	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), groupstate.SlotsOutsideSize), m: m, id: id}
 }
 
-func (g *nodeGroup) state() groupState {
+// slotIDs builds the providerIDs of group's failed slots from their numbers
+// ("exoscale://pending/<group>/failed-<n>").
+func slotIDs(group string) func(n int) string {
+	return func(n int) string { return fmt.Sprintf("%s%s/%s%d", placeholderPrefix, group, failedSlotPrefix, n) }
+}
+
+// record returns the pool's record as the last snapshot saw it.
+func (g *nodeGroup) record() poolRecord {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.st
+	return g.rec
 }
 
-// cloudTargetLocked is the size the cloud has been asked for.
-func (g *nodeGroup) cloudTargetLocked() int {
-	if len(g.pending) > 0 {
-		return g.expected
-	}
-	return g.st.cloudSize
-}
-
-// targetLocked adds the failed slots CA has not cleaned up yet, so that
-// TargetSize and Nodes agree.
-func (g *nodeGroup) targetLocked() int {
-	return g.cloudTargetLocked() + g.failed.Len()
-}
-
-// liveLocked counts members that exist and are not being removed.
-func (g *nodeGroup) liveLocked() int {
+// live counts members that exist and are not being removed.
+func (g *nodeGroup) live() int {
+	deleting := g.Deleting()
 	n := 0
-	for _, in := range g.st.members {
-		if g.evicting.Holds(in.ID) || deletingState(in.State) {
-			continue
+	for _, in := range g.Read().Instances {
+		if !deleting.Holds(in.Id) && !removing(in) {
+			n++
 		}
-		n++
 	}
 	return n
 }
@@ -178,88 +170,110 @@ func (g *nodeGroup) notePolled(id string, op exoapi.Operation) {
 	}
 }
 
-// applySnapshot installs a new snapshot, taken by the refresh whose
-// listing began at listing, and settles the operations that finished
-// before it was taken. The ledger's reconcile step decides what the listing
-// may overwrite: a listing older than a mutation of ours (or than a
-// mutation's fresh read) keeps the size served now, and it ends the Deleting
-// state of members it no longer holds. Failed slots are not in the listing
-// (the pool's size never counted them): a failed scale-up adds them here,
-// and they end when CA deletes them or after staleOperation.
-func (g *nodeGroup) applySnapshot(st groupState, results map[string]exoapi.Operation, listing groupstate.Listing) {
+// applySnapshot installs a new snapshot of the group, taken by the refresh
+// whose listing began at listing, and settles the operations that finished
+// before it was taken. The ledger's rules (groupstate.Group.Install) decide
+// what the listing may overwrite: a listing older than a mutation of ours
+// (or than a mutation's fresh read) keeps the size served now, and it ends
+// the Deleting state of members it no longer holds. Failed slots are not in
+// the listing (the pool's size never counted them): a failed scale-up adds
+// them here, and they end when CA deletes them or after staleOperation.
+func (g *nodeGroup) applySnapshot(rec poolRecord, v groupstate.View, results map[string]exoapi.Operation, listing groupstate.Listing) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	present := make(map[string]bool, len(st.members))
-	for _, in := range st.members {
-		present[in.ID] = true
+	g.rec = rec
+	// Under mu: a fresh read (readPool) and an operation's recording
+	// change the served state under mu too, so none lands between the
+	// settling planned here and the install.
+	s := g.settle(results, listing, false)
+	if len(s.pending) > 0 {
+		v.Target = s.target
 	}
-	// Under mu: a fresh read (readPool) installs under mu too, so it
-	// cannot land between the decision and the install.
-	r := g.m.ledger.Reconcile(listing, g.id, groupstate.GroupListing{Holds: func(id string) bool { return present[id] }, Unfilled: -1})
-	// A group that has served no size yet (made by this refresh) serves
-	// the listed one.
-	r.KeepSize = r.KeepSize && g.st.poolID != ""
-	if r.KeepSize {
+	if g.Install(listing, v) {
 		// The listing may predate a mutation of ours or a fresh read: its
 		// size is not served, and it settles no operation, since the size
-		// served once they settle would be the older one kept here. The
-		// next refresh settles them.
-		st.cloudSize = g.st.cloudSize
-		results = nil
+		// served once they settle would be the older one kept. The next
+		// refresh settles them.
+		s = g.settle(nil, listing, true)
 	}
-	g.st = st
-	now := listing.At
-	kept := g.pending[:0]
-	for _, p := range g.pending {
-		res, done := results[p.op.ID]
-		if !done && !r.KeepSize && listing.After(p.seq) && (p.op.Done() || p.op.ID == "") {
-			res, done = p.op, true
-		}
-		if !done {
-			if now.Sub(p.submitted) > staleOperation {
-				klog.InfoS("Dropping operation still pending after an hour", "provider", ProviderName, "nodeGroup", g.id, "operation", p.op.ID)
-				continue
-			}
-			kept = append(kept, p)
-			continue
-		}
-		if res.State == exoapi.OperationSuccess {
-			continue
-		}
-		// The cloud did not apply it: undo our expectation.
+	// A read between the install and the changes below sees the target
+	// without the new slots, or members still Deleting, for that moment:
+	// the target and the slots and Deleting set are under separate locks.
+	g.pending = s.pending
+	for _, p := range s.stale {
+		klog.InfoS("Dropping operation still pending after an hour", "provider", ProviderName, "nodeGroup", g.id, "operation", p.op.ID)
+	}
+	for _, f := range s.failed {
+		// The cloud did not apply it: the target planned above no longer
+		// expects it.
+		p, res := f.p, f.res
 		klog.InfoS("Operation failed", "provider", ProviderName, "nodeGroup", g.id, "operation", res.ID, "kind", p.kind, "state", res.State, "reason", res.Reason, "message", res.Message)
 		switch p.kind {
 		case opScale:
-			g.expected -= p.to - p.from
 			// A scale-down that failed leaves no slot (Add ignores n <= 0).
-			g.failed.Add(p.to-p.from, operationErrorInfo(res, p.quotaHit))
+			g.Failed().Add(p.to-p.from, operationErrorInfo(res, p.quotaHit))
 		case opEvict:
-			g.expected += len(p.evicted)
-			g.evicting.Forget(p.evicted...)
+			g.Deleting().Forget(p.evicted...)
 		}
 	}
-	g.pending = kept
 	// CA deletes a failed slot within its --max-node-provision-time; one
 	// it never deletes ends with the operations it came from.
-	g.failed.Prune(staleOperation)
+	g.Failed().Prune(staleOperation)
 }
 
-// Id implements cloudprovider.NodeGroup; it is the instance-pool id, as upstream.
-func (g *nodeGroup) Id(context.Context) string { return g.id }
+// settlement is what a listing settles of a group's pending operations.
+type settlement struct {
+	// pending are the operations still pending, stale those dropped after
+	// staleOperation, failed those the cloud did not apply.
+	pending, stale []*pendingOp
+	failed         []failedOp
+	// target is the size the cloud was asked for, once the failed
+	// operations no longer count.
+	target int
+}
 
-// MinSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) MinSize(context.Context) int { return g.state().min }
+type failedOp struct {
+	p   *pendingOp
+	res exoapi.Operation
+}
 
-// MaxSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) MaxSize(context.Context) int { return g.state().max }
+// settle plans what a listing that began at listing settles, given the
+// results this refresh found (results), and changes nothing: an overtaken
+// listing (kept) settles only operations gone stale. Callers hold mu.
+func (g *nodeGroup) settle(results map[string]exoapi.Operation, listing groupstate.Listing, kept bool) settlement {
+	s := settlement{target: g.Read().Target}
+	for _, p := range g.pending {
+		res, done := results[p.op.ID]
+		if !done && !kept && listing.After(p.seq) && (p.op.Done() || p.op.ID == "") {
+			res, done = p.op, true
+		}
+		switch {
+		case !done && listing.At.Sub(p.submitted) > staleOperation:
+			s.stale = append(s.stale, p)
+		case !done:
+			s.pending = append(s.pending, p)
+		case res.State != exoapi.OperationSuccess:
+			s.failed = append(s.failed, failedOp{p: p, res: res})
+			switch p.kind {
+			case opScale:
+				s.target -= p.to - p.from
+			case opEvict:
+				s.target += len(p.evicted)
+			}
+		}
+	}
+	return s
+}
 
 // Debug implements cloudprovider.NodeGroup.
 func (g *nodeGroup) Debug(context.Context) string {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	rec, pending := g.rec, len(g.pending)
+	g.mu.Unlock()
+	v := g.Read()
 	d := fmt.Sprintf("Exoscale %s (instance pool %s, min %d, max %d, target %d, pending operations %d)",
-		g.st.displayName(), g.id, g.st.min, g.st.max, g.targetLocked(), len(g.pending))
-	if s := g.st.settings.Summary(); s != "" {
+		rec.displayName(), g.id, v.Min, v.Max, g.Target(), pending)
+	if s := rec.settings.Summary(); s != "" {
 		d += "; settings " + s
 	}
 	return d
@@ -267,31 +281,24 @@ func (g *nodeGroup) Debug(context.Context) string {
 
 // Status implements cloudprovider.NodeGroup.
 func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
-	return g.guard.Status(g.state().settings)
-}
-
-// TargetSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) TargetSize(context.Context) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.targetLocked(), nil
+	return g.Guard().Status(g.record().settings)
 }
 
 // scale sends an absolute size to the nodepool or pool. Callers hold the
 // mutation lock but not mu, so reads never wait behind the call.
 func (g *nodeGroup) scale(ctx context.Context, size int) (exoapi.Operation, error) {
-	st := g.state()
-	if st.sks {
-		return g.m.client.ScaleSKSNodepool(ctx, st.clusterID, st.nodepoolID, size)
+	rec := g.record()
+	if rec.sks {
+		return g.m.client.ScaleSKSNodepool(ctx, rec.clusterID, rec.nodepoolID, size)
 	}
 	return g.m.client.ScaleInstancePool(ctx, g.id, size)
 }
 
 // evict is scale for an eviction.
 func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, error) {
-	st := g.state()
-	if st.sks {
-		return g.m.client.EvictSKSNodepoolMembers(ctx, st.clusterID, st.nodepoolID, ids)
+	rec := g.record()
+	if rec.sks {
+		return g.m.client.EvictSKSNodepoolMembers(ctx, rec.clusterID, rec.nodepoolID, ids)
 	}
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
 }
@@ -307,25 +314,19 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.st.cloudSize = p.Size
-	if len(g.pending) > 0 {
-		g.expected = p.Size
+	v := g.Read()
+	v.Target = p.Size
+	// The pool answer may leave members out; the snapshot's stand.
+	known := make(map[string]bool, len(v.Instances))
+	for _, in := range v.Instances {
+		known[in.Id] = true
 	}
-	if len(p.InstanceIDs) == 0 {
-		// The pool answer may leave members out; the snapshot's stand.
-		return nil
-	}
-	known := make(map[string]bool, len(g.st.members))
-	for _, in := range g.st.members {
-		known[in.ID] = true
-	}
-	members := append([]exoapi.Instance(nil), g.st.members...)
 	for _, id := range p.InstanceIDs {
-		if !known[id] {
-			members = append(members, exoapi.Instance{ID: id, State: "starting", ManagerType: exoapi.ManagerTypeInstancePool, ManagerID: g.id})
+		if in := member(id, "starting"); !known[in.Id] {
+			v.Instances = append(v.Instances, in)
 		}
 	}
-	g.st.members = members
+	g.Fresh(v)
 	return nil
 }
 
@@ -369,14 +370,15 @@ func operationFailureClass(reason string) error {
 // scale under the shared mutation discipline and returns; the new members
 // are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, groupstate.Mutation{
+	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			if err := groupstate.CheckIncrease(g.id, delta, g.targetLocked(), g.st.max); err != nil {
+			v := g.Read()
+			if err := groupstate.CheckIncrease(g.id, delta, g.Target(), v.Max); err != nil {
 				return groupstate.Plan{}, err
 			}
-			from := g.cloudTargetLocked()
+			from := v.Target
 			return groupstate.Plan{Call: func(ctx context.Context) error { return g.scaleUp(ctx, from, from+delta) }}, nil
 		},
 		Read: g.readPool,
@@ -406,10 +408,7 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 		}
 		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
 	}
-	g.mu.Lock()
-	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.ledger.Seq(), kind: opScale, from: from, to: to, submitted: g.m.now(), quotaHit: quotaHit})
-	g.expected = to
-	g.mu.Unlock()
+	g.accepted(&pendingOp{op: op, kind: opScale, from: from, to: to, quotaHit: quotaHit})
 	klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
 	return nil
 }
@@ -421,16 +420,16 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 // since the snapshot is counted. Anything more is an error, never
 // upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.guard.Do(ctx, groupstate.Mutation{
+	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			target := g.targetLocked()
-			if err := groupstate.CheckDecrease(g.id, delta, target, g.liveLocked()); err != nil {
+			target := g.Target()
+			if err := groupstate.CheckDecrease(g.id, delta, target, g.live()); err != nil {
 				return groupstate.Plan{}, err
 			}
-			d := decrease{target: target, delta: delta, from: g.cloudTargetLocked()}
-			for _, f := range g.failed.List() {
+			d := decrease{target: target, delta: delta, from: g.Read().Target}
+			for _, f := range g.Failed().List() {
 				if len(d.dropFailed) == -delta {
 					break
 				}
@@ -464,18 +463,30 @@ func (g *nodeGroup) decrease(ctx context.Context, d decrease) error {
 		if err != nil {
 			return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, d.from, to, err)
 		}
-		g.mu.Lock()
-		g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.ledger.Seq(), kind: opScale, from: d.from, to: to, submitted: g.m.now()})
-		g.expected = to
-		g.mu.Unlock()
+		g.accepted(&pendingOp{op: op, kind: opScale, from: d.from, to: to})
 	}
 	// By number: a slot a Refresh pruned during the cloud call already
 	// lowered the target, and no other takes its place.
-	g.mu.Lock()
-	g.failed.Drop(d.dropFailed...)
-	g.mu.Unlock()
+	g.dropFailedSlots(d.dropFailed)
 	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", d.target, "to", d.target+d.delta, "droppedFailed", len(d.dropFailed))
 	return nil
+}
+
+// accepted notes an operation the cloud accepted as pending, and serves
+// the size it asks for; for an eviction, the members it names show Deleting
+// with that size. It takes the ledger's sequence now, inside the guarded
+// call (pendingOp.seq).
+func (g *nodeGroup) accepted(p *pendingOp) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p.seq, p.submitted = g.m.ledger.Seq(), g.m.now()
+	g.pending = append(g.pending, p)
+	g.Update(func(v *groupstate.View) {
+		v.Target = p.to
+		// Under the group's lock: Nodes shows them Deleting together
+		// with the target that no longer counts them.
+		g.Deleting().Add(p.evicted...)
+	})
 }
 
 // deleteRequest is a DeleteNodes call sorted by what each node is.
@@ -485,15 +496,17 @@ type deleteRequest struct {
 	counted     []*corev1.Node
 }
 
-// classifyLocked checks every node belongs to this group; already-removed
-// instances are skipped so CA's repeated deletions stay harmless.
-func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
+// classify checks every node belongs to this group; already-removed
+// instances are skipped so CA's repeated deletions stay harmless. Callers
+// hold mu.
+func (g *nodeGroup) classify(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
 	var req deleteRequest
 	seen := map[string]bool{}
-	members := make(map[string]exoapi.Instance, len(g.st.members))
-	for _, in := range g.st.members {
-		members[in.ID] = in
+	members := map[string]cloudprovider.Instance{}
+	for _, in := range g.Read().Instances {
+		members[in.Id] = in
 	}
+	deleting := g.Deleting()
 	for _, n := range nodes {
 		if n == nil {
 			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", g.id)
@@ -513,7 +526,7 @@ func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]strin
 			if err != nil || !strings.HasPrefix(slot, failedSlotPrefix) {
 				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
 			}
-			if g.failed.Holds(num) {
+			if g.Failed().Holds(num) {
 				req.failedSlots = append(req.failedSlots, num)
 				req.counted = append(req.counted, n)
 			}
@@ -523,11 +536,11 @@ func (g *nodeGroup) classifyLocked(nodes []*corev1.Node, owners map[string]strin
 		if err != nil {
 			return req, fmt.Errorf("node group %s: node %s: %w", g.id, name, err)
 		}
-		in, member := members[id]
+		in, member := members[pid]
 		if !member && owners[id] != g.id {
 			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s is not a member of this instance pool", g.id, name)
 		}
-		if g.evicting.Holds(id) || deletingState(in.State) {
+		if deleting.Holds(pid) || (member && removing(in)) {
 			continue
 		}
 		req.evict = append(req.evict, id)
@@ -551,7 +564,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		}
 	}
 	owners := g.m.ownerOf(ids)
-	return g.guard.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
 		req, err := groupstate.Prepare(tx, func() (deleteRequest, error) { return g.planDeletion(nodes, owners) })
 		if err != nil || len(req.counted) == 0 {
 			return err
@@ -575,7 +588,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 func (g *nodeGroup) planDeletion(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	req, err := g.classifyLocked(nodes, owners)
+	req, err := g.classify(nodes, owners)
 	if err != nil {
 		return req, err
 	}
@@ -583,7 +596,7 @@ func (g *nodeGroup) planDeletion(nodes []*corev1.Node, owners map[string]string)
 		klog.V(4).InfoS("Nodes already being deleted", "provider", ProviderName, "nodeGroup", g.id, "nodes", len(nodes))
 		return req, nil
 	}
-	return req, groupstate.CheckDeleteMin(g.id, g.targetLocked(), g.st.min, req.counted)
+	return req, groupstate.CheckDeleteMin(g.id, g.Target(), g.Read().Min, req.counted)
 }
 
 // evictMembers evicts ids and records the pending operation; callers hold
@@ -592,9 +605,7 @@ func (g *nodeGroup) planDeletion(nodes []*corev1.Node, owners map[string]string)
 // finished partly, states MutationApplied and the guard reads the pool; only
 // after an unusable answer are the members known to leave, as below.
 func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
-	g.mu.Lock()
-	from := g.cloudTargetLocked()
-	g.mu.Unlock()
+	from := g.Read().Target
 	op, err := g.evict(ctx, ids)
 	if err == nil {
 		err = failedImmediately(op)
@@ -608,12 +619,11 @@ func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
 		// give the evicted members back to the target.
 		op = exoapi.Operation{ID: op.ID, State: exoapi.OperationSuccess}
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	now := g.m.now()
-	g.evicting.Add(ids...)
-	g.pending = append(g.pending, &pendingOp{op: op, seq: g.m.ledger.Seq(), kind: opEvict, from: from, to: from - len(ids), evicted: ids, submitted: now})
-	g.expected = from - len(ids)
+	evicted := make([]string, len(ids))
+	for i, id := range ids {
+		evicted[i] = cloudprovider.BuildProviderID(ProviderIDPrefix, id)
+	}
+	g.accepted(&pendingOp{op: op, kind: opEvict, from: from, to: from - len(ids), evicted: evicted})
 	klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(ids, ","), "operation", op.ID)
 	if err != nil {
 		return fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
@@ -626,46 +636,22 @@ func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
 func (g *nodeGroup) dropFailedSlots(nums []int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.failed.Drop(nums...)
-}
-
-// Nodes implements cloudprovider.NodeGroup: the listed members, then the
-// failed slots. Members requested but not listed yet are left out: CA counts
-// them as upcoming from TargetSize, and DecreaseTargetSize may cancel them.
-func (g *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	slots := g.failed.List()
-	out := make([]cloudprovider.Instance, 0, len(g.st.members)+len(slots))
-	for _, in := range g.st.members {
-		status := instanceStatus(in.State)
-		if g.evicting.Holds(in.ID) {
-			status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
-		}
-		out = append(out, cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, in.ID), Status: status})
-	}
-	for _, f := range slots {
-		out = append(out, cloudprovider.Instance{
-			Id:     fmt.Sprintf("%s%s/%s%d", placeholderPrefix, g.id, failedSlotPrefix, f.N),
-			Status: cloudprovider.FailedCreation(*f.Info),
-		})
-	}
-	return out, nil
+	g.Failed().Drop(nums...)
 }
 
 // TemplateNodeInfo implements cloudprovider.NodeGroup.
 func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
-	st := g.state()
-	t, ok := g.m.instanceType(st.typeID)
-	if !ok || st.typeID == "" {
-		return nil, fmt.Errorf("node group %s: instance type %q not known yet: %w", g.id, st.typeID, cloudprovider.ErrNotImplemented)
+	rec := g.record()
+	t, ok := g.m.instanceType(rec.typeID)
+	if !ok || rec.typeID == "" {
+		return nil, fmt.Errorf("node group %s: instance type %q not known yet: %w", g.id, rec.typeID, cloudprovider.ErrNotImplemented)
 	}
-	return buildTemplate(g.id, st, t, g.m.cfg.Zone), nil
+	return buildTemplate(g.id, rec, t, g.m.cfg.Zone), nil
 }
 
 // GetOptions implements cloudprovider.NodeGroup: the overrides in the
 // group's labels on top of defaults, or ErrNotImplemented without any
 // (returning options would zero the ones the protocol cannot carry).
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	return g.state().settings.GetOptions(defaults)
+	return g.record().settings.GetOptions(defaults)
 }

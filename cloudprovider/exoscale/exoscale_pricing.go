@@ -20,7 +20,7 @@ func (m *manager) InstanceTypeOf(instanceID string) string {
 	if g == nil {
 		return ""
 	}
-	t, ok := m.instanceType(g.state().typeID)
+	t, ok := m.instanceType(g.record().typeID)
 	if !ok {
 		return ""
 	}
@@ -32,7 +32,7 @@ func (m *manager) InstanceTypeOf(instanceID string) string {
 func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.nodeGroups() {
-		if t, ok := m.instanceType(g.state().typeID); ok {
+		if t, ok := m.instanceType(g.record().typeID); ok {
 			out[t.Name()] = groupconfig.InstanceTypeShape{VCPUs: float64(t.CPUs), MemoryGiB: float64(t.MemoryBytes) / (1 << 30)}
 		}
 	}

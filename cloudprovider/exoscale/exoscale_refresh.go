@@ -24,7 +24,9 @@ import (
 func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
-	now := m.now()
+	// One of CA's refreshes: the round's start is the refresh's now.
+	round := m.fresh.Begin(true)
+	now := round.At
 	m.mu.RLock()
 	skip := !force && m.refreshed && m.cfg.RefreshInterval > 0 && now.Sub(m.lastRefresh) < m.cfg.RefreshInterval
 	// Attempts count too: a key without get-quota must not cost a call per loop.
@@ -63,7 +65,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 			}
 		}
 	}
-	readClusters, readMembers := m.reads.plan(pools, force, len(opResults) > 0, now, m.maxStaleness)
+	readClusters, readMembers := m.reads.plan(pools, force, len(opResults) > 0, round)
 	var (
 		wg             sync.WaitGroup
 		clusters       = m.reads.clusters
@@ -90,6 +92,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.reads.record(pools, readClusters, clusters, readMembers, members, now)
 
 	snap := &snapshot{
+		listing:        listing,
 		pools:          make(map[string]exoapi.InstancePool, len(pools)),
 		nodepoolByPool: map[string]exoapi.Nodepool{},
 		membersByPool:  map[string][]exoapi.Instance{},
@@ -133,11 +136,6 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	}
 	m.fetchTypes(ctx, selected, snap)
 
-	states := make(map[string]groupState, len(selected))
-	for poolID, spec := range selected {
-		states[poolID] = m.buildState(poolID, spec, snap)
-	}
-
 	// Apply to groups without holding mu (lock order).
 	m.mu.RLock()
 	existing := make(map[string]*nodeGroup, len(m.groups))
@@ -145,14 +143,15 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 		existing[id] = g
 	}
 	m.mu.RUnlock()
-	next := make(map[string]*nodeGroup, len(states))
-	for id, st := range states {
+	next := make(map[string]*nodeGroup, len(selected))
+	for id, spec := range selected {
+		rec, v := m.buildState(id, spec, snap)
 		g := existing[id]
 		if g == nil {
 			g = newNodeGroup(m, id)
-			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", st.displayName(), "min", st.min, "max", st.max)
+			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 		}
-		g.applySnapshot(st, opResults, listing)
+		g.applySnapshot(rec, v, opResults, listing)
 		next[id] = g
 	}
 
@@ -183,6 +182,7 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 	m.unknownNodes.Refreshed()
 	m.lastRefresh = now
 	m.refreshed = true
+	m.fresh.End(round)
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "nodeGroups", len(next), "pools", len(pools), "poolMembers", len(members))
 	return nil
 }
@@ -332,46 +332,44 @@ func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, sna
 	return groupconfig.ResolveSpecs(specs, candidates)
 }
 
-// buildState derives one group's view from the snapshot.
-func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, snap *snapshot) groupState {
+// buildState derives one group's record and view from the snapshot.
+func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, snap *snapshot) (poolRecord, groupstate.View) {
 	p := snap.pools[poolID]
-	st := groupState{
-		poolID: poolID, name: p.Name, cloudSize: p.Size, poolState: p.State,
-		typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB,
-		members: append([]exoapi.Instance(nil), snap.membersByPool[poolID]...),
-	}
-	st.settings = groupconfig.ParseGroupSettings(settingsSourcePool, p.Labels)
+	rec := poolRecord{name: p.Name, typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB}
+	rec.settings = groupconfig.ParseGroupSettings(settingsSourcePool, p.Labels)
 	if np, ok := snap.nodepoolByPool[poolID]; ok {
-		st.sks = true
-		st.clusterID, st.nodepoolID, st.nodepoolName = np.ClusterID, np.ID, np.Name
-		// st.cloudSize stays the pool's: the nodepool list may be up to
+		rec.sks = true
+		rec.clusterID, rec.nodepoolID, rec.nodepoolName = np.ClusterID, np.ID, np.Name
+		// The target stays the pool's size: the nodepool list may be up to
 		// --max-staleness old while the pool list is fresh, and the two
 		// sizes stay equal (shared doc §6.3; readPool relies on it too).
 		if np.InstanceTypeID != "" {
-			st.typeID = np.InstanceTypeID
+			rec.typeID = np.InstanceTypeID
 		}
 		if np.DiskSizeGiB > 0 {
-			st.diskSizeGiB = np.DiskSizeGiB
+			rec.diskSizeGiB = np.DiskSizeGiB
 		}
-		st.labels, st.taints = np.Labels, np.Taints
-		st.settings = groupconfig.ParseGroupSettings(settingsSourceNodepool, np.Labels)
+		rec.labels, rec.taints = np.Labels, np.Taints
+		rec.settings = groupconfig.ParseGroupSettings(settingsSourceNodepool, np.Labels)
 	}
-	_, hasTemplate := m.instanceType(st.typeID)
-	st.hasTemplate = hasTemplate && st.typeID != ""
-	st.min, st.max = defaultMinSize, m.defaultMax()
+	_, hasTemplate := m.instanceType(rec.typeID)
+	hasTemplate = hasTemplate && rec.typeID != ""
+	minSize, maxSize := defaultMinSize, m.defaultMax()
 	if spec != nil {
-		st.min, st.max = spec.MinSize, spec.MaxSize
+		minSize, maxSize = spec.MinSize, spec.MaxSize
 	}
-	if st.min == 0 && !st.hasTemplate {
+	if minSize == 0 && !hasTemplate {
 		// Without a template CA cannot scale an empty group back up.
 		m.warnOnce("min0/"+poolID, "Raising min size to 1: no template for this group", "nodeGroup", poolID)
-		st.min = 1
+		minSize = 1
 	}
-	return st
+	return rec, view(p, snap.membersByPool[poolID], minSize, maxSize)
 }
 
 // The caches: instance types (immutable, fetched once) and the instance
 // quota (re-read every quotaTTL), which give templates and default sizes.
+// Neither is a groupstate.TTLCache: a type never expires, and the quota
+// last read is served past its re-read time (a failed read keeps it).
 
 // quotaSnapshot returns a copy of the last instance quota read, or nil.
 func (m *manager) quotaSnapshot() *exoapi.Quota {
@@ -434,8 +432,7 @@ func (m *manager) defaultMax() int {
 func (m *manager) gpuTypes() map[string]struct{} {
 	out := map[string]struct{}{}
 	for _, g := range m.nodeGroups() {
-		st := g.state()
-		if t, ok := m.instanceType(st.typeID); ok && t.GPUs > 0 {
+		if t, ok := m.instanceType(g.record().typeID); ok && t.GPUs > 0 {
 			out[t.Family] = struct{}{}
 		}
 	}
@@ -459,10 +456,10 @@ type refreshReads struct {
 
 // plan decides what this refresh reads besides the pool list.
 //
-// The SKS nodepool list is read at least every maxAge (--max-staleness), and
-// at once when the pool list shows something only it explains: a pool
-// appeared or left, or a pool's manager changed (its nodepool mapping is
-// unknown). A nodepool's labels, taints and settings
+// The SKS nodepool list is read once the last read reached the bound
+// (--max-staleness), and at once when the pool list shows something only
+// it explains: a pool appeared or left, or a pool's manager changed (its
+// nodepool mapping is unknown). A nodepool's labels, taints and settings
 // (docs/group-settings.md) leave no trace in the pool list, so they are
 // served within the bound. Sizes need no nodepool read: a nodepool's size
 // and its instance pool's stay equal (shared doc §6.3), and the fresh pool
@@ -470,12 +467,16 @@ type refreshReads struct {
 //
 // Instance states are read while some member is not yet running, when a
 // pool's size, state or members changed since the last read, when an
-// operation of ours settled, and at least every maxAge.
+// operation of ours settled, and once the last read reached the bound.
+//
+// Both take the plain bound (round.Expired): a list is read again at the
+// first refresh at or past the bound, which is what the refresh budget
+// promises, not one refresh earlier as the horizon rule (round.Due) would.
 //
 // force reads both.
-func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, now time.Time, maxAge time.Duration) (readClusters, readMembers bool) {
-	readClusters = force || r.clustersAt.IsZero() || now.Sub(r.clustersAt) >= maxAge || !r.explains(pools)
-	readMembers = force || opSettled || r.membersAt.IsZero() || now.Sub(r.membersAt) >= maxAge ||
+func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round groupstate.Round) (readClusters, readMembers bool) {
+	readClusters = force || round.Expired(r.clustersAt) || !r.explains(pools)
+	readMembers = force || opSettled || round.Expired(r.membersAt) ||
 		!samePools(r.pools, pools) || !allRunning(r.members)
 	return readClusters, readMembers
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 // TestReadsPlan: what the pool list alone decides about the other two
@@ -60,7 +61,8 @@ func TestReadsPlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := tc.reads()
-			clusters, instances := r.plan(tc.pools, false, tc.opSettled, at.Add(tc.after), bound)
+			round := groupstate.NewFreshness(bound, func() time.Time { return at.Add(tc.after) }).Begin(true)
+			clusters, instances := r.plan(tc.pools, false, tc.opSettled, round)
 			if clusters != tc.wantClusters || instances != tc.wantInstances {
 				t.Fatalf("plan reads nodepools %v, instances %v; want %v, %v", clusters, instances, tc.wantClusters, tc.wantInstances)
 			}

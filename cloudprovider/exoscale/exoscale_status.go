@@ -5,7 +5,25 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
+
+// view maps a pool and its members to CA's terms, with the bounds its spec
+// gives: the state mapping is the provider's whole part of the group
+// state. The pool's size is the target; the listing says nothing of failed
+// slots (Unfilled -1), which come from failed operations.
+func view(p exoapi.InstancePool, members []exoapi.Instance, min, max int) groupstate.View {
+	v := groupstate.View{Min: min, Max: max, Target: p.Size, Unfilled: -1}
+	for _, in := range members {
+		v.Instances = append(v.Instances, member(in.ID, in.State))
+	}
+	return v
+}
+
+// member is a pool member in CA's terms.
+func member(id, state string) cloudprovider.Instance {
+	return cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, id), Status: instanceStatus(state)}
+}
 
 // instanceStatus maps an Exoscale instance state to CA's. Every state of the
 // API's vocabulary is listed; a state always accompanies error info because
@@ -38,13 +56,9 @@ func instanceStatus(state string) *cloudprovider.InstanceStatus {
 	}
 }
 
-// deletingState reports whether the cloud is already removing the instance.
-func deletingState(state string) bool {
-	switch state {
-	case "destroying", "expunging", "destroyed":
-		return true
-	}
-	return false
+// removing reports whether the cloud lists the member as being removed.
+func removing(in cloudprovider.Instance) bool {
+	return in.Status != nil && in.Status.State == cloudprovider.InstanceDeleting
 }
 
 // operationErrorInfo describes a failed scale-up operation for the

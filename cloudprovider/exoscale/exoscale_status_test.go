@@ -35,8 +35,9 @@ func TestInstanceStatus(t *testing.T) {
 			if s.ErrorInfo != nil && (s.ErrorInfo.ErrorCode == "" || s.State == 0) {
 				t.Fatalf("error info without code or state: %+v", s)
 			}
-			if deletingState(tc.state) != (tc.want == cloudprovider.InstanceDeleting) {
-				t.Fatalf("deletingState(%q) disagrees with the mapping", tc.state)
+			in := member("i-1", tc.state)
+			if in.Id != ProviderIDPrefix+"i-1" || removing(in) != (tc.want == cloudprovider.InstanceDeleting) {
+				t.Fatalf("member(i-1, %q) = %+v (removing %v), want providerID %si-1 and removing only when Deleting", tc.state, in, removing(in), ProviderIDPrefix)
 			}
 		})
 	}

@@ -20,7 +20,7 @@ var (
 // buildTemplate describes a fresh node of the group for scale-from-zero: the
 // instance type's CPU, memory and GPUs, the nodepool's labels and taints, the
 // zone and instance-type labels.
-func buildTemplate(groupID string, st groupState, t exoapi.InstanceType, zone string) *corev1.Node {
+func buildTemplate(groupID string, st poolRecord, t exoapi.InstanceType, zone string) *corev1.Node {
 	spec := groupconfig.TemplateSpec{
 		GroupID: groupID, InstanceType: t.Name(), Region: zone, Zone: zone,
 		CPUs: int64(t.CPUs), MemoryBytes: t.MemoryBytes, GPUs: int64(t.GPUs),

@@ -13,7 +13,7 @@ func TestBuildTemplate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
-		st      groupState
+		st      poolRecord
 		typ     exoapi.InstanceType
 		cpu     string
 		memory  string
@@ -21,12 +21,12 @@ func TestBuildTemplate(t *testing.T) {
 		storage string
 		taints  int
 	}{
-		{"sks nodepool", groupState{sks: true, diskSizeGiB: 50, labels: map[string]string{"role": "worker"},
+		{"sks nodepool", poolRecord{sks: true, diskSizeGiB: 50, labels: map[string]string{"role": "worker"},
 			taints: []exoapi.Taint{{Key: "dedicated", Value: "db", Effect: "NoExecute"}}},
 			exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30}, "1800m", "3496Mi", 0, "50Gi", 1},
-		{"gpu", groupState{sks: true, diskSizeGiB: 100},
+		{"gpu", poolRecord{sks: true, diskSizeGiB: 100},
 			exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 2}, "11800m", "56744Mi", 2, "100Gi", 0},
-		{"plain pool without disk size", groupState{},
+		{"plain pool without disk size", poolRecord{},
 			exoapi.InstanceType{Family: "standard", Size: "micro", CPUs: 1, MemoryBytes: 512 << 20}, "800m", "0", 0, "50Gi", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
