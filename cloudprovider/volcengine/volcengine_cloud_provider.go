@@ -135,7 +135,7 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 	gs := p.m.groupList()
 	out := make([]cloudprovider.NodeGroup, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, newNodeGroup(p.m, g))
+		out = append(out, g)
 	}
 	return out, nil
 }
@@ -155,14 +155,14 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	if err != nil {
 		return nil, nil
 	}
-	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*groupState, bool) {
+	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*nodeGroup, bool) {
 		g, _ := p.m.groupForInstance(id)
 		return g, false
 	})
 	if g == nil {
 		return nil, nil
 	}
-	return newNodeGroup(p.m, g), nil
+	return g, nil
 }
 
 // Pricing serves the shared pricing model from the --price-sheet, and is not

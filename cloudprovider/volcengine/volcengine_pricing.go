@@ -32,7 +32,7 @@ func (c priceCatalog) InstanceTypeOfNode(node *corev1.Node) string {
 	if !ok {
 		return ""
 	}
-	info, err := c.m.template(g.cloud.ID)
+	info, err := c.m.template(g.id)
 	if err != nil {
 		return ""
 	}
@@ -48,7 +48,7 @@ func (c priceCatalog) HourlyPrice(instanceType string) (float64, error) {
 func (c priceCatalog) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range c.m.groupList() {
-		info, err := c.m.template(g.cloud.ID)
+		info, err := c.m.template(g.id)
 		if err != nil {
 			continue
 		}

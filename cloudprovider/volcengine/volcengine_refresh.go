@@ -14,7 +14,6 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -417,62 +416,35 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	failures, groupFailures := m.failures(ctx, picked, instances)
 	m.refreshTemplates(ctx, picked)
 
-	next := make(map[string]*groupState, len(picked))
+	m.mu.RLock()
+	current := m.groups
+	m.mu.RUnlock()
+	next := make(map[string]*nodeGroup, len(picked))
 	order := make([]string, 0, len(picked))
-	listed := make(map[string]map[string]bool, len(picked))
 	byInstance := map[string]string{}
 	for i, p := range picked {
 		id := p.cloud.ID
-		minSize, maxSize := p.bounds()
-		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
-			settings: groupconfig.ParseGroupSettings(settingsSource, p.cloud.Tags)}
-		listed[id] = make(map[string]bool, len(instances[i]))
+		g := current[id]
+		if g == nil {
+			g = newNodeGroup(m, id)
+		}
+		r := groupRead{cloud: p.cloud, instances: instances[i], failures: failures}
+		r.min, r.max = p.bounds()
+		// A listing a mutation overtook may count slots that mutation gave
+		// up: Install leaves the slots as they are until a listing that
+		// began after it (Ledger.Reconcile).
+		r.unfilled, r.failure = m.unfilled(groupFailures, id, liveListed(instances[i]), p.cloud.Desired)
+		g.install(listing, r, p.discoveredBy)
 		for _, si := range instances[i] {
-			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
-			listed[id][si.ID] = true
 			byInstance[si.ID] = id
 		}
-		next[id] = gs
+		next[id] = g
 		order = append(order, id)
 	}
+	m.ledger.Forget(func(id string) bool { _, ok := next[id]; return ok })
 
-	// The listings meet our mutations under the snapshot's lock, under
-	// which a mutation's call applies its answer (update); the ledger
-	// records the call from before it starts, so a call either applied
-	// its answer before this point, and then overtakes the listing, or
-	// applies it to the snapshot installed here.
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, id := range order {
-		gs := next[id]
-		// A listing a mutation overtook may count slots that mutation gave
-		// up: the slots stay as they are until a listing that began after
-		// it.
-		unfilled := -1
-		var failure *cloudprovider.InstanceErrorInfo
-		if !m.ledger.Overtaken(listing, id) {
-			unfilled, failure = m.unfilled(groupFailures, id, gs.liveCount(), gs.cloud.Desired)
-		}
-		r := m.ledger.Reconcile(listing, id, groupstate.GroupListing{Holds: func(iid string) bool { return listed[id][iid] }, Unfilled: unfilled, Failure: failure})
-		deleting := m.ledger.Deleting(id)
-		for i := range gs.instances {
-			in := &gs.instances[i]
-			in.removing = deleting.Holds(in.id) && isLive(in.status)
-		}
-		if gs.hasDesired() {
-			gs.target = gs.cloud.Desired
-		} else {
-			gs.target = gs.liveCount()
-		}
-		if old, ok := m.groups[id]; ok && r.KeepSize {
-			// A mutation was accepted, or a mutation's fresh read
-			// installed, after this listing began (or one is still in
-			// flight): its result is newer than what the API told us.
-			gs.target = old.target
-			gs.cloud.Desired = old.cloud.Desired
-		}
-	}
-	m.ledger.Forget(func(id string) bool { _, ok := next[id]; return ok })
 	for id := range m.templates {
 		if _, ok := next[id]; !ok {
 			// A group that left must not keep contributing GPU types.

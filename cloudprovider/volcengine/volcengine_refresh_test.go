@@ -219,7 +219,7 @@ func TestScaleUpCostsItsGroupAndItsPages(t *testing.T) {
 	if groups := e.fake.CountOperation(fakeapi.ActionDescribeScalingGroups); n != 3 || groups != 2 || listings != 1 {
 		t.Fatalf("refresh after a scale-up: %d calls (%d DescribeScalingGroups, %d listings), want 3 (2 and 1)", n, groups, listings)
 	}
-	if got := len(e.p.m.groups[id].instances); got != 2 {
+	if got := len(e.p.m.groups[id].Read().Instances); got != 2 {
 		t.Fatalf("%s serves %d instances after the scale-up, want 2", id, got)
 	}
 }
