@@ -117,9 +117,8 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 	if err != nil {
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
 	}
-	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, opts.Guard, o.now), sheet: opts.PriceSheet}
+	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, opts.Guard, opts.MaxStalenessOrDefault(), o.now), sheet: opts.PriceSheet}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
-	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),

@@ -96,9 +96,11 @@ type manager struct {
 	// catalog is each group's last DescribeScalingGroups answer; only
 	// Refresh (under refreshGate) reads and writes it.
 	catalog groupCatalog
-	// maxStaleness is how old a reused listing may get (--max-staleness).
-	maxStaleness time.Duration
-	specWatch    groupconfig.SpecWatch
+	// fresh is the one rule for when a refresh reads again what it read
+	// before (group descriptions, pages of the group list, instance
+	// listings): nothing served is older than --max-staleness.
+	fresh     *groupstate.Freshness
+	specWatch groupconfig.SpecWatch
 
 	// ledger is the record of our mutations per group: each group's
 	// MutationGuard, the instances whose removal the API accepted
@@ -123,24 +125,25 @@ type manager struct {
 }
 
 // newManager returns an empty manager whose guards measure their quarantine
-// with guardOpts (BuildOptions.Guard) and whose other times come from now.
-func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, guardOpts groupstate.GuardOptions, now func() time.Time) *manager {
+// with guardOpts (BuildOptions.Guard), which serves nothing older than
+// maxStaleness (--max-staleness), and whose other times come from now.
+func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, guardOpts groupstate.GuardOptions, maxStaleness time.Duration, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
 	}
 	m := &manager{
-		api:          api,
-		region:       region,
-		static:       static,
-		selectors:    selectors,
-		now:          now,
-		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
-		ledger:       groupstate.NewLedger(guardOpts, now),
-		groups:       map[string]*nodeGroup{},
-		byInstance:   map[string]string{},
-		templates:    map[string]*templateEntry{},
-		listings:     map[string]groupListing{},
-		maxStaleness: groupstate.DefaultMaxStaleness,
+		api:        api,
+		region:     region,
+		static:     static,
+		selectors:  selectors,
+		now:        now,
+		specWatch:  groupconfig.SpecWatch{Provider: ProviderName},
+		ledger:     groupstate.NewLedger(guardOpts, now),
+		groups:     map[string]*nodeGroup{},
+		byInstance: map[string]string{},
+		templates:  map[string]*templateEntry{},
+		listings:   map[string]groupListing{},
+		fresh:      groupstate.NewFreshness(maxStaleness, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
 	return m

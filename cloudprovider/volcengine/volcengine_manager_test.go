@@ -124,7 +124,7 @@ func TestBoundsFollowTheCloud(t *testing.T) {
 // newTestGroup returns a node group of a manager that serves no snapshot,
 // with the view v installed as a fresh read would.
 func newTestGroup(v groupstate.View) *nodeGroup {
-	m := newManager(nil, "cn-beijing", nil, nil, groupstate.GuardOptions{}, nil)
+	m := newManager(nil, "cn-beijing", nil, nil, groupstate.GuardOptions{}, 0, nil)
 	g := newNodeGroup(m, mainGroupID)
 	g.Fresh(v)
 	return g
