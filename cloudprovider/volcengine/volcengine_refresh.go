@@ -241,12 +241,12 @@ func (r *catalogRead) completeByID(ids []string) error {
 }
 
 // due reports whether a record must be read again this refresh: it would
-// reach the staleness bound before the next refresh (Round.Due), the group was mutated
-// since it was read, or the group will be listed this refresh anyway
-// (groupListing.due). A listing stores the description it was compared
-// with; one older than the listing could hide a change undone since (an
-// instance added before the listing and removed after it leaves the same
-// total), and the listing would then be reused.
+// reach the staleness bound before the next refresh (Round.Due), the group
+// was mutated since it was read, or the group will be listed this refresh
+// anyway (groupListing.due). A listing stores the description it was
+// compared with; one older than the listing could hide a change undone
+// since (an instance added before the listing and removed after it leaves
+// the same total), and the listing would then be reused.
 func (r *catalogRead) due(rec groupRecord) bool {
 	id := rec.cloud.ID
 	attempts := r.m.attempts(id)
@@ -397,15 +397,19 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	failures, groupFailures := m.failures(ctx, picked, instances)
 	m.refreshTemplates(ctx, picked)
 
-	m.mu.RLock()
-	current := m.groups
-	m.mu.RUnlock()
+	// The groups, the index and what the ledger keeps change together
+	// under the snapshot's lock, so a node looked up by its instance finds
+	// the group that lists it. Installing makes no cloud call, and a
+	// mutation applies its effect under its group's lock alone
+	// (groupstate.Group.Update).
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	next := make(map[string]*nodeGroup, len(picked))
 	order := make([]string, 0, len(picked))
 	byInstance := map[string]string{}
 	for i, p := range picked {
 		id := p.cloud.ID
-		g := current[id]
+		g := m.groups[id]
 		if g == nil {
 			g = newNodeGroup(m, id)
 		}
@@ -423,9 +427,6 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		order = append(order, id)
 	}
 	m.ledger.Forget(func(id string) bool { _, ok := next[id]; return ok })
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for id := range m.templates {
 		if _, ok := next[id]; !ok {
 			// A group that left must not keep contributing GPU types.
