@@ -78,8 +78,8 @@ func stays(in cloudprovider.Instance, deleting *groupstate.DeletingSet) bool {
 	return (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.Holds(in.Id)
 }
 
-// liveCount counts the instances that stay, of those only names (by
-// providerID) when it is not nil.
+// liveCount counts the instances that stay; when only is not nil, only
+// those it names (by providerID).
 func liveCount(instances []cloudprovider.Instance, deleting *groupstate.DeletingSet, only map[string]bool) int {
 	n := 0
 	for _, in := range instances {
