@@ -115,11 +115,10 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 	if err != nil {
 		return nil, fmt.Errorf("%s provider: %w", ProviderName, err)
 	}
-	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, opts.Guard, o.now)}
+	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, opts.Guard, opts.MaxStalenessOrDefault(), o.now)}
 	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: GPULabel,
 		Prices: groupconfig.Prices{Sheet: opts.PriceSheet, ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
 	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
-	p.m.maxStaleness = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
 	p.m.unknownNodes.Failed = opts.NodeLookupFailed
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
@@ -132,7 +131,7 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 	gs := p.m.groupList()
 	out := make([]cloudprovider.NodeGroup, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, newNodeGroup(p.m, g))
+		out = append(out, g)
 	}
 	return out, nil
 }
@@ -153,14 +152,14 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 		// Another cloud's node, or none at all, is simply not ours.
 		return nil, nil
 	}
-	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*groupState, bool) {
+	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*nodeGroup, bool) {
 		g, _ := p.m.groupForInstance(id)
 		return g, false
 	})
 	if g == nil {
 		return nil, nil
 	}
-	return newNodeGroup(p.m, g), nil
+	return g, nil
 }
 
 // GetAvailableGPUTypes returns the GPU models of the managed groups' templates.

@@ -121,22 +121,35 @@ func TestBoundsFollowTheCloud(t *testing.T) {
 	}
 }
 
+// newTestGroup returns a node group of a manager that serves no snapshot,
+// with the view v installed as a fresh read would.
+func newTestGroup(v groupstate.View) *nodeGroup {
+	m := newManager(nil, "cn-beijing", nil, nil, groupstate.GuardOptions{}, 0, nil)
+	g := newNodeGroup(m, mainGroupID)
+	g.Fresh(v)
+	return g
+}
+
 func TestInstancesViewSorted(t *testing.T) {
 	t.Parallel()
-	g := &groupState{instances: []instanceState{{id: "i-b", status: asStatusInService}, {id: "i-a", status: asStatusInService, removing: true}}}
-	got := g.instancesView(nil)
+	r := groupRead{cloud: volcapi.ScalingGroup{ID: mainGroupID, Desired: 2}, unfilled: -1,
+		instances: []volcapi.ScalingInstance{{ID: "i-b", Status: asStatusInService}, {ID: "i-a", Status: asStatusInService}}}
+	g := newTestGroup(groupstate.View{})
+	g.Deleting().Add(ProviderIDPrefix + "i-a")
+	g.Fresh(view(r, g.Deleting()))
+	got := g.Instances()
 	if got[0].Id != ProviderIDPrefix+"i-a" || got[0].Status.State != cloudprovider.InstanceDeleting || got[1].Status.State != cloudprovider.InstanceRunning {
 		t.Fatalf("view = %+v", got)
 	}
-	if g.liveCount() != 1 {
-		t.Fatalf("liveCount = %d", g.liveCount())
+	if s := (state{View: g.Read(), deleting: g.Deleting()}); s.live() != 1 {
+		t.Fatalf("live = %d", s.live())
 	}
 }
 
 func TestGroupDebugCountsInstancesInEnglish(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int]string{0: ", 0 instances,", 1: ", 1 instance,", 2: ", 2 instances,"} {
-		g := groupState{instances: make([]instanceState, n)}
+		g := newTestGroup(groupstate.View{Instances: make([]cloudprovider.Instance, n)})
 		if got := g.debug(); !strings.Contains(got, want) {
 			t.Errorf("debug() with %d instances = %q, want %q in it", n, got, want)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -14,67 +16,205 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
-// nodeGroup is a scaling group as CA sees it. It holds only the id and reads
-// everything else from the manager's snapshot, so objects handed out before a
+// nodeGroup is a scaling group as CA sees it. Its served state (bounds,
+// target, instances, and the ledger's rules over them) is the shared
+// groupstate.Group, which answers Id, MinSize and MaxSize, and TargetSize
+// and Nodes while the snapshot holds the group. Beside it the group keeps
+// only what Volcengine adds: the group's description as the last refresh
+// read it, how it was chosen, its settings, and each instance's Auto
+// Scaling status and failure message. The snapshot keeps one nodeGroup per
+// group for as long as it holds the group, so objects handed out before a
 // Refresh keep working after it.
 type nodeGroup struct {
+	*groupstate.Group
 	m  *manager
 	id string
-	// min and max are frozen at creation for when the group has left the
-	// snapshot; CA freezes them too. Debug is built only when asked: the server
-	// resolves groups through NodeGroups on every per-group RPC, so creation
-	// must stay cheap.
-	min, max int
+
+	// mu guards what Volcengine adds. A writer takes it before the
+	// Group's lock, so what a reader takes under it belongs to the
+	// instances the Group serves.
+	mu           sync.RWMutex
+	cloud        volcapi.ScalingGroup
+	discoveredBy string
+	// settings are read from the group's tags at each Refresh.
+	settings groupconfig.GroupSettings
+	// statuses is each listed instance's Auto Scaling status, by instance
+	// id: DeleteNodes takes each instance's path from it, which the served
+	// states do not tell apart (InService and Protected both run).
+	statuses map[string]string
+	// failures is the failed activity's message per Error instance, read
+	// at Refresh; a mutation's fresh read of the group keeps them, since it
+	// reads no activities.
+	failures map[string]string
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
-func newNodeGroup(m *manager, g *groupState) *nodeGroup {
-	return &nodeGroup{m: m, id: g.cloud.ID, min: g.min, max: g.max}
+// newNodeGroup returns the node group of scaling group id, serving the
+// ledger's state of it. Its failed slots are inside the desired number:
+// the service keeps the number and fails to fill them.
+func newNodeGroup(m *manager, id string) *nodeGroup {
+	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), false), m: m, id: id}
 }
 
-func (n *nodeGroup) state() (*groupState, error) {
-	g, ok := n.m.group(n.id)
-	if !ok {
-		return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s is not managed (any more)", n.id)
-	}
-	return g, nil
+// slotIDs builds the providerIDs of group's failed slots (slotID).
+func slotIDs(group string) func(n int) string {
+	return func(n int) string { return cloudprovider.BuildProviderID(ProviderIDPrefix, slotID(group, n)) }
 }
 
-// Id implements cloudprovider.NodeGroup.
-func (n *nodeGroup) Id(context.Context) string { return n.id }
-
-// MinSize implements cloudprovider.NodeGroup.
-func (n *nodeGroup) MinSize(context.Context) int {
-	if g, ok := n.m.group(n.id); ok {
-		return g.min
+// gone refuses what needs the group once the snapshot no longer holds this
+// node group (the group was deleted, or lost its tags): it keeps its id and
+// last bounds, and answers everything else with ErrNodeGroupNotFound
+// without a call.
+func (n *nodeGroup) gone() error {
+	if g, ok := n.m.group(n.id); ok && g == n {
+		return nil
 	}
-	return n.min
+	return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s is not managed (any more)", n.id)
 }
 
-// MaxSize implements cloudprovider.NodeGroup.
-func (n *nodeGroup) MaxSize(context.Context) int {
-	if g, ok := n.m.group(n.id); ok {
-		return g.max
+// state is the group's served view read together with what Volcengine
+// adds to it.
+type state struct {
+	groupstate.View
+	cloud    volcapi.ScalingGroup
+	statuses map[string]string
+	deleting *groupstate.DeletingSet
+}
+
+// state reads the group's served state for a mutation's plan.
+func (n *nodeGroup) state() (state, error) {
+	if err := n.gone(); err != nil {
+		return state{}, err
 	}
-	return n.max
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return state{View: n.Read(), cloud: n.cloud, statuses: n.statuses, deleting: n.Deleting()}, nil
+}
+
+func (s state) hasDesired() bool { return s.cloud.Desired != volcapi.NoDesiredNumber }
+
+// active reports whether the group scales: only an Active group does (an
+// empty state, from an API that omits it, counts as active).
+func (s state) active() bool {
+	return s.cloud.LifecycleState == "" || strings.EqualFold(s.cloud.LifecycleState, "Active")
+}
+
+// live counts the instances that stay (stays).
+func (s state) live() int { return liveCount(s.Instances, s.deleting, nil) }
+
+// errDisabled refuses a change to a group the service will not scale.
+func errDisabled(s state, verb string) error {
+	return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+		"scaling group %s is disabled (LifecycleState %s): Volcengine scales only Active groups; enable it to %s", s.cloud.ID, s.cloud.LifecycleState, verb)
+}
+
+// TargetSize implements cloudprovider.NodeGroup: the served target
+// (groupstate.Group), while the snapshot holds the group.
+func (n *nodeGroup) TargetSize(ctx context.Context) (int, error) {
+	if err := n.gone(); err != nil {
+		return 0, err
+	}
+	return n.Group.TargetSize(ctx)
+}
+
+// Nodes implements cloudprovider.NodeGroup: the served instances and failed
+// slots (groupstate.Group), while the snapshot holds the group.
+func (n *nodeGroup) Nodes(ctx context.Context) ([]cloudprovider.Instance, error) {
+	if err := n.gone(); err != nil {
+		return nil, err
+	}
+	return n.Group.Nodes(ctx)
 }
 
 // Debug implements cloudprovider.NodeGroup.
 func (n *nodeGroup) Debug(context.Context) string {
-	if g, ok := n.m.group(n.id); ok {
-		return g.debug()
+	if n.gone() != nil {
+		v := n.Read()
+		return fmt.Sprintf("%s min %d max %d (no longer in the snapshot)", n.id, v.Min, v.Max)
 	}
-	return fmt.Sprintf("%s min %d max %d (no longer in the snapshot)", n.id, n.min, n.max)
+	return n.debug()
 }
 
-// TargetSize implements cloudprovider.NodeGroup.
-func (n *nodeGroup) TargetSize(context.Context) (int, error) {
-	g, err := n.state()
-	if err != nil {
-		return 0, err
+func (n *nodeGroup) debug() string {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	v := n.Read()
+	s := state{View: v, cloud: n.cloud}
+	desired := fmt.Sprintf("desired %d", v.Target)
+	if !s.hasDesired() {
+		desired = "no desired number"
 	}
-	return g.target, nil
+	how := "static"
+	if n.discoveredBy != "" {
+		how = "discovered by " + n.discoveredBy
+	}
+	instances := fmt.Sprintf("%d instances", len(v.Instances))
+	if len(v.Instances) == 1 {
+		instances = "1 instance"
+	}
+	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s", n.id, n.cloud.Name, v.Min, v.Max, desired, instances, how)
+	if !s.active() {
+		d += fmt.Sprintf(", disabled (LifecycleState %s)", n.cloud.LifecycleState)
+	}
+	if sum := n.settings.Summary(); sum != "" {
+		d += "; settings " + sum
+	}
+	return d
+}
+
+// install applies a Refresh's read of the group, whose listing began at
+// listing: the served state by the ledger's rules (groupstate.Group.Install),
+// and what Volcengine adds beside it.
+func (n *nodeGroup) install(listing groupstate.Listing, r groupRead, discoveredBy string) {
+	v := view(r, n.Deleting())
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.Install(listing, v)
+	n.cloud, n.discoveredBy = r.cloud, discoveredBy
+	n.settings = groupconfig.ParseGroupSettings(settingsSource, r.cloud.Tags)
+	n.statuses, n.failures = statusesOf(r.instances), r.failures
+}
+
+// reload re-reads the group (bounds, desired number and instances) before a
+// mutation: after an unconfirmed change, and before every shrink, because
+// an instance launched since the snapshot would otherwise let the service
+// remove one of its own choosing. The guard calls it under the group's
+// guard, so what it reads is newer than anything served and is installed
+// whole (groupstate.Group.Fresh). It reads no scaling activities, so the
+// failed slots stay as the last Refresh set them and Error instances keep
+// the messages it read.
+func (n *nodeGroup) reload(ctx context.Context) error {
+	gs, err := n.m.api.ListScalingGroups(ctx, []string{n.id})
+	if err != nil {
+		return fmt.Errorf("re-read scaling group %s: %w", n.id, err)
+	}
+	var cg *volcapi.ScalingGroup
+	for i := range gs {
+		if gs[i].ID == n.id {
+			cg = &gs[i]
+		}
+	}
+	if cg == nil {
+		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s no longer exists", n.id)
+	}
+	listed, err := n.m.api.ListScalingInstances(ctx, n.id)
+	if err != nil {
+		return fmt.Errorf("re-read instances of scaling group %s: %w", n.id, err)
+	}
+	r := groupRead{cloud: *cg, instances: listed, unfilled: -1}
+	r.min, r.max = managedGroup{cloud: *cg, spec: n.m.staticSpec(n.id)}.bounds()
+	deleting := n.Deleting()
+	n.mu.Lock()
+	r.failures = n.failures
+	n.Fresh(view(r, deleting))
+	// The description's size fields follow the read; its name, state and
+	// tags stay as the last Refresh read them.
+	n.cloud.Min, n.cloud.Max, n.cloud.HasMin, n.cloud.HasMax, n.cloud.Desired = cg.Min, cg.Max, cg.HasMin, cg.HasMax, cg.Desired
+	n.statuses = statusesOf(listed)
+	n.mu.Unlock()
+	n.m.index(n.id, listed)
+	return nil
 }
 
 // IncreaseSize raises the group's desired number with one ModifyScalingGroup
@@ -82,8 +222,8 @@ func (n *nodeGroup) TargetSize(context.Context) (int, error) {
 // instead schedules a policy and polls for up to 30 minutes, which cannot fit
 // CA's 5 s deadline.)
 func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return n.setDesired(ctx, "increase", delta, delta <= 0, func(g *groupState) error {
-		return groupstate.CheckIncrease(n.id, delta, g.target, g.max)
+	return n.setDesired(ctx, "increase", delta, delta <= 0, func(s state) error {
+		return groupstate.CheckIncrease(n.id, delta, s.Target, s.Max)
 	})
 }
 
@@ -97,8 +237,8 @@ func errNoDesired(id string) error {
 // drops below their count: lowering further would make the service remove
 // instances of its own choosing.
 func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return n.setDesired(ctx, "decrease", delta, delta >= 0, func(g *groupState) error {
-		return groupstate.CheckDecrease(n.id, delta, g.target, g.liveCount())
+	return n.setDesired(ctx, "decrease", delta, delta >= 0, func(s state) error {
+		return groupstate.CheckDecrease(n.id, delta, s.Target, s.live())
 	})
 }
 
@@ -106,41 +246,38 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 // discipline (groupstate.MutationGuard). A malformed request is refused
 // from the snapshot without any cloud call. ModifyScalingGroup sets an
 // absolute number, so a decrease is planned from a fresh read of the group.
-func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(*groupState) error) error {
-	g, err := n.state()
+func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(state) error) error {
+	s, err := n.state()
 	if err != nil {
 		return err
 	}
 	if malformed {
-		return check(g)
+		return check(s)
 	}
-	return n.m.guard(n.id).Do(ctx, groupstate.Mutation{
+	return n.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			g, err := n.state()
+			s, err := n.state()
 			if err != nil {
 				return groupstate.Plan{}, err
 			}
-			if err := check(g); err != nil {
+			if err := check(s); err != nil {
 				return groupstate.Plan{}, err
 			}
-			if !g.active() {
-				return groupstate.Plan{}, errDisabled(g, verb+" it")
+			if !s.active() {
+				return groupstate.Plan{}, errDisabled(s, verb+" it")
 			}
-			if !g.hasDesired() {
+			if !s.hasDesired() {
 				return groupstate.Plan{}, errNoDesired(n.id)
 			}
-			from, want := g.target, g.target+delta
+			from, want := s.Target, s.Target+delta
 			return groupstate.Plan{Shrinks: want < from, Call: func(ctx context.Context) error { return n.sendDesired(ctx, verb, from, want) }}, nil
 		},
 		Read: n.reload,
 	})
 }
 
-// reload re-reads the group into the snapshot; the guard calls it.
-func (n *nodeGroup) reload(ctx context.Context) error { return n.m.reload(ctx, n.id) }
-
 // sendDesired sets the desired number from to want and applies the answer
-// to the snapshot.
+// to the served state.
 func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int) error {
 	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
 		if cloudprovider.SizeUnstated(err) {
@@ -150,10 +287,7 @@ func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int
 		return fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, from, want, err)
 	}
 	n.m.noteDesiredChange(n.id)
-	n.m.update(n.id, func(c *groupState) {
-		c.target = want
-		c.cloud.Desired = want
-	})
+	n.Update(func(v *groupstate.View) { v.Target = want })
 	klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", from, "to", want)
 	return nil
 }
@@ -180,7 +314,7 @@ type deletion struct {
 // registered nodes never take the group below min, while instances that
 // never registered can always go.
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	return n.m.guard(n.id).Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
+	return n.Guard().Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (deletion, error) { return n.planDeletion(nodes) })
 		if err != nil {
 			return err
@@ -211,15 +345,14 @@ func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 // refused without a call, and CA retries on a later loop.
 func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 	var d deletion
-	g, err := n.state()
+	s, err := n.state()
 	if err != nil {
 		return d, err
 	}
-	byID := map[string]instanceState{}
-	for _, in := range g.instances {
-		byID[in.id] = in
+	byID := map[string]cloudprovider.Instance{}
+	for _, in := range s.Instances {
+		byID[in.Id] = in
 	}
-	failed := n.m.ledger.Failed(n.id)
 	var toDelete []*corev1.Node
 	seen := map[string]bool{}
 	for _, node := range nodes {
@@ -231,9 +364,9 @@ func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 		if err != nil {
 			return d, fmt.Errorf("node group %s: node %s: %w", n.id, name, err)
 		}
-		in, ok := byID[id]
-		group, slot, isSlot := parseSlotID(id)
-		isSlot = isSlot && group == n.id && failed.Holds(slot)
+		pid := cloudprovider.BuildProviderID(ProviderIDPrefix, id)
+		in, ok := byID[pid]
+		slot, isSlot := n.Slot(pid)
 		if !ok && !isSlot {
 			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to scaling group %s", name, n.id)
 		}
@@ -241,42 +374,42 @@ func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
 		}
 		seen[id] = true
-		switch {
+		switch status := s.statuses[id]; {
 		case isSlot:
 			d.slots = append(d.slots, slot)
-		case !in.live():
+		case !stays(in, s.deleting):
 			// Already on its way out: CA resends failed and unregistered
 			// nodes every loop until they disappear.
 			continue
-		case in.status == asStatusError:
+		case status == asStatusError:
 			d.broken = append(d.broken, id)
-		case in.status == asStatusInService:
+		case status == asStatusInService:
 			d.inService = append(d.inService, id)
 		default:
 			return d, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
-				"node %s: instance %s is %s; Volcengine removes only InService instances from a scaling group, try again once it is in service", name, id, in.status)
+				"node %s: instance %s is %s; Volcengine removes only InService instances from a scaling group, try again once it is in service", name, id, status)
 		}
 		toDelete = append(toDelete, node)
 	}
 	if len(toDelete) == 0 {
 		return d, nil
 	}
-	if !g.active() {
-		return d, errDisabled(g, "remove instances")
+	if !s.active() {
+		return d, errDisabled(s, "remove instances")
 	}
-	return d, groupstate.CheckDeleteMin(n.id, g.target, g.min, toDelete)
+	return d, groupstate.CheckDeleteMin(n.id, s.Target, s.Min, toDelete)
 }
 
 // removeBatch removes InService instances with RemoveInstances, lowering
 // the desired number by as many; done of total were removed before it.
 func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total int) error {
-	g, err := n.state()
+	s, err := n.state()
 	if err != nil {
 		return err
 	}
 	decrease := true
 	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
-	if err != nil && g.target-len(batch) < g.min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
+	if err != nil && s.Target-len(batch) < s.Min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
 		// Only never-registered instances get here (CheckDeleteMin). If
 		// the API will not lower the desired number below min, remove them
 		// anyway and let the group replace them: CA needs them gone.
@@ -288,11 +421,11 @@ func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total
 	}
 	// Taken (when the answer was unusable, the guard reads the group for
 	// the number right after).
-	target := g.target
-	if g.hasDesired() && decrease {
+	target := s.Target
+	if s.hasDesired() && decrease {
 		target -= len(batch)
 	}
-	n.noteRemoved(batch, target)
+	n.noteRemoved(s, batch, target)
 	klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "activity", activity)
 	if err != nil {
 		return fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
@@ -307,14 +440,18 @@ func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total
 // for) nor below the healthy instances, which the service would otherwise
 // remove instead.
 func (n *nodeGroup) planDropBroken(broken []string) (groupstate.Plan, error) {
-	g, err := n.state()
+	s, err := n.state()
 	if err != nil {
 		return groupstate.Plan{}, err
 	}
-	listed := countLive(g, broken)
-	from, want := g.target, g.target
-	if g.hasDesired() {
-		want = min(max(from-listed, g.min, g.liveCount()-listed), from)
+	asked := make(map[string]bool, len(broken))
+	for _, id := range broken {
+		asked[cloudprovider.BuildProviderID(ProviderIDPrefix, id)] = true
+	}
+	listed := liveCount(s.Instances, s.deleting, asked)
+	from, want := s.Target, s.Target
+	if s.hasDesired() {
+		want = min(max(from-listed, s.Min, s.live()-listed), from)
 	}
 	return groupstate.Plan{Call: func(ctx context.Context) error {
 		if want < from {
@@ -323,31 +460,16 @@ func (n *nodeGroup) planDropBroken(broken []string) (groupstate.Plan, error) {
 					// Applied: the instances are on their way out, so a
 					// repeated deletion must not lower the number again.
 					n.m.noteDesiredChange(n.id)
-					n.noteRemoved(broken, want)
+					n.noteRemoved(s, broken, want)
 				}
 				return fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, from, want, err)
 			}
 			n.m.noteDesiredChange(n.id)
 		}
-		n.noteRemoved(broken, want)
+		n.noteRemoved(s, broken, want)
 		klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", from, "desiredTo", want)
 		return nil
 	}}, nil
-}
-
-// countLive counts the instances of ids the group still lists as live.
-func countLive(g *groupState, ids []string) int {
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
-	}
-	n := 0
-	for _, in := range g.instances {
-		if want[in.id] && in.live() {
-			n++
-		}
-	}
-	return n
 }
 
 // planDropSlots plans giving up failed slots from the fresh state: a slot
@@ -358,21 +480,21 @@ func countLive(g *groupState, ids []string) int {
 // its own choosing). The slots given up end in the ledger
 // (groupstate.FailedSlots.Drop) once the cloud took the lower number.
 func (n *nodeGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
-	g, err := n.state()
+	s, err := n.state()
 	if err != nil {
 		return groupstate.Plan{}, err
 	}
 	// A Refresh since the request was checked may have ended slots the
 	// service filled: only those still failed are given up.
-	failed := n.m.ledger.Failed(n.id)
+	failed := n.Failed()
 	held := make([]int, 0, len(slots))
-	for _, s := range slots {
-		if failed.Holds(s) {
-			held = append(held, s)
+	for _, slot := range slots {
+		if failed.Holds(slot) {
+			held = append(held, slot)
 		}
 	}
-	from := g.target
-	want := min(max(from-len(held), g.min, g.liveCount()), from)
+	from := s.Target
+	want := min(max(from-len(held), s.Min, s.live()), from)
 	drop := held[:min(from-want, len(held))]
 	return groupstate.Plan{Call: func(ctx context.Context) error {
 		if want < from {
@@ -380,81 +502,70 @@ func (n *nodeGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 				return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
 			}
 		}
-		n.m.update(n.id, func(c *groupState) {
-			// Under the snapshot's lock, so a Refresh reconciling an
-			// older listing either sees this mutation or runs before
-			// the slots end (refreshWith).
+		n.Update(func(v *groupstate.View) {
+			// Under the group's lock, with the call still counted in
+			// flight: a Refresh installing an older listing meanwhile
+			// sets no slots (Ledger.Reconcile).
 			failed.Drop(drop...)
-			c.target = want
-			c.cloud.Desired = want
+			v.Target = want
 		})
 		klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", from, "to", want)
 		return nil
 	}}, nil
 }
 
-// Nodes implements cloudprovider.NodeGroup.
-func (n *nodeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
-	g, err := n.state()
-	if err != nil {
-		return nil, err
+// noteRemoved applies accepted removals of ids to the served state: the
+// instances show Deleting (groupstate.DeletingSet, by providerID), and the
+// target becomes the new desired number (or, for a group without one, the
+// instances that stay). s is the state the removal was planned from.
+func (n *nodeGroup) noteRemoved(s state, ids []string, target int) {
+	for _, id := range ids {
+		s.deleting.Add(cloudprovider.BuildProviderID(ProviderIDPrefix, id))
 	}
-	return g.instancesView(n.m.ledger.Failed(n.id).List()), nil
+	n.Update(func(v *groupstate.View) {
+		if s.hasDesired() {
+			v.Target = target
+		} else {
+			v.Target = liveCount(v.Instances, s.deleting, nil)
+		}
+	})
 }
 
 // TemplateNodeInfo builds the template from inputs cached at Refresh.
 func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
-	g, err := n.state()
-	if err != nil {
+	if err := n.gone(); err != nil {
 		return nil, err
 	}
 	info, err := n.m.template(n.id)
 	if err != nil {
 		return nil, err
 	}
-	return buildTemplateNode(n.id, n.m.region, info, g.settings), nil
+	n.mu.RLock()
+	settings := n.settings
+	n.mu.RUnlock()
+	return buildTemplateNode(n.id, n.m.region, info, settings), nil
 }
 
 // GetOptions returns the overrides in the group's tags on top of defaults,
 // or ErrNotImplemented without any: returning options would zero the
 // settings the protocol cannot carry.
 func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	g, err := n.state()
-	if err != nil {
+	if err := n.gone(); err != nil {
 		return nil, err
 	}
-	return g.settings.GetOptions(defaults)
+	n.mu.RLock()
+	settings := n.settings
+	n.mu.RUnlock()
+	return settings.GetOptions(defaults)
 }
 
 // Status implements cloudprovider.NodeGroup.
 func (n *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	settings := groupconfig.GroupSettings{Source: settingsSource}
-	if g, ok := n.m.group(n.id); ok {
-		settings = g.settings
+	if n.gone() == nil {
+		n.mu.RLock()
+		settings = n.settings
+		n.mu.RUnlock()
 	}
-	return n.m.guard(n.id).Status(settings)
-}
-
-// noteRemoved applies accepted removals to the snapshot: the instances show as
-// deleting, and the target becomes the new desired number (or, for a group
-// without one, what is left).
-func (n *nodeGroup) noteRemoved(ids []string, target int) {
-	n.m.markRemoved(n.id, ids)
-	gone := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		gone[id] = true
-	}
-	n.m.update(n.id, func(c *groupState) {
-		for i := range c.instances {
-			if gone[c.instances[i].id] {
-				c.instances[i].removing = true
-			}
-		}
-		if c.hasDesired() {
-			c.target = target
-			c.cloud.Desired = target
-		} else {
-			c.target = c.liveCount()
-		}
-	})
+	return n.Guard().Status(settings)
 }

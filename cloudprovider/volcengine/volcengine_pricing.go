@@ -18,7 +18,7 @@ func (m *manager) InstanceTypeOf(instanceID string) string {
 	if !ok {
 		return ""
 	}
-	info, err := m.template(g.cloud.ID)
+	info, err := m.template(g.id)
 	if err != nil {
 		return ""
 	}
@@ -30,7 +30,7 @@ func (m *manager) InstanceTypeOf(instanceID string) string {
 func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.groupList() {
-		info, err := m.template(g.cloud.ID)
+		info, err := m.template(g.id)
 		if err != nil {
 			continue
 		}

@@ -54,7 +54,7 @@ func TestPricesFromSheet(t *testing.T) {
 		t.Errorf("pod price %v, %v", p, err)
 	}
 	// A registered node without the label is priced by its group's type.
-	inst := e.p.m.groupList()[0].instances[0].id
+	inst := strings.TrimPrefix(e.p.m.groupList()[0].Read().Instances[0].Id, ProviderIDPrefix)
 	byID := &corev1.Node{Spec: corev1.NodeSpec{ProviderID: ProviderIDPrefix + inst}}
 	if p, err := pm.NodePrice(testCtx(t), byID, start, start.Add(time.Hour)); err != nil || p != 1.2 {
 		t.Errorf("node %s by providerID: %v, %v; want 1.2", inst, p, err)

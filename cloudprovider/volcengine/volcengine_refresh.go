@@ -54,18 +54,17 @@ type groupCatalog struct {
 	byID bool
 	// decided is set once the --nodes read mode is chosen.
 	decided bool
-	// lastAt is when the last successful refresh (not a lookup) started,
-	// and lastTook how long it took (a slow API, the rate limit).
-	lastAt   time.Time
-	lastTook time.Duration
 }
 
 // catalogRead is one refresh's reads: it works on a copy of the records, so
 // a failed call leaves the catalog as it was.
 type catalogRead struct {
-	m       *manager
-	ctx     context.Context
-	now     time.Time
+	m   *manager
+	ctx context.Context
+	// round is the refresh's round of the freshness rule: what it reads is
+	// read at round.At, and a description is read again when round.Due
+	// says it would pass the bound before the next refresh has run.
+	round   groupstate.Round
 	records map[string]groupRecord
 	// read are the page numbers read this refresh; last the one that ended
 	// the list.
@@ -75,26 +74,16 @@ type catalogRead struct {
 	seen        map[string]bool
 	total       int
 	totalChange bool
-	// horizon is how long what is read now will be served: until the next
-	// refresh has run, if CA keeps its pace and the refresh takes as long
-	// as the last one (at most the bound). A description is read again when
-	// it would pass the bound within the horizon, so what is served between
-	// two refreshes stays younger than the bound.
-	horizon time.Duration
 }
 
 // readGroups returns every group the provider may manage, each described by
 // a DescribeScalingGroups answer younger than the staleness bound (or read
 // this refresh), in id order. whole reads every group.
-func (m *manager) readGroups(ctx context.Context, now time.Time, whole bool) ([]volcapi.ScalingGroup, error) {
+func (m *manager) readGroups(ctx context.Context, round groupstate.Round, whole bool) ([]volcapi.ScalingGroup, error) {
 	c := &m.catalog
-	r := &catalogRead{m: m, ctx: ctx, now: now, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
+	r := &catalogRead{m: m, ctx: ctx, round: round, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
 	if r.records == nil {
 		r.records = map[string]groupRecord{}
-	}
-	r.horizon = m.maxStaleness
-	if !c.lastAt.IsZero() {
-		r.horizon = min(now.Sub(c.lastAt)+c.lastTook, m.maxStaleness)
 	}
 	var err error
 	switch static := m.staticIDs(); {
@@ -116,15 +105,11 @@ func (m *manager) readGroups(ctx context.Context, now time.Time, whole bool) ([]
 		return nil, err
 	}
 	c.records, c.total = r.records, r.total
-	if !whole {
-		// A lookup between two of CA's refreshes says nothing of CA's pace.
-		c.lastAt = now
-	}
 	if c.pageAt == nil {
 		c.pageAt = map[int]time.Time{}
 	}
 	for n := range r.read {
-		c.pageAt[n] = now
+		c.pageAt[n] = round.At
 	}
 	if r.last > 0 {
 		c.pages = r.last
@@ -170,7 +155,7 @@ func (m *manager) attempts(id string) uint64 {
 }
 
 func (r *catalogRead) put(g volcapi.ScalingGroup) {
-	r.records[g.ID] = groupRecord{cloud: g, at: r.now, attempts: r.m.attempts(g.ID)}
+	r.records[g.ID] = groupRecord{cloud: g, at: r.round.At, attempts: r.m.attempts(g.ID)}
 	r.seen[g.ID] = true
 }
 
@@ -241,7 +226,7 @@ func (r *catalogRead) byID(ids []string, static bool) error {
 			continue
 		}
 		if static {
-			r.records[id] = groupRecord{cloud: volcapi.ScalingGroup{ID: id}, at: r.now, missing: true}
+			r.records[id] = groupRecord{cloud: volcapi.ScalingGroup{ID: id}, at: r.round.At, missing: true}
 		} else {
 			delete(r.records, id)
 		}
@@ -256,16 +241,16 @@ func (r *catalogRead) completeByID(ids []string) error {
 }
 
 // due reports whether a record must be read again this refresh: it would
-// reach the staleness bound before the next refresh, the group was mutated
-// since it was read, or the group will be listed this refresh anyway
-// (groupListing.due). A listing stores the description it was compared
-// with; one older than the listing could hide a change undone since (an
-// instance added before the listing and removed after it leaves the same
-// total), and the listing would then be reused.
+// reach the staleness bound before the next refresh (Round.Due), the group
+// was mutated since it was read, or the group will be listed this refresh
+// anyway (groupListing.due). A listing stores the description it was
+// compared with; one older than the listing could hide a change undone
+// since (an instance added before the listing and removed after it leaves
+// the same total), and the listing would then be reused.
 func (r *catalogRead) due(rec groupRecord) bool {
 	id := rec.cloud.ID
 	attempts := r.m.attempts(id)
-	if r.stale(rec.at) || rec.attempts != attempts {
+	if r.round.Due(rec.at) || rec.attempts != attempts {
 		return true
 	}
 	if rec.missing {
@@ -273,13 +258,7 @@ func (r *catalogRead) due(rec groupRecord) bool {
 		return false
 	}
 	l, listed := r.m.listings[id]
-	return !listed || l.due(attempts, r.now, r.m.maxStaleness)
-}
-
-// stale reports whether something read at would reach the staleness bound
-// within the horizon.
-func (r *catalogRead) stale(at time.Time) bool {
-	return r.now.Sub(at)+r.horizon >= r.m.maxStaleness
+	return !listed || l.due(attempts, r.round)
 }
 
 // rotatePages reads the next page of the group list, plus every page that
@@ -304,7 +283,7 @@ func (r *catalogRead) rotatePages() (err error) {
 		}
 	}()
 	for n := 1; n <= c.pages; n++ {
-		if n == next || r.stale(c.pageAt[n]) {
+		if n == next || r.round.Due(c.pageAt[n]) {
 			if err = r.page(n); err != nil {
 				return err
 			}
@@ -399,9 +378,10 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	// Taken before the first call: a mutation accepted from now on may be
 	// missing from what this refresh reads (Ledger.Reconcile).
 	listing := m.ledger.Begin()
-	start := listing.At
+	// A lookup between two of CA's refreshes says nothing of CA's pace.
+	round := m.fresh.Begin(!wholeList)
 
-	all, err := m.readGroups(ctx, start, wholeList)
+	all, err := m.readGroups(ctx, round, wholeList)
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
@@ -410,67 +390,41 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		return fmt.Errorf("refresh: %w", err)
 	}
 
-	instances, err := m.listInstances(ctx, picked, start)
+	instances, err := m.listInstances(ctx, picked, round)
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
 	failures, groupFailures := m.failures(ctx, picked, instances)
 	m.refreshTemplates(ctx, picked)
 
-	next := make(map[string]*groupState, len(picked))
+	// The groups, the index and what the ledger keeps change together
+	// under the snapshot's lock, so a node looked up by its instance finds
+	// the group that lists it. Installing makes no cloud call, and a
+	// mutation applies its effect under its group's lock alone
+	// (groupstate.Group.Update).
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := make(map[string]*nodeGroup, len(picked))
 	order := make([]string, 0, len(picked))
-	listed := make(map[string]map[string]bool, len(picked))
 	byInstance := map[string]string{}
 	for i, p := range picked {
 		id := p.cloud.ID
-		minSize, maxSize := p.bounds()
-		gs := &groupState{cloud: p.cloud, min: minSize, max: maxSize, discoveredBy: p.discoveredBy,
-			settings: groupconfig.ParseGroupSettings(settingsSource, p.cloud.Tags)}
-		listed[id] = make(map[string]bool, len(instances[i]))
+		g := m.groups[id]
+		if g == nil {
+			g = newNodeGroup(m, id)
+		}
+		r := groupRead{cloud: p.cloud, instances: instances[i], failures: failures}
+		r.min, r.max = p.bounds()
+		// A listing a mutation overtook may count slots that mutation gave
+		// up: Install leaves the slots as they are until a listing that
+		// began after it (Ledger.Reconcile).
+		r.unfilled, r.failure = m.unfilled(groupFailures, id, liveListed(instances[i]), p.cloud.Desired)
+		g.install(listing, r, p.discoveredBy)
 		for _, si := range instances[i] {
-			gs.instances = append(gs.instances, instanceState{id: si.ID, status: si.Status, zone: si.ZoneID, failure: failures[si.ID]})
-			listed[id][si.ID] = true
 			byInstance[si.ID] = id
 		}
-		next[id] = gs
+		next[id] = g
 		order = append(order, id)
-	}
-
-	// The listings meet our mutations under the snapshot's lock, under
-	// which a mutation's call applies its answer (update); the ledger
-	// records the call from before it starts, so a call either applied
-	// its answer before this point, and then overtakes the listing, or
-	// applies it to the snapshot installed here.
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, id := range order {
-		gs := next[id]
-		// A listing a mutation overtook may count slots that mutation gave
-		// up: the slots stay as they are until a listing that began after
-		// it.
-		unfilled := -1
-		var failure *cloudprovider.InstanceErrorInfo
-		if !m.ledger.Overtaken(listing, id) {
-			unfilled, failure = m.unfilled(groupFailures, id, gs.liveCount(), gs.cloud.Desired)
-		}
-		r := m.ledger.Reconcile(listing, id, groupstate.GroupListing{Holds: func(iid string) bool { return listed[id][iid] }, Unfilled: unfilled, Failure: failure})
-		deleting := m.ledger.Deleting(id)
-		for i := range gs.instances {
-			in := &gs.instances[i]
-			in.removing = deleting.Holds(in.id) && isLive(in.status)
-		}
-		if gs.hasDesired() {
-			gs.target = gs.cloud.Desired
-		} else {
-			gs.target = gs.liveCount()
-		}
-		if old, ok := m.groups[id]; ok && r.KeepSize {
-			// A mutation was accepted, or a mutation's fresh read
-			// installed, after this listing began (or one is still in
-			// flight): its result is newer than what the API told us.
-			gs.target = old.target
-			gs.cloud.Desired = old.cloud.Desired
-		}
 	}
 	m.ledger.Forget(func(id string) bool { _, ok := next[id]; return ok })
 	for id := range m.templates {
@@ -480,10 +434,8 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		}
 	}
 	m.groups, m.order, m.byInstance = next, order, byInstance
-	if !wholeList {
-		m.catalog.lastTook = m.now().Sub(start)
-	}
-	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(start))
+	m.fresh.End(round)
+	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(round.At))
 	return nil
 }
 
@@ -491,7 +443,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 // listing where it is still good (groupListing.stillGood), otherwise a fresh
 // one, a few groups at a time. A refresh that finds nothing changed thus
 // costs the one DescribeScalingGroups call.
-func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now time.Time) ([][]volcapi.ScalingInstance, error) {
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, round groupstate.Round) ([][]volcapi.ScalingInstance, error) {
 	out := make([][]volcapi.ScalingInstance, len(picked))
 	errs := make([]error, len(picked))
 	fresh := make([]bool, len(picked))
@@ -502,7 +454,7 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now 
 	sem := make(chan struct{}, refreshParallelism)
 	var wg sync.WaitGroup
 	for i, p := range picked {
-		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, attempts[i], now, m.maxStaleness) {
+		if l, ok := m.listings[p.cloud.ID]; ok && l.stillGood(p.cloud, attempts[i], round) {
 			out[i] = l.instances
 			continue
 		}
@@ -526,7 +478,7 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, now 
 		l := m.listings[p.cloud.ID]
 		if fresh[i] {
 			l = groupListing{desired: p.cloud.Desired, total: p.cloud.TotalInstances, lifecycle: p.cloud.LifecycleState,
-				attempts: attempts[i], at: now, instances: out[i]}
+				attempts: attempts[i], at: round.At, instances: out[i]}
 		}
 		listings[p.cloud.ID] = l
 	}
@@ -773,16 +725,18 @@ type groupListing struct {
 // in service, we made no change to the group since, and the listing is
 // younger than the staleness bound. Anything else lists the group, so a
 // change made in the cloud is served within the bound at the latest.
-func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, now time.Time, maxAge time.Duration) bool {
+func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, round groupstate.Round) bool {
 	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
-		!l.due(attempts, now, maxAge)
+		!l.due(attempts, round)
 }
 
 // due reports whether the listing must be taken again whatever
 // DescribeScalingGroups says: we attempted a mutation since, it reached the
-// bound, or an instance was not in service.
-func (l groupListing) due(attempts uint64, now time.Time, maxAge time.Duration) bool {
-	if l.attempts != attempts || now.Sub(l.at) >= maxAge {
+// bound (Round.Expired: the plain bound, since every refresh checks the
+// listing again against DescribeScalingGroups), or an instance was not in
+// service.
+func (l groupListing) due(attempts uint64, round groupstate.Round) bool {
+	if l.attempts != attempts || round.Expired(l.at) {
 		return true
 	}
 	for _, in := range l.instances {

@@ -1,12 +1,15 @@
 package volcengine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -219,7 +222,7 @@ func TestScaleUpCostsItsGroupAndItsPages(t *testing.T) {
 	if groups := e.fake.CountOperation(fakeapi.ActionDescribeScalingGroups); n != 3 || groups != 2 || listings != 1 {
 		t.Fatalf("refresh after a scale-up: %d calls (%d DescribeScalingGroups, %d listings), want 3 (2 and 1)", n, groups, listings)
 	}
-	if got := len(e.p.m.groups[id].instances); got != 2 {
+	if got := len(e.p.m.groups[id].Read().Instances); got != 2 {
 		t.Fatalf("%s serves %d instances after the scale-up, want 2", id, got)
 	}
 }
@@ -408,6 +411,19 @@ func TestFailedRefreshReadsTheSamePageAgain(t *testing.T) {
 	}
 }
 
+// slowPages makes every read of a page of the group list take took on the
+// manual clock, as a slow API or the rate limit would.
+type slowPages struct {
+	cloudAPI
+	clock *fakecloud.ManualClock
+	took  time.Duration
+}
+
+func (s slowPages) ScalingGroupsPage(ctx context.Context, page int) (volcapi.GroupPage, error) {
+	s.clock.Advance(s.took)
+	return s.cloudAPI.ScalingGroupsPage(ctx, page)
+}
+
 // TestSlowRefreshReadsAhead: what a refresh reads is served until the next
 // refresh has finished, so a refresh that takes long (a slow API, the rate
 // limit) counts towards the horizon too.
@@ -417,13 +433,22 @@ func TestSlowRefreshReadsAhead(t *testing.T) {
 	// the 5 s deadline testCtx gives, as CA does.
 	e := newEnv(t, withDiscovery(catalogTag), withSeed(seedCatalog(101, 0)))
 	e.clock.Advance(10 * time.Second)
-	e.refreshCalls(t) // page 1; page 2 is next
-	e.p.m.catalog.lastTook = 35 * time.Second
-	e.clock.Advance(10 * time.Second)
+	api := e.p.m.api
+	e.p.m.api = slowPages{cloudAPI: api, clock: e.clock, took: 16 * time.Second}
+	if n, _ := e.refreshCalls(t); n != 1 {
+		t.Fatalf("the slow refresh made %d calls, want 1 (page 1; page 2 is next)", n)
+	}
+	e.p.m.api = api
+	// The next refresh begins 18 s after the slow one began, which took
+	// 16 s: what it reads is served for 34 s, so pages 2 and 3, read 28 s
+	// ago at the first refresh, are due, page 1 (18 s old) is not. Had the
+	// slow refresh's time not counted, page 3 would be due in 18 s more
+	// and only page 2 read.
+	e.clock.Advance(2 * time.Second)
 	if n := groupsCalls(t, e); n != 2 {
 		t.Fatalf("%d DescribeScalingGroups calls, want 2 (pages 2 and 3, which would pass the bound before the next refresh ends)", n)
 	}
-	if age := oldestRecord(e) + 45*time.Second; age >= groupstate.DefaultMaxStaleness {
+	if age := oldestRecord(e) + 34*time.Second; age >= groupstate.DefaultMaxStaleness {
 		t.Fatalf("a description will be %v old when the next refresh ends, want younger than the bound", age)
 	}
 }

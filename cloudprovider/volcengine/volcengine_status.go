@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
 // Scaling-instance Status values of the Auto Scaling API.
@@ -23,6 +25,81 @@ const (
 // errorCodeCreationFailed is reported for a failed instance whose scaling
 // activity gave no code of its own.
 const errorCodeCreationFailed = "VolcengineInstanceCreationFailed"
+
+// groupRead is what one read of a scaling group says: its description,
+// the bounds it is served with, its instances with the failed activities'
+// messages (by instance id), and the slots of its desired number the
+// service failed to fill (Unfilled -1 when the read does not say).
+type groupRead struct {
+	cloud     volcapi.ScalingGroup
+	min, max  int
+	instances []volcapi.ScalingInstance
+	failures  map[string]string
+	unfilled  int
+	failure   *cloudprovider.InstanceErrorInfo
+}
+
+// view maps a read of a scaling group to CA's terms: the provider's whole
+// part of the group state (groupstate.Group applies the ledger's rules).
+// The target is the desired number, failed slots included (the service
+// keeps them in it); for a group created without a desired number, the
+// instances that stay (neither Removing nor removed by us: deleting).
+func view(r groupRead, deleting *groupstate.DeletingSet) groupstate.View {
+	v := groupstate.View{Min: r.min, Max: r.max, Target: r.cloud.Desired, Unfilled: r.unfilled, Failure: r.failure}
+	for _, si := range r.instances {
+		v.Instances = append(v.Instances, cloudprovider.Instance{
+			Id:     cloudprovider.BuildProviderID(ProviderIDPrefix, si.ID),
+			Status: instanceStatus(si.Status, r.failures[si.ID]),
+		})
+	}
+	if r.cloud.Desired == volcapi.NoDesiredNumber {
+		v.Target = liveCount(v.Instances, deleting, nil)
+	}
+	if v.Unfilled > 0 && v.Failure == nil {
+		info := creationError("")
+		v.Failure = &info
+	}
+	return v
+}
+
+// statusesOf indexes a listing's Auto Scaling statuses by instance id.
+func statusesOf(instances []volcapi.ScalingInstance) map[string]string {
+	out := make(map[string]string, len(instances))
+	for _, si := range instances {
+		out[si.ID] = si.Status
+	}
+	return out
+}
+
+// stays reports whether a served instance counts towards the target: it is
+// not Removing in the cloud, nor one whose removal the cloud accepted
+// (deleting, by providerID).
+func stays(in cloudprovider.Instance, deleting *groupstate.DeletingSet) bool {
+	return (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.Holds(in.Id)
+}
+
+// liveCount counts the instances that stay; when only is not nil, only
+// those it names (by providerID).
+func liveCount(instances []cloudprovider.Instance, deleting *groupstate.DeletingSet, only map[string]bool) int {
+	n := 0
+	for _, in := range instances {
+		if (only == nil || only[in.Id]) && stays(in, deleting) {
+			n++
+		}
+	}
+	return n
+}
+
+// liveListed counts the instances a listing shows live (isLive).
+func liveListed(instances []volcapi.ScalingInstance) int {
+	n := 0
+	for _, si := range instances {
+		if isLive(si.Status) {
+			n++
+		}
+	}
+	return n
+}
 
 // instanceStatus maps a scaling instance's Status (and, for Error, the failed
 // activity's message) to what CA expects. Failed creations are reported as
