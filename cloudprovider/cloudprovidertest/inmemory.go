@@ -281,6 +281,11 @@ func (p *InMemoryProvider) apply(listing groupstate.Listing, groups []cloudGroup
 		next[cg.spec.ID] = g
 		order = append(order, cg.spec.ID)
 	}
+	for id, g := range p.groups {
+		if next[id] == nil {
+			g.Retire()
+		}
+	}
 	p.state().Forget(func(id string) bool { return next[id] != nil })
 	p.groups, p.order = next, order
 	p.byID = map[string]*inMemoryGroup{}

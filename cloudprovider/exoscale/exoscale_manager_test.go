@@ -556,3 +556,39 @@ func TestPolledSuccessSettlesInOneRefresh(t *testing.T) {
 		t.Fatalf("after the cloud finished: target %d with %d pending, want the cloud's %d and 0", n, len(g.pending), p.Size)
 	}
 }
+
+func TestGroupThatLeavesAnswersNotFound(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, defaultEnvOptions())
+	if err := e.provider.Refresh(ctx5s(t)); err != nil {
+		t.Fatal(err)
+	}
+	var batch cloudprovider.NodeGroup
+	groups, _ := e.provider.NodeGroups(ctx5s(t))
+	for _, g := range groups {
+		if g.Id(ctx5s(t)) == e.batchPool {
+			batch = g
+		}
+	}
+	if batch == nil {
+		t.Fatal("pool batch is not a node group")
+	}
+	e.fake.RemoveInstancePool(e.batchPool)
+	if err := e.provider.Refresh(ctx5s(t)); err != nil {
+		t.Fatal(err)
+	}
+	// CA holds the group until its next Refresh.
+	if _, err := batch.TargetSize(ctx5s(t)); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Errorf("TargetSize of a pool that left: err %v, want ErrNodeGroupNotFound", err)
+	}
+	if _, err := batch.Nodes(ctx5s(t)); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Errorf("Nodes of a pool that left: err %v, want ErrNodeGroupNotFound", err)
+	}
+	before := e.fake.RequestCount()
+	if err := batch.IncreaseSize(ctx5s(t), 1); err == nil {
+		t.Error("IncreaseSize of a pool that left succeeded")
+	}
+	if got := e.fake.RequestCount() - before; got != 0 {
+		t.Errorf("IncreaseSize of a pool that left made %d cloud calls, want 0", got)
+	}
+}

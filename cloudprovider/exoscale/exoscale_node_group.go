@@ -370,6 +370,9 @@ func operationFailureClass(reason string) error {
 // scale under the shared mutation discipline and returns; the new members
 // are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	if err := g.CheckManaged(); err != nil {
+		return err
+	}
 	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
@@ -420,6 +423,9 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 // since the snapshot is counted. Anything more is an error, never
 // upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	if err := g.CheckManaged(); err != nil {
+		return err
+	}
 	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
 			g.mu.Lock()
@@ -552,6 +558,9 @@ func (g *nodeGroup) classify(nodes []*corev1.Node, owners map[string]string) (de
 // DeleteNodes implements cloudprovider.NodeGroup: ownership and min checks
 // first, then one evict call; it returns once Exoscale accepted the eviction.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
+	if err := g.CheckManaged(); err != nil {
+		return err
+	}
 	if len(nodes) == 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", g.id)
 	}

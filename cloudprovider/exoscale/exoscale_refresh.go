@@ -167,6 +167,8 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 			continue
 		}
 		klog.InfoS("Node group is gone", "provider", ProviderName, "nodeGroup", id)
+		// CA may hold it until its next Refresh: it answers NotFound now.
+		g.Retire()
 	}
 	for id := range m.learned {
 		if _, ok := snap.pools[id]; !ok && learned[id] {

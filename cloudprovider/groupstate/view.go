@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
@@ -51,6 +52,8 @@ type Group struct {
 
 	mu   sync.RWMutex
 	view View
+	// retired says the provider's snapshot no longer holds the group.
+	retired atomic.Bool
 }
 
 // SlotsOutsideSize says a cloud's failed slots are not in its desired size
@@ -87,6 +90,7 @@ func (g *Group) Failed() *FailedSlots { return g.ledger.Failed(g.id) }
 // listing, in which case the size served now stays until a later listing.
 // It reports whether the size was kept.
 func (g *Group) Install(listing Listing, v View) (kept bool) {
+	g.retired.Store(false)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.ledger.Reconcile(listing, g.id, g.listing(v))
@@ -113,6 +117,26 @@ func (g *Group) listing(v View) GroupListing {
 		held[in.Id] = true
 	}
 	return GroupListing{Holds: func(id string) bool { return held[id] }, Unfilled: v.Unfilled, Failure: v.Failure}
+}
+
+// Retire marks the group as no longer managed: the provider's snapshot
+// dropped it (it left the cloud, or --nodes or auto-discovery no longer
+// take it). CA may still hold it from before its next Refresh, so its
+// TargetSize and Nodes answer ErrNodeGroupNotFound, never the last state
+// as if it were still managed, until a listing installs it again.
+func (g *Group) Retire() { g.retired.Store(true) }
+
+// Managed reports whether the group was installed and not retired since.
+func (g *Group) Managed() bool { return !g.retired.Load() }
+
+// CheckManaged returns ErrNodeGroupNotFound once the group is retired: a
+// mutation of a group CA still holds but the provider no longer manages is
+// refused without a cloud call.
+func (g *Group) CheckManaged() error {
+	if g.Managed() {
+		return nil
+	}
+	return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node group %s is no longer managed: it left the cloud, or --nodes and auto-discovery no longer take it", g.id)
 }
 
 // Update applies an accepted mutation's effect to the served view (a new
@@ -151,8 +175,12 @@ func (g *Group) MaxSize(context.Context) int {
 }
 
 // TargetSize implements cloudprovider.NodeGroup: the served size, plus the
-// failed slots where the cloud keeps them outside its size.
+// failed slots where the cloud keeps them outside its size;
+// ErrNodeGroupNotFound once retired.
 func (g *Group) TargetSize(context.Context) (int, error) {
+	if err := g.CheckManaged(); err != nil {
+		return 0, err
+	}
 	return g.Target(), nil
 }
 
@@ -169,8 +197,12 @@ func (g *Group) Target() int {
 
 // Nodes implements cloudprovider.NodeGroup: the instances, an instance
 // whose deletion the cloud accepted shown Deleting (DeletingSet), and the
-// failed slots as failed creations, sorted by id.
+// failed slots as failed creations, sorted by id; ErrNodeGroupNotFound
+// once retired.
 func (g *Group) Nodes(context.Context) ([]cloudprovider.Instance, error) {
+	if err := g.CheckManaged(); err != nil {
+		return nil, err
+	}
 	return g.Instances(), nil
 }
 

@@ -2,6 +2,7 @@ package groupstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -101,5 +102,23 @@ func TestGroupCountsSlotsOutsideTheCloudsSize(t *testing.T) {
 	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
 	if got := g.Failed().Len(); got != 2 {
 		t.Errorf("a listing that says nothing of failures left %d slots, want 2", got)
+	}
+}
+
+func TestGroupRetiredAnswersNotFoundUntilInstalledAgain(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	g := l.Group("g", nil, false)
+	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
+	g.Retire()
+	if _, err := g.TargetSize(context.Background()); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Errorf("TargetSize of a retired group: err %v, want ErrNodeGroupNotFound", err)
+	}
+	if _, err := g.Nodes(context.Background()); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Errorf("Nodes of a retired group: err %v, want ErrNodeGroupNotFound", err)
+	}
+	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
+	if n, err := g.TargetSize(context.Background()); err != nil || n != 2 {
+		t.Errorf("TargetSize of a group installed again = %d, %v; want 2, nil", n, err)
 	}
 }

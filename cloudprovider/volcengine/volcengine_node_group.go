@@ -62,17 +62,6 @@ func slotIDs(group string) func(n int) string {
 	return func(n int) string { return cloudprovider.BuildProviderID(ProviderIDPrefix, slotID(group, n)) }
 }
 
-// gone refuses what needs the group once the snapshot no longer holds this
-// node group (the group was deleted, or lost its tags): it keeps its id and
-// last bounds, and answers everything else with ErrNodeGroupNotFound
-// without a call.
-func (n *nodeGroup) gone() error {
-	if g, ok := n.m.group(n.id); ok && g == n {
-		return nil
-	}
-	return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "scaling group %s is not managed (any more)", n.id)
-}
-
 // state is the group's served view read together with what Volcengine
 // adds to it.
 type state struct {
@@ -84,7 +73,7 @@ type state struct {
 
 // state reads the group's served state for a mutation's plan.
 func (n *nodeGroup) state() (state, error) {
-	if err := n.gone(); err != nil {
+	if err := n.CheckManaged(); err != nil {
 		return state{}, err
 	}
 	n.mu.RLock()
@@ -109,27 +98,9 @@ func errDisabled(s state, verb string) error {
 		"scaling group %s is disabled (LifecycleState %s): Volcengine scales only Active groups; enable it to %s", s.cloud.ID, s.cloud.LifecycleState, verb)
 }
 
-// TargetSize implements cloudprovider.NodeGroup: the served target
-// (groupstate.Group), while the snapshot holds the group.
-func (n *nodeGroup) TargetSize(ctx context.Context) (int, error) {
-	if err := n.gone(); err != nil {
-		return 0, err
-	}
-	return n.Group.TargetSize(ctx)
-}
-
-// Nodes implements cloudprovider.NodeGroup: the served instances and failed
-// slots (groupstate.Group), while the snapshot holds the group.
-func (n *nodeGroup) Nodes(ctx context.Context) ([]cloudprovider.Instance, error) {
-	if err := n.gone(); err != nil {
-		return nil, err
-	}
-	return n.Group.Nodes(ctx)
-}
-
 // Debug implements cloudprovider.NodeGroup.
 func (n *nodeGroup) Debug(context.Context) string {
-	if n.gone() != nil {
+	if n.CheckManaged() != nil {
 		v := n.Read()
 		return fmt.Sprintf("%s min %d max %d (no longer in the snapshot)", n.id, v.Min, v.Max)
 	}
@@ -533,7 +504,7 @@ func (n *nodeGroup) noteRemoved(s state, ids []string, target int) {
 
 // TemplateNodeInfo builds the template from inputs cached at Refresh.
 func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
-	if err := n.gone(); err != nil {
+	if err := n.CheckManaged(); err != nil {
 		return nil, err
 	}
 	info, err := n.m.template(n.id)
@@ -550,7 +521,7 @@ func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 // or ErrNotImplemented without any: returning options would zero the
 // settings the protocol cannot carry.
 func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	if err := n.gone(); err != nil {
+	if err := n.CheckManaged(); err != nil {
 		return nil, err
 	}
 	n.mu.RLock()
@@ -562,7 +533,7 @@ func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGro
 // Status implements cloudprovider.NodeGroup.
 func (n *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	settings := groupconfig.GroupSettings{Source: settingsSource}
-	if n.gone() == nil {
+	if n.CheckManaged() == nil {
 		n.mu.RLock()
 		settings = n.settings
 		n.mu.RUnlock()

@@ -426,6 +426,11 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		next[id] = g
 		order = append(order, id)
 	}
+	for id, g := range m.groups {
+		if _, ok := next[id]; !ok {
+			g.Retire()
+		}
+	}
 	m.ledger.Forget(func(id string) bool { _, ok := next[id]; return ok })
 	for id := range m.templates {
 		if _, ok := next[id]; !ok {

@@ -35,7 +35,6 @@ type nodeGroup struct {
 	mu       sync.Mutex
 	pool     vultrapi.NodePool         // last listed record (label, plan, labels, taints)
 	settings groupconfig.GroupSettings // read from pool.Labels at each list
-	removed  bool
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
@@ -54,7 +53,7 @@ func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minS
 	g.Install(listing, view(p, minSize, maxSize))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pool, g.removed = p, false
+	g.pool = p
 	g.settings = groupconfig.ParseGroupSettings(settingsSource, p.Labels)
 }
 
@@ -64,12 +63,6 @@ func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minS
 func (g *nodeGroup) fresh(p vultrapi.NodePool) {
 	v := g.Read()
 	g.Fresh(view(p, v.Min, v.Max))
-}
-
-func (g *nodeGroup) markRemoved() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.removed = true
 }
 
 // live counts the nodes that exist and are not going away (the cloud lists
@@ -82,16 +75,6 @@ func live(ins []cloudprovider.Instance) int {
 		}
 	}
 	return n
-}
-
-func (g *nodeGroup) checkExists() error {
-	g.mu.Lock()
-	removed := g.removed
-	g.mu.Unlock()
-	if removed {
-		return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node pool %s no longer exists or is no longer autoscaled", g.Id(context.Background()))
-	}
-	return nil
 }
 
 // Debug implements cloudprovider.NodeGroup.
@@ -115,31 +98,13 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	return g.Guard().Status(settings)
 }
 
-// TargetSize implements cloudprovider.NodeGroup: the served target, or
-// NodeGroupNotFound once the pool is no longer a node group (CA may still
-// hold the group).
-func (g *nodeGroup) TargetSize(ctx context.Context) (int, error) {
-	if err := g.checkExists(); err != nil {
-		return 0, err
-	}
-	return g.Group.TargetSize(ctx)
-}
-
-// Nodes implements cloudprovider.NodeGroup like TargetSize.
-func (g *nodeGroup) Nodes(ctx context.Context) ([]cloudprovider.Instance, error) {
-	if err := g.checkExists(); err != nil {
-		return nil, err
-	}
-	return g.Group.Nodes(ctx)
-}
-
 // IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute
 // quantity under the shared mutation discipline; the nodes are created by
 // VKE in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			if err := g.checkExists(); err != nil {
+			if err := g.CheckManaged(); err != nil {
 				return groupstate.Plan{}, err
 			}
 			v := g.Read()
@@ -159,7 +124,7 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			if err := g.checkExists(); err != nil {
+			if err := g.CheckManaged(); err != nil {
 				return groupstate.Plan{}, err
 			}
 			v := g.Read()
@@ -274,7 +239,7 @@ func (g *nodeGroup) deleteNode(ctx context.Context, id string, done []string) er
 // planDeletion checks ownership and the min rule for the whole request and
 // returns the instance ids still to delete; callers hold the group's guard.
 func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, error) {
-	if err := g.checkExists(); err != nil {
+	if err := g.CheckManaged(); err != nil {
 		return nil, err
 	}
 	pool := g.Id(context.Background())

@@ -84,7 +84,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	}
 	for id, g := range old {
 		if groups[id] == nil {
-			g.markRemoved()
+			g.Retire()
 		}
 	}
 	m.ledger.Forget(func(id string) bool { return groups[id] != nil })

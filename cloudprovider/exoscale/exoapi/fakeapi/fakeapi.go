@@ -253,6 +253,22 @@ func (s *Server) AddInstancePool(seed PoolSeed) string {
 	return p.id
 }
 
+// RemoveInstancePool deletes a plain instance pool and its members, as a
+// user deleting it in the console would.
+func (s *Server) RemoveInstancePool(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pools[id]
+	if p == nil {
+		return
+	}
+	for _, m := range p.members {
+		delete(s.instances, m)
+	}
+	delete(s.pools, id)
+	s.poolOrder = slices.DeleteFunc(s.poolOrder, func(o string) bool { return o == id })
+}
+
 // AddLabels adds labels to a plain instance pool, or to the nodepool
 // managing it together with taints, as a user editing them would (per-group
 // settings live there).
