@@ -68,15 +68,14 @@ type InMemoryProvider struct {
 	ledger     *groupstate.Ledger
 
 	mu      sync.RWMutex
-	groups  map[string]*inMemoryGroup
-	order   []string
+	groups  groupstate.Groups[*inMemoryGroup]
 	byID    map[string]*inMemoryGroup // providerID -> group
 	cleaned bool
 }
 
 // NewInMemoryProvider returns a provider bound to cloud; call Refresh before use.
 func NewInMemoryProvider(cloud *InMemoryCloud) *InMemoryProvider {
-	p := &InMemoryProvider{cloud: cloud, groups: map[string]*inMemoryGroup{}, byID: map[string]*inMemoryGroup{}}
+	p := &InMemoryProvider{cloud: cloud, byID: map[string]*inMemoryGroup{}}
 	p.unknownNodes.Provider = InMemoryProviderName
 	p.unknownNodes.Lookup = p.list
 	return p
@@ -192,11 +191,7 @@ func (p *InMemoryProvider) Name() string { return InMemoryProviderName }
 func (p *InMemoryProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	out := make([]cloudprovider.NodeGroup, 0, len(p.order))
-	for _, id := range p.order {
-		out = append(out, p.groups[id])
-	}
-	return out, nil
+	return cloudprovider.AsNodeGroups(p.groups.List()), nil
 }
 
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; an
@@ -273,21 +268,15 @@ func (p *InMemoryProvider) apply(listing groupstate.Listing, groups []cloudGroup
 	next := map[string]*inMemoryGroup{}
 	order := make([]string, 0, len(groups))
 	for _, cg := range groups {
-		g := p.groups[cg.spec.ID]
-		if g == nil {
+		g, ok := p.groups.Get(cg.spec.ID)
+		if !ok {
 			g = &inMemoryGroup{p: p, Group: p.state().Group(cg.spec.ID, slotIDs(cg.spec.ID), false)}
 		}
 		g.reconcile(listing, cg)
 		next[cg.spec.ID] = g
 		order = append(order, cg.spec.ID)
 	}
-	for id, g := range p.groups {
-		if next[id] == nil {
-			g.Retire()
-		}
-	}
-	p.state().Forget(func(id string) bool { return next[id] != nil })
-	p.groups, p.order = next, order
+	p.groups = p.groups.Replace(groupstate.NewGroups(order, next), p.state())
 	p.byID = map[string]*inMemoryGroup{}
 	for _, g := range next {
 		for _, in := range g.Instances() {

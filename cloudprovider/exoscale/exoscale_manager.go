@@ -3,7 +3,6 @@ package exoscale
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -54,7 +53,7 @@ type manager struct {
 
 	mu           sync.RWMutex
 	snap         *snapshot
-	groups       map[string]*nodeGroup
+	groups       groupstate.Groups[*nodeGroup]
 	instancePool map[string]string // instance id -> pool id, for every pool member
 	learned      map[string]bool   // pool ids learnt from NodeGroupForNode
 	// unknownNodes allows one instance listing per refresh for instances
@@ -93,7 +92,6 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupst
 		cfg: cfg, client: client, now: now,
 		ledger:       groupstate.NewLedger(guard, now),
 		snap:         &snapshot{pools: map[string]exoapi.InstancePool{}, nodepoolByPool: map[string]exoapi.Nodepool{}, membersByPool: map[string][]exoapi.Instance{}},
-		groups:       map[string]*nodeGroup{},
 		instancePool: map[string]string{},
 		learned:      map[string]bool{},
 		types:        map[string]exoapi.InstanceType{},
@@ -105,23 +103,20 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupst
 	return m
 }
 
-// nodeGroups returns the groups sorted by id.
+// nodeGroups returns the groups sorted by id (a group learnt since the
+// last refresh last).
 func (m *manager) nodeGroups() []*nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]*nodeGroup, 0, len(m.groups))
-	for _, g := range m.groups {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
+	return m.groups.List()
 }
 
 // group returns the group with id, or nil.
 func (m *manager) group(id string) *nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.groups[id]
+	g, _ := m.groups.Get(id)
+	return g
 }
 
 // warnOnce logs msg at Info the first time key is seen.
@@ -175,7 +170,7 @@ func (m *manager) lookupMembers(ctx context.Context) error {
 func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	poolID, indexed := m.instancePool[id]
-	g = m.groups[poolID]
+	g, _ = m.groups.Get(poolID)
 	m.mu.RUnlock()
 	switch {
 	case indexed && g != nil:
@@ -190,7 +185,7 @@ func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 // exists at once (so NodeGroups lists it); otherwise the next Refresh adds it.
 func (m *manager) learn(poolID string) *nodeGroup {
 	m.mu.Lock()
-	if g := m.groups[poolID]; g != nil {
+	if g, ok := m.groups.Get(poolID); ok {
 		m.mu.Unlock()
 		return g
 	}
@@ -211,7 +206,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	rec, v := m.buildState(poolID, spec, snap)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if existing := m.groups[poolID]; existing != nil {
+	if existing, ok := m.groups.Get(poolID); ok {
 		return existing
 	}
 	// Made under mu, like the refresh's Ledger.Forget: a refresh cannot
@@ -220,7 +215,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	g := newNodeGroup(m, poolID)
 	g.rec = rec
 	g.Install(snap.listing, v)
-	m.groups[poolID] = g
+	m.groups = m.groups.With(poolID, g)
 	klog.InfoS("Learnt node group from a node lookup", "provider", ProviderName, "nodeGroup", poolID, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 	return g
 }

@@ -15,9 +15,9 @@ var _ groupconfig.SnapshotTypes = (*manager)(nil)
 // the pool holding the instance, from the snapshot's instance index only.
 func (m *manager) InstanceTypeOf(instanceID string) string {
 	m.mu.RLock()
-	g := m.groups[m.instancePool[instanceID]]
+	g, ok := m.groups.Get(m.instancePool[instanceID])
 	m.mu.RUnlock()
-	if g == nil {
+	if !ok {
 		return ""
 	}
 	t, ok := m.instanceType(g.record().typeID)

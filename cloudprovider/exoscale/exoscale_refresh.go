@@ -138,16 +138,13 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 
 	// Apply to groups without holding mu (lock order).
 	m.mu.RLock()
-	existing := make(map[string]*nodeGroup, len(m.groups))
-	for id, g := range m.groups {
-		existing[id] = g
-	}
+	existing := m.groups
 	m.mu.RUnlock()
 	next := make(map[string]*nodeGroup, len(selected))
 	for id, spec := range selected {
 		rec, v := m.buildState(id, spec, snap)
-		g := existing[id]
-		if g == nil {
+		g, ok := existing.Get(id)
+		if !ok {
 			g = newNodeGroup(m, id)
 			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 		}
@@ -157,18 +154,16 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for id, g := range m.groups {
-		if _, ok := next[id]; ok {
+	for _, g := range m.groups.List() {
+		if _, ok := next[g.id]; ok {
 			continue
 		}
-		if m.learned[id] && !learned[id] {
+		if m.learned[g.id] && !learned[g.id] {
 			// Learnt by a lookup while this refresh ran; the next one covers it.
-			next[id] = g
+			next[g.id] = g
 			continue
 		}
-		klog.InfoS("Node group is gone", "provider", ProviderName, "nodeGroup", id)
-		// CA may hold it until its next Refresh: it answers NotFound now.
-		g.Retire()
+		klog.InfoS("Node group is gone", "provider", ProviderName, "nodeGroup", g.id)
 	}
 	for id := range m.learned {
 		if _, ok := snap.pools[id]; !ok && learned[id] {
@@ -176,10 +171,10 @@ func (m *manager) refresh(ctx context.Context, force bool) error {
 		}
 	}
 	m.snap = snap
-	m.groups = next
 	// Under mu, like learn's making of a group: the ledger keeps exactly the
-	// groups served.
-	m.ledger.Forget(func(id string) bool { return next[id] != nil })
+	// groups served, and a group dropped answers NotFound to a CA that
+	// still holds it.
+	m.groups = m.groups.Replace(groupstate.NewGroups(groupstate.SortedIDs(next), next), m.ledger)
 	m.instancePool = index
 	m.unknownNodes.Refreshed()
 	m.lastRefresh = now

@@ -113,8 +113,7 @@ type manager struct {
 	// template inputs and the desired-number change times; each group's
 	// served state is its own (nodeGroup).
 	mu     sync.RWMutex
-	groups map[string]*nodeGroup
-	order  []string
+	groups groupstate.Groups[*nodeGroup]
 	// byInstance maps the ECS instance ids the snapshot lists to their
 	// groups.
 	byInstance map[string]string
@@ -139,7 +138,6 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 		now:        now,
 		specWatch:  groupconfig.SpecWatch{Provider: ProviderName},
 		ledger:     groupstate.NewLedger(guardOpts, now),
-		groups:     map[string]*nodeGroup{},
 		byInstance: map[string]string{},
 		templates:  map[string]*templateEntry{},
 		listings:   map[string]groupListing{},
@@ -156,19 +154,14 @@ func (m *manager) guard(id string) *groupstate.MutationGuard { return m.ledger.G
 func (m *manager) group(id string) (*nodeGroup, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	g, ok := m.groups[id]
-	return g, ok
+	return m.groups.Get(id)
 }
 
 // groupList returns the snapshot's groups in a stable order.
 func (m *manager) groupList() []*nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]*nodeGroup, 0, len(m.order))
-	for _, id := range m.order {
-		out = append(out, m.groups[id])
-	}
-	return out
+	return m.groups.List()
 }
 
 // groupForInstance maps an ECS instance id, or the id of a failed slot, to
@@ -187,8 +180,7 @@ func (m *manager) groupForInstance(instanceID string) (*nodeGroup, bool) {
 	if !ok {
 		return nil, false
 	}
-	g, ok := m.groups[id]
-	return g, ok
+	return m.groups.Get(id)
 }
 
 // index points the instance index at group id's listed instances it does

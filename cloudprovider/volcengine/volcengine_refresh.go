@@ -317,7 +317,7 @@ func batchesOf(n int) int { return (n + volcapi.MaxFilterIDs - 1) / volcapi.MaxF
 func (m *manager) managedIDs() []string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return slices.Clone(m.order)
+	return m.groups.IDs()
 }
 
 // chooseStaticMode picks how --nodes with more ids than one filter takes are
@@ -409,8 +409,8 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	byInstance := map[string]string{}
 	for i, p := range picked {
 		id := p.cloud.ID
-		g := m.groups[id]
-		if g == nil {
+		g, ok := m.groups.Get(id)
+		if !ok {
 			g = newNodeGroup(m, id)
 		}
 		r := groupRead{cloud: p.cloud, instances: instances[i], failures: failures}
@@ -426,19 +426,14 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		next[id] = g
 		order = append(order, id)
 	}
-	for id, g := range m.groups {
-		if _, ok := next[id]; !ok {
-			g.Retire()
-		}
-	}
-	m.ledger.Forget(func(id string) bool { _, ok := next[id]; return ok })
+	m.groups = m.groups.Replace(groupstate.NewGroups(order, next), m.ledger)
 	for id := range m.templates {
 		if _, ok := next[id]; !ok {
 			// A group that left must not keep contributing GPU types.
 			delete(m.templates, id)
 		}
 	}
-	m.groups, m.order, m.byInstance = next, order, byInstance
+	m.byInstance = byInstance
 	m.fresh.End(round)
 	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(round.At))
 	return nil

@@ -222,7 +222,7 @@ func TestScaleUpCostsItsGroupAndItsPages(t *testing.T) {
 	if groups := e.fake.CountOperation(fakeapi.ActionDescribeScalingGroups); n != 3 || groups != 2 || listings != 1 {
 		t.Fatalf("refresh after a scale-up: %d calls (%d DescribeScalingGroups, %d listings), want 3 (2 and 1)", n, groups, listings)
 	}
-	if got := len(e.p.m.groups[id].Read().Instances); got != 2 {
+	if got := len(mustGroup(t, e.p.m, id).Read().Instances); got != 2 {
 		t.Fatalf("%s serves %d instances after the scale-up, want 2", id, got)
 	}
 }
@@ -451,4 +451,13 @@ func TestSlowRefreshReadsAhead(t *testing.T) {
 	if age := oldestRecord(e) + 34*time.Second; age >= groupstate.DefaultMaxStaleness {
 		t.Fatalf("a description will be %v old when the next refresh ends, want younger than the bound", age)
 	}
+}
+
+func mustGroup(t *testing.T, m *manager, id string) *nodeGroup {
+	t.Helper()
+	g, ok := m.group(id)
+	if !ok {
+		t.Fatalf("group %s is not in the snapshot", id)
+	}
+	return g
 }

@@ -53,8 +53,7 @@ type manager struct {
 	refreshGate groupstate.RefreshGate
 
 	mu       sync.RWMutex
-	groups   map[string]*nodeGroup
-	order    []string
+	groups   groupstate.Groups[*nodeGroup]
 	byNodeID map[string]*nodeGroup
 	// otherPoolNodes are the nodes of listed pools that are not node groups
 	// (not named by --nodes): known, so they cost no lookup.
@@ -106,8 +105,8 @@ func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroup
 	m := &manager{
 		client: client, clusterID: clusterID, specs: specs, now: now, ledger: groupstate.NewLedger(guard, now),
 		specWatch: groupconfig.SpecWatch{Provider: ProviderName},
-		groups:    map[string]*nodeGroup{}, byNodeID: map[string]*nodeGroup{},
-		reported: map[string]string{}, plans: map[string]planInfo{},
+		byNodeID:  map[string]*nodeGroup{},
+		reported:  map[string]string{}, plans: map[string]planInfo{},
 		attempts: groupstate.NewTTLCache[infoRead, struct{}](infoRetryInterval, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
@@ -154,18 +153,13 @@ func (m *manager) gpuTypes() (map[string]struct{}, bool) {
 func (m *manager) nodeGroups() []*nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]*nodeGroup, 0, len(m.order))
-	for _, id := range m.order {
-		out = append(out, m.groups[id])
-	}
-	return out
+	return m.groups.List()
 }
 
 func (m *manager) group(id string) (*nodeGroup, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	g, ok := m.groups[id]
-	return g, ok
+	return m.groups.Get(id)
 }
 
 // groupForNodeID is a map lookup in the index built at Refresh.

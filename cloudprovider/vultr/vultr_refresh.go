@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -62,8 +63,8 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	byNodeID := map[string]*nodeGroup{}
 	order := make([]string, 0, len(sel))
 	for _, s := range sel {
-		g := old[s.pool.ID]
-		if g == nil {
+		g, ok := old.Get(s.pool.ID)
+		if !ok {
 			g = newNodeGroup(m, s.pool.ID)
 		}
 		g.update(listing, s.pool, s.min, s.max)
@@ -82,15 +83,10 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 			}
 		}
 	}
-	for id, g := range old {
-		if groups[id] == nil {
-			g.Retire()
-		}
-	}
-	m.ledger.Forget(func(id string) bool { return groups[id] != nil })
 
 	m.mu.Lock()
-	m.groups, m.order, m.byNodeID, m.otherPoolNodes, m.refreshed = groups, order, byNodeID, otherPoolNodes, true
+	m.groups = old.Replace(groupstate.NewGroups(order, groups), m.ledger)
+	m.byNodeID, m.otherPoolNodes, m.refreshed = byNodeID, otherPoolNodes, true
 	m.reportProblems(problems)
 	m.mu.Unlock()
 	klog.V(4).InfoS("Refreshed node pools", "provider", ProviderName, "cluster", m.clusterID,
