@@ -316,9 +316,23 @@ func (s *soaker) concurrent(groups []*protos.NodeGroup) {
 // behind the provider's back: check then expects it served within
 // servedWithin (unservedChanges).
 func (s *soaker) launchOutside() {
+	// Room is judged by the cloud's truth as well as by what the provider
+	// serves: after a change whose outcome is unknown the served target
+	// may lag a size the cloud already took, and another actor launching
+	// past max is the workload's doing, not the provider's.
+	truth, err := s.state()
+	if err != nil {
+		return
+	}
+	desired := map[string]int{}
+	for _, g := range truth {
+		for _, id := range g.IDs {
+			desired[id] = g.Desired
+		}
+	}
 	for _, g := range s.nodeGroups() {
 		v, err := s.view(g)
-		if err != nil || v.target+2 > v.maxSize {
+		if err != nil || max(v.target, desired[v.id])+2 > v.maxSize {
 			continue
 		}
 		id, err := s.fake.Launch(v.id)
