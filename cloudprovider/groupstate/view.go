@@ -58,7 +58,7 @@ type Group struct {
 
 // SlotsOutsideSize says a cloud's failed slots are not in its desired size
 // (they come from failed operations, FailedSlots.Add), so Group adds them
-// to the target it serves; see NewGroup.
+// to the target it serves; see Ledger.Group.
 const SlotsOutsideSize = true
 
 // Group returns the served state of group id, made on first use with
