@@ -204,16 +204,12 @@ func (p *InMemoryProvider) NodeGroupForNode(ctx context.Context, node *corev1.No
 	if _, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, node.Spec.ProviderID); err != nil {
 		return nil, nil
 	}
-	g := groupstate.ResolveUnknownNode(ctx, &p.unknownNodes, node.Spec.ProviderID, func(id string) (*inMemoryGroup, bool) {
+	return groupstate.ResolveNodeGroup(ctx, &p.unknownNodes, node.Spec.ProviderID, func(id string) (*inMemoryGroup, bool) {
 		p.mu.RLock()
 		defer p.mu.RUnlock()
 		g, ok := p.byID[id]
 		return g, ok
-	})
-	if g == nil {
-		return nil, nil
-	}
-	return g, nil
+	}), nil
 }
 
 // Pricing implements cloudprovider.CloudProvider with a flat hourly price.

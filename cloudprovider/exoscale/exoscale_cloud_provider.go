@@ -59,9 +59,7 @@ func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudPr
 // staleness bound, the price sheet and the metric hooks.
 func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 	p.m.fresh = groupstate.NewFreshness(opts.MaxStalenessOrDefault(), p.m.now)
-	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
-	p.m.unknownNodes.Failed = opts.NodeLookupFailed
-	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
+	opts.WireLookups(&p.m.unknownNodes, &p.m.specWatch)
 	p.Prices.Sheet = opts.PriceSheet
 }
 
@@ -126,10 +124,7 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 		// Another cloud's node is simply not ours.
 		return nil, nil
 	}
-	if g := p.m.nodeGroupForInstance(ctx, id); g != nil {
-		return g, nil
-	}
-	return nil, nil
+	return p.m.nodeGroupForInstance(ctx, id), nil
 }
 
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider.

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
@@ -135,8 +136,8 @@ func (m *manager) warnOnce(key, msg string, kv ...any) {
 // (groupstate.UnknownNodeLookup) with one instance listing per refresh
 // (lookupMembers), never one call per instance: a thousand gone instances
 // would otherwise cost a thousand GETs in every CA loop.
-func (m *manager) nodeGroupForInstance(ctx context.Context, id string) *nodeGroup {
-	return groupstate.ResolveUnknownNode(ctx, &m.unknownNodes, id, m.indexedGroup)
+func (m *manager) nodeGroupForInstance(ctx context.Context, id string) cloudprovider.NodeGroup {
+	return groupstate.ResolveNodeGroup(ctx, &m.unknownNodes, id, m.indexedGroup)
 }
 
 // lookupMembers is the lookup for instances missing from the index: the

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
 // LookupMargin is how long before the caller's deadline a lookup for an
@@ -134,6 +136,20 @@ func ResolveUnknownNode[G comparable](ctx context.Context, u *UnknownNodeLookup,
 		u.markAbsent(id)
 	}
 	return g
+}
+
+// ResolveNodeGroup is ResolveUnknownNode answered as NodeGroupForNode
+// returns it: "no group" is a nil NodeGroup, never a nil *G inside a non-nil
+// interface, which the server would take for a group and call.
+func ResolveNodeGroup[G interface {
+	comparable
+	cloudprovider.NodeGroup
+}](ctx context.Context, u *UnknownNodeLookup, id string, index func(id string) (g G, known bool)) cloudprovider.NodeGroup {
+	var none G
+	if g := ResolveUnknownNode(ctx, u, id, index); g != none {
+		return g
+	}
+	return nil
 }
 
 // isAbsent reports whether a lookup placed id in no group less than Remember ago.

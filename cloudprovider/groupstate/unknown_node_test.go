@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
@@ -178,5 +179,34 @@ func TestUnknownNodeLookupSharesARunningLookup(t *testing.T) {
 	<-second
 	if runs != 1 {
 		t.Fatalf("%d lookups for two concurrent callers, want 1", runs)
+	}
+}
+
+// namedGroup is a node group that only knows its id; the embedded nil
+// interface is never called.
+type namedGroup struct {
+	cloudprovider.NodeGroup
+	id string
+}
+
+func TestResolveNodeGroupAnswersNoGroupAsNilInterface(t *testing.T) {
+	t.Parallel()
+	g1 := &namedGroup{id: "g1"}
+	index := func(id string) (*namedGroup, bool) {
+		if id == "in-g1" {
+			return g1, false
+		}
+		return nil, id == "foreign"
+	}
+	u := &groupstate.UnknownNodeLookup{Lookup: func(context.Context) error { return nil }}
+	if got := groupstate.ResolveNodeGroup(context.Background(), u, "in-g1", index); got != g1 {
+		t.Fatalf("in-g1 resolved to %v, want g1", got)
+	}
+	for _, id := range []string{"foreign", "gone"} {
+		// A typed nil inside the interface would compare unequal to nil and
+		// be served as a group.
+		if got := groupstate.ResolveNodeGroup(context.Background(), u, id, index); got != nil {
+			t.Fatalf("%s resolved to %#v, want a nil NodeGroup", id, got)
+		}
 	}
 }

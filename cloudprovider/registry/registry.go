@@ -185,6 +185,15 @@ func (opts BuildOptions) MaxStalenessOrDefault() time.Duration {
 	return groupstate.DefaultMaxStaleness
 }
 
+// WireLookups hands opts' staleness bound and metric hooks to a provider's
+// memory of unknown nodes and to its watch over the --nodes specs, so every
+// provider remembers an absent node for as long and reports the same way.
+func (opts BuildOptions) WireLookups(unknown *groupstate.UnknownNodeLookup, specs *groupconfig.SpecWatch) {
+	unknown.Remember = opts.MaxStalenessOrDefault()
+	unknown.Failed = opts.NodeLookupFailed
+	specs.Report = opts.ReportUnmatchedSpecs
+}
+
 // ClientOptions returns the options of the cloud HTTP client (NewHTTPClient)
 // that opts carries.
 func (opts BuildOptions) ClientOptions() cloudhttp.ClientOptions {

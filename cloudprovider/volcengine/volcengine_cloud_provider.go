@@ -118,9 +118,7 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 	p := &cloudProvider{m: newManager(client, o.cfg.Region, o.static, o.selectors, opts.Guard, opts.MaxStalenessOrDefault(), o.now)}
 	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: GPULabel,
 		Prices: groupconfig.Prices{Sheet: opts.PriceSheet, ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
-	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
-	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
-	p.m.unknownNodes.Failed = opts.NodeLookupFailed
+	opts.WireLookups(&p.m.unknownNodes, &p.m.specWatch)
 	klog.InfoS("Built cloud provider", "provider", ProviderName, "config", o.cfg.String(),
 		"staticGroups", len(o.static), "autoDiscovery", len(o.selectors))
 	return p, nil
@@ -128,12 +126,7 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 
 // NodeGroups implements cloudprovider.CloudProvider.
 func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
-	gs := p.m.groupList()
-	out := make([]cloudprovider.NodeGroup, 0, len(gs))
-	for _, g := range gs {
-		out = append(out, g)
-	}
-	return out, nil
+	return cloudprovider.AsNodeGroups(p.m.groupList()), nil
 }
 
 // NodeGroupForNode resolves by providerID only. Nodes of other clouds, or
@@ -152,14 +145,10 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 		// Another cloud's node, or none at all, is simply not ours.
 		return nil, nil
 	}
-	g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, func(id string) (*nodeGroup, bool) {
+	return groupstate.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, func(id string) (*nodeGroup, bool) {
 		g, _ := p.m.groupForInstance(id)
 		return g, false
-	})
-	if g == nil {
-		return nil, nil
-	}
-	return g, nil
+	}), nil
 }
 
 // GetAvailableGPUTypes returns the GPU models of the managed groups' templates.

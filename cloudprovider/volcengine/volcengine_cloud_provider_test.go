@@ -504,8 +504,8 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 
 func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withStatic("1:3:scg-gone"), withFirstRefreshError(cloudprovider.ErrConfig))
-	e.fake.SetUnrelatedForUnknownIDs(true)
+	e := newEnv(t, withStatic("1:3:scg-gone"), withFirstRefreshError(cloudprovider.ErrConfig),
+		func(c *envConfig) { c.fakeOpts.UnrelatedForUnknownIDs = true })
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}

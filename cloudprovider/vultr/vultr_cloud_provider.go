@@ -90,9 +90,7 @@ func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroup
 	p := &cloudProvider{m: newManager(client, cfg.ClusterID, specs, opts.Guard, now)}
 	p.Answers = registry.Answers{ProviderName: ProviderName, GPULabelKey: LabelGPUType,
 		Prices: groupconfig.Prices{Sheet: opts.PriceSheet, CloudPrice: p.m.planPrice, ProviderIDPrefix: ProviderIDPrefix, Snapshot: p.m}}
-	p.m.specWatch.Report = opts.ReportUnmatchedSpecs
-	p.m.unknownNodes.Remember = opts.MaxStalenessOrDefault()
-	p.m.unknownNodes.Failed = opts.NodeLookupFailed
+	opts.WireLookups(&p.m.unknownNodes, &p.m.specWatch)
 	p.m.identityMismatch = opts.NodeIdentityMismatch
 	klog.InfoS("Vultr provider configured", "provider", ProviderName, "config", cfg.String(), "nodeSpecs", len(specs))
 	return p, nil
@@ -121,10 +119,7 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	if id == "" {
 		return nil, nil
 	}
-	if g := groupstate.ResolveUnknownNode(ctx, &p.m.unknownNodes, id, p.m.indexed); g != nil {
-		return g, nil
-	}
-	return nil, nil
+	return groupstate.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, p.m.indexed), nil
 }
 
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider. Before the

@@ -32,11 +32,10 @@ func TestListScalingGroupsPaging(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := newTestEnv(t)
+			env := newTestEnvWith(t, fakeapi.Options{Now: fakecloud.NewManualClock(time.Unix(1_800_000_000, 0)).Now, TotalCountSkew: tc.skew})
 			for i := 1; i <= tc.groups; i++ {
 				env.fake.AddGroup(fakeapi.Group{ID: fmt.Sprintf("scg-%04d", i), Min: 1, Max: 10, Desired: -1, Tags: map[string]string{"k": "v"}})
 			}
-			env.fake.SetTotalCountSkew(tc.skew)
 			got, err := env.client.ListScalingGroups(ctx5s(t), tc.ids)
 			if err != nil {
 				t.Fatal(err)

@@ -167,6 +167,14 @@ type Options struct {
 	// ActivitiesOldestFirst lists scaling activities oldest first. The API
 	// does not document its order; the default is newest first.
 	ActivitiesOldestFirst bool
+	// UnrelatedForUnknownIDs makes a DescribeScalingGroups query that
+	// matches no group answer with every group instead of an empty list:
+	// the API may answer unknown ids with unrelated groups
+	// (docs/providers/volcengine.md).
+	UnrelatedForUnknownIDs bool
+	// TotalCountSkew is added to every TotalCount the fake reports, for a
+	// client that must page by what it receives, not by the count.
+	TotalCountSkew int
 	// AccessKey, when set, is the only access key the fake accepts: a
 	// request signed with another gets the gateway's 401 InvalidAccessKey.
 	// Empty accepts any key.
@@ -211,11 +219,6 @@ type Server struct {
 	activities     []*Activity
 	createFailures map[string]CreateFailure
 	seq            int
-	// UnrelatedForUnknownIDs makes DescribeScalingGroups answer a query for
-	// unknown ids with other groups, as the API docs warn it may.
-	unrelatedForUnknown bool
-	// totalCountSkew is added to every TotalCount the fake reports.
-	totalCountSkew int
 	// nextCheck is when the service's periodic check runs next.
 	nextCheck time.Time
 	// heldRemovals are the instances whose removal HoldRemoval delays.
@@ -374,21 +377,6 @@ func (s *Server) DeleteGroup(groupID string) {
 			delete(s.instances, id)
 		}
 	}
-}
-
-// SetUnrelatedForUnknownIDs makes a DescribeScalingGroups query that matches no
-// group return every group instead of an empty list.
-func (s *Server) SetUnrelatedForUnknownIDs(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unrelatedForUnknown = on
-}
-
-// SetTotalCountSkew makes every reported TotalCount wrong by skew.
-func (s *Server) SetTotalCountSkew(skew int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.totalCountSkew = skew
 }
 
 // Settle finishes all pending work at once: Pending instances become InService

@@ -34,10 +34,10 @@ func (s *Server) describeScalingGroups(r *params) (any, *apiError) {
 	all := byID(s.groups)
 	matched := matching(all, func(g *Group) bool { return ids(g.ID) && names(g.Name) && tags(g.Tags) })
 	// The API docs warn that unknown ids may be answered with other groups.
-	if len(matched) == 0 && s.unrelatedForUnknown {
+	if len(matched) == 0 && s.opts.UnrelatedForUnknownIDs {
 		matched = all
 	}
-	return listResult(p, s.totalCountSkew, "ScalingGroups", matched, s.groupJSON), nil
+	return listResult(p, s.opts.TotalCountSkew, "ScalingGroups", matched, s.groupJSON), nil
 }
 
 // tagFilter reads TagFilters.N.Key and .Value as a match: a group matches
@@ -107,7 +107,7 @@ func (s *Server) describeScalingInstances(r *params) (any, *apiError) {
 		return nil, r.err
 	}
 	matched := matching(s.instancesOfLocked(g.ID), func(inst Instance) bool { return ids(inst.ID) && status(listedStatus(inst)) })
-	return listResult(p, s.totalCountSkew, "ScalingInstances", matched, func(inst Instance) map[string]any {
+	return listResult(p, s.opts.TotalCountSkew, "ScalingInstances", matched, func(inst Instance) map[string]any {
 		return map[string]any{
 			"InstanceId":             inst.ID,
 			"ScalingGroupId":         inst.GroupID,
@@ -129,7 +129,7 @@ func (s *Server) describeScalingConfigurations(r *params) (any, *apiError) {
 		return nil, r.err
 	}
 	matched := matching(byID(s.configs), func(c *Configuration) bool { return ids(c.ID) && group(c.GroupID) })
-	return listResult(p, s.totalCountSkew, "ScalingConfigurations", matched, func(c *Configuration) map[string]any {
+	return listResult(p, s.opts.TotalCountSkew, "ScalingConfigurations", matched, func(c *Configuration) map[string]any {
 		return map[string]any{
 			"ScalingConfigurationId":   c.ID,
 			"ScalingConfigurationName": c.ID,
@@ -155,7 +155,7 @@ func (s *Server) describeScalingActivities(r *params) (any, *apiError) {
 	if !s.opts.ActivitiesOldestFirst {
 		slices.Reverse(matched)
 	}
-	return listResult(p, s.totalCountSkew, "ScalingActivities", matched, activityJSON), nil
+	return listResult(p, s.opts.TotalCountSkew, "ScalingActivities", matched, activityJSON), nil
 }
 
 func activityJSON(a *Activity) map[string]any {

@@ -12,7 +12,7 @@ func (s *Server) describeInstanceTypes(r *params) (any, *apiError) {
 		return nil, r.err
 	}
 	matched := matching(byID(s.types), func(t *InstanceType) bool { return ids(t.ID) })
-	return listResult(p, s.totalCountSkew, "InstanceTypes", matched, instanceTypeJSON), nil
+	return listResult(p, s.opts.TotalCountSkew, "InstanceTypes", matched, instanceTypeJSON), nil
 }
 
 func instanceTypeJSON(t *InstanceType) map[string]any {
@@ -38,7 +38,7 @@ func (s *Server) describeImages(r *params) (any, *apiError) {
 		return nil, r.err
 	}
 	matched := matching(byID(s.images), func(im *Image) bool { return ids(im.ID) })
-	return listResult(p, s.totalCountSkew, "Images", matched, func(im *Image) map[string]any {
+	return listResult(p, s.opts.TotalCountSkew, "Images", matched, func(im *Image) map[string]any {
 		return map[string]any{"ImageId": im.ID, "Architecture": im.Architecture, "OsType": im.OSType, "Status": "available"}
 	}), nil
 }

@@ -11,7 +11,7 @@ func (s *Server) describeSubnets(r *params) (any, *apiError) {
 		return nil, r.err
 	}
 	matched := matching(byID(s.subnets), func(sn *Subnet) bool { return ids(sn.ID) })
-	return listResult(p, s.totalCountSkew, "Subnets", matched, func(sn *Subnet) map[string]any {
+	return listResult(p, s.opts.TotalCountSkew, "Subnets", matched, func(sn *Subnet) map[string]any {
 		return map[string]any{"SubnetId": sn.ID, "ZoneId": sn.ZoneID, "VpcId": "vpc-fake", "Status": "Available"}
 	}), nil
 }

@@ -10,7 +10,7 @@ import (
 // PageSize); the ECS lists by token (MaxResults, and NextToken from the
 // previous answer). Either way the Result carries TotalCount, the number of
 // matches rather than the page's length (Auto Scaling and ECS API
-// references, response parameters). The fake skews TotalCount by Server.totalCountSkew on request, so clients that
+// references, response parameters). The fake skews TotalCount by Options.TotalCountSkew on request, so clients that
 // trust it can be caught.
 
 // pager picks one page out of a list of matches.
