@@ -38,7 +38,7 @@ type snapshot struct {
 	membersByPool  map[string][]exoapi.Instance
 }
 
-// manager owns the snapshot and the node groups. Lock order: refreshMu, then
+// manager owns the snapshot and the node groups. Lock order: refreshGate, then
 // a group's mu, then mu, then the locks of groupstate (a group's served
 // state, then the ledger's own); mu is never held while taking a group's mu.
 type manager struct {
@@ -46,9 +46,11 @@ type manager struct {
 	client cloudAPI
 	now    func() time.Time
 
-	refreshMu sync.Mutex
+	// refreshGate serialises refreshes and the member lookup; reads never
+	// wait for it.
+	refreshGate groupstate.RefreshGate
 	// reads and fresh (the --max-staleness rule) let an unchanged refresh
-	// skip the cluster and instance lists; refreshMu guards reads.
+	// skip the cluster and instance lists; refreshGate guards reads.
 	reads refreshReads
 	fresh *groupstate.Freshness
 
@@ -143,14 +145,15 @@ func (m *manager) nodeGroupForInstance(ctx context.Context, id string) cloudprov
 // lookupMembers is the lookup for instances missing from the index: the
 // instance-pool member list, whose pools it adds to the index. It skips when
 // a refresh is running, which brings the same list (the RefreshGate rule:
-// waiting behind it could outlast CA's deadline), and holds refreshMu
+// waiting behind it could outlast CA's deadline), and holds the gate
 // otherwise, so a refresh never replaces the index under it with an older
 // list.
 func (m *manager) lookupMembers(ctx context.Context) error {
-	if !m.refreshMu.TryLock() {
-		return nil
-	}
-	defer m.refreshMu.Unlock()
+	return m.refreshGate.RunUnlessBusy(ctx, m.lookupMembersLocked)
+}
+
+// lookupMembersLocked is lookupMembers; callers hold refreshGate.
+func (m *manager) lookupMembersLocked(ctx context.Context) error {
 	members, err := m.client.ListPoolMembers(ctx)
 	if err != nil {
 		return fmt.Errorf("list instance-pool members: %w", err)

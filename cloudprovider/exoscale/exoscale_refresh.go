@@ -22,8 +22,11 @@ import (
 // pending operations still need their own GET (see settleOperations).
 // Nothing is changed unless every list call succeeds.
 func (m *manager) refresh(ctx context.Context, force bool) error {
-	m.refreshMu.Lock()
-	defer m.refreshMu.Unlock()
+	return m.refreshGate.Run(ctx, func(ctx context.Context) error { return m.refreshLocked(ctx, force) })
+}
+
+// refreshLocked is refresh; callers hold refreshGate.
+func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	// One of CA's refreshes: the round's start is the refresh's now.
 	round := m.fresh.Begin(true)
 	now := round.At
@@ -438,7 +441,7 @@ func (m *manager) gpuTypes() map[string]struct{} {
 
 // refreshReads remembers the SKS cluster list and the instance list a
 // refresh read last, so a refresh that finds the instance pools unchanged
-// costs the one pool list. Only refresh (under refreshMu) uses it.
+// costs the one pool list. Only refresh (under refreshGate) uses it.
 type refreshReads struct {
 	clusters   []exoapi.Cluster
 	clustersAt time.Time
