@@ -57,6 +57,13 @@ func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 			t.Fatalf("instance %s the cloud still lists live shows Deleting %v after its deletion was accepted: the grace must have ended it",
 				victim, groupstate.DeletingGrace)
 		}
+		// The refresh that ends the grace serves the target the next one
+		// does: nothing changed in the cloud between them.
+		ended := k.target(k.group(id))
+		k.refresh()
+		if next := k.target(k.group(id)); next != ended {
+			t.Fatalf("target %d in the refresh that ended the grace of %s, %d in the next with the cloud unchanged", ended, victim, next)
+		}
 	})
 }
 

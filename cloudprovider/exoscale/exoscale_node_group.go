@@ -185,40 +185,42 @@ func (g *nodeGroup) applySnapshot(rec poolRecord, v groupstate.View, results map
 	// Under mu: a fresh read (readPool) and an operation's recording
 	// change the served state under mu too, so none lands between the
 	// settling planned here and the install.
-	s := g.settle(results, listing, false)
+	s := g.settle(results, listing, false, g.Read().Target)
 	if len(s.pending) > 0 {
 		v.Target = s.target
 	}
-	if g.Install(listing, v) {
-		// The listing may predate a mutation of ours or a fresh read: its
-		// size is not served, and it settles no operation, since the size
-		// served once they settle would be the older one kept. The next
-		// refresh settles them.
-		s = g.settle(nil, listing, true)
-	}
-	// A read between the install and the changes below sees the target
-	// without the new slots, or members still Deleting, for that moment:
-	// the target and the slots and Deleting set are under separate locks.
-	g.pending = s.pending
-	for _, p := range s.stale {
-		klog.InfoS("Dropping operation still pending after an hour", "provider", ProviderName, "nodeGroup", g.id, "operation", p.op.ID)
-	}
-	for _, f := range s.failed {
-		// The cloud did not apply it: the target planned above no longer
-		// expects it.
-		p, res := f.p, f.res
-		klog.InfoS("Operation failed", "provider", ProviderName, "nodeGroup", g.id, "operation", res.ID, "kind", p.kind, "state", res.State, "reason", res.Reason, "message", res.Message)
-		switch p.kind {
-		case opScale:
-			// A scale-down that failed leaves no slot (Add ignores n <= 0).
-			g.Failed().Add(p.to-p.from, operationErrorInfo(res, p.quotaHit))
-		case opEvict:
-			g.Deleting().Forget(p.evicted...)
+	// The slots and Deleting changes land with the view, under the
+	// group's lock (groupstate.Group.InstallWith): no read sees the target
+	// without a failed operation's slots.
+	g.InstallWith(listing, v, func(kept bool) {
+		if kept {
+			// The listing may predate a mutation of ours or a fresh read:
+			// its size is not served, and it settles no operation, since
+			// the size served once they settle would be the older one
+			// kept. The next refresh settles them.
+			s = g.settle(nil, listing, true, 0)
 		}
-	}
-	// CA deletes a failed slot within its --max-node-provision-time; one
-	// it never deletes ends with the operations it came from.
-	g.Failed().Prune(staleOperation)
+		g.pending = s.pending
+		for _, p := range s.stale {
+			klog.InfoS("Dropping operation still pending after an hour", "provider", ProviderName, "nodeGroup", g.id, "operation", p.op.ID)
+		}
+		for _, f := range s.failed {
+			// The cloud did not apply it: the target planned above no
+			// longer expects it.
+			p, res := f.p, f.res
+			klog.InfoS("Operation failed", "provider", ProviderName, "nodeGroup", g.id, "operation", res.ID, "kind", p.kind, "state", res.State, "reason", res.Reason, "message", res.Message)
+			switch p.kind {
+			case opScale:
+				// A scale-down that failed leaves no slot (Add ignores n <= 0).
+				g.Failed().Add(p.to-p.from, operationErrorInfo(res, p.quotaHit))
+			case opEvict:
+				g.Deleting().Forget(p.evicted...)
+			}
+		}
+		// CA deletes a failed slot within its --max-node-provision-time;
+		// one it never deletes ends with the operations it came from.
+		g.Failed().Prune(staleOperation)
+	})
 }
 
 // settlement is what a listing settles of a group's pending operations.
@@ -239,9 +241,10 @@ type failedOp struct {
 
 // settle plans what a listing that began at listing settles, given the
 // results this refresh found (results), and changes nothing: an overtaken
-// listing (kept) settles only operations gone stale. Callers hold mu.
-func (g *nodeGroup) settle(results map[string]exoapi.Operation, listing groupstate.Listing, kept bool) settlement {
-	s := settlement{target: g.Read().Target}
+// listing (kept) settles only operations gone stale, and no target.
+// served is the target served now. Callers hold mu.
+func (g *nodeGroup) settle(results map[string]exoapi.Operation, listing groupstate.Listing, kept bool, served int) settlement {
+	s := settlement{target: served}
 	for _, p := range g.pending {
 		res, done := results[p.op.ID]
 		if !done && !kept && listing.After(p.seq) && (p.op.Done() || p.op.ID == "") {
@@ -314,19 +317,20 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	v := g.Read()
-	v.Target = p.Size
-	// The pool answer may leave members out; the snapshot's stand.
-	known := make(map[string]bool, len(v.Instances))
-	for _, in := range v.Instances {
-		known[in.Id] = true
-	}
-	for _, id := range p.InstanceIDs {
-		if in := member(id, "starting"); !known[in.Id] {
-			v.Instances = append(v.Instances, in)
+	g.FreshFrom(func(v groupstate.View) groupstate.View {
+		v.Target = p.Size
+		// The pool answer may leave members out; the snapshot's stand.
+		known := make(map[string]bool, len(v.Instances))
+		for _, in := range v.Instances {
+			known[in.Id] = true
 		}
-	}
-	g.Fresh(v)
+		for _, id := range p.InstanceIDs {
+			if in := member(id, "starting"); !known[in.Id] {
+				v.Instances = append(v.Instances, in)
+			}
+		}
+		return v
+	})
 	return nil
 }
 

@@ -19,6 +19,12 @@ type View struct {
 	// cloud counts them (a slot outside the cloud's size is counted by
 	// Group: see FailedSlots).
 	Target int
+	// TargetFromInstances says the cloud keeps no desired size for the
+	// group: the target served is then the instances that stay (neither
+	// listed Deleting nor in the group's DeletingSet), counted when read, so
+	// a deletion whose grace ends counts its instance again at once, and
+	// Target is not used.
+	TargetFromInstances bool
 	// Instances are the group's instances, each with Id its providerID and
 	// Status its state as the cloud lists it; Group overlays Deleting and
 	// adds the failed slots.
@@ -90,6 +96,16 @@ func (g *Group) Failed() *FailedSlots { return g.ledger.Failed(g.id) }
 // listing, in which case the size served now stays until a later listing.
 // It reports whether the size was kept.
 func (g *Group) Install(listing Listing, v View) (kept bool) {
+	return g.InstallWith(listing, v, nil)
+}
+
+// InstallWith is Install with changes that must land together with the
+// listing: then (when not nil) runs under the group's lock after the
+// install, told whether the size was kept, so no read of the group sees
+// the new view without them (the failed slots of an operation the listing
+// settles, say). then changes only the ledger's sets (Deleting, Failed):
+// the Group's own methods take the lock it runs under.
+func (g *Group) InstallWith(listing Listing, v View, then func(kept bool)) (kept bool) {
 	g.retired.Store(false)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -98,6 +114,9 @@ func (g *Group) Install(listing Listing, v View) (kept bool) {
 		v.Target = g.view.Target
 	}
 	g.view = v
+	if then != nil {
+		then(r.KeepSize)
+	}
 	return r.KeepSize
 }
 
@@ -107,6 +126,22 @@ func (g *Group) Install(listing Listing, v View) (kept bool) {
 func (g *Group) Fresh(v View) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.ledger.Fresh(g.id, g.listing(v))
+	g.view = v
+}
+
+// FreshFrom is Fresh for a read that says only part of the view (a cloud
+// whose group answer leaves out the bounds, or some members): build gets a
+// copy of the served view and returns the view to install, under the
+// group's lock, so a refresh installing between the two cannot be undone
+// by the served values build copies.
+func (g *Group) FreshFrom(build func(served View) View) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	served := g.view
+	served.Target = g.target()
+	served.Instances = append([]cloudprovider.Instance(nil), served.Instances...)
+	v := build(served)
 	g.ledger.Fresh(g.id, g.listing(v))
 	g.view = v
 }
@@ -148,13 +183,31 @@ func (g *Group) Update(apply func(v *View)) {
 }
 
 // Read returns a copy of the served view as installed (without the
-// Deleting overlay and the failed slots Nodes adds).
+// Deleting overlay and the failed slots Nodes adds), its Target the
+// instances that stay when TargetFromInstances.
 func (g *Group) Read() View {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	v := g.view
+	v.Target = g.target()
 	v.Instances = append([]cloudprovider.Instance(nil), v.Instances...)
 	return v
+}
+
+// target is the view's target, or the instances that stay when the cloud
+// keeps no desired size. Callers hold mu.
+func (g *Group) target() int {
+	if !g.view.TargetFromInstances {
+		return g.view.Target
+	}
+	deleting := g.Deleting()
+	n := 0
+	for _, in := range g.view.Instances {
+		if (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.Holds(in.Id) {
+			n++
+		}
+	}
+	return n
 }
 
 // Id implements cloudprovider.NodeGroup.
@@ -186,9 +239,11 @@ func (g *Group) TargetSize(context.Context) (int, error) {
 
 // Target is TargetSize without its context and error.
 func (g *Group) Target() int {
+	// The slots are read under the lock too: an install changes them with
+	// the view (InstallWith).
 	g.mu.RLock()
-	t := g.view.Target
-	g.mu.RUnlock()
+	defer g.mu.RUnlock()
+	t := g.target()
 	if g.outside {
 		t += g.Failed().Len()
 	}
@@ -209,11 +264,13 @@ func (g *Group) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 // Instances is Nodes without its context and error.
 func (g *Group) Instances() []cloudprovider.Instance {
 	deleting := g.Deleting()
+	// The slots are read under the lock too: an install changes them with
+	// the view (InstallWith).
+	g.mu.RLock()
 	var slots []FailedSlot
 	if g.slotID != nil {
 		slots = g.Failed().List()
 	}
-	g.mu.RLock()
 	out := make([]cloudprovider.Instance, 0, len(g.view.Instances)+len(slots))
 	for _, in := range g.view.Instances {
 		if deleting.Holds(in.Id) && (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
@@ -120,5 +121,74 @@ func TestGroupRetiredAnswersNotFoundUntilInstalledAgain(t *testing.T) {
 	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
 	if n, err := g.TargetSize(context.Background()); err != nil || n != 2 {
 		t.Errorf("TargetSize of a group installed again = %d, %v; want 2, nil", n, err)
+	}
+}
+
+func TestGroupFreshFromBuildsOnTheServedView(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	g := l.Group("g", nil, false)
+	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1})
+	g.FreshFrom(func(served View) View {
+		if served.Min != 1 || served.Max != 5 || served.Target != 2 || len(served.Instances) != 2 {
+			t.Errorf("build got %+v, want the served bounds 1..5, target 2 and two instances", served)
+		}
+		served.Instances = append(served.Instances, running("c")...)
+		served.Target = 3
+		return served
+	})
+	v := g.Read()
+	if v.Min != 1 || v.Max != 5 || v.Target != 3 || len(v.Instances) != 3 {
+		t.Errorf("served after FreshFrom = %+v, want bounds 1..5, target 3, three instances", v)
+	}
+}
+
+func TestGroupTargetFromInstancesCountsThoseThatStayWhenRead(t *testing.T) {
+	t.Parallel()
+	l, clock := newTestLedger()
+	g := l.Group("g", nil, false)
+	ins := running("a", "b", "c")
+	ins[2].Status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
+	g.Install(l.Begin(), View{Min: 0, Max: 5, Target: 99, TargetFromInstances: true, Instances: ins, Unfilled: -1})
+	if got := g.Target(); got != 2 {
+		t.Fatalf("target = %d, want 2: a and b stay, c is listed Deleting", got)
+	}
+	g.Deleting().Add("a")
+	if got, read := g.Target(), g.Read().Target; got != 1 || read != 1 {
+		t.Fatalf("target = %d, Read().Target = %d after our deletion of a, want 1 and 1", got, read)
+	}
+	clock.Advance(DeletingGrace)
+	g.Install(l.Begin(), View{Min: 0, Max: 5, TargetFromInstances: true, Instances: ins, Unfilled: -1})
+	if got := g.Target(); got != 2 {
+		t.Fatalf("target = %d in the install that ends a's grace, want 2: a is listed live and no longer Deleting", got)
+	}
+}
+
+func TestGroupInstallWithLandsItsChangesWithTheView(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	g := l.Group("g", func(n int) string { return fmt.Sprint("slot-", n) }, SlotsOutsideSize)
+	g.Install(l.Begin(), View{Target: 4, Instances: running("a", "b"), Unfilled: -1})
+	read := make(chan int)
+	var sawKept *bool
+	g.InstallWith(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, func(kept bool) {
+		sawKept = &kept
+		started := make(chan struct{})
+		go func() {
+			close(started)
+			read <- g.Target()
+		}()
+		<-started
+		// Let the reader run as far as it can before the slots land.
+		for range 10 {
+			runtime.Gosched()
+		}
+		g.Failed().Add(2, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
+	})
+	if sawKept == nil || *sawKept {
+		t.Fatalf("then was told kept = %v, want false for a listing newer than every mutation", sawKept)
+	}
+	if got := <-read; got != 4 {
+		t.Fatalf("a read during the install saw target %d, want 4: the cloud's 2 and the 2 slots land together", got)
 	}
 }

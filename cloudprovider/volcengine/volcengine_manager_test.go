@@ -136,7 +136,7 @@ func TestInstancesViewSorted(t *testing.T) {
 		instances: []volcapi.ScalingInstance{{ID: "i-b", Status: asStatusInService}, {ID: "i-a", Status: asStatusInService}}}
 	g := newTestGroup(groupstate.View{})
 	g.Deleting().Add(ProviderIDPrefix + "i-a")
-	g.Fresh(view(r, g.Deleting()))
+	g.Fresh(view(r))
 	got := g.Instances()
 	if got[0].Id != ProviderIDPrefix+"i-a" || got[0].Status.State != cloudprovider.InstanceDeleting || got[1].Status.State != cloudprovider.InstanceRunning {
 		t.Fatalf("view = %+v", got)

@@ -138,7 +138,7 @@ func (n *nodeGroup) debug() string {
 // listing: the served state by the ledger's rules (groupstate.Group.Install),
 // and what Volcengine adds beside it.
 func (n *nodeGroup) install(listing groupstate.Listing, r groupRead, discoveredBy string) {
-	v := view(r, n.Deleting())
+	v := view(r)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.Install(listing, v)
@@ -175,10 +175,9 @@ func (n *nodeGroup) reload(ctx context.Context) error {
 	}
 	r := groupRead{cloud: *cg, instances: listed, unfilled: -1}
 	r.min, r.max = managedGroup{cloud: *cg, spec: n.m.staticSpec(n.id)}.bounds()
-	deleting := n.Deleting()
 	n.mu.Lock()
 	r.failures = n.failures
-	n.Fresh(view(r, deleting))
+	n.Fresh(view(r))
 	// The description's size fields follow the read; its name, state and
 	// tags stay as the last Refresh read them.
 	n.cloud.Min, n.cloud.Max, n.cloud.HasMin, n.cloud.HasMax, n.cloud.Desired = cg.Min, cg.Max, cg.HasMin, cg.HasMax, cg.Desired
@@ -487,19 +486,16 @@ func (n *nodeGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 
 // noteRemoved applies accepted removals of ids to the served state: the
 // instances show Deleting (groupstate.DeletingSet, by providerID), and the
-// target becomes the new desired number (or, for a group without one, the
-// instances that stay). s is the state the removal was planned from.
+// target becomes the new desired number (a group without one counts the
+// instances that stay by itself). s is the state the removal was planned
+// from.
 func (n *nodeGroup) noteRemoved(s state, ids []string, target int) {
 	for _, id := range ids {
 		s.deleting.Add(cloudprovider.BuildProviderID(ProviderIDPrefix, id))
 	}
-	n.Update(func(v *groupstate.View) {
-		if s.hasDesired() {
-			v.Target = target
-		} else {
-			v.Target = liveCount(v.Instances, s.deleting, nil)
-		}
-	})
+	if s.hasDesired() {
+		n.Update(func(v *groupstate.View) { v.Target = target })
+	}
 }
 
 // TemplateNodeInfo builds the template from inputs cached at Refresh.

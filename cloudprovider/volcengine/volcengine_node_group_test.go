@@ -17,6 +17,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -724,5 +725,41 @@ func (e *testEnv) refresh(t *testing.T) {
 	t.Helper()
 	if err := e.p.Refresh(testCtx(t)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoDesiredNumberTargetCountsAnInstanceOnceItsGraceEnds: in a group
+// without a desired number the target is the instances that stay. When the
+// grace of a deletion the cloud accepted but never carried out ends, the
+// instance stays again, and the refresh that ends the grace counts it: the
+// target must not be one low until the next refresh.
+func TestNoDesiredNumberTargetCountsAnInstanceOnceItsGraceEnds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+		seedStandard(f)
+		f.SetGroupBounds(otherGroupID, 0, 5, -1)
+		f.AddInstance(otherGroupID, fakeapi.StatusInService)
+	}))
+	g := e.group(t, otherGroupID)
+	if got := target(t, g); got != 2 {
+		t.Fatalf("target %d, want 2 live instances", got)
+	}
+	victim := e.fake.Instances(otherGroupID)[0].ID
+	e.fake.HoldRemoval(victim)
+	if err := g.DeleteNodes(testCtx(t), []*corev1.Node{nodeFor(ProviderIDPrefix + victim)}); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	if got := target(t, e.group(t, otherGroupID)); got != 1 {
+		t.Fatalf("target %d while the deletion is within its grace, want 1", got)
+	}
+	e.clock.Advance(groupstate.DeletingGrace)
+	e.refresh(t)
+	if got := target(t, e.group(t, otherGroupID)); got != 2 {
+		t.Fatalf("target %d in the refresh that ends the deletion's grace, want 2: the instance is listed live and no longer Deleting", got)
+	}
+	e.refresh(t)
+	if got := target(t, e.group(t, otherGroupID)); got != 2 {
+		t.Fatalf("target %d a refresh later, want 2", got)
 	}
 }

@@ -42,18 +42,16 @@ type groupRead struct {
 // view maps a read of a scaling group to CA's terms: the provider's whole
 // part of the group state (groupstate.Group applies the ledger's rules).
 // The target is the desired number, failed slots included (the service
-// keeps them in it); for a group created without a desired number, the
-// instances that stay (neither Removing nor removed by us: deleting).
-func view(r groupRead, deleting *groupstate.DeletingSet) groupstate.View {
-	v := groupstate.View{Min: r.min, Max: r.max, Target: r.cloud.Desired, Unfilled: r.unfilled, Failure: r.failure}
+// keeps them in it); a group created without a desired number serves the
+// instances that stay (groupstate.View.TargetFromInstances).
+func view(r groupRead) groupstate.View {
+	v := groupstate.View{Min: r.min, Max: r.max, Target: r.cloud.Desired, Unfilled: r.unfilled, Failure: r.failure,
+		TargetFromInstances: r.cloud.Desired == volcapi.NoDesiredNumber}
 	for _, si := range r.instances {
 		v.Instances = append(v.Instances, cloudprovider.Instance{
 			Id:     cloudprovider.BuildProviderID(ProviderIDPrefix, si.ID),
 			Status: instanceStatus(si.Status, r.failures[si.ID]),
 		})
-	}
-	if r.cloud.Desired == volcapi.NoDesiredNumber {
-		v.Target = liveCount(v.Instances, deleting, nil)
 	}
 	if v.Unfilled > 0 && v.Failure == nil {
 		info := creationError("")

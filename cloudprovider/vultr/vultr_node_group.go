@@ -61,8 +61,7 @@ func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minS
 // (groupstate.Group.Fresh), with the bounds served now: they come from
 // Refresh (--nodes or the pool's flags), not from the pool alone.
 func (g *nodeGroup) fresh(p vultrapi.NodePool) {
-	v := g.Read()
-	g.Fresh(view(p, v.Min, v.Max))
+	g.FreshFrom(func(served groupstate.View) groupstate.View { return view(p, served.Min, served.Max) })
 }
 
 // live counts the nodes that exist and are not going away (the cloud lists
