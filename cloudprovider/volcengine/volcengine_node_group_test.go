@@ -222,14 +222,21 @@ func TestDeleteNodesPartialFailure(t *testing.T) {
 	}
 }
 
-func TestNoDesiredNumberGroup(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+// withNoDesiredOther seeds the standard groups, the second one without a
+// desired number and with one more instance of each status given.
+func withNoDesiredOther(statuses ...string) envOption {
+	return withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetGroupBounds(otherGroupID, 0, 5, -1)
-		f.AddInstance(otherGroupID, fakeapi.StatusInService)
-		f.AddInstance(otherGroupID, fakeapi.StatusRemoving)
-	}))
+		for _, st := range statuses {
+			f.AddInstance(otherGroupID, st)
+		}
+	})
+}
+
+func TestNoDesiredNumberGroup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withNoDesiredOther(fakeapi.StatusInService, fakeapi.StatusRemoving))
 	g := e.group(t, otherGroupID)
 	if got := target(t, g); got != 2 {
 		t.Fatalf("target %d, want 2 live instances", got)
@@ -735,11 +742,7 @@ func (e *testEnv) refresh(t *testing.T) {
 // target must not be one low until the next refresh.
 func TestNoDesiredNumberTargetCountsAnInstanceOnceItsGraceEnds(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
-		seedStandard(f)
-		f.SetGroupBounds(otherGroupID, 0, 5, -1)
-		f.AddInstance(otherGroupID, fakeapi.StatusInService)
-	}))
+	e := newEnv(t, withNoDesiredOther(fakeapi.StatusInService))
 	g := e.group(t, otherGroupID)
 	if got := target(t, g); got != 2 {
 		t.Fatalf("target %d, want 2 live instances", got)
