@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
@@ -15,14 +14,12 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
-// Simulation timings: real time, a few seconds, so a demo shows progress.
+// The demo's zone and its dummy credentials (the fake verifies signatures
+// with whichever it is given).
 const (
-	simProvisionDelay = 6 * time.Second
-	simRemovalDelay   = 3 * time.Second
-	simOperationDelay = 2 * time.Second
-	simZone           = "ch-gva-2"
-	simAPIKey         = "EXOsimulatedkey000000000"
-	simAPISecret      = "simulated-secret-not-a-real-one"
+	simZone      = "ch-gva-2"
+	simAPIKey    = "EXOsimulatedkey000000000"
+	simAPISecret = "simulated-secret-not-a-real-one"
 )
 
 // simDefaultSpecs apply when --nodes is not given.
@@ -66,9 +63,10 @@ func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulati
 	// The fake verifies signatures with whichever credentials are used.
 	apiKey := registry.SimulationCredential(EnvAPIKey, simAPIKey)
 	apiSecret := registry.SimulationCredential(EnvAPISecret, simAPISecret)
+	pace := simcloud.DemoPace()
 	fake := fakeapi.New(fakeapi.Options{
 		Zone: simZone, APIKey: apiKey, APISecret: apiSecret,
-		ProvisionDelay: simProvisionDelay, RemovalDelay: simRemovalDelay, OperationDelay: simOperationDelay,
+		ProvisionDelay: pace.Provision, RemovalDelay: pace.Removal, OperationDelay: pace.Operation,
 	})
 	groupIDs := SeedDemo(fake)
 	poolIDs := slices.Sorted(maps.Values(groupIDs))
@@ -98,7 +96,7 @@ func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulati
 	}
 	sim.Description = fmt.Sprintf("Exoscale zone ch-gva-2: SKS cluster demo (nodepools workers %s 2x standard.medium, gpu %s 0x gpua5000.small) "+
 		"and instance pool batch %s (1x standard.large); members boot in %s, evictions finish in %s",
-		groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"], simProvisionDelay, simRemovalDelay)
+		groupIDs["workers"], groupIDs["gpu"], groupIDs["batch"], pace.Provision, pace.Removal)
 	sim.GroupNames = map[string]string{}
 	for name, id := range groupIDs {
 		sim.GroupNames[id] = name

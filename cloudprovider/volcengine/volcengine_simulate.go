@@ -3,7 +3,6 @@ package volcengine
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
@@ -18,8 +17,6 @@ const (
 	simRegion         = "cn-beijing"
 	simGeneralGroupID = "scg-sim-general"
 	simGPUGroupID     = "scg-sim-gpu"
-	simProvisionDelay = 5 * time.Second
-	simRemoveDelay    = 3 * time.Second
 )
 
 // seedDemo fills a fake with the demo cluster: "general" (ecs.g3i.xlarge,
@@ -63,9 +60,10 @@ func seedDemo(f *fakeapi.Server) {
 // honoured; without them both demo groups are discovered by tag.
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	accessKey := registry.SimulationCredential(envAccessKey, "AKLTsimulated")
+	pace := simcloud.DemoPace()
 	fake := fakeapi.New(fakeapi.Options{
-		ProvisionDelay: simProvisionDelay,
-		RemoveDelay:    simRemoveDelay,
+		ProvisionDelay: pace.Provision,
+		RemoveDelay:    pace.Removal,
 		Region:         simRegion,
 		// The simulated gateway serves the one region the demo lives in;
 		// another is refused (the fake's default for an unserved region).
@@ -107,7 +105,7 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 		return nil, err
 	}
 	sim.Description = fmt.Sprintf("fake Volcengine Auto Scaling in %s: group %s (ecs.g3i.xlarge, min 1 max 10, 2 running) and group %s (ecs.gni2.3xlarge with 1x NVIDIA A10, min 0 max 4, empty); instances take %s to come up",
-		simRegion, simGeneralGroupID, simGPUGroupID, simProvisionDelay)
+		simRegion, simGeneralGroupID, simGPUGroupID, pace.Provision)
 	sim.GroupNames = map[string]string{simGeneralGroupID: "general", simGPUGroupID: "gpu"}
 	sim.Deliberate = []string{registry.DeliberateMalformedSetting(simGeneralGroupID, groupconfig.OptionMaxNodeProvisionTime, "soon")}
 	return sim, nil

@@ -19,13 +19,6 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
-// Provisioning lag of the simulated cloud, in real time.
-const (
-	simAppearAfter = 2 * time.Second
-	simActiveAfter = 8 * time.Second
-	simCloseLinger = 5 * time.Second
-)
-
 // simClusterID is the demo cluster's id.
 const simClusterID = "5e3d6a1c-0c5b-4f4e-9d55-5a1b2c3d4e5f"
 
@@ -34,8 +27,9 @@ const simClusterID = "5e3d6a1c-0c5b-4f4e-9d55-5a1b2c3d4e5f"
 // a GPU pool flagged auto_scaler, and a static pool that is not) and returns
 // the provider pointed at it with a dummy token.
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
+	pace := simcloud.DemoPace()
 	fake := fakeapi.New(fakeapi.Options{
-		AppearAfter: simAppearAfter, ActiveAfter: simActiveAfter, CloseLinger: simCloseLinger,
+		AppearAfter: pace.Appear, ActiveAfter: pace.Provision, CloseLinger: pace.Removal,
 		Seed: time.Now().UnixNano(),
 		// Without a key in the environment the fake uses its own dummy.
 		Token: registry.SimulationCredential(EnvAPIKey, ""),
@@ -66,7 +60,7 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 	sim.Description = fmt.Sprintf("fake Vultr API: VKE cluster %s in ewr with pools general %s (vc2-2c-4gb, auto_scaler 1..5), "+
 		"gpu %s (NVIDIA A16, auto_scaler 1..3) and static %s (vhf-4c-16gb, not autoscaled; add --nodes=1:4:static to manage it); "+
 		"new nodes are pending after %s and active after %s",
-		simClusterID, pools["general"], pools["gpu"], pools["static"], simAppearAfter, simActiveAfter)
+		simClusterID, pools["general"], pools["gpu"], pools["static"], pace.Appear, pace.Provision)
 	sim.GroupNames = invert(pools)
 	sim.Deliberate = []string{registry.DeliberateMalformedSetting("general "+pools["general"], groupconfig.OptionMaxNodeProvisionTime, "soon")}
 	return sim, nil
