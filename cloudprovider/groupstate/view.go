@@ -124,10 +124,7 @@ func (g *Group) InstallWith(listing Listing, v View, then func(kept bool)) (kept
 // the guard runs under the group's guard: newer than anything served, so
 // installed whole; Ledger.Fresh).
 func (g *Group) Fresh(v View) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.ledger.Fresh(g.id, g.listing(v))
-	g.view = v
+	g.FreshFrom(func(View) View { return v })
 }
 
 // FreshFrom is Fresh for a read that says only part of the view (a cloud
@@ -203,11 +200,18 @@ func (g *Group) target() int {
 	deleting := g.Deleting()
 	n := 0
 	for _, in := range g.view.Instances {
-		if (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.Holds(in.Id) {
+		if Stays(in, deleting) {
 			n++
 		}
 	}
 	return n
+}
+
+// Stays reports whether an instance counts towards a target: the cloud
+// does not list it Deleting, and it is not one whose deletion the cloud
+// accepted from us (deleting, by providerID).
+func Stays(in cloudprovider.Instance, deleting *DeletingSet) bool {
+	return (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.Holds(in.Id)
 }
 
 // Id implements cloudprovider.NodeGroup.

@@ -347,7 +347,7 @@ func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
 		switch status := s.statuses[id]; {
 		case isSlot:
 			d.slots = append(d.slots, slot)
-		case !stays(in, s.deleting):
+		case !groupstate.Stays(in, s.deleting):
 			// Already on its way out: CA resends failed and unregistered
 			// nodes every loop until they disappear.
 			continue

@@ -69,19 +69,12 @@ func statusesOf(instances []volcapi.ScalingInstance) map[string]string {
 	return out
 }
 
-// stays reports whether a served instance counts towards the target: it is
-// not Removing in the cloud, nor one whose removal the cloud accepted
-// (deleting, by providerID).
-func stays(in cloudprovider.Instance, deleting *groupstate.DeletingSet) bool {
-	return (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.Holds(in.Id)
-}
-
 // liveCount counts the instances that stay; when only is not nil, only
 // those it names (by providerID).
 func liveCount(instances []cloudprovider.Instance, deleting *groupstate.DeletingSet, only map[string]bool) int {
 	n := 0
 	for _, in := range instances {
-		if (only == nil || only[in.Id]) && stays(in, deleting) {
+		if (only == nil || only[in.Id]) && groupstate.Stays(in, deleting) {
 			n++
 		}
 	}
