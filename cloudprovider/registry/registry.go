@@ -132,6 +132,9 @@ type Registration struct {
 	// the SDK publishes a list, and names it when the cloud refuses it or
 	// holds no group there. Optional.
 	Location func(opts BuildOptions) Location
+	// Endpoint, when set, says where the configuration sends calls and
+	// what to check when one fails (Diagnosis). Optional.
+	Endpoint func(opts BuildOptions) Endpoint
 	// OptionalOperations are read operations, as the provider's
 	// OperationFunc names them, whose refusal only costs a template detail:
 	// preflight warns about them instead of failing. Optional.
