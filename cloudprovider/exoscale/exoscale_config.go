@@ -205,3 +205,30 @@ func zoneLocation(registry.BuildOptions) registry.Location {
 	}
 	return loc
 }
+
+// endpoint is the registration's Endpoint: the zone decides the host
+// (https://<environment>-<zone>.exoscale.com/v2) unless EXOSCALE_API_ENDPOINT
+// overrides it.
+func endpoint(registry.BuildOptions) registry.Endpoint {
+	c := Config{
+		Zone:        strings.TrimSpace(os.Getenv(EnvZone)),
+		Environment: strings.TrimSpace(os.Getenv(EnvAPIEnvironment)),
+		Endpoint:    strings.TrimSpace(os.Getenv(EnvAPIEndpoint)),
+	}
+	if c.Environment == "" {
+		c.Environment = defaultAPIEnvironment
+	}
+	host := c.APIEndpoint()
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return registry.Endpoint{
+		Host:        host,
+		Setting:     EnvAPIEndpoint,
+		Overridden:  c.Endpoint != "",
+		ByLocation:  true,
+		Credentials: EnvAPIKey + " and " + EnvAPISecret + " (or their _FILE files)",
+		IDs:         EnvSKSCluster + " and --nodes",
+		Permissions: "docs/providers/exoscale.md#permissions",
+	}
+}

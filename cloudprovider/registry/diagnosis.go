@@ -62,6 +62,9 @@ func Diagnosis(provider string, f cloudhttp.Failure, loc Location, ep Endpoint) 
 	if host == "" {
 		host = ep.Host
 	}
+	if host == "" {
+		host = "the cloud API"
+	}
 	cause := ""
 	if f.Cause != nil {
 		cause = " (" + f.Cause.Error() + ")"
@@ -80,10 +83,19 @@ func Diagnosis(provider string, f cloudhttp.Failure, loc Location, ep Endpoint) 
 	case cloudhttp.FailureNoAnswer:
 		return step + fmt.Sprintf("no answer from %s%s: %s", host, cause, ep.reach(loc, "check the network path to it")), true
 	case cloudhttp.FailureUnauthenticated:
+		if ep.Credentials == "" {
+			ep.Credentials = "the key and secret"
+		}
 		return step + fmt.Sprintf("authentication failed: the cloud refused the credentials (%s): check %s", f.Answer(), ep.Credentials), true
 	case cloudhttp.FailurePermission:
+		if ep.Permissions == "" {
+			ep.Permissions = "docs/providers/" + provider + ".md#permissions"
+		}
 		return step + fmt.Sprintf("permission refused (%s): grant the key this read permission (%s)", f.Answer(), ep.Permissions), true
 	case cloudhttp.FailureNotFound:
+		if ep.IDs == "" {
+			ep.IDs = "the configuration and --nodes"
+		}
 		return step + fmt.Sprintf("the cloud knows no such resource (%s): check the id in %s", f.Answer(), ep.IDs), true
 	}
 	return "", false
@@ -94,10 +106,12 @@ func Diagnosis(provider string, f cloudhttp.Failure, loc Location, ep Endpoint) 
 // the provider's one host needs.
 func (ep Endpoint) reach(loc Location, general string) string {
 	switch {
+	case ep.Host == "":
+		return general
 	case ep.Overridden:
-		return fmt.Sprintf("check %s (%s); %s", ep.Setting, ep.Host, general)
+		return fmt.Sprintf("%s sets this host: check it; %s", ep.Setting, general)
 	case ep.ByLocation && loc.Name != "" && !loc.Known():
-		return fmt.Sprintf("%s %q is not a known %s, so %s names no API host: check %s", loc.Kind, loc.Name, loc.Kind, ep.Host, loc.Setting)
+		return fmt.Sprintf("%s %q is not a known %s (its endpoint would be %s): check %s", loc.Kind, loc.Name, loc.Kind, ep.Host, loc.Setting)
 	case ep.ByLocation && loc.Name != "":
 		return fmt.Sprintf("%s %s's endpoint is %s: %s", loc.Kind, loc.Name, ep.Host, general)
 	}

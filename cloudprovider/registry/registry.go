@@ -3,7 +3,9 @@ package registry
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"sync"
 	"time"
@@ -66,6 +68,10 @@ type BuildOptions struct {
 	// mix of the simcloud package); only a Simulator reads it, and injects
 	// those faults into its fake cloud.
 	SimulateFaults string
+	// Dial and Proxy, when set, replace the cloud HTTP client's dialer and
+	// proxy rule (cloudhttp.ClientOptions); main leaves them nil.
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	Proxy func(*http.Request) (*url.URL, error)
 }
 
 // Simulation is a provider wired to an in-process fake of its cloud.
@@ -207,5 +213,7 @@ func (opts BuildOptions) ClientOptions() cloudhttp.ClientOptions {
 		ObserveRateLimit:    opts.ObserveRateLimit,
 		RateLimitNow:        opts.RateLimitNow,
 		RateLimitSleep:      opts.RateLimitSleep,
+		Dial:                opts.Dial,
+		Proxy:               opts.Proxy,
 	}
 }

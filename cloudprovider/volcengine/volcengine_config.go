@@ -3,6 +3,7 @@ package volcengine
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -125,6 +126,26 @@ func regionLocation(opts registry.BuildOptions) registry.Location {
 		setting = "region-id in --cloud-config"
 	}
 	return registry.Location{Name: cfg.Region, Kind: "region", Setting: setting}
+}
+
+// endpoint is the registration's Endpoint: one gateway serves every region
+// (the region travels in the signature), overridden by endpoint in the
+// file or ENDPOINT.
+func endpoint(opts registry.BuildOptions) registry.Endpoint {
+	ep := registry.Endpoint{
+		Host:        DefaultEndpoint,
+		Setting:     "endpoint in --cloud-config (or " + envEndpoint + ")",
+		Credentials: "access-key and secret-key (or access-key-file and secret-key-file) in --cloud-config, or " + envAccessKey + " and " + envSecretKey,
+		IDs:         "--nodes (scaling group ids, scg-...)",
+		Permissions: "docs/providers/volcengine.md#permissions",
+	}
+	if cfg, err := LoadConfig(opts.CloudConfig, nil); err == nil && cfg.Endpoint != DefaultEndpoint {
+		ep.Host, ep.Overridden = cfg.Endpoint, true
+		if u, err := url.Parse(cfg.Endpoint); err == nil && u.Host != "" {
+			ep.Host = u.Host
+		}
+	}
+	return ep
 }
 
 // Validate reports every missing or bad field at once, one per line.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -304,4 +305,30 @@ func (s *credentialTokenSource) Token() (*oauth2.Token, error) {
 		return nil, err
 	}
 	return &oauth2.Token{AccessToken: v.Reveal(), TokenType: "Bearer"}, nil
+}
+
+// endpoint is the registration's Endpoint: Vultr has one API host for every
+// region, overridden by api_url.
+func endpoint(opts registry.BuildOptions) registry.Endpoint {
+	ep := registry.Endpoint{
+		Host:        hostOf(vultrapi.DefaultBaseURL),
+		Setting:     "api_url in --cloud-config",
+		Credentials: "the API key (token or token_file in --cloud-config, or " + EnvAPIKey + ")",
+		IDs:         "cluster_id in --cloud-config",
+		Permissions: "docs/providers/vultr.md#permissions",
+	}
+	if data, err := os.ReadFile(opts.CloudConfig); err == nil {
+		if c, err := ParseConfig(data); err == nil && c.APIURL != "" {
+			ep.Host, ep.Overridden = hostOf(c.APIURL), true
+		}
+	}
+	return ep
+}
+
+// hostOf is a URL's host, or the text itself when it does not parse.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
 }
