@@ -124,16 +124,22 @@ func Diagnose(err error, proxy ProxyFunc) Failure {
 		case *url.Error:
 			if u, perr := url.Parse(e.URL); perr == nil && requestURL == nil {
 				requestURL = u
-				f.Host = u.Hostname()
+				f.Host = u.Host
 			}
+			// A timeout is named where it happened, below.
+			return false
+		case *APIError:
+			return false
 		case *net.DNSError:
 			f.Kind, f.Host, f.Cause = FailureDNS, e.Name, e
 			return true
 		case *net.OpError:
 			if e.Op == "proxyconnect" {
+				// The dial to the proxy carries the proxy's address.
 				f.Kind, f.Cause = FailureProxy, e
-				if e.Addr != nil {
-					f.Host = e.Addr.String()
+				var dial *net.OpError
+				if errors.As(e.Err, &dial) && dial.Addr != nil {
+					f.Host = dial.Addr.String()
 				}
 				return true
 			}
