@@ -77,8 +77,9 @@ func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config,
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", EnvUnlimitedMaxSize, v))
+		} else {
+			cfg.UnlimitedMaxSize = n
 		}
-		cfg.UnlimitedMaxSize = n
 	}
 	if v := getenv(EnvRefreshInterval); v != "" {
 		d, err := time.ParseDuration(v)

@@ -81,8 +81,13 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	if path != "" {
 		err := gcfg.ReadFileInto(&fc, path)
 		if ferr := gcfg.FatalOnly(err); ferr != nil {
-			// gcfg reports positions, not values, so no key can leak here.
-			return Config{}, fmt.Errorf("read cloud config %s: %w", path, ferr)
+			var pe *os.PathError
+			if errors.As(ferr, &pe) {
+				return Config{}, fmt.Errorf("read cloud config: %w", ferr)
+			}
+			// gcfg reports file:line:column and what it expected, never a
+			// value, so no key can leak here.
+			return Config{}, fmt.Errorf("cloud config %w", ferr)
 		}
 		if err != nil {
 			// Unknown sections or keys (often typos) are warnings; gcfg names
