@@ -134,9 +134,10 @@ type Registration struct {
 	// limits (see docs/flags.md); --cloud-api-rate-limit overrides it.
 	RateLimit cloudhttp.RateLimit
 	// Location, when set, returns the zone or region the configuration
-	// names, so preflight warns about a misspelt one without a call when
-	// the SDK publishes a list, and names it when the cloud refuses it or
-	// holds no group there. Optional.
+	// names, so --check-config, preflight and the server warn about one
+	// outside the published list without a call (Location.Warning), and
+	// preflight names it when the cloud refuses it or holds no group
+	// there. Optional.
 	Location func(opts BuildOptions) Location
 	// Endpoint, when set, says where the configuration sends calls and
 	// what to check when one fails (Diagnosis). Optional.
