@@ -155,14 +155,11 @@ func Diagnose(err error, proxy ProxyFunc) Failure {
 			f.Kind, f.Cause = FailureTLS, e
 			return true
 		}
-		if errors.Is(e, context.DeadlineExceeded) {
-			f.Kind, f.Cause = FailureTimeout, e
-			return true
-		}
+		// A timeout is named by the innermost error that says so: the walk
+		// goes on, and a deeper one replaces a wrapper's.
 		var ne net.Error
-		if errors.As(e, &ne) && ne.Timeout() {
+		if errors.Is(e, context.DeadlineExceeded) || (errors.As(e, &ne) && ne.Timeout()) {
 			f.Kind, f.Cause = FailureTimeout, e
-			return true
 		}
 		return false
 	})

@@ -39,6 +39,7 @@ func TestDiagnose(t *testing.T) {
 		{"dns behind OrigErr", &APIError{Cloud: "volcengine", Operation: "DescribeScalingGroups", Class: cloudprovider.ErrUnavailable, Cause: sdkError{orig: dnsFailure("open.volc.invalid")}}, noProxy, FailureDNS, "open.volc.invalid", "DescribeScalingGroups"},
 		{"timeout", NoAnswer("exoscale", "ListInstancePools", timeout), noProxy, FailureTimeout, "h.example", "ListInstancePools"},
 		{"context only", fmt.Errorf("volcengine DescribeScalingGroups: %w", context.DeadlineExceeded), noProxy, FailureTimeout, "", ""},
+		{"timeout under a wrapper", fmt.Errorf("refresh: %w", NoAnswer("exoscale", "ListInstancePools", timeout)), noProxy, FailureTimeout, "h.example", "ListInstancePools"},
 		{"through a proxy", NoAnswer("vultr", "GET /v2/x", dnsFailure("api.vultr.com")), func(*url.URL) (*url.URL, error) { return url.Parse("http://proxy.local:3128") }, FailureProxy, "proxy.local:3128", "GET /v2/x"},
 		{"401", &APIError{Operation: "op", Status: 401}, noProxy, FailureUnauthenticated, "", "op"},
 		{"403", &APIError{Operation: "op", Status: 403, Code: "AccessDenied"}, noProxy, FailurePermission, "", "op"},
@@ -55,6 +56,9 @@ func TestDiagnose(t *testing.T) {
 			}
 			if f.Network() && f.Cause == nil {
 				t.Errorf("a network failure without its cause: %+v", f)
+			}
+			if f.Kind == FailureTimeout && strings.Contains(f.Cause.Error(), ": no answer") {
+				t.Errorf("the timeout's cause is a wrapper, not where it happened: %v", f.Cause)
 			}
 		})
 	}
