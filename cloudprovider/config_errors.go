@@ -34,16 +34,18 @@ func ConfigProblems(provider string, errs ...error) error {
 // classes are the sentinels whose text an operator's line leaves out: a
 // configuration problem reads as its cause and fix, and the class is for
 // errors.Is (exit codes, gRPC codes), not for the reader.
-var classes = []error{ErrNotImplemented, ErrNodeGroupNotFound, ErrInvalidArgument, ErrFailedPrecondition,
-	ErrNotFound, ErrRateLimited, ErrUnauthenticated, ErrPermissionDenied, ErrQuotaExceeded, ErrUnavailable,
-	ErrMalformedResponse, ErrConfig}
+func classes() []error {
+	return []error{ErrNotImplemented, ErrNodeGroupNotFound, ErrInvalidArgument, ErrFailedPrecondition,
+		ErrNotFound, ErrRateLimited, ErrUnauthenticated, ErrPermissionDenied, ErrQuotaExceeded, ErrUnavailable,
+		ErrMalformedResponse, ErrConfig}
+}
 
 // WithoutClass is err with a trailing ": <class>" (as Errorf writes it)
 // cut from its text; errors.Is and errors.As still reach everything err
 // wraps.
 func WithoutClass(err error) error {
 	text := err.Error()
-	for _, class := range classes {
+	for _, class := range classes() {
 		if cut, ok := strings.CutSuffix(text, ": "+class.Error()); ok && errors.Is(err, class) {
 			return classless{text: cut, err: err}
 		}
