@@ -22,7 +22,7 @@ ACTIONLINT         := bin/tools/actionlint-$(ACTIONLINT_VERSION)
 # make alone builds; make help lists the targets.
 .DEFAULT_GOAL := build
 
-.PHONY: help build test lint staticcheck actionlint proto verify clean
+.PHONY: help build test lint staticcheck actionlint shellcheck proto verify clean
 
 # help lists every target with the text after its "##", from this file and
 # hack/make/*.mk. Internal targets start with "_" and are never listed.
@@ -52,7 +52,11 @@ $(STATICCHECK):
 	mv bin/tools/install/staticcheck $@
 
 actionlint: $(ACTIONLINT) ## lint .github/workflows at the pinned actionlint (shellcheck on run: blocks when installed)
-	$(ACTIONLINT) -color=never
+	$(ACTIONLINT) -no-color
+
+# shellcheck is Debian's (apt-get install shellcheck); .ci/run installs it.
+shellcheck: ## shellcheck the repository's shell scripts (needs shellcheck installed)
+	shellcheck $$(git ls-files '*.sh') .ci/run
 
 $(ACTIONLINT):
 	mkdir -p bin/tools
