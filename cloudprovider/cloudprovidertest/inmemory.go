@@ -564,7 +564,7 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 	return groupconfig.BuildTemplateNode(groupconfig.TemplateSpec{
 		GroupID: g.spec.ID, CPUs: 2, MemoryBytes: 4 << 30,
 		ProviderLabels: map[string]string{InMemoryGroupLabel: g.spec.ID},
-		Hints:          g.settings.Hints, HintsSource: g.settings.Source,
+		Settings:       g.settings,
 	}), nil
 }
 
