@@ -42,13 +42,19 @@ func TestExamplePolicyGrantsExactlyWhatTheClientCalls(t *testing.T) {
 	}{
 		{"ListSKSClusters", func(ctx context.Context, c *exoapi.Client) error { _, err := c.ListSKSClusters(ctx); return err }},
 		{"ListInstancePools", func(ctx context.Context, c *exoapi.Client) error { _, err := c.ListInstancePools(ctx); return err }},
-		{"GetInstancePool", func(ctx context.Context, c *exoapi.Client) error { _, err := c.GetInstancePool(ctx, s.plain); return err }},
+		{"GetInstancePool", func(ctx context.Context, c *exoapi.Client) error {
+			_, err := c.GetInstancePool(ctx, s.plain)
+			return err
+		}},
 		{"ListPoolMembers", func(ctx context.Context, c *exoapi.Client) error { _, err := c.ListPoolMembers(ctx); return err }},
 		{"GetQuota", func(ctx context.Context, c *exoapi.Client) error {
 			_, err := c.GetQuota(ctx, exoapi.QuotaEntityInstance)
 			return err
 		}},
-		{"GetInstanceType", func(ctx context.Context, c *exoapi.Client) error { _, err := c.GetInstanceType(ctx, s.typeID); return err }},
+		{"GetInstanceType", func(ctx context.Context, c *exoapi.Client) error {
+			_, err := c.GetInstanceType(ctx, s.typeID)
+			return err
+		}},
 		{"ScaleInstancePool", func(ctx context.Context, c *exoapi.Client) error {
 			op, err := c.ScaleInstancePool(ctx, s.plain, 3)
 			opID = op.ID

@@ -188,6 +188,10 @@ type Options struct {
 	// outside Regions. The gateway's answer is undocumented, so each
 	// plausible one is offered; the default refuses.
 	OtherRegion RegionPolicy
+	// Policy, when set, is the access key's IAM policy (ParsePolicy): an
+	// action it does not allow is answered 403 AccessDenied (BytePlus
+	// common error codes).
+	Policy *fakecloud.Permissions
 }
 
 // RegionPolicy is what the fake does with a request signed for a region it
