@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -90,5 +91,11 @@ func TestExampleRolePolicyLoads(t *testing.T) {
 	}
 	if p.AllowsOthers() || len(p.Granted()) == 0 {
 		t.Fatalf("example policy: granted %q, others allowed %v", p.Granted(), p.AllowsOthers())
+	}
+	if !bytes.Equal(data, exampleRolePolicy) {
+		t.Fatalf("the policy embedded for --simulate differs from %s: copy it to iam-role-policy.json here", examplePolicy)
+	}
+	if _, err := ExamplePolicy(); err != nil {
+		t.Fatal(err)
 	}
 }

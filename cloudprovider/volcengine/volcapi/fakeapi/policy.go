@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,17 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
+
+// exampleIAMPolicy is examples/volcengine/iam-policy.json, embedded for
+// --simulate (go:embed reaches no file outside the package); a test keeps the
+// two equal byte for byte.
+//
+//go:embed iam-policy.json
+var exampleIAMPolicy []byte
+
+// ExamplePolicy is the deployment example's IAM policy, parsed: --simulate
+// serves the demo under it.
+func ExamplePolicy() (*fakecloud.Permissions, error) { return ParsePolicy(exampleIAMPolicy) }
 
 // policyDocument is a Volcengine IAM identity policy.
 type policyDocument struct {

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bytes"
 	"net/url"
 	"os"
 	"strings"
@@ -97,5 +98,11 @@ func TestExamplePolicyLoads(t *testing.T) {
 	}
 	if p.AllowsOthers() || len(p.Granted()) == 0 {
 		t.Fatalf("example policy: granted %q, others allowed %v", p.Granted(), p.AllowsOthers())
+	}
+	if !bytes.Equal(data, exampleIAMPolicy) {
+		t.Fatalf("the policy embedded for --simulate differs from %s: copy it to iam-policy.json here", examplePolicy)
+	}
+	if _, err := ExamplePolicy(); err != nil {
+		t.Fatal(err)
 	}
 }
