@@ -55,6 +55,25 @@ func TestPolicyRefusesWithAccessDenied(t *testing.T) {
 	}
 }
 
+func TestAllowListRefusesTheRest(t *testing.T) {
+	t.Parallel()
+	policy, err := fakecloud.AllowOnly(Permission(ActionDescribeScalingGroups))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Now: fakecloud.NewManualClock(time.Unix(0, 0)).Now, Policy: policy})
+	srv := s.Start()
+	t.Cleanup(s.Close)
+	ecsAuth := strings.Replace(testAuth, "/auto_scaling/", "/ecs/", 1)
+	if status, env := get(t, srv, url.Values{"Action": {ActionDescribeScalingGroups}, "Version": {"2020-01-01"}}, testAuth); status != 200 || env.ResponseMetadata.Error != nil {
+		t.Fatalf("listed action: %d %+v", status, env.ResponseMetadata.Error)
+	}
+	status, env := get(t, srv, url.Values{"Action": {ActionDescribeImages}, "Version": {"2020-04-01"}}, ecsAuth)
+	if e := env.ResponseMetadata.Error; status != 403 || e == nil || e.Code != "AccessDenied" {
+		t.Fatalf("unlisted action: %d %+v, want 403 AccessDenied", status, e)
+	}
+}
+
 func TestPolicyRefusesWhatItCannotEvaluate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ policy, want string }{
