@@ -13,16 +13,16 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
-// exampleRolePolicy is examples/exoscale/iam-role-policy.json, embedded for
+// examplePolicy is examples/exoscale/iam-role-policy.json, embedded for
 // --simulate (go:embed reaches no file outside the package); a test keeps the
 // two equal byte for byte.
 //
 //go:embed iam-role-policy.json
-var exampleRolePolicy []byte
+var examplePolicy []byte
 
 // ExamplePolicy is the deployment example's role policy, parsed: --simulate
 // serves the demo under it.
-func ExamplePolicy() (*fakecloud.Permissions, error) { return ParseRolePolicy(exampleRolePolicy) }
+func ExamplePolicy() (*fakecloud.Permissions, error) { return ParseRolePolicy(examplePolicy) }
 
 // computeService is the IAM service of every operation the fake serves.
 const computeService = "compute"

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// examplePolicy is the role policy the deployment example ships.
-const examplePolicy = "../../../../examples/exoscale/iam-role-policy.json"
+// examplePolicyFile is the role policy the deployment example ships.
+const examplePolicyFile = "../../../../examples/exoscale/iam-role-policy.json"
 
 func TestRolePolicyRefusesWithExoscalesAnswer(t *testing.T) {
 	t.Parallel()
@@ -81,7 +81,7 @@ func TestRolePolicyRefusesWhatItCannotEvaluate(t *testing.T) {
 
 func TestExampleRolePolicyLoads(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(examplePolicy)
+	data, err := os.ReadFile(examplePolicyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +92,8 @@ func TestExampleRolePolicyLoads(t *testing.T) {
 	if p.AllowsOthers() || len(p.Granted()) == 0 {
 		t.Fatalf("example policy: granted %q, others allowed %v", p.Granted(), p.AllowsOthers())
 	}
-	if !bytes.Equal(data, exampleRolePolicy) {
-		t.Fatalf("the policy embedded for --simulate differs from %s: copy it to iam-role-policy.json here", examplePolicy)
+	if !bytes.Equal(data, examplePolicy) {
+		t.Fatalf("the policy embedded for --simulate differs from %s: copy it to iam-role-policy.json here", examplePolicyFile)
 	}
 	if _, err := ExamplePolicy(); err != nil {
 		t.Fatal(err)

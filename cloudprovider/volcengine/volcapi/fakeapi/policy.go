@@ -12,16 +12,16 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
-// exampleIAMPolicy is examples/volcengine/iam-policy.json, embedded for
+// examplePolicy is examples/volcengine/iam-policy.json, embedded for
 // --simulate (go:embed reaches no file outside the package); a test keeps the
 // two equal byte for byte.
 //
 //go:embed iam-policy.json
-var exampleIAMPolicy []byte
+var examplePolicy []byte
 
 // ExamplePolicy is the deployment example's IAM policy, parsed: --simulate
 // serves the demo under it.
-func ExamplePolicy() (*fakecloud.Permissions, error) { return ParsePolicy(exampleIAMPolicy) }
+func ExamplePolicy() (*fakecloud.Permissions, error) { return ParsePolicy(examplePolicy) }
 
 // policyDocument is a Volcengine IAM identity policy.
 type policyDocument struct {

@@ -11,8 +11,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
-// examplePolicy is the IAM policy the deployment example ships.
-const examplePolicy = "../../../../examples/volcengine/iam-policy.json"
+// examplePolicyFile is the IAM policy the deployment example ships.
+const examplePolicyFile = "../../../../examples/volcengine/iam-policy.json"
 
 func TestPolicyRefusesWithAccessDenied(t *testing.T) {
 	t.Parallel()
@@ -107,7 +107,7 @@ func TestPermissionNamesTheService(t *testing.T) {
 
 func TestExamplePolicyLoads(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(examplePolicy)
+	data, err := os.ReadFile(examplePolicyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +118,8 @@ func TestExamplePolicyLoads(t *testing.T) {
 	if p.AllowsOthers() || len(p.Granted()) == 0 {
 		t.Fatalf("example policy: granted %q, others allowed %v", p.Granted(), p.AllowsOthers())
 	}
-	if !bytes.Equal(data, exampleIAMPolicy) {
-		t.Fatalf("the policy embedded for --simulate differs from %s: copy it to iam-policy.json here", examplePolicy)
+	if !bytes.Equal(data, examplePolicy) {
+		t.Fatalf("the policy embedded for --simulate differs from %s: copy it to iam-policy.json here", examplePolicyFile)
 	}
 	if _, err := ExamplePolicy(); err != nil {
 		t.Fatal(err)
