@@ -159,6 +159,7 @@ func InMemoryNotApplicable() map[Hook]string {
 		HookFailEnrichmentLookups: "the in-memory template is built from the seed; the provider makes no lookup that only enriches it",
 		HookReportMutationFailed:  "the in-memory cloud reports a failed change only as the call's error, never inside a success answer",
 		HookChangeUnseen:          "every in-memory Refresh lists every group with its instances, so no change stays unseen by it",
+		HookPermissions:           "the in-memory cloud has no credentials and no policy to enforce",
 	}
 }
 
