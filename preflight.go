@@ -331,6 +331,10 @@ func (r *preflightReport) refusesLocation(api *cloudhttp.APIError) bool {
 	return strings.Contains(text, r.location.Kind) || strings.Contains(text, strings.ToLower(r.location.Name))
 }
 
+// permissionsPage is the documentation of provider's permissions
+// (registry.PermissionsPage), where a refused call points too.
+func permissionsPage(provider string) string { return registry.PermissionsPage(provider) }
+
 func onOperation(api *cloudhttp.APIError, ok bool) string {
 	if !ok {
 		return ""
@@ -381,7 +385,7 @@ func (r *preflightReport) write(stdout, stderr io.Writer) {
 		fmt.Fprintf(stdout, "Cloud calls made: %s\n", calls)
 	}
 	if r.problem == "" {
-		fmt.Fprintln(stdout, "Not checked: write permissions (resize, delete). Read calls cannot prove them; the first scale-up or scale-down will. Grant them as docs/providers lists for this provider.")
+		fmt.Fprintf(stdout, "Not checked: write permissions (resize, delete). Read calls cannot prove them; the first scale-up or scale-down will. Grant them as %s lists.\n", permissionsPage(r.provider))
 	}
 	for _, w := range r.warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)

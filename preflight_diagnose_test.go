@@ -14,7 +14,6 @@ import (
 
 	exofake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	volcfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 	vultrfake "github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
@@ -300,28 +299,5 @@ func TestUnknownZoneWarnsInBoth(t *testing.T) {
 	}
 	if w := strings.SplitN(stderr, "\n", 2)[0]; !strings.Contains(pstderr, w) {
 		t.Errorf("the two warnings differ:\n%s\n%s", stderr, pstderr)
-	}
-}
-
-// TestPermissionsLinksResolve: the page and section a 403 points at exist.
-func TestPermissionsLinksResolve(t *testing.T) {
-	t.Parallel()
-	for _, provider := range registry.CloudProviders() {
-		reg, _ := registry.Lookup(provider)
-		if reg.Endpoint == nil {
-			continue
-		}
-		link := reg.Endpoint(registry.BuildOptions{}).Permissions
-		page, anchor, _ := strings.Cut(link, "#")
-		doc := readFile(t, page)
-		found := false
-		for _, l := range strings.Split(doc, "\n") {
-			if h, ok := strings.CutPrefix(l, "## "); ok && strings.ReplaceAll(strings.ToLower(h), " ", "-") == anchor {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("%s: %s has no section #%s", provider, page, anchor)
-		}
 	}
 }

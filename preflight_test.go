@@ -136,7 +136,7 @@ func checkSummary(t *testing.T, code int, out, stderr, provider string, wants ..
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 	wants = append(wants, "Preflight of "+provider+" against the cloud", "Node groups:", "template: cpu ",
-		"Not checked: write permissions", "preflight OK for "+provider+": ")
+		"Not checked: write permissions", "Grant them as "+permissionsPage(provider)+" lists.", "preflight OK for "+provider+": ")
 	for _, w := range wants {
 		if !strings.Contains(out, w) {
 			t.Errorf("summary lacks %q:\n%s", w, out)

@@ -230,6 +230,5 @@ func endpoint(registry.BuildOptions) registry.Endpoint {
 		ByLocation:  true,
 		Credentials: EnvAPIKey + " and " + EnvAPISecret + " (or their _FILE files)",
 		IDs:         EnvSKSCluster + " and --nodes",
-		Permissions: "docs/providers/exoscale.md#permissions",
 	}
 }

@@ -27,8 +27,12 @@ type Endpoint struct {
 	Credentials string
 	// IDs names the settings holding the ids calls are made for, for a 404.
 	IDs string
-	// Permissions is the page listing the permissions the key needs.
-	Permissions string
+}
+
+// PermissionsPage is the documentation of a provider's permissions: every
+// action it calls, required or optional, and the example policy.
+func PermissionsPage(provider string) string {
+	return "docs/providers/" + provider + ".md#permissions"
 }
 
 // Known reports whether the location is in the published list; a location
@@ -88,10 +92,7 @@ func Diagnosis(provider string, f cloudhttp.Failure, loc Location, ep Endpoint) 
 		}
 		return step + fmt.Sprintf("authentication failed: the cloud refused the credentials (%s): check %s", f.Answer(), ep.Credentials), true
 	case cloudhttp.FailurePermission:
-		if ep.Permissions == "" {
-			ep.Permissions = "docs/providers/" + provider + ".md#permissions"
-		}
-		return step + fmt.Sprintf("permission refused (%s): grant the key this read permission (%s)", f.Answer(), ep.Permissions), true
+		return step + fmt.Sprintf("permission refused (%s): grant the key this read permission, as %s lists", f.Answer(), PermissionsPage(provider)), true
 	case cloudhttp.FailureNotFound:
 		if ep.IDs == "" {
 			ep.IDs = "the configuration and --nodes"

@@ -142,7 +142,6 @@ func endpoint(opts registry.BuildOptions) registry.Endpoint {
 		Setting:     "endpoint in --cloud-config (or " + envEndpoint + ")",
 		Credentials: "access-key and secret-key (or access-key-file and secret-key-file) in --cloud-config, or " + envAccessKey + " and " + envSecretKey,
 		IDs:         "--nodes (scaling group ids, scg-...)",
-		Permissions: "docs/providers/volcengine.md#permissions",
 	}
 	if cfg, err := LoadConfig(opts.CloudConfig, nil); err == nil && cfg.Endpoint != DefaultEndpoint {
 		ep.Host, ep.Overridden = cfg.Endpoint, true

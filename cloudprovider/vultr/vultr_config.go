@@ -315,7 +315,6 @@ func endpoint(opts registry.BuildOptions) registry.Endpoint {
 		Setting:     "api_url in --cloud-config",
 		Credentials: "the API key (token or token_file in --cloud-config, or " + EnvAPIKey + ")",
 		IDs:         "cluster_id in --cloud-config",
-		Permissions: "docs/providers/vultr.md#permissions",
 	}
 	if data, err := os.ReadFile(opts.CloudConfig); err == nil {
 		if c, err := ParseConfig(data); err == nil && c.APIURL != "" {
