@@ -369,36 +369,35 @@ func TestServerSideDryRunOverInTree(t *testing.T) {
 }
 
 // TestMigrationDocsGiveTheShape: each provider page's migration section
-// names upstream's Secret, the selector and the cut-over commands, and
-// links the permissions section.
+// names upstream's Secret and keys and links the cut-over in deploy.md and
+// the permissions section; deploy.md's cut-over uses the commands that
+// find upstream's Deployment and pods by their name and selector.
 func TestMigrationDocsGiveTheShape(t *testing.T) {
 	t.Parallel()
+	read := func(t *testing.T, page, heading string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("..", "docs", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(b)
+		i := strings.Index(doc, "\n"+heading+"\n")
+		if i < 0 {
+			t.Fatalf("%s: no %q section", page, heading)
+		}
+		sec := doc[i+1:]
+		if j := strings.Index(sec[3:], "\n## "); j >= 0 {
+			sec = sec[:j+3]
+		}
+		return sec
+	}
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
-			b, err := os.ReadFile(filepath.Join("..", "docs", "providers", p+".md"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			doc := string(b)
-			i := strings.Index(doc, "## Migrating from the in-tree provider")
-			if i < 0 {
-				t.Fatal(`no "## Migrating from the in-tree provider" section`)
-			}
-			sec := doc[i:]
-			if j := strings.Index(sec[3:], "\n## "); j >= 0 {
-				sec = sec[:j+3]
-			}
+			sec := read(t, filepath.Join("providers", p+".md"), "## Migrating from the in-tree provider")
 			up := upstreamShapes[p]
-			for _, want := range []string{
-				"`" + up.secret + "`",
-				"app: cluster-autoscaler",
-				"kubectl -n kube-system get deployment cluster-autoscaler -o yaml",
-				"kubectl -n kube-system rollout status deployment/cluster-autoscaler",
-				"kubectl -n kube-system logs -l app=cluster-autoscaler",
-				"preflight",
-				"(#permissions)",
-			} {
+			for _, want := range []string{"`" + up.secret + "`", "`app: cluster-autoscaler`", "preflight",
+				"(../deploy.md#migrating-from-the-in-tree-provider)", "(#permissions)"} {
 				if !strings.Contains(sec, want) {
 					t.Errorf("migration section lacks %q", want)
 				}
@@ -410,4 +409,20 @@ func TestMigrationDocsGiveTheShape(t *testing.T) {
 			}
 		})
 	}
+	t.Run("deploy.md", func(t *testing.T) {
+		t.Parallel()
+		sec := read(t, "deploy.md", "## Migrating from the in-tree provider")
+		for _, want := range []string{
+			"kubectl -n kube-system get deployment cluster-autoscaler -o yaml",
+			"kubectl apply -k examples/<provider>/",
+			"kubectl -n kube-system rollout status deployment/cluster-autoscaler",
+			"kubectl -n kube-system logs -l app=cluster-autoscaler",
+			"inspect",
+			"kubectl replace -f",
+		} {
+			if !strings.Contains(sec, want) {
+				t.Errorf("cut-over lacks %q", want)
+			}
+		}
+	})
 }
