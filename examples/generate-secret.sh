@@ -58,7 +58,9 @@ for pair in "${pairs[@]}"; do
   vars+=("$found")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
-  echo "error: set ${missing[*]} first" >&2
+  list=${missing[0]}
+  for m in "${missing[@]:1}"; do list="$list, $m"; done
+  echo "error: set $list first" >&2
   exit 1
 fi
 
