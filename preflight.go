@@ -274,7 +274,7 @@ func (r *preflightReport) cause(err error) error {
 		if hasAPI {
 			op = api.Operation
 		}
-		return fmt.Errorf("%s: permission refused for %s: grant the key this read permission (%s)", r.provider, op, err)
+		return fmt.Errorf("%s: permission refused for %s: grant the key this read permission, as %s lists (%s)", r.provider, op, permissionsPage(r.provider), err)
 	case errors.As(err, &dns):
 		return fmt.Errorf("%s: the API host %s does not resolve: check the zone or region (and the endpoint override, if any): %s", r.provider, dns.Name, err)
 	case hasAPI && api.Status == 0:
@@ -296,6 +296,12 @@ func (r *preflightReport) refusesLocation(api *cloudhttp.APIError) bool {
 	}
 	text := strings.ToLower(api.Code + " " + api.Message)
 	return strings.Contains(text, r.location.Kind) || strings.Contains(text, strings.ToLower(r.location.Name))
+}
+
+// permissionsPage is the documentation of provider's permissions: every
+// action it calls, required or optional, and the example policy.
+func permissionsPage(provider string) string {
+	return "docs/providers/" + provider + ".md#permissions"
 }
 
 func onOperation(api *cloudhttp.APIError, ok bool) string {
@@ -340,7 +346,7 @@ func (r *preflightReport) write(stdout, stderr io.Writer) {
 		fmt.Fprintf(stdout, "Cloud calls made: %s\n", calls)
 	}
 	if r.problem == "" {
-		fmt.Fprintln(stdout, "Not checked: write permissions (resize, delete). Read calls cannot prove them; the first scale-up or scale-down will. Grant them as docs/providers lists for this provider.")
+		fmt.Fprintf(stdout, "Not checked: write permissions (resize, delete). Read calls cannot prove them; the first scale-up or scale-down will. Grant them as %s lists.\n", permissionsPage(r.provider))
 	}
 	for _, w := range r.warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)

@@ -61,6 +61,7 @@ func Run(t *testing.T, h Harness) {
 		{"UnchangedRefreshWithinBudget", checkUnchangedRefreshBudget},
 		{"RefreshAfterScaleUpWithinBudget", checkAfterScaleUpRefreshBudget},
 		{"DeletedFailedSlotEnds", checkDeletedFailedSlotEnds},
+		{"LeastPrivilegePolicyEnforced", checkLeastPrivilege},
 	}
 	// Every check runs in parallel with the others: each builds its own
 	// environments, with its own fake cloud and clocks (see kitFor).

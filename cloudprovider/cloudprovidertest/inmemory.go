@@ -159,6 +159,7 @@ func InMemoryNotApplicable() map[Hook]string {
 		HookFailEnrichmentLookups: "the in-memory template is built from the seed; the provider makes no lookup that only enriches it",
 		HookReportMutationFailed:  "the in-memory cloud reports a failed change only as the call's error, never inside a success answer",
 		HookChangeUnseen:          "every in-memory Refresh lists every group with its instances, so no change stays unseen by it",
+		HookPermissions:           "the in-memory cloud has no credentials and no policy to enforce",
 	}
 }
 
@@ -566,7 +567,7 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 	return groupconfig.BuildTemplateNode(groupconfig.TemplateSpec{
 		GroupID: g.spec.ID, CPUs: 2, MemoryBytes: 4 << 30,
 		ProviderLabels: map[string]string{InMemoryGroupLabel: g.spec.ID},
-		Hints:          g.settings.Hints, HintsSource: g.settings.Source,
+		Settings:       g.settings,
 	}), nil
 }
 

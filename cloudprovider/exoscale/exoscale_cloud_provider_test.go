@@ -185,10 +185,33 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// exampleRolePolicy is the role policy the deployment example ships; the
+// conformance kit runs the provider under it.
+const exampleRolePolicy = "../../examples/exoscale/iam-role-policy.json"
+
+// examplePolicy reads and parses exampleRolePolicy.
+func examplePolicy(t *testing.T) *fakecloud.Permissions {
+	t.Helper()
+	data, err := os.ReadFile(exampleRolePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := fakeapi.ParseRolePolicy(data)
+	if err != nil {
+		t.Fatalf("%s: %v", exampleRolePolicy, err)
+	}
+	return p
+}
+
 func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
+	policy := examplePolicy(t)
+	withPolicy := func(o *fakeapi.Options) {
+		variant(o)
+		o.Policy = policy
+	}
 	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
 		o := defaultEnvOptions()
-		variant(&o.fake)
+		withPolicy(&o.fake)
 		var err error
 		o.specs, o.startErr = specs, &err
 		newTestEnv(t, o)
@@ -196,7 +219,7 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
 		o := defaultEnvOptions()
 		o.build = opts
-		variant(&o.fake)
+		withPolicy(&o.fake)
 		e := newTestEnv(t, o)
 		refuseForQuota := func() {
 			// Exoscale refuses a scale past the organisation's instance
@@ -308,6 +331,7 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 			},
 			// Every served pool's instance type is known.
 			TemplateGroups: []string{e.workersPool, e.systemPool, e.gpuPool, e.batchPool},
+			Permissions:    policy,
 		}, e.batchPool)
 	}, NotApplicable: map[cloudprovidertest.Hook]string{
 		cloudprovidertest.HookFailEnrichmentLookups: "instance types are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",

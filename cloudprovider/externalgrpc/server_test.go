@@ -367,6 +367,36 @@ func TestFailedRefreshKeepsLastSnapshot(t *testing.T) {
 	}
 }
 
+// TestFailedRefreshLogSaysWhetherASnapshotIsServed: a refresh failing
+// before any succeeded has no last good snapshot to point to; once one
+// succeeded, later failures serve it.
+func TestFailedRefreshLogSaysWhetherASnapshotIsServed(t *testing.T) {
+	t.Parallel()
+	p := &scriptedProvider{InMemoryProvider: seededProvider(t), refreshErr: fmt.Errorf("list pools: %w", cloudprovider.ErrUnavailable)}
+	_, srv := startServer(t, p, Options{})
+	if err := srv.RefreshOnce(rpcCtx(t)); err == nil || srv.Ready() {
+		t.Fatalf("first refresh against a failing cloud: err %v, ready %v; want an error, not ready", err, srv.Ready())
+	}
+	if got := srv.failedMessage(); got != msgRefreshFailedNoSnapshot {
+		t.Fatalf("failure before any success logs %q, want %q", got, msgRefreshFailedNoSnapshot)
+	}
+	p.mu.Lock()
+	p.refreshErr = nil
+	p.mu.Unlock()
+	if err := srv.RefreshOnce(rpcCtx(t)); err != nil || !srv.Ready() {
+		t.Fatalf("refresh after the cloud recovered: %v ready=%v", err, srv.Ready())
+	}
+	p.mu.Lock()
+	p.refreshErr = fmt.Errorf("list pools: %w", cloudprovider.ErrUnavailable)
+	p.mu.Unlock()
+	if err := srv.RefreshOnce(rpcCtx(t)); err == nil {
+		t.Fatal("refresh against a failing cloud succeeded")
+	}
+	if got := srv.failedMessage(); got != msgRefreshFailedLastGood {
+		t.Fatalf("failure after a success logs %q, want %q", got, msgRefreshFailedLastGood)
+	}
+}
+
 // TestSlowRefreshAnswersBeforeDeadline: a refresh that outlives CA's deadline
 // must not fail the RPC; the next Refresh joins the same run instead of
 // starting another.
