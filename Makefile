@@ -14,15 +14,20 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 
+# actionlint is pinned the same way. It checks .github/workflows and, when
+# shellcheck is installed, the shell in their run: blocks.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT         := bin/tools/actionlint-$(ACTIONLINT_VERSION)
+
 # make alone builds; make help lists the targets.
 .DEFAULT_GOAL := build
 
-.PHONY: help build test lint staticcheck proto verify clean
+.PHONY: help build test lint staticcheck actionlint shellcheck proto verify clean
 
 # help lists every target with the text after its "##", from this file and
-# hack/make/*.mk.
+# hack/make/*.mk. Internal targets start with "_" and are never listed.
 help: ## list the make targets
-	@awk -F ':.*## ' '/^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@awk -F ':.*## ' '/^[a-zA-Z0-9][a-zA-Z0-9_-]*:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 build: ## build bin/cluster-autoscaler-provider (PROVIDER=vultr|volcengine|exoscale|all, VERSION)
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -45,6 +50,18 @@ $(STATICCHECK):
 	mkdir -p bin/tools
 	GOBIN=$(CURDIR)/bin/tools/install $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv bin/tools/install/staticcheck $@
+
+actionlint: $(ACTIONLINT) ## lint .github/workflows at the pinned actionlint (shellcheck on run: blocks when installed)
+	$(ACTIONLINT) -no-color
+
+# shellcheck is Debian's (apt-get install shellcheck); .ci/run installs it.
+shellcheck: ## shellcheck the repository's shell scripts (needs shellcheck installed)
+	shellcheck $$(git ls-files '*.sh') .ci/run
+
+$(ACTIONLINT):
+	mkdir -p bin/tools
+	GOBIN=$(CURDIR)/bin/tools/install $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	mv bin/tools/install/actionlint $@
 
 proto: ## regenerate the externalgrpc protobuf code
 	hack/update-proto.sh

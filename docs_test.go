@@ -577,7 +577,7 @@ func TestDocsLinks(t *testing.T) {
 // operator questions.
 func TestDocsProviderPagesComplete(t *testing.T) {
 	required := []string{"## Configuration reference", "## Choosing node groups", "## Min and max", "## Scale from zero",
-		"## Pricing", "## Limits of the cloud", "## Migrating from the in-tree provider"}
+		"## Pricing", "## Limits of the cloud", "## Permissions", "## Migrating from the in-tree provider"}
 	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
 		t.Run(provider, func(t *testing.T) {
 			doc := readDoc(t, "docs/providers/"+provider+".md")

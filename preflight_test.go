@@ -136,7 +136,7 @@ func checkSummary(t *testing.T, code int, out, stderr, provider string, wants ..
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 	wants = append(wants, "Preflight of "+provider+" against the cloud", "Node groups:", "template: cpu ",
-		"Not checked: write permissions", "preflight OK for "+provider+": ")
+		"Not checked: write permissions", "Grant them as "+permissionsPage(provider)+" lists.", "preflight OK for "+provider+": ")
 	for _, w := range wants {
 		if !strings.Contains(out, w) {
 			t.Errorf("summary lacks %q:\n%s", w, out)
@@ -289,7 +289,7 @@ func TestPreflightOptionalPermissionIsAWarning(t *testing.T) {
 func TestPreflightRefusedReadNamesTheAction(t *testing.T) {
 	cfg := volcengineGateway(t, "DescribeScalingGroups")
 	code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
-	wantOneError(t, code, stderr, 1, "volcengine: permission refused for DescribeScalingGroups", "AccessDenied")
+	wantOneError(t, code, stderr, 1, "volcengine: permission refused for DescribeScalingGroups", "AccessDenied", "docs/providers/volcengine.md#permissions")
 }
 
 // volcengineRegions starts a Volcengine fake serving only cn-beijing, with

@@ -6,19 +6,37 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReleaseMatchesChangelog: the release --version prints is the newest
-// entry of CHANGELOG.md, each entry is a version heading newer than the
-// next, and an unstamped build reports the release.
+// entry of CHANGELOG.md, each entry is a "## vX.Y.Z - YYYY-MM-DD" heading
+// newer than the next and dated no earlier, and an unstamped build reports
+// the release.
 func TestReleaseMatchesChangelog(t *testing.T) {
 	b, err := os.ReadFile("CHANGELOG.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var versions []string
-	for _, m := range regexp.MustCompile(`(?m)^## (\S+)`).FindAllStringSubmatch(string(b), -1) {
-		versions = append(versions, m[1])
+	var dates []time.Time
+	heading := regexp.MustCompile(`^v\S+ - (\d{4}-\d{2}-\d{2})$`)
+	for _, m := range regexp.MustCompile(`(?m)^## (.*)$`).FindAllStringSubmatch(string(b), -1) {
+		versions = append(versions, strings.Fields(m[1] + " ?")[0])
+		d := heading.FindStringSubmatch(m[1])
+		if d == nil {
+			t.Errorf("CHANGELOG.md heading %q is not \"vMAJOR.MINOR.PATCH - YYYY-MM-DD\"", m[1])
+			continue
+		}
+		day, err := time.Parse(time.DateOnly, d[1])
+		if err != nil {
+			t.Errorf("CHANGELOG.md heading %q: %v", m[1], err)
+			continue
+		}
+		if n := len(dates); n > 0 && day.After(dates[n-1]) {
+			t.Errorf("CHANGELOG.md heading %q is dated after the entry above it (%s)", m[1], dates[n-1].Format(time.DateOnly))
+		}
+		dates = append(dates, day)
 	}
 	if len(versions) == 0 {
 		t.Fatal("CHANGELOG.md has no version heading (## vX.Y.Z)")

@@ -30,13 +30,14 @@ deadline_race() {
 }
 
 run_fuzz() {
-  local files f pkg name try
+  local files names f pkg name try
   log=$(mktemp)
   trap 'rm -f "$log"' RETURN
   mapfile -t files < <(git ls-files '*_fuzz_test.go' | sort)
   for f in "${files[@]}"; do
     pkg=./$(dirname "$f")
-    for name in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //'); do
+    mapfile -t names < <(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //')
+    for name in "${names[@]}"; do
       echo "== fuzz $pkg $name ($FUZZTIME)"
       # -run '^$' skips the package's tests; the seed corpus still runs first.
       # Minimising a new input may take up to 60 s by default, and a run whose

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo PROVIDER=<vultr|volcengine|exoscale>: run the provider against its
 # simulated cloud, then do what CA would do through "inspect": look, scale a
-# group up, delete one of its nodes, and show the tables before and after.
+# group up, wait until the new node runs, delete one of the group's older
+# nodes, and show the tables before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,16 +11,24 @@ PROVIDER=${PROVIDER:-vultr}
 if [[ -z "$PROVIDER" || "$PROVIDER" == all ]]; then PROVIDER=vultr; fi
 TAGS=${TAGS:-}
 LDFLAGS=${LDFLAGS:-}
-BIN=_out/demo/cluster-autoscaler-provider
-LOG=_out/demo/server-$PROVIDER.log
+# DEMO_OUT is where the binary and the server's log go; DEMO_BIN names a
+# binary built already (the build is then skipped).
+OUT=${DEMO_OUT:-_out/demo}
+BIN=${DEMO_BIN:-$OUT/cluster-autoscaler-provider}
+LOG=$OUT/server-$PROVIDER.log
 # Longest wait, in seconds, for the fake cloud to boot the new node.
 WAIT=${DEMO_WAIT:-60}
 
-mkdir -p _out/demo
-echo "== building ($PROVIDER)"
-"$GO" build -tags "$TAGS" -ldflags "$LDFLAGS" -o "$BIN" .
+mkdir -p "$OUT"
+if [[ -z "${DEMO_BIN:-}" ]]; then
+  echo "== building ($PROVIDER)"
+  "$GO" build -tags "$TAGS" -ldflags "$LDFLAGS" -o "$BIN" .
+fi
 
 echo "== starting: $BIN --cloud-provider=$PROVIDER --simulate"
+# Emptied here, not only by the redirection below, which runs in the
+# background: the wait for the banner must not read an earlier run's log.
+: >"$LOG"
 "$BIN" --cloud-provider="$PROVIDER" --simulate --address 127.0.0.1:0 --metrics-address 127.0.0.1:0 >"$LOG" 2>"$LOG.stderr" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
@@ -36,29 +45,47 @@ cat "$LOG"
 addr=$(sed -n 's/^Serving [^ ]* on \([^ ]*\) .*/\1/p' "$LOG")
 group=$(sed -n 's/.* --scale-up \([^ ]*\)=1$/\1/p' "$LOG")
 inspect() { "$BIN" inspect --address "$addr" --group "$group" "$@"; }
+# states prints "<providerID> <state>" for each instance of the group, as
+# CA sees them through NodeGroupNodes.
+states() { inspect -o json | awk -F'"' '/"providerID":/ {id = $4} /"state":/ && id != "" {print id, $4; id = ""}'; }
+
+before=$(states | cut -d' ' -f1 | tr '\n' ' ')
 
 echo
 echo "== scale-up: inspect --scale-up $group=1 (NodeGroupIncreaseSize, as CA sends it)"
 inspect --scale-up "$group=1"
 
 echo
-echo "== waiting until the group has no instance creating (the fake cloud boots the new node; at most ${WAIT}s)"
-# CA sees the state change through NodeGroupNodes; inspect asks the same.
+echo "== waiting until the new node runs (the fake cloud lists it, then boots it; at most ${WAIT}s)"
 start=$SECONDS
 deadline=$((start + WAIT))
-while inspect -o json | grep -q '"state": "creating"'; do
-  if ((SECONDS >= deadline)); then
-    inspect
-    echo "demo: an instance is still creating after ${WAIT}s (server log: $LOG)" >&2
+last=""
+while :; do
+  if ! now=$(states); then
+    echo "demo: inspect failed while waiting for the new node (server log: $LOG)" >&2
     exit 1
   fi
-  sleep 1
+  # Instances the group did not have before the scale-up.
+  new=$(awk -v old=" $before " 'index(old, " " $1 " ") == 0' <<<"$now")
+  seen=${new:-not listed by the cloud yet (CA counts it as upcoming)}
+  if [[ "$seen" != "$last" ]]; then
+    while IFS= read -r line; do echo "  after $((SECONDS - start))s: $line"; done <<<"$seen"
+    last=$seen
+  fi
+  grep -q ' running$' <<<"$new" && break
+  if ((SECONDS >= deadline)); then
+    inspect || true
+    echo "demo: the new node is not running after ${WAIT}s (last seen: ${seen//$'\n'/, }; server log: $LOG)" >&2
+    exit 1
+  fi
+  sleep 0.5
 done
-echo "== $((SECONDS - start))s later: no instance creating any more"
+echo "== the new node runs, $((SECONDS - start))s after the scale-up"
 inspect
 
-victim=$(inspect -o json | awk '/"providerID"/ {id=$2} /"state": "running"/ {print id; exit}' | tr -d '",')
-if [[ -z "$victim" ]]; then echo "demo: no running instance to delete" >&2; exit 1; fi
+# An older node goes, as when CA replaces one it finds unneeded.
+victim=$(awk -v old=" $before " 'index(old, " " $1 " ") > 0 && $2 == "running" {print $1; exit}' <<<"$now")
+if [[ -z "$victim" ]]; then echo "demo: no older running node to delete" >&2; exit 1; fi
 echo
 echo "== deletion: inspect --delete $victim (NodeGroupForNode, then NodeGroupDeleteNodes)"
 inspect --delete "$victim"

@@ -61,6 +61,7 @@ func Run(t *testing.T, h Harness) {
 		{"UnchangedRefreshWithinBudget", checkUnchangedRefreshBudget},
 		{"RefreshAfterScaleUpWithinBudget", checkAfterScaleUpRefreshBudget},
 		{"DeletedFailedSlotEnds", checkDeletedFailedSlotEnds},
+		{"LeastPrivilegePolicyEnforced", checkLeastPrivilege},
 	}
 	// Every check runs in parallel with the others: each builds its own
 	// environments, with its own fake cloud and clocks (see kitFor).
@@ -267,6 +268,11 @@ func checkNodeGroupsWellFormed(t *testing.T, k *kit) {
 		}
 		if g.Debug(ctx) == "" {
 			t.Fatalf("node group %s: empty Debug", id)
+		}
+		switch why := g.Status(ctx).Managed; why.By {
+		case cloudprovider.ManagedByCluster, cloudprovider.ManagedByNodes, cloudprovider.ManagedByDiscovery, cloudprovider.ManagedByLearnt:
+		default:
+			t.Fatalf("node group %s: Status().Managed = %q, want why the provider manages it (cluster, --nodes, discovery or learnt)", id, why)
 		}
 	}
 }

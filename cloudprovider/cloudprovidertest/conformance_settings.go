@@ -95,10 +95,11 @@ func kitDefaults() cloudprovider.NodeGroupAutoscalingOptions {
 // checkGroupSettings stores settings on one group in the cloud and checks,
 // after a Refresh: GetOptions answers exactly the overrides on top of the
 // defaults, a group without settings answers "not implemented", the
-// malformed entry is reported and ignored, the template carries the hinted
-// label, taint and resource while well-known labels win, and through the
-// real gRPC server both generations of CA get the same options (OK for the
-// seeded group, Unimplemented for the others). Groups the seed gives options
+// malformed entry is reported and ignored (it is no template label either),
+// the template carries the hinted label, taint and resource while
+// well-known labels win, and through the real gRPC server both generations
+// of CA get the same options (OK for the seeded group, Unimplemented for the
+// others). Groups the seed gives options
 // (Env.OptionsGroups) are left to the options check.
 func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 	if k.env.SetGroupSettings == nil {
@@ -150,6 +151,9 @@ func checkGroupSettings(t *testing.T, k *kit, h Harness) {
 	}
 	if node.Labels[corev1.LabelArchStable] == "plan9" {
 		t.Errorf("a hinted %s overrode the well-known label", corev1.LabelArchStable)
+	}
+	if v, ok := node.Labels[problems[0].Key]; ok {
+		t.Errorf("template label %s=%q: the malformed entry must be ignored, not copied into the template", problems[0].Key, v)
 	}
 	if !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&seed.Taints[0]) && t.Value == "kit" }) {
 		t.Errorf("template taints %v lack the hinted %v", node.Spec.Taints, seed.Taints[0])

@@ -156,6 +156,14 @@ type Env struct {
 	// answers options before the settings check stores any; every other
 	// group must answer ErrNotImplemented. Optional, as TemplateGroups.
 	OptionsGroups []string
+
+	// Permissions is the policy the fake cloud enforces in this Env: the
+	// least-privilege policy the deployment example ships (read from
+	// examples/), so every check runs with exactly the rights the docs tell
+	// operators to grant, and a call outside them is refused the way the
+	// cloud refuses it. Optional, for a cloud whose credentials carry no
+	// per-operation rights.
+	Permissions *fakecloud.Permissions
 }
 
 // RefreshBudget is the budget of cloud calls per Refresh, with this

@@ -39,6 +39,7 @@ const (
 	HookSpecNames             Hook = "Env.SpecNames"
 	HookTemplateGroups        Hook = "Env.TemplateGroups"
 	HookOptionsGroups         Hook = "Env.OptionsGroups"
+	HookPermissions           Hook = "Env.Permissions"
 )
 
 // Hooks lists every optional hook.
@@ -49,7 +50,7 @@ var Hooks = []Hook{
 	HookHoldRemoval, HookInjectListingFault,
 	HookFailEnrichmentLookups, HookReportMutationFailed, HookRefuseForQuota,
 	HookClock, HookBudget, HookChangeUnseen, HookSpecNames,
-	HookTemplateGroups, HookOptionsGroups,
+	HookTemplateGroups, HookOptionsGroups, HookPermissions,
 }
 
 // hookSet reports whether hook is set in h or env (nil when only Harness
@@ -100,6 +101,8 @@ func hookSet(h Harness, env *Env, hook Hook) bool {
 		return len(env.TemplateGroups) > 0
 	case HookOptionsGroups:
 		return len(env.OptionsGroups) > 0
+	case HookPermissions:
+		return env.Permissions != nil
 	}
 	panic("cloudprovidertest: unknown hook " + string(hook))
 }

@@ -159,6 +159,7 @@ func InMemoryNotApplicable() map[Hook]string {
 		HookFailEnrichmentLookups: "the in-memory template is built from the seed; the provider makes no lookup that only enriches it",
 		HookReportMutationFailed:  "the in-memory cloud reports a failed change only as the call's error, never inside a success answer",
 		HookChangeUnseen:          "every in-memory Refresh lists every group with its instances, so no change stays unseen by it",
+		HookPermissions:           "the in-memory cloud has no credentials and no policy to enforce",
 	}
 }
 
@@ -316,7 +317,9 @@ func slotFailure() *cloudprovider.InstanceErrorInfo {
 // view maps the cloud's group to CA's terms: the state mapping is the
 // in-memory provider's whole part of the group state.
 func view(cg cloudGroup) groupstate.View {
-	v := groupstate.View{Min: cg.spec.Min, Max: cg.spec.Max, Target: cg.desired, Unfilled: cg.failedSlots, Failure: slotFailure()}
+	// Every group of its cloud is one: listed from the cluster.
+	v := groupstate.View{Min: cg.spec.Min, Max: cg.spec.Max, Target: cg.desired, Unfilled: cg.failedSlots, Failure: slotFailure(),
+		Managed: cloudprovider.Management{By: cloudprovider.ManagedByCluster}}
 	for _, in := range cg.instances {
 		st := &cloudprovider.InstanceStatus{State: in.state}
 		if in.failed && in.state == cloudprovider.InstanceCreating {
@@ -361,7 +364,7 @@ func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	settings := g.settings
 	g.mu.Unlock()
-	return g.Guard().Status(settings)
+	return g.StatusWith(settings)
 }
 
 func (g *inMemoryGroup) Debug(ctx context.Context) string {
@@ -564,7 +567,7 @@ func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, err
 	return groupconfig.BuildTemplateNode(groupconfig.TemplateSpec{
 		GroupID: g.spec.ID, CPUs: 2, MemoryBytes: 4 << 30,
 		ProviderLabels: map[string]string{InMemoryGroupLabel: g.spec.ID},
-		Hints:          g.settings.Hints, HintsSource: g.settings.Source,
+		Settings:       g.settings,
 	}), nil
 }
 

@@ -64,9 +64,15 @@ func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulati
 	apiKey := registry.SimulationCredential(EnvAPIKey, simAPIKey)
 	apiSecret := registry.SimulationCredential(EnvAPISecret, simAPISecret)
 	pace := simcloud.DemoPace()
+	// The demo key holds exactly the example role policy's rights.
+	policy, err := fakeapi.ExamplePolicy()
+	if err != nil {
+		return nil, fmt.Errorf("exoscale simulation: %w", err)
+	}
 	fake := fakeapi.New(fakeapi.Options{
 		Zone: simZone, APIKey: apiKey, APISecret: apiSecret,
 		ProvisionDelay: pace.Provision, RemovalDelay: pace.Removal, OperationDelay: pace.Operation,
+		Policy: policy,
 	})
 	groupIDs := SeedDemo(fake)
 	poolIDs := slices.Sorted(maps.Values(groupIDs))

@@ -1,11 +1,15 @@
 package exoscale
 
 import (
+	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	v3 "github.com/exoscale/egoscale/v3"
+	"github.com/exoscale/egoscale/v3/credentials"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
@@ -209,5 +213,28 @@ func TestSimulateBannerNamesGroupsWithStableIDs(t *testing.T) {
 		if !strings.Contains(description, name) {
 			t.Errorf("banner %q lacks group name %q", description, name)
 		}
+	}
+}
+
+// TestSimulateUnderExamplePolicy: the demo key holds only the example role
+// policy's rights, so an operation the provider never calls (get-instance)
+// is refused 403, signed with the demo's own key.
+func TestSimulateUnderExamplePolicy(t *testing.T) {
+	t.Parallel()
+	sim, err := Simulate(ctx5s(t), registry.BuildOptions{UserAgent: "sim-test"})
+	if err != nil {
+		t.Fatalf("Simulate: %v", err)
+	}
+	t.Cleanup(sim.Close)
+	c, err := v3.NewClient(credentials.NewStaticCredentials(simAPIKey, simAPISecret),
+		v3.ClientOptWithEndpoint(v3.Endpoint(sim.URL)), v3.ClientOptWithHTTPClient(&http.Client{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListInstancePools(ctx5s(t)); err != nil {
+		t.Fatalf("list-instance-pools, which the policy allows: %v", err)
+	}
+	if _, err := c.GetInstance(ctx5s(t), v3.UUID("00000000-0000-4000-8000-000000000001")); !errors.Is(err, v3.ErrForbidden) {
+		t.Fatalf("get-instance under the example policy: %v, want 403 Forbidden", err)
 	}
 }

@@ -27,8 +27,7 @@ func buildTemplate(groupID string, st poolRecord, t exoapi.InstanceType, zone st
 		EphemeralStorage: resource.NewQuantity(int64(st.diskSizeGiB)<<30, resource.BinarySI),
 		Reserved:         corev1.ResourceList{corev1.ResourceCPU: reservedCPU, corev1.ResourceMemory: reservedMemory},
 		CloudLabels:      st.labels,
-		Hints:            st.settings.Hints,
-		HintsSource:      st.settings.Source,
+		Settings:         st.settings,
 	}
 	if st.diskSizeGiB <= 0 {
 		disk := defaultDisk.DeepCopy()

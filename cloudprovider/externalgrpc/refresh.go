@@ -38,6 +38,21 @@ type refreshRun struct {
 // Ready reports whether a refresh has succeeded at least once.
 func (r *refresher) Ready() bool { return r.ready.Load() }
 
+// The two log messages of a failed refresh: what the server serves
+// meanwhile depends on whether a refresh ever succeeded.
+const (
+	msgRefreshFailedLastGood   = "Refresh failed, serving the last good snapshot"
+	msgRefreshFailedNoSnapshot = "Refresh failed and none has succeeded yet: no snapshot to serve; until one succeeds, the Refresh RPC answers this error, NodeGroups answers no node groups and the server reports not ready"
+)
+
+// failedMessage is the log message of a refresh that just failed.
+func (r *refresher) failedMessage() string {
+	if r.Ready() {
+		return msgRefreshFailedLastGood
+	}
+	return msgRefreshFailedNoSnapshot
+}
+
 // triggerRefresh starts a provider refresh unless one is running, and returns
 // the run to wait for. Concurrent callers share one run, so back-to-back
 // Refresh RPCs never stack cloud calls.
@@ -59,7 +74,7 @@ func (r *refresher) triggerRefresh() *refreshRun {
 		start := r.now()
 		err := r.provider.Refresh(ctx)
 		if err != nil {
-			klog.ErrorS(err, "Refresh failed, serving the last good snapshot", "provider", r.provider.Name())
+			klog.ErrorS(err, r.failedMessage(), "provider", r.provider.Name())
 		} else {
 			r.ready.Store(true)
 			klog.V(4).InfoS("Refreshed", "provider", r.provider.Name(), "duration", r.now().Sub(start))

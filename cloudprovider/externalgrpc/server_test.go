@@ -98,6 +98,9 @@ func TestAllRPCs(t *testing.T) {
 		groups.NodeGroups[0].GetMinSize() != 1 || groups.NodeGroups[0].GetMaxSize() != 5 || groups.NodeGroups[0].GetDebug() == "" {
 		t.Fatalf("NodeGroups = %v, %v", groups, err)
 	}
+	if m, ok := cloudprovider.ManagementFromDebug(groups.NodeGroups[0].GetDebug()); !ok || m.By != cloudprovider.ManagedByCluster {
+		t.Fatalf("NodeGroups Debug %q does not say why the group is managed (want cluster)", groups.NodeGroups[0].GetDebug())
+	}
 
 	nodes, err := c.NodeGroupNodes(rpcCtx(t), &protos.NodeGroupNodesRequest{Id: "pool-a"})
 	if err != nil || len(nodes.GetInstances()) != 2 {
@@ -361,6 +364,36 @@ func TestFailedRefreshKeepsLastSnapshot(t *testing.T) {
 	groups, err := c.NodeGroups(rpcCtx(t), &protos.NodeGroupsRequest{})
 	if err != nil || len(groups.GetNodeGroups()) != 2 {
 		t.Fatalf("NodeGroups after a failed refresh = %v, %v; want the last snapshot", groups, err)
+	}
+}
+
+// TestFailedRefreshLogSaysWhetherASnapshotIsServed: a refresh failing
+// before any succeeded has no last good snapshot to point to; once one
+// succeeded, later failures serve it.
+func TestFailedRefreshLogSaysWhetherASnapshotIsServed(t *testing.T) {
+	t.Parallel()
+	p := &scriptedProvider{InMemoryProvider: seededProvider(t), refreshErr: fmt.Errorf("list pools: %w", cloudprovider.ErrUnavailable)}
+	_, srv := startServer(t, p, Options{})
+	if err := srv.RefreshOnce(rpcCtx(t)); err == nil || srv.Ready() {
+		t.Fatalf("first refresh against a failing cloud: err %v, ready %v; want an error, not ready", err, srv.Ready())
+	}
+	if got := srv.failedMessage(); got != msgRefreshFailedNoSnapshot {
+		t.Fatalf("failure before any success logs %q, want %q", got, msgRefreshFailedNoSnapshot)
+	}
+	p.mu.Lock()
+	p.refreshErr = nil
+	p.mu.Unlock()
+	if err := srv.RefreshOnce(rpcCtx(t)); err != nil || !srv.Ready() {
+		t.Fatalf("refresh after the cloud recovered: %v ready=%v", err, srv.Ready())
+	}
+	p.mu.Lock()
+	p.refreshErr = fmt.Errorf("list pools: %w", cloudprovider.ErrUnavailable)
+	p.mu.Unlock()
+	if err := srv.RefreshOnce(rpcCtx(t)); err == nil {
+		t.Fatal("refresh against a failing cloud succeeded")
+	}
+	if got := srv.failedMessage(); got != msgRefreshFailedLastGood {
+		t.Fatalf("failure after a success logs %q, want %q", got, msgRefreshFailedLastGood)
 	}
 }
 

@@ -225,6 +225,16 @@ func (s GroupSettings) Summary() string {
 	return "from " + s.source() + ": " + strings.Join(parts, "; ")
 }
 
+// malformed reports whether key is the key of an entry reported in Problems.
+func (s GroupSettings) malformed(key string) bool {
+	for _, p := range s.Problems {
+		if p.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // HintsSummary is a one-line account of the template hints and their source,
 // "" without hints. Templates carry it in the HintsAnnotation.
 func (s GroupSettings) HintsSummary() string {

@@ -46,13 +46,12 @@ type TemplateSpec struct {
 	ProviderLabels map[string]string
 	// Taints are the taints the group's nodes register with.
 	Taints []corev1.Taint
-	// Hints are per-group additions from configuration (labels, taints,
-	// resources), the entry point for operator-supplied template hints.
-	// Labels follow the same rule: they never override well-known labels.
-	Hints TemplateHints
-	// HintsSource says where Hints came from (GroupSettings.Source); the
-	// template's HintsAnnotation names it.
-	HintsSource string
+	// Settings are the group's per-group settings: their hints (labels,
+	// taints, resources) are added, their source is named in the
+	// HintsAnnotation, and a cloud label that is a malformed entry (one of
+	// their Problems) is left out, as every malformed entry is ignored.
+	// Hinted labels never override well-known labels either.
+	Settings GroupSettings
 }
 
 // TemplateHints are extra labels, taints and resources for a template.
@@ -79,15 +78,16 @@ func BuildTemplateNode(spec TemplateSpec) *corev1.Node {
 	if arch == "" {
 		arch = "amd64"
 	}
+	hints := spec.Settings.Hints
 	labels := map[string]string{}
 	for k, v := range spec.CloudLabels {
 		// AWS-spelling settings keys in a pool's labels are settings, not
 		// node labels (several slashes: not even valid label keys).
-		if !strings.HasPrefix(k, SettingsKeyPrefix) {
+		if !strings.HasPrefix(k, SettingsKeyPrefix) && !spec.Settings.malformed(k) {
 			labels[k] = v
 		}
 	}
-	maps.Copy(labels, spec.Hints.Labels)
+	maps.Copy(labels, hints.Labels)
 	maps.Copy(labels, spec.ProviderLabels)
 	labels[corev1.LabelOSStable] = osName
 	labels[corev1.LabelArchStable] = arch
@@ -117,7 +117,7 @@ func BuildTemplateNode(spec TemplateSpec) *corev1.Node {
 	if spec.GPUs > 0 {
 		capacity[ResourceGPU] = *resource.NewQuantity(spec.GPUs, resource.DecimalSI)
 	}
-	for name, q := range spec.Hints.Resources {
+	for name, q := range hints.Resources {
 		capacity[name] = q.DeepCopy()
 	}
 	allocatable := capacity.DeepCopy()
@@ -134,13 +134,13 @@ func BuildTemplateNode(spec TemplateSpec) *corev1.Node {
 	// A hinted taint the group's nodes register with anyway is not repeated:
 	// a Node cannot have two taints with the same key and effect.
 	taints := append([]corev1.Taint(nil), spec.Taints...)
-	for _, h := range spec.Hints.Taints {
+	for _, h := range hints.Taints {
 		if !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&h) }) {
 			taints = append(taints, h)
 		}
 	}
 	var annotations map[string]string
-	if summary := (GroupSettings{Source: spec.HintsSource, Hints: spec.Hints}).HintsSummary(); summary != "" {
+	if summary := spec.Settings.HintsSummary(); summary != "" {
 		annotations = map[string]string{HintsAnnotation: summary}
 	}
 

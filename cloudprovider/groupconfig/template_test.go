@@ -15,7 +15,7 @@ func TestBuildTemplateNodeWellKnownLabelsWin(t *testing.T) {
 		CPUs: 4, MemoryBytes: 8 << 30, GPUs: 2,
 		CloudLabels:    map[string]string{corev1.LabelArchStable: "amd64", corev1.LabelTopologyZone: "elsewhere", "team": "cloud", "pool": "cloud"},
 		ProviderLabels: map[string]string{"pool": "provider", corev1.LabelInstanceTypeStable: "small"},
-		Hints:          TemplateHints{Labels: map[string]string{"team": "hint"}, Resources: corev1.ResourceList{"example.com/fpga": resource.MustParse("1")}},
+		Settings:       GroupSettings{Hints: TemplateHints{Labels: map[string]string{"team": "hint"}, Resources: corev1.ResourceList{"example.com/fpga": resource.MustParse("1")}}},
 		Reserved:       corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("100Gi")},
 		Taints:         []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}},
 	})
@@ -57,11 +57,10 @@ func TestBuildTemplateNodeHints(t *testing.T) {
 	node := BuildTemplateNode(TemplateSpec{
 		GroupID: "g1", CPUs: 1, MemoryBytes: 1 << 30,
 		Taints: []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}},
-		Hints: TemplateHints{Taints: []corev1.Taint{
+		Settings: GroupSettings{Source: "scaling-group tags", Hints: TemplateHints{Taints: []corev1.Taint{
 			{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule},
 			{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoExecute},
-		}, Labels: map[string]string{"team": "ml"}},
-		HintsSource: "scaling-group tags",
+		}, Labels: map[string]string{"team": "ml"}}},
 	})
 	want := []corev1.Taint{
 		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
@@ -81,5 +80,29 @@ func TestBuildTemplateNodeHints(t *testing.T) {
 	}
 	if plain := BuildTemplateNode(TemplateSpec{GroupID: "g2", CPUs: 1, MemoryBytes: 1}); len(plain.Annotations) != 0 {
 		t.Errorf("a template without hints has annotations %v", plain.Annotations)
+	}
+}
+
+// A pool label that is a malformed setting (node-label spelling, as Vultr
+// and SKS pools carry them) is ignored like every malformed entry, so the
+// template leaves it out; valid settings labels and other labels stay, as
+// the cloud puts them on the nodes.
+func TestBuildTemplateNodeLeavesOutMalformedSettingLabels(t *testing.T) {
+	t.Parallel()
+	bad, good := NodeLabelOptionKey(OptionMaxNodeProvisionTime), NodeLabelOptionKey(OptionScaleDownUnneededTime)
+	badResource := NodeLabelResourceKey("example.com/license")
+	labels := map[string]string{bad: "soon", good: "5m", badResource: "four", "workload": "general"}
+	settings := ParseGroupSettings("node pool labels", labels)
+	if len(settings.Problems) != 2 {
+		t.Fatalf("problems %v, want the malformed option and resource", settings.Problems)
+	}
+	node := BuildTemplateNode(TemplateSpec{GroupID: "g1", CPUs: 1, MemoryBytes: 1, CloudLabels: labels, Settings: settings})
+	for _, k := range []string{bad, badResource} {
+		if v, ok := node.Labels[k]; ok {
+			t.Errorf("template label %s=%q: a malformed setting must not reach the template", k, v)
+		}
+	}
+	if node.Labels[good] != "5m" || node.Labels["workload"] != "general" {
+		t.Errorf("template labels %v, want %s=5m and workload=general kept", node.Labels, good)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -196,16 +197,37 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// exampleIAMPolicy is the IAM policy the deployment example ships; the
+// conformance kit runs the provider under it.
+const exampleIAMPolicy = "../../examples/volcengine/iam-policy.json"
+
+// examplePolicy reads and parses exampleIAMPolicy.
+func examplePolicy(t *testing.T) *fakecloud.Permissions {
+	t.Helper()
+	data, err := os.ReadFile(exampleIAMPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := fakeapi.ParsePolicy(data)
+	if err != nil {
+		t.Fatalf("%s: %v", exampleIAMPolicy, err)
+	}
+	return p
+}
+
 func runConformance(t *testing.T, activitiesOldestFirst bool) {
+	policy := examplePolicy(t)
 	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
 		var err error
 		newEnv(t, func(c *envConfig) {
-			c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst
+			c.fakeOpts.ActivitiesOldestFirst, c.fakeOpts.Policy = activitiesOldestFirst, policy
 			c.static, c.startErr = specs, &err
 		})
 		return err
 	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-		e := newEnv(t, func(c *envConfig) { c.fakeOpts.ActivitiesOldestFirst = activitiesOldestFirst; c.build = opts })
+		e := newEnv(t, func(c *envConfig) {
+			c.fakeOpts.ActivitiesOldestFirst, c.fakeOpts.Policy, c.build = activitiesOldestFirst, policy, opts
+		})
 		// The other group carries an option override in its tags.
 		return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
 			Provider:      e.p,
@@ -314,6 +336,7 @@ func runConformance(t *testing.T, activitiesOldestFirst bool) {
 			// Both served groups have a launch configuration with a known
 			// instance type (scg-unmanaged is not served).
 			TemplateGroups: []string{mainGroupID, otherGroupID},
+			Permissions:    policy,
 		}, otherGroupID)
 	}, NotApplicable: map[cloudprovidertest.Hook]string{
 		cloudprovidertest.HookSpecNames: "--nodes names scaling groups by id only",

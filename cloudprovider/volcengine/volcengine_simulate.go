@@ -61,7 +61,13 @@ func seedDemo(f *fakeapi.Server) {
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	accessKey := registry.SimulationCredential(envAccessKey, "AKLTsimulated")
 	pace := simcloud.DemoPace()
+	// The demo key holds exactly the example IAM policy's rights.
+	policy, err := fakeapi.ExamplePolicy()
+	if err != nil {
+		return nil, fmt.Errorf("volcengine simulation: %w", err)
+	}
 	fake := fakeapi.New(fakeapi.Options{
+		Policy:         policy,
 		ProvisionDelay: pace.Provision,
 		RemoveDelay:    pace.Removal,
 		Region:         simRegion,

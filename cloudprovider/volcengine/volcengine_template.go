@@ -290,7 +290,7 @@ func buildTemplateNode(groupID, region string, info *templateInfo, settings grou
 		GroupID: groupID, InstanceType: it.ID, OS: info.os, Arch: info.arch, Region: region, Zone: info.zone,
 		CPUs: int64(it.CPUs), MemoryBytes: int64(it.MemoryMiB) * 1024 * 1024,
 		ProviderLabels: map[string]string{LabelScalingGroup: groupID},
-		Hints:          settings.Hints, HintsSource: settings.Source,
+		Settings:       settings,
 	}
 	if it.GPUCount > 0 {
 		spec.GPUs = int64(it.GPUCount)

@@ -278,6 +278,7 @@ func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
 		cloudprovidertest.HookFailEnrichmentLookups: "plans are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
 		cloudprovidertest.HookRefuseForQuota:        "Vultr documents no quota or capacity answer to a node-pool resize",
 		cloudprovidertest.HookReportMutationFailed:  "VKE reports a failed change only as an HTTP error status, never inside a success answer; DefiniteRefusalNotQuarantined checks that",
+		cloudprovidertest.HookPermissions:           "a Vultr API key carries no per-operation rights: it acts with all of its user's (docs/providers/vultr.md#permissions)",
 	}})
 }
 

@@ -23,7 +23,7 @@ func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region
 		GroupID: groupID, InstanceType: plan.ID, Region: region,
 		CPUs: int64(plan.VCPUs), MemoryBytes: int64(plan.RAMMiB) * 1024 * 1024,
 		CloudLabels: pool.Labels, ProviderLabels: providerLabels,
-		Hints: settings.Hints, HintsSource: settings.Source,
+		Settings: settings,
 	}
 	if plan.DiskGB > 0 {
 		spec.EphemeralStorage = resource.NewQuantity(int64(plan.DiskGB)*1000*1000*1000, resource.DecimalSI)

@@ -1,8 +1,8 @@
 // Command container builds the provider's multi-platform OCI image without a
 // container engine, and pushes it.
 //
-//	go run ./hack/container build --provider=all --version=v0.5.0 --out=_out/oci/all
-//	go run ./hack/container push --layout=_out/oci/all --image=ghcr.io/me/cap --tag=v0.5.0
+//	go run ./hack/container build --provider=all --version=v0.6.0 --out=_out/oci/all
+//	go run ./hack/container push --layout=_out/oci/all --image=ghcr.io/me/cap --tag=v0.6.0
 //
 // The image is two layers on nothing: a base made here (CA certificates,
 // passwd/group with the non-root user 65532, /tmp) and the static binary. All

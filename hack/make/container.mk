@@ -15,15 +15,16 @@ CONTAINER_OUT     ?= _out/oci/$(PROVIDER)
 CONTAINER_FLAGS   = --provider='$(PROVIDER)' --version='$(VERSION)' --revision='$(REVISION)' \
 	--source-date-epoch='$(SOURCE_DATE_EPOCH)' --platforms='$(PLATFORMS)' --ldflags='$(LDFLAGS)'
 
-.PHONY: container push push-args container-verify
+.PHONY: container push _push-args container-verify
 
 container: ## daemonless OCI image into _out/oci/$(PROVIDER)
 	$(GO) run ./hack/container build $(CONTAINER_FLAGS) --out='$(CONTAINER_OUT)' --digest-file='$(CONTAINER_OUT).digest'
 
-push: push-args container ## build and push the image: IMAGE=<registry>/<repo> TAG=<tag>
+push: _push-args container ## build and push the image: IMAGE=<registry>/<repo> TAG=<tag>
 	$(GO) run ./hack/container push --layout='$(CONTAINER_OUT)' --image='$(IMAGE)' --tag='$(TAG)'
 
-push-args: ## (used by push) refuse to build without IMAGE and TAG
+# _push-args (internal, used by push) refuses to build without IMAGE and TAG.
+_push-args:
 	@test -n '$(IMAGE)' && test -n '$(TAG)' || { echo 'usage: make push IMAGE=<registry>/<repo> TAG=<tag> [PROVIDER=...]' >&2; exit 2; }
 
 container-verify: ## build the image twice and compare digests

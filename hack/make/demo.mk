@@ -1,5 +1,6 @@
 # make demo PROVIDER=vultr|volcengine|exoscale: the simulated provider, a
-# scale-up and a deletion through "inspect", with before/after tables.
+# scale-up, a wait until the new node runs, and a deletion through "inspect",
+# with before/after tables.
 # PROVIDER=all (the default) demonstrates vultr.
 .PHONY: demo
 

@@ -249,22 +249,7 @@ func (c *Client) ListPoolMembers(ctx context.Context) ([]Instance, error) {
 	return out, nil
 }
 
-// GetInstance returns one instance; an empty answer counts as not found.
-func (c *Client) GetInstance(ctx context.Context, id string) (Instance, error) {
-	in, err := call(ctx, "GetInstance", func(ctx context.Context) (*v3.Instance, error) {
-		return c.sdk().GetInstance(ctx, v3.UUID(id))
-	})
-	if err != nil {
-		return Instance{}, err
-	}
-	if in.ID == "" {
-		return Instance{}, &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstance", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
-	}
-	return newInstance(in.ID, in.Name, in.State, in.CreatedAT, in.Manager, in.InstanceType), nil
-}
-
-// newInstance converts the fields egoscale's list and get answers share (they
-// are two different Go types with the same fields).
+// newInstance converts the fields of one instance of a list answer.
 func newInstance(id v3.UUID, name string, state v3.InstanceState, created time.Time, mgr *v3.Manager, it *v3.InstanceType) Instance {
 	i := Instance{ID: string(id), Name: name, State: string(state), CreatedAt: created}
 	if mgr != nil {

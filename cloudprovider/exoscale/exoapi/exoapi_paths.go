@@ -72,3 +72,47 @@ func TemplatePath(path string) string {
 	}
 	return "/" + strings.Join(segs, "/")
 }
+
+// IAMOperation returns the Exoscale IAM operation of a request named by
+// OperationName: the API's operation id, which a role policy's `operation`
+// matches (docs/providers/exoscale.md#permissions). It covers every route the
+// fake API serves and returns "" for any other.
+func IAMOperation(op string) string {
+	if strings.HasPrefix(op, "GET /v2"+PathQuota+"/") && !strings.Contains(strings.TrimPrefix(op, "GET /v2"+PathQuota+"/"), "/") {
+		// The quota entity keeps its name: "instance" is a collection word.
+		return "get-quota"
+	}
+	switch op {
+	case "GET /v2/sks-cluster":
+		return "list-sks-clusters"
+	case "GET /v2/sks-cluster/{id}":
+		return "get-sks-cluster"
+	case "GET /v2/sks-cluster/{id}/nodepool/{id}":
+		return "get-sks-nodepool"
+	case "PUT /v2/sks-cluster/{id}/nodepool/{id}:scale":
+		return "scale-sks-nodepool"
+	case "PUT /v2/sks-cluster/{id}/nodepool/{id}:evict":
+		return "evict-sks-nodepool-members"
+	case "GET /v2/instance-pool":
+		return "list-instance-pools"
+	case "GET /v2/instance-pool/{id}":
+		return "get-instance-pool"
+	case "PUT /v2/instance-pool/{id}:scale":
+		return "scale-instance-pool"
+	case "PUT /v2/instance-pool/{id}:evict":
+		return "evict-instance-pool-members"
+	case "GET /v2/instance":
+		return "list-instances"
+	case "GET /v2/instance/{id}":
+		return "get-instance"
+	case "GET /v2/quota":
+		return "list-quotas"
+	case "GET /v2/instance-type":
+		return "list-instance-types"
+	case "GET /v2/instance-type/{id}":
+		return "get-instance-type"
+	case "GET /v2/operation/{id}":
+		return "get-operation"
+	}
+	return ""
+}

@@ -41,3 +41,22 @@ func TestTemplatePathAction(t *testing.T) {
 		}
 	}
 }
+
+func TestIAMOperation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ method, path, want string }{
+		{"GET", "/v2/instance-pool/4f1c-aa", "get-instance-pool"},
+		{"GET", "/v2/instance-pool", "list-instance-pools"},
+		{"PUT", "/v2/sks-cluster/c1/nodepool/n1:evict", "evict-sks-nodepool-members"},
+		{"GET", "/v2/quota/instance", "get-quota"},
+		{"GET", "/v2/quota/sks-cluster", "get-quota"},
+		{"GET", "/v2/quota", "list-quotas"},
+		{"PUT", "/v2/sks-cluster/c1/nodepool/n1:rotate-ccm", ""},
+		{"DELETE", "/v2/instance-pool/4f1c-aa", ""},
+	} {
+		req := httptest.NewRequest(tc.method, "http://x"+tc.path, nil)
+		if got := IAMOperation(OperationName(req)); got != tc.want {
+			t.Errorf("IAMOperation(%s %s) = %q, want %q", tc.method, tc.path, got, tc.want)
+		}
+	}
+}

@@ -70,6 +70,9 @@ type Options struct {
 	QuotaAsFailedOperation bool
 	// QuotaLimit is the instance quota (-1 = unlimited, 0 = default 50).
 	QuotaLimit int64
+	// Policy, when set, is the API key's role policy (ParseRolePolicy): a
+	// signed request for an operation it does not allow is answered 403.
+	Policy *fakecloud.Permissions
 }
 
 // Server is the fake API.

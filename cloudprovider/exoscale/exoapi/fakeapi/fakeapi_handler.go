@@ -102,7 +102,8 @@ type apiError struct {
 	msg    string
 }
 
-// serve checks the signature and answers from the routes.
+// serve checks the signature, then the role policy, and answers from the
+// routes.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if s.opts.APIKey != "" {
@@ -110,6 +111,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusUnauthorized, "", err)
 			return
 		}
+	}
+	if s.refused(w, r) {
+		return
 	}
 	path, ok := trimBase(r.URL.Path)
 	if !ok {

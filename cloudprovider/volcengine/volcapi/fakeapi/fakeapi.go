@@ -188,6 +188,11 @@ type Options struct {
 	// outside Regions. The gateway's answer is undocumented, so each
 	// plausible one is offered; the default refuses.
 	OtherRegion RegionPolicy
+	// Policy, when set, is the access key's IAM policy (ParsePolicy, or a
+	// plain list of "service:Action" names with fakecloud.AllowOnly): an
+	// action it does not allow is answered 403 AccessDenied (BytePlus
+	// common error codes).
+	Policy *fakecloud.Permissions
 }
 
 // RegionPolicy is what the fake does with a request signed for a region it

@@ -92,7 +92,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // dispatchLocked checks what the gateway checks before any service sees the
-// request (path, signature, access key, region, action and version), then
+// request (path, signature, access key, region, action and version, the
+// key's policy), then
 // runs the action's handler.
 func (s *Server) dispatchLocked(r *http.Request, q url.Values) (any, *apiError) {
 	action := q.Get("Action")
@@ -116,6 +117,9 @@ func (s *Server) dispatchLocked(r *http.Request, q url.Values) (any, *apiError) 
 		return nil, errf(http.StatusNotFound, "InvalidActionOrVersion", "unknown action %q", action)
 	case version != h.version:
 		return nil, errf(http.StatusNotFound, "InvalidActionOrVersion", "action %s has no version %q", action, version)
+	}
+	if aerr := s.refusedLocked(action); aerr != nil {
+		return nil, aerr
 	}
 	if !served {
 		// EmptyRegion: the region holds nothing, and nothing done there
