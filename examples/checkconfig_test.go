@@ -103,7 +103,7 @@ func TestProviderArgsPassCheckConfig(t *testing.T) {
 			if code != 2 || !strings.HasPrefix(stderr, "error: ") {
 				t.Fatalf("without credentials: exit %d, stderr %q; want exit 2 and an error line", code, stderr)
 			}
-			for _, v := range secretEnv[ex.provider] {
+			for _, v := range credentials(ex.provider) {
 				if strings.Contains(stderr, v) {
 					t.Fatal("an error message contains a credential")
 				}

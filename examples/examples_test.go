@@ -208,7 +208,7 @@ func TestKustomizeBuildAndCrossReferences(t *testing.T) {
 				t.Fatal("standalone example: provider still runs in CA's pod")
 			}
 			for _, v := range ca.Spec.Template.Spec.Volumes {
-				if v.Secret != nil && v.Secret.SecretName == ex.provider+"-credentials" {
+				if v.Secret != nil && v.Secret.SecretName == upstreamShapes[ex.provider].secret {
 					t.Errorf("standalone example: CA's pod still mounts the cloud credentials (volume %s)", v.Name)
 				}
 			}

@@ -35,6 +35,9 @@ type Config struct {
 
 	// envToken is VULTR_API_KEY as read at load time.
 	envToken credential.Secret
+	// path is the file the config was loaded from; a token given in it is
+	// re-read from there, so a rotated Secret needs no restart.
+	path string
 }
 
 // String implements fmt.Stringer without revealing the token.
@@ -107,6 +110,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if getenv != nil {
 		c.envToken = credential.Secret(strings.TrimSpace(getenv(EnvAPIKey)))
 	}
+	c.path = path
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -143,6 +147,13 @@ func (c *Config) Validate() error {
 // TokenSource returns where requests get their bearer token from.
 func (c *Config) TokenSource() oauth2.TokenSource {
 	switch {
+	case c.Token != "" && c.path != "":
+		// The in-tree layout: the token inside the cloud config, a mounted Secret.
+		cred, err := credential.FileFieldCredential("token in --cloud-config", c.path, configToken)
+		if err != nil {
+			return &credentialTokenSource{cred: credential.FixedCredential(c.Token)}
+		}
+		return &credentialTokenSource{cred: cred}
 	case c.Token != "":
 		return &credentialTokenSource{cred: credential.FixedCredential(c.Token)}
 	case c.TokenFile != "":
@@ -154,6 +165,18 @@ func (c *Config) TokenSource() oauth2.TokenSource {
 	default:
 		return &credentialTokenSource{cred: credential.FixedCredential(c.envToken)}
 	}
+}
+
+// configToken reads the token out of a cloud config's content.
+func configToken(data []byte) (credential.Secret, error) {
+	c, err := ParseConfig(data)
+	if err != nil {
+		return "", err
+	}
+	if c.Token == "" {
+		return "", errors.New("the file has no token")
+	}
+	return c.Token, nil
 }
 
 // credentialTokenSource hands oauth2 the current key of a credential, which
