@@ -132,7 +132,7 @@ func TestMonitoringComponent(t *testing.T) {
 }
 
 // checkAlertsMatchDocs: the PrometheusRule holds exactly the expressions of
-// the alerts table in docs/metrics.md.
+// the alerts table in docs/metrics.md, and each rule links its runbook.
 func checkAlertsMatchDocs(t *testing.T, r *prometheusRule) {
 	t.Helper()
 	doc := docAlertExpressions(t)
@@ -142,6 +142,7 @@ func checkAlertsMatchDocs(t *testing.T, r *prometheusRule) {
 			if rule.Alert == "" || rule.Labels["severity"] == "" || rule.Annotations["summary"] == "" {
 				t.Errorf("rule %q needs alert, a severity label and a summary", rule.Alert)
 			}
+			checkRunbook(t, rule.Alert, rule.Annotations["runbook_url"])
 			got = append(got, strings.Join(strings.Fields(rule.Expr), " "))
 		}
 	}
