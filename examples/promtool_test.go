@@ -1,6 +1,8 @@
 package examples
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,4 +204,58 @@ func troubleshootingAnchors(t *testing.T) map[string]bool {
 		anchors[a] = true
 	}
 	return anchors
+}
+
+// TestDashboardQueriesParseWithPromtool hands every dashboard query to
+// Prometheus' own parser (promtool check rules, one recording rule per
+// query), with Grafana's variables replaced as Grafana would: a range for
+// $__rate_interval, "match everything" for the others.
+func TestDashboardQueriesParseWithPromtool(t *testing.T) {
+	t.Parallel()
+	bin := promtool(t)
+	b, err := os.ReadFile(dashboardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	type rule struct {
+		Record string `json:"record"`
+		Expr   string `json:"expr"`
+	}
+	var rules []rule
+	expand := func(s string) string {
+		s = strings.ReplaceAll(s, "$__rate_interval", "2m")
+		return variableRef.ReplaceAllString(s, ".*")
+	}
+	for _, v := range d.Templating.List {
+		q, _ := v.Query.(map[string]any)
+		s, _ := q["query"].(string)
+		// label_values(selector, label) is Grafana's; its selector is PromQL.
+		if sel, ok := strings.CutPrefix(s, "label_values("); ok {
+			sel = sel[:strings.LastIndex(sel, ",")]
+			rules = append(rules, rule{Record: "dashboard:variable_" + v.Name, Expr: expand(sel)})
+		}
+	}
+	for _, p := range d.Panels {
+		for i, q := range p.Targets {
+			rules = append(rules, rule{Record: fmt.Sprintf("dashboard:panel_%d_%d", p.ID, i), Expr: expand(q.Expr)})
+		}
+	}
+	out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dashboard-queries.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := exec.Command(bin, "check", "rules", path).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules over the dashboard's queries: %v\n%s", err, res)
+	}
+	if len(rules) < 20 {
+		t.Errorf("only %d queries found in the dashboard", len(rules))
+	}
 }
