@@ -309,6 +309,7 @@ func checkHelmMonitoring(t *testing.T, o *objects, d *appsv1.Deployment, provC, 
 		}
 	}
 	checkAlertsMatchDocs(t, o.prometheusRules[0])
+	checkAlertJobs(t, o.prometheusRules[0], o)
 }
 
 // TestHelmStandaloneValuesMatchTheKustomizeExample: the standalone values

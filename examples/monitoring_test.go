@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,6 +128,7 @@ func TestMonitoringComponent(t *testing.T) {
 				}
 			}
 			checkAlertsMatchDocs(t, o.prometheusRules[0])
+			checkAlertJobs(t, o.prometheusRules[0], o)
 			checkDashboardConfigMap(t, o.configMaps[dashboardConfigMap])
 		})
 	}
@@ -344,4 +346,75 @@ func annotationScrapes(t *testing.T, o *objects) map[string][]string {
 		check("Service "+s.Name, s.Annotations, selected)
 	}
 	return scraped
+}
+
+// upJob finds the job pattern of the up{job=~"..."} term in alert's
+// expression.
+var upJob = regexp.MustCompile(`\bup\{job=~"([^"]+)"\}`)
+
+// checkAlertJobs: the up{job=~...} terms of the two down alerts match the
+// job labels the Prometheus operator gives the monitors of o (a PodMonitor's
+// job is <namespace>/<name>, a ServiceMonitor's the name of the Service it
+// scrapes), the provider's pattern only the provider's jobs and CA's only
+// CA's.
+func checkAlertJobs(t *testing.T, r *prometheusRule, o *objects) {
+	t.Helper()
+	var providerJobs, caJobs []string
+	for _, pm := range o.podMonitors {
+		ns := pm.Namespace
+		if ns == "" {
+			ns = "kube-system" // rendered into the release namespace
+		}
+		providerJobs = append(providerJobs, ns+"/"+pm.Name)
+	}
+	for _, sm := range o.serviceMonitors {
+		sel, err := metav1Selector(&sm.Spec.Selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range o.services {
+			if !sel.Matches(labels.Set(s.Labels)) {
+				continue
+			}
+			for _, ep := range sm.Spec.Endpoints {
+				for _, p := range s.Spec.Ports {
+					if p.Name == ep.Port {
+						caJobs = append(caJobs, s.Name)
+					}
+				}
+			}
+		}
+	}
+	if len(caJobs) == 0 {
+		t.Fatal("no ServiceMonitor scrapes a Service port: no job for CA")
+	}
+	patterns := map[string]*regexp.Regexp{}
+	for _, g := range r.Spec.Groups {
+		for _, rule := range g.Rules {
+			if m := upJob.FindStringSubmatch(rule.Expr); m != nil {
+				// Prometheus anchors label matchers at both ends.
+				patterns[rule.Alert] = regexp.MustCompile("^(?:" + m[1] + ")$")
+			}
+		}
+	}
+	for alert, want := range map[string]struct{ match, not []string }{
+		"ClusterAutoscalerProviderDown": {providerJobs, caJobs},
+		"ClusterAutoscalerDown":         {caJobs, providerJobs},
+	} {
+		re := patterns[alert]
+		if re == nil {
+			t.Errorf("alert %s has no up{job=~...} term", alert)
+			continue
+		}
+		for _, j := range want.match {
+			if !re.MatchString(j) {
+				t.Errorf("alert %s: job pattern %s misses job %q", alert, re, j)
+			}
+		}
+		for _, j := range want.not {
+			if re.MatchString(j) {
+				t.Errorf("alert %s: job pattern %s also takes job %q", alert, re, j)
+			}
+		}
+	}
 }
