@@ -59,8 +59,9 @@ func TestEveryManifestDecodesStrictly(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if p == "helm" {
-				// Helm values, not manifests: helm_test.go decodes them.
+			if p == "helm" || p == "testdata" {
+				// Helm values and test inputs, not manifests: helm_test.go
+				// and promtool_test.go read them.
 				return filepath.SkipDir
 			}
 			return nil
