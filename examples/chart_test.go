@@ -129,6 +129,17 @@ func TestProviderChartMatchesTheStandaloneExamples(t *testing.T) {
 					t.Errorf("%s: provider Deployment wants exactly one replica", what)
 				}
 			}
+			// The same scrape annotations as the example; the chart adds its
+			// config checksum.
+			annotations := map[string]string{}
+			for k, v := range prov.Spec.Template.Annotations {
+				if k != "checksum/config" {
+					annotations[k] = v
+				}
+			}
+			if !apiequality.Semantic.DeepEqual(annotations, kprov.Spec.Template.Annotations) {
+				t.Errorf("pod annotations differ from examples/standalone/%s:\nchart:     %v\nkustomize: %v", p, annotations, kprov.Spec.Template.Annotations)
+			}
 			ps, kps := prov.Spec.Template.Spec, kprov.Spec.Template.Spec
 			for what, pair := range map[string][2]any{
 				"volumes":                      {byName(ps.Volumes), byName(kps.Volumes)},
