@@ -17,7 +17,8 @@ import (
 // printBanner tells a first-time user what is running and what to try next.
 // The suggested scale-up names a real group with room to grow, so it can be
 // pasted as is; make demo reads the same line. Groups are listed by id, with
-// the name the cloud shows (groupNames, by id) where the simulation gave one.
+// the name the cloud shows (groupNames, by id) where the simulation gave one,
+// and why each is managed.
 func printBanner(ctx context.Context, w io.Writer, self string, cfg *config, p cloudprovider.CloudProvider, groupNames map[string]string, address string, tls bool) {
 	conn := ""
 	if address != inspect.DefaultAddress {
@@ -43,7 +44,11 @@ func printBanner(ctx context.Context, w io.Writer, self string, cfg *config, p c
 		if name != "" {
 			name = "(" + name + ")"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\tmin %d, max %d, target %d\n", g.Id(ctx), name, g.MinSize(ctx), g.MaxSize(ctx), target)
+		managed := ""
+		if why := g.Status(ctx).Managed.String(); why != "" {
+			managed = ", managed: " + why
+		}
+		fmt.Fprintf(tw, "  %s\t%s\tmin %d, max %d, target %d%s\n", g.Id(ctx), name, g.MinSize(ctx), g.MaxSize(ctx), target, managed)
 		if r := g.MaxSize(ctx) - target; r > room {
 			pick, room = g.Id(ctx), r
 		}

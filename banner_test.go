@@ -46,6 +46,8 @@ func TestBannerSuggestsWorkingCommands(t *testing.T) {
 			[]string{"Simulated vultr is ready", "  go run . inspect\n", "  go run . inspect --scale-up roomy=1\n", "\"address: 127.0.0.1:8086\""}, []string{"--address"}},
 		{"group names next to ids", config{provider: "vultr"}, map[string]string{"roomy": "general"}, "127.0.0.1:8086", false,
 			[]string{"  roomy  (general)  min "}, nil},
+		{"why each group is managed", config{provider: "vultr"}, nil, "127.0.0.1:8086", false,
+			[]string{"min 0, max 9, target 1, managed: cluster\n", "min 1, max 2, target 2, managed: cluster\n"}, nil},
 		{"other address", config{provider: "exoscale"}, nil, "unix:///run/cap.sock", false,
 			[]string{"  go run . inspect --address unix:///run/cap.sock --scale-up roomy=1\n"}, []string{"--tls"}},
 		{"TLS", config{provider: "exoscale"}, nil, "127.0.0.1:8086", true,

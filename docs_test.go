@@ -485,6 +485,7 @@ func TestDocsMetricsReference(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
 	// Touch every metric once so each family is gathered with its labels.
+	m.SetBuildInfo("v0.0.0", "vultr")
 	m.ObserveRPC("NodeGroups", "OK", time.Millisecond)
 	m.RefreshFailed()
 	m.SetGroupSize(metrics.GroupSize{ID: "g", Min: 1, Max: 2, Target: 1})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 // TestSimulateFaultsReachTheCloudCalls runs the binary's main path with
 // --simulate and a fault mix in which every cloud request fails with a 5xx:
 // the first snapshot fails, the server serves not-ready, the provider's
-// cloud-call metric counts 503 answers, and the simulated cloud's state
+// cloud-call metric counts 503 answers, build_info and the failed refresh
+// are published, and the simulated cloud's state
 // endpoint counts the faults it injected.
 func TestSimulateFaultsReachTheCloudCalls(t *testing.T) {
 	for _, provider := range []string{"vultr", "volcengine", "exoscale"} {
@@ -44,6 +46,15 @@ func TestSimulateFaultsReachTheCloudCalls(t *testing.T) {
 			want := regexp.MustCompile(`(?m)^cluster_autoscaler_provider_cloud_requests_total\{code="503",.*provider="` + provider + `"\} [1-9]`)
 			if !want.MatchString(body) {
 				t.Errorf("/metrics counts no 503 answer from the simulated cloud:\n%s", grepLines(body, "cloud_requests_total"))
+			}
+			// Not ready, yet up: build_info is there, so the alerts tell
+			// "refreshes failing" from "provider absent".
+			info := regexp.MustCompile(`(?m)^cluster_autoscaler_provider_build_info\{goversion="` + regexp.QuoteMeta(runtime.Version()) + `",provider="` + provider + `",version="` + regexp.QuoteMeta(version) + `"\} 1$`)
+			if !info.MatchString(body) {
+				t.Errorf("/metrics has no build_info series for %s %s:\n%s", provider, version, grepLines(body, "build_info"))
+			}
+			if !regexp.MustCompile(`(?m)^cluster_autoscaler_provider_refresh_errors_total [1-9]`).MatchString(body) {
+				t.Errorf("/metrics counts no failed refresh:\n%s", grepLines(body, "refresh_errors"))
 			}
 			st, err := simcloud.ReadState(context.Background(), http.DefaultClient, metricsURL+simcloud.StatePath)
 			if err != nil {

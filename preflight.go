@@ -102,6 +102,7 @@ type preflightReport struct {
 
 type preflightGroup struct {
 	id, debug              string
+	managed                cloudprovider.Management
 	min, max, target       int
 	instances              map[cloudprovider.InstanceState]int
 	template, price, notes string
@@ -192,7 +193,7 @@ func (r *preflightReport) fail(code int, err error) (*preflightReport, int) {
 
 // checkGroup reads one group the way CA does before its first scale-up.
 func checkGroup(ctx context.Context, g cloudprovider.NodeGroup, pricing cloudprovider.PricingModel, pricingErr error) preflightGroup {
-	pg := preflightGroup{id: g.Id(ctx), debug: g.Debug(ctx), min: g.MinSize(ctx), max: g.MaxSize(ctx), instances: map[cloudprovider.InstanceState]int{}}
+	pg := preflightGroup{id: g.Id(ctx), debug: g.Debug(ctx), managed: g.Status(ctx).Managed, min: g.MinSize(ctx), max: g.MaxSize(ctx), instances: map[cloudprovider.InstanceState]int{}}
 	var notes []string
 	if t, err := g.TargetSize(ctx); err == nil {
 		pg.target = t
@@ -240,9 +241,9 @@ func checkGroup(ctx context.Context, g cloudprovider.NodeGroup, pricing cloudpro
 	return pg
 }
 
-// resolveSpecsForReport says which group each --nodes spec landed on; the
-// provider has already refused a spec naming nothing (ErrConfig), so each
-// one names a served group: by id, or by a name its description carries.
+// resolveSpecsForReport says which groups each --nodes spec and discovery
+// rule chose, from why each group says it is managed; the provider has
+// already refused a spec naming nothing (ErrConfig).
 func resolveSpecsForReport(cfg *config, groups []preflightGroup) []string {
 	specs, err := groupconfig.ParseNodeGroupSpecs(cfg.nodes)
 	if err != nil {
@@ -250,35 +251,26 @@ func resolveSpecsForReport(cfg *config, groups []preflightGroup) []string {
 	}
 	var out []string
 	for _, s := range specs {
-		found := ""
-		for _, g := range groups {
-			if g.id == s.Name {
-				found = g.id
-				break
-			}
-		}
-		if found == "" {
-			for _, g := range groups {
-				if g.min == s.MinSize && g.max == s.MaxSize && strings.Contains(g.debug, s.Name) {
-					found = g.id
-					break
-				}
-			}
-		}
-		if found == "" {
-			found = "a served group (the provider matched it)"
-		}
-		out = append(out, fmt.Sprintf("--nodes %s -> %s", s, found))
-	}
-	for _, d := range cfg.autoDiscovery {
-		// Providers that say which rule found a group say it in Debug.
 		var found []string
 		for _, g := range groups {
-			if strings.Contains(g.debug, d) {
+			if g.managed == (cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: s.String()}) {
 				found = append(found, g.id)
 			}
 		}
-		what := fmt.Sprintf("part of the %s above", count(len(groups), "node group"))
+		what := "no served group (the provider's log says why)"
+		if len(found) > 0 {
+			what = strings.Join(found, ", ")
+		}
+		out = append(out, fmt.Sprintf("--nodes %s -> %s", s, what))
+	}
+	for _, d := range cfg.autoDiscovery {
+		var found []string
+		for _, g := range groups {
+			if g.managed == (cloudprovider.Management{By: cloudprovider.ManagedByDiscovery, Detail: d}) {
+				found = append(found, g.id)
+			}
+		}
+		what := "no served group: it matches none, or --nodes names the ones it matches"
 		if len(found) > 0 {
 			what = strings.Join(found, ", ")
 		}
@@ -369,7 +361,7 @@ func (r *preflightReport) write(stdout, stderr io.Writer) {
 		}
 		_ = tw.Flush()
 		for _, g := range r.groups {
-			fmt.Fprintf(stdout, "  %s: %s\n    template: %s\n    price: %s\n", g.id, g.debug, g.template, g.price)
+			fmt.Fprintf(stdout, "  %s: %s\n    template: %s\n    price: %s\n", g.id, cloudprovider.WithManaged(g.debug, g.managed), g.template, g.price)
 			if g.notes != "" {
 				fmt.Fprintf(stdout, "    could not read: %s\n", g.notes)
 			}

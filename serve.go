@@ -31,6 +31,7 @@ func serve(ctx context.Context, cfg *config, reg registry.Registration, addr ext
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(registry)
+	m.SetBuildInfo(version, cfg.provider)
 
 	provider, sim, err := startProvider(ctx, cfg, reg, m, stdout)
 	if err != nil {

@@ -111,6 +111,10 @@ type GroupStatus struct {
 	// outcome-unknown mutation ends, or the zero time when its mutations are
 	// not being refused.
 	QuarantinedUntil time.Time
+	// Managed is why the provider manages the group; the server logs it
+	// when the group appears, changes or leaves, and ends the group's Debug
+	// text with it.
+	Managed Management
 }
 
 // SettingProblem is one metadata entry that looked like a per-group setting

@@ -104,7 +104,7 @@ func TestProviderArgsPassCheckConfig(t *testing.T) {
 			if code != 2 || !strings.HasPrefix(stderr, "error: ") {
 				t.Fatalf("without credentials: exit %d, stderr %q; want exit 2 and an error line", code, stderr)
 			}
-			for _, v := range secretEnv[ex.provider] {
+			for _, v := range credentials(ex.provider) {
 				if strings.Contains(stderr, v) {
 					t.Fatal("an error message contains a credential")
 				}
@@ -238,4 +238,37 @@ func checkConfig(t *testing.T, bin string, o *objects, secrets map[string]*corev
 		code = ee.ExitCode()
 	}
 	return code, stdout.String(), stderr.String()
+}
+
+// TestExoscaleLearningSettingsCheckedByCheckConfig: the example's provider
+// container with the optional learnt-pool settings passes --check-config,
+// and a bad value exits 2 with one error line naming the variable.
+func TestExoscaleLearningSettingsCheckedByCheckConfig(t *testing.T) {
+	t.Parallel()
+	bin := providerBinary(t)
+	ex := example{dir: "exoscale", provider: "exoscale"}
+	o := build(t, ex.dir)
+	secrets := generatedSecrets(t, ex)
+	d, c := findContainer(t, o, func(c corev1.Container) bool { return c.Name == providerContainer })
+	base := c.Env
+	for _, tc := range []struct {
+		env      []corev1.EnvVar
+		wantCode int
+		wantErr  string
+	}{
+		{env: []corev1.EnvVar{{Name: "EXOSCALE_LEARNT_POOL_BOUNDS", Value: "1:5"}}, wantCode: 0},
+		{env: []corev1.EnvVar{{Name: "EXOSCALE_LEARN_POOLS", Value: "false"}}, wantCode: 0},
+		{env: []corev1.EnvVar{{Name: "EXOSCALE_LEARNT_POOL_BOUNDS", Value: "5:2"}}, wantCode: 2, wantErr: `EXOSCALE_LEARNT_POOL_BOUNDS="5:2"`},
+		{env: []corev1.EnvVar{{Name: "EXOSCALE_LEARN_POOLS", Value: "maybe"}}, wantCode: 2, wantErr: `EXOSCALE_LEARN_POOLS="maybe"`},
+	} {
+		c.Env = append(append([]corev1.EnvVar(nil), base...), tc.env...)
+		code, _, stderr := checkConfig(t, bin, o, secrets, d, c)
+		if code != tc.wantCode {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.env, code, tc.wantCode, stderr)
+			continue
+		}
+		if tc.wantErr != "" && (!strings.HasPrefix(stderr, "error: ") || !strings.Contains(stderr, tc.wantErr) || strings.Count(strings.TrimSpace(stderr), "\n") != 0) {
+			t.Errorf("%v: stderr %q, want one error line naming %s", tc.env, stderr, tc.wantErr)
+		}
+	}
 }

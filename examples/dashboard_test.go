@@ -215,6 +215,7 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("the dashboard does not show %s", n)
 		}
 	}
+	checkDashboardVariables(t, d, provider)
 	// docs/ca-metrics.md lists what the dashboard uses of CA, no more.
 	var unused []string
 	for n := range ca {
@@ -225,5 +226,94 @@ func TestDashboard(t *testing.T) {
 	sort.Strings(unused)
 	if len(unused) > 0 {
 		t.Errorf("docs/ca-metrics.md lists %v, which the dashboard does not query", unused)
+	}
+}
+
+// dashboardVariables are the variables the dashboard must offer: the
+// Prometheus to read, then where (cluster, namespace), which cloud and
+// which node groups.
+var dashboardVariables = []string{"datasource", "cluster", "namespace", "provider", "node_group"}
+
+// variableRef is a Grafana variable reference: $name or ${name} (with an
+// optional :format).
+var variableRef = regexp.MustCompile(`\$(?:\{(\w+)(?::\w+)?\}|(\w+))`)
+
+// variableRefs returns the variables s references, without Grafana's
+// built-in ones ($__rate_interval, $__range, ...).
+func variableRefs(s string) []string {
+	var out []string
+	for _, m := range variableRef.FindAllStringSubmatch(s, -1) {
+		name := m[1] + m[2]
+		if !strings.HasPrefix(name, "__") {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// checkDashboardVariables: the dashboard defines the variables of
+// dashboardVariables; every reference, in a panel or in a variable's own
+// query, names a variable defined (and, in a variable's query, defined
+// before it, as Grafana resolves them in order); every variable is used;
+// and every panel query filters by cluster and namespace, a provider
+// metric's by provider too, so choosing one narrows every panel.
+func checkDashboardVariables(t *testing.T, d dashboard, provider map[string]bool) {
+	t.Helper()
+	defined, used := map[string]bool{}, map[string]bool{}
+	var names []string
+	for _, v := range d.Templating.List {
+		if defined[v.Name] {
+			t.Errorf("variable %s is defined twice", v.Name)
+		}
+		q, _ := v.Query.(map[string]any)
+		s, _ := q["query"].(string)
+		for _, r := range variableRefs(s) {
+			used[r] = true
+			if !defined[r] {
+				t.Errorf("variable %s's query uses $%s, which is not defined before it", v.Name, r)
+			}
+		}
+		defined[v.Name] = true
+		names = append(names, v.Name)
+	}
+	for _, want := range dashboardVariables {
+		if !defined[want] {
+			t.Errorf("no variable %s (the dashboard has %v)", want, names)
+		}
+	}
+	for _, p := range d.Panels {
+		if p.Datasource != nil {
+			for _, r := range variableRefs(p.Datasource.UID) {
+				used[r] = true
+				if !defined[r] {
+					t.Errorf("panel %q's data source uses $%s, which is not defined", p.Title, r)
+				}
+			}
+		}
+		for _, q := range p.Targets {
+			refs := map[string]bool{}
+			for _, r := range variableRefs(q.Expr) {
+				used[r], refs[r] = true, true
+				if !defined[r] {
+					t.Errorf("panel %q uses $%s, which is not defined: %s", p.Title, r, q.Expr)
+				}
+			}
+			if !refs["cluster"] || !refs["namespace"] {
+				t.Errorf("panel %q does not filter by $cluster and $namespace: %s", p.Title, q.Expr)
+			}
+			for _, n := range metricName.FindAllString(q.Expr, -1) {
+				if strings.HasPrefix(n, "cluster_autoscaler_provider_") && !refs["provider"] {
+					t.Errorf("panel %q queries %s without filtering by $provider: %s", p.Title, n, q.Expr)
+				}
+			}
+		}
+	}
+	for _, n := range names {
+		if !used[n] {
+			t.Errorf("variable %s is defined but no panel or variable uses it", n)
+		}
+	}
+	if !provider["cluster_autoscaler_provider_build_info"] {
+		t.Error("the provider variable reads build_info, which metrics.New does not register")
 	}
 }

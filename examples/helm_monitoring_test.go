@@ -140,6 +140,7 @@ func TestHelmMonitoringValues(t *testing.T) {
 					t.Fatalf("want no PodMonitor and one PrometheusRule, got %d and %d", len(mo.podMonitors), len(mo.prometheusRules))
 				}
 				checkAlertsMatchDocs(t, mo.prometheusRules[0])
+				checkAlertJobs(t, mo.prometheusRules[0], mo)
 				return
 			}
 			d := mo.deployments[0]

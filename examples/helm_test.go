@@ -60,9 +60,10 @@ type chartValues struct {
 		MaxUnavailable *intstr.IntOrString `json:"maxUnavailable"`
 	} `json:"podDisruptionBudget"`
 	Service struct {
-		Create      bool   `json:"create"`
-		ServicePort int32  `json:"servicePort"`
-		PortName    string `json:"portName"`
+		Create      bool              `json:"create"`
+		ServicePort int32             `json:"servicePort"`
+		PortName    string            `json:"portName"`
+		Annotations map[string]string `json:"annotations,omitempty"`
 	} `json:"service"`
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 	ServiceMonitor struct {
@@ -169,7 +170,7 @@ func renderChartObjects(t *testing.T, v chartValues) *objects {
 		AutomountServiceAccountToken: v.RBAC.ServiceAccount.AutomountServiceAccountToken}
 	if v.Service.Create {
 		o.services = append(o.services, &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: fullname, Namespace: "kube-system", Labels: selector},
+			ObjectMeta: metav1.ObjectMeta{Name: fullname, Namespace: "kube-system", Labels: selector, Annotations: v.Service.Annotations},
 			Spec: corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{
 				Name: v.Service.PortName, Port: v.Service.ServicePort, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8085)}}},
 		})
@@ -308,6 +309,7 @@ func checkHelmMonitoring(t *testing.T, o *objects, d *appsv1.Deployment, provC, 
 		}
 	}
 	checkAlertsMatchDocs(t, o.prometheusRules[0])
+	checkAlertJobs(t, o.prometheusRules[0], o)
 }
 
 // TestHelmStandaloneValuesMatchTheKustomizeExample: the standalone values

@@ -6,11 +6,14 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
+	"maps"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +21,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// secretEnv is what each generate-secret.sh reads. The values are distinctive
-// so the test can look for leaks.
+// secretEnv is what each generate-secret.sh reads: the in-tree providers'
+// variable names where they have them. The values are distinctive so the
+// test can look for leaks.
 var secretEnv = map[string]map[string]string{
-	"vultr":      {"VULTR_API_KEY": "tok-VULTR-5ecret-9f3a"},
-	"volcengine": {"VOLCENGINE_ACCESS_KEY": "AKLT-volc-5ecret-11aa", "VOLCENGINE_SECRET_KEY": "sk-volc-5ecret-22bb"},
-	"exoscale":   {"EXOSCALE_API_KEY": "EXO-5ecret-33cc", "EXOSCALE_API_SECRET": "exo-5ecret-44dd"},
+	"vultr":      {"VULTR_API_KEY": "tok-VULTR-5ecret-9f3a", "VULTR_CLUSTER_ID": "6b8b7c8e-7314-4d17-bb0c-fcc9777230fa"},
+	"volcengine": {"ACCESS_KEY": "AKLT-volc-5ecret-11aa", "SECRET_KEY": "sk-volc-5ecret-22bb", "REGION_ID": "cn-shanghai"},
+	"exoscale":   {"EXOSCALE_API_KEY": "EXO-5ecret-33cc", "EXOSCALE_API_SECRET": "exo-5ecret-44dd", "EXOSCALE_ZONE": "de-fra-1"},
+}
+
+// notSecret are the variables of secretEnv that name a place, not a
+// credential: error messages may quote them.
+var notSecret = map[string]bool{"VULTR_CLUSTER_ID": true, "REGION_ID": true, "EXOSCALE_ZONE": true}
+
+// credentials returns the secret values of secretEnv[p].
+func credentials(p string) []string {
+	var out []string
+	for k, v := range secretEnv[p] {
+		if !notSecret[k] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // fakeKubectl stands in for kubectl: "create secret generic" prints the
@@ -106,21 +125,28 @@ func runGenerateSecret(t *testing.T, provider string, env map[string]string) scr
 	return run
 }
 
+// TestGenerateSecretScripts: each script makes the in-tree provider's Secret
+// (name and keys from upstreamShapes) holding every value it was given, with
+// no value on kubectl's command line or in its output, and refuses to run
+// without one of them, naming it.
 func TestGenerateSecretScripts(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			up := upstreamShapes[p]
 			ok := runGenerateSecret(t, p, secretEnv[p])
 			if ok.code != 0 || ok.secret == nil {
 				t.Fatalf("exit %d, output %q", ok.code, ok.output)
 			}
-			if ok.secret.Namespace != "kube-system" || ok.secret.Name != p+"-credentials" {
-				t.Errorf("Secret %s/%s, want kube-system/%s-credentials", ok.secret.Namespace, ok.secret.Name, p)
+			if ok.secret.Namespace != up.namespace || ok.secret.Name != up.secret {
+				t.Errorf("Secret %s/%s, want the in-tree %s/%s", ok.secret.Namespace, ok.secret.Name, up.namespace, up.secret)
 			}
-			if len(ok.secret.Data) != len(secretEnv[p]) {
-				t.Errorf("Secret has keys %v for %d variables", keys(ok.secret.Data), len(secretEnv[p]))
+			if got := keys(ok.secret.Data); !slices.Equal(got, up.secretKeys) {
+				t.Errorf("Secret keys %v, want the in-tree %v", got, up.secretKeys)
 			}
 			for name, v := range secretEnv[p] {
-				if strings.Contains(ok.output, v) {
+				if !notSecret[name] && strings.Contains(ok.output, v) {
 					t.Errorf("the script printed the value of %s", name)
 				}
 				if strings.Contains(ok.args, v) {
@@ -128,7 +154,7 @@ func TestGenerateSecretScripts(t *testing.T) {
 				}
 				var found bool
 				for _, data := range ok.secret.Data {
-					found = found || string(data) == v
+					found = found || string(data) == v || (p == "vultr" && strings.Contains(string(data), `"`+v+`"`))
 				}
 				if !found {
 					t.Errorf("the value of %s is not in the Secret", name)
@@ -149,13 +175,67 @@ func TestGenerateSecretScripts(t *testing.T) {
 				if !strings.Contains(bad.output, missing) {
 					t.Errorf("without %s: output %q does not name it", missing, bad.output)
 				}
-				for _, v := range env {
-					if strings.Contains(bad.output, v) {
+				for k, v := range env {
+					if !notSecret[k] && strings.Contains(bad.output, v) {
 						t.Errorf("without %s: the script printed another variable's value", missing)
 					}
 				}
 			}
 		})
+	}
+}
+
+// TestGenerateSecretAliases: the variable names our earlier scripts read
+// still work where the in-tree name differs, and the in-tree name wins
+// when both are set.
+func TestGenerateSecretAliases(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"VOLCENGINE_ACCESS_KEY": "AKLT-old-name", "VOLCENGINE_SECRET_KEY": "sk-old-name", "REGION_ID": "cn-beijing"}
+	run := runGenerateSecret(t, "volcengine", env)
+	if run.code != 0 || run.secret == nil {
+		t.Fatalf("with the older names: exit %d, output %q", run.code, run.output)
+	}
+	if got := string(run.secret.Data["access-key"]); got != "AKLT-old-name" {
+		t.Errorf("access-key from VOLCENGINE_ACCESS_KEY: %q", got)
+	}
+	if got := string(run.secret.Data["endpoint"]); got != "open.volcengineapi.com" {
+		t.Errorf("endpoint without ENDPOINT: %q, want the default the in-tree Deployment needs", got)
+	}
+	env["ACCESS_KEY"] = "AKLT-new-name"
+	env["ENDPOINT"] = "open.ap-southeast-1.byteplusapi.com"
+	run = runGenerateSecret(t, "volcengine", env)
+	if got := string(run.secret.Data["access-key"]); got != "AKLT-new-name" {
+		t.Errorf("access-key with both names set: %q, want ACCESS_KEY's", got)
+	}
+	if got := string(run.secret.Data["endpoint"]); got != env["ENDPOINT"] {
+		t.Errorf("endpoint: %q, want ENDPOINT's", got)
+	}
+	delete(env, "ACCESS_KEY")
+	delete(env, "VOLCENGINE_ACCESS_KEY")
+	run = runGenerateSecret(t, "volcengine", env)
+	if run.code == 0 || !strings.Contains(run.output, "ACCESS_KEY (or VOLCENGINE_ACCESS_KEY)") {
+		t.Errorf("without either name: exit %d, output %q; want both names", run.code, run.output)
+	}
+}
+
+// TestGenerateSecretVultrJSON: the Vultr script writes upstream's JSON, and
+// a value that would break it is escaped or refused.
+func TestGenerateSecretVultrJSON(t *testing.T) {
+	t.Parallel()
+	run := runGenerateSecret(t, "vultr", map[string]string{"VULTR_API_KEY": `a"b\c`, "VULTR_CLUSTER_ID": "c-1"})
+	if run.code != 0 || run.secret == nil {
+		t.Fatalf("exit %d, output %q", run.code, run.output)
+	}
+	var cfg struct {
+		ClusterID string `json:"cluster_id"`
+		Token     string `json:"token"`
+	}
+	if err := json.Unmarshal(run.secret.Data["cloud-config"], &cfg); err != nil || cfg.ClusterID != "c-1" || cfg.Token != `a"b\c` {
+		t.Errorf("cloud-config decodes to %+v (%v)", cfg, err)
+	}
+	bad := runGenerateSecret(t, "vultr", map[string]string{"VULTR_API_KEY": "tok-first\nsecond-line", "VULTR_CLUSTER_ID": "c-1"})
+	if bad.code != 2 || bad.secretDocument != "" || !strings.Contains(bad.output, "VULTR_API_KEY") || strings.Contains(bad.output, "tok-first") {
+		t.Errorf("a key with a newline: exit %d, output %q, applied %q; want exit 2 naming VULTR_API_KEY without its value", bad.code, bad.output, bad.secretDocument)
 	}
 }
 
@@ -242,10 +322,7 @@ func tlsSecret(name string, certPEM []byte, key *ecdsa.PrivateKey, caPEM []byte)
 	}
 }
 
+// keys returns m's keys, sorted.
 func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	return slices.Sorted(maps.Keys(m))
 }

@@ -269,6 +269,11 @@ func checkNodeGroupsWellFormed(t *testing.T, k *kit) {
 		if g.Debug(ctx) == "" {
 			t.Fatalf("node group %s: empty Debug", id)
 		}
+		switch why := g.Status(ctx).Managed; why.By {
+		case cloudprovider.ManagedByCluster, cloudprovider.ManagedByNodes, cloudprovider.ManagedByDiscovery, cloudprovider.ManagedByLearnt:
+		default:
+			t.Fatalf("node group %s: Status().Managed = %q, want why the provider manages it (cluster, --nodes, discovery or learnt)", id, why)
+		}
 	}
 }
 

@@ -317,7 +317,9 @@ func slotFailure() *cloudprovider.InstanceErrorInfo {
 // view maps the cloud's group to CA's terms: the state mapping is the
 // in-memory provider's whole part of the group state.
 func view(cg cloudGroup) groupstate.View {
-	v := groupstate.View{Min: cg.spec.Min, Max: cg.spec.Max, Target: cg.desired, Unfilled: cg.failedSlots, Failure: slotFailure()}
+	// Every group of its cloud is one: listed from the cluster.
+	v := groupstate.View{Min: cg.spec.Min, Max: cg.spec.Max, Target: cg.desired, Unfilled: cg.failedSlots, Failure: slotFailure(),
+		Managed: cloudprovider.Management{By: cloudprovider.ManagedByCluster}}
 	for _, in := range cg.instances {
 		st := &cloudprovider.InstanceStatus{State: in.state}
 		if in.failed && in.state == cloudprovider.InstanceCreating {
@@ -362,7 +364,7 @@ func (g *inMemoryGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	settings := g.settings
 	g.mu.Unlock()
-	return g.Guard().Status(settings)
+	return g.StatusWith(settings)
 }
 
 func (g *inMemoryGroup) Debug(ctx context.Context) string {

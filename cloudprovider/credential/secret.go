@@ -67,6 +67,8 @@ type Credential struct {
 	name  string
 	path  string
 	fixed Secret
+	// extract, when set, finds the value inside the file's content.
+	extract func([]byte) (Secret, error)
 
 	mu      sync.Mutex
 	modTime time.Time
@@ -83,6 +85,18 @@ func FixedCredential(s Secret) *Credential { return &Credential{fixed: s} }
 // errors; they name the path, never the content.
 func FileCredential(name, path string) (*Credential, error) {
 	c := &Credential{name: name, path: path}
+	if _, err := c.Value(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// FileFieldCredential is FileCredential for a file that holds the value
+// among other settings (a token inside a JSON cloud config): extract finds
+// it in the content, and its errors must not quote the content. A rewritten
+// file without a value keeps the last good one, as a missing file does.
+func FileFieldCredential(name, path string, extract func([]byte) (Secret, error)) (*Credential, error) {
+	c := &Credential{name: name, path: path, extract: extract}
 	if _, err := c.Value(); err != nil {
 		return nil, err
 	}
@@ -188,6 +202,15 @@ func (c *Credential) Value() (Secret, error) {
 		return "", c.fileError(err)
 	}
 	v := Secret(strings.TrimSpace(string(data)))
+	if c.extract != nil {
+		if v, err = c.extract(data); err != nil {
+			if c.value != "" {
+				return c.value, nil
+			}
+			return "", fmt.Errorf("%s: %w", c.source(), err)
+		}
+		v = Secret(strings.TrimSpace(v.Reveal()))
+	}
 	if v == "" {
 		if c.value != "" {
 			return c.value, nil

@@ -2,6 +2,7 @@ package credential
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,5 +129,54 @@ func TestReadKeyFiles(t *testing.T) {
 	}
 	if len(problems) != 2 || !strings.Contains(problems[0].Error(), "D_FILE="+filepath.Join(dir, "missing")) || !strings.Contains(problems[1].Error(), "e-file "+empty) {
 		t.Errorf("problems = %v, want one per unreadable file naming its setting and path", problems)
+	}
+}
+
+// TestFileFieldCredential: the value is found inside the file and follows a
+// rewrite; content without a value keeps the last good one, and at start it
+// is an error that names the setting and path, not the content.
+func TestFileFieldCredential(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "config")
+	write := func(v string, mod time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	extract := func(data []byte) (Secret, error) {
+		_, v, ok := strings.Cut(string(data), "key=")
+		if !ok {
+			return "", errors.New("no key= line")
+		}
+		return Secret(v), nil
+	}
+	base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	write("other=1 key=first-key", base)
+	c, err := FileFieldCredential("token in --cloud-config", path, extract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Value(); v != "first-key" {
+		t.Fatalf("Value = %q", v.Reveal())
+	}
+	write("other=2 key=second-key", base.Add(time.Minute))
+	if v, _ := c.Value(); v != "second-key" {
+		t.Fatalf("after a rewrite Value = %q", v.Reveal())
+	}
+	write("other=3 only", base.Add(2*time.Minute))
+	if v, err := c.Value(); err != nil || v != "second-key" {
+		t.Fatalf("rewritten without a key: %q, %v; want the last good one", v.Reveal(), err)
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	if err := os.WriteFile(fresh, []byte("secret-content-only"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = FileFieldCredential("token in --cloud-config", fresh, extract)
+	if err == nil || !strings.Contains(err.Error(), fresh) || strings.Contains(err.Error(), "secret-content-only") {
+		t.Fatalf("start-up error %v: want one naming the path and not the content", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -53,6 +54,8 @@ type envOptions struct {
 	cluster string
 	workers int // size of nodepool "workers"
 	noGPU   bool
+	// env are further environment variables.
+	env map[string]string
 	// build is what main would pass from its flags.
 	build registry.BuildOptions
 	// startErr, when set, receives the error of loading the configuration
@@ -96,6 +99,7 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	t.Cleanup(fake.Close)
 
 	env := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone, EnvAPIEndpoint: endpoint, EnvSKSCluster: o.cluster, EnvRefreshInterval: "0s"}
+	maps.Copy(env, o.env)
 	cfg, err := LoadConfig(registry.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
 	if err != nil && o.startErr != nil {
 		*o.startErr = err
@@ -562,6 +566,73 @@ func TestLearnedPoolStaysVisibleWhenEmptied(t *testing.T) {
 	}
 	if n, _ := g2.TargetSize(ctx); n != 0 {
 		t.Fatalf("target of emptied pool = %d, want 0", n)
+	}
+}
+
+// TestWhyEachPoolIsManaged: every group says why it is managed (the SKS
+// cluster's nodepools, --nodes, a pool learnt from a node lookup), and a
+// learnt pool takes EXOSCALE_LEARNT_POOL_BOUNDS or upstream's 1..quota;
+// with EXOSCALE_LEARN_POOLS=false a node of a pool nobody named is in no
+// group, and the pool never becomes one.
+func TestWhyEachPoolIsManaged(t *testing.T) {
+	t.Parallel()
+	cluster := cloudprovider.Management{By: cloudprovider.ManagedByCluster, Detail: "SKS cluster prod"}
+	learnt := cloudprovider.Management{By: cloudprovider.ManagedByLearnt}
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		specs     []string
+		wantBatch *[2]int // min, max after the lookup; nil: no group
+		batchWhy  cloudprovider.Management
+	}{
+		{name: "learnt with upstream's bounds", specs: []string{"1:20:workers"}, wantBatch: &[2]int{1, 2000}, batchWhy: learnt},
+		{name: "learnt with the bounds set", env: map[string]string{EnvLearntPoolBounds: "2:6"}, specs: []string{"1:20:workers"}, wantBatch: &[2]int{2, 6}, batchWhy: learnt},
+		{name: "learning off", env: map[string]string{EnvLearnPools: "false"}, specs: []string{"1:20:workers"}},
+		{name: "learning off, named by --nodes", env: map[string]string{EnvLearnPools: "false"}, specs: []string{"1:20:workers", "1:10:batch"}, wantBatch: &[2]int{1, 10},
+			batchWhy: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: "1:10:batch"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := defaultEnvOptions()
+			o.specs, o.env = tc.specs, tc.env
+			e := newTestEnv(t, o)
+			e.refresh(t)
+			ctx := ctx5s(t)
+			for pool, want := range map[string]cloudprovider.Management{
+				e.workersPool: {By: cloudprovider.ManagedByNodes, Detail: "1:20:workers"},
+				e.systemPool:  cluster,
+			} {
+				if got := e.provider.m.group(pool).Status(ctx).Managed; got != want {
+					t.Errorf("group %s managed %v, want %v", pool, got, want)
+				}
+			}
+			pool, _ := e.fake.Pool(e.batchPool)
+			member := node(ProviderIDPrefix + pool.Members[0].ID)
+			for _, when := range []string{"lookup", "refresh after it"} {
+				if when != "lookup" {
+					e.refresh(t)
+				}
+				g, err := e.provider.NodeGroupForNode(ctx, member)
+				if err != nil {
+					t.Fatalf("%s: NodeGroupForNode: %v", when, err)
+				}
+				if tc.wantBatch == nil {
+					if g != nil || e.provider.m.group(e.batchPool) != nil {
+						t.Fatalf("%s: a node of an unnamed pool with learning off is in group %v, want none", when, g)
+					}
+					continue
+				}
+				if g == nil || g.Id(ctx) != e.batchPool {
+					t.Fatalf("%s: NodeGroupForNode of a batch member = %v, want the batch pool", when, g)
+				}
+				if got := [2]int{g.MinSize(ctx), g.MaxSize(ctx)}; got != *tc.wantBatch {
+					t.Errorf("%s: batch bounds %d:%d, want %d:%d", when, got[0], got[1], tc.wantBatch[0], tc.wantBatch[1])
+				}
+				if got := g.Status(ctx).Managed; got != tc.batchWhy {
+					t.Errorf("%s: batch managed %v, want %v", when, got, tc.batchWhy)
+				}
+			}
+		})
 	}
 }
 

@@ -51,6 +51,34 @@ type Config struct {
 	UnlimitedMaxSize int
 	// RefreshInterval is the minimum time between two cloud refreshes.
 	RefreshInterval time.Duration
+	// LearnPools says an instance pool becomes a node group when a node
+	// lookup finds one of its members (EXOSCALE_LEARN_POOLS; true unless
+	// set to false, as upstream).
+	LearnPools bool
+	// LearntPoolBounds are a learnt pool's min and max
+	// (EXOSCALE_LEARNT_POOL_BOUNDS); nil: min 1 and max the instance quota,
+	// as upstream.
+	LearntPoolBounds *Bounds
+}
+
+// Bounds are a node group's min and max.
+type Bounds struct{ Min, Max int }
+
+// String is "min:max".
+func (b Bounds) String() string { return fmt.Sprintf("%d:%d", b.Min, b.Max) }
+
+// parseBounds reads "min:max" with 0 <= min <= max and max >= 1.
+func parseBounds(v string) (Bounds, bool) {
+	lo, hi, ok := strings.Cut(strings.TrimSpace(v), ":")
+	if !ok {
+		return Bounds{}, false
+	}
+	minSize, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	maxSize, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil || minSize < 0 || maxSize < 1 || minSize > maxSize {
+		return Bounds{}, false
+	}
+	return Bounds{Min: minSize, Max: maxSize}, true
 }
 
 // LoadConfig reads the configuration from getenv and opts, reporting every
@@ -65,6 +93,7 @@ func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config,
 		SKSCluster:       strings.TrimSpace(getenv(EnvSKSCluster)),
 		UnlimitedMaxSize: defaultUnlimitedMaxSize,
 		RefreshInterval:  defaultRefreshInterval,
+		LearnPools:       true,
 	}
 	if cfg.Environment == "" {
 		cfg.Environment = defaultAPIEnvironment
@@ -87,6 +116,24 @@ func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config,
 			errs = append(errs, fmt.Errorf("%s=%q: want a duration such as 10s", EnvRefreshInterval, v))
 		}
 		cfg.RefreshInterval = d
+	}
+	if v := strings.TrimSpace(getenv(EnvLearnPools)); v != "" {
+		if learn, err := strconv.ParseBool(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want true or false (false: only the nodepools of %s and the pools --nodes names are node groups)", EnvLearnPools, v, EnvSKSCluster))
+		} else {
+			cfg.LearnPools = learn
+		}
+	}
+	if v := getenv(EnvLearntPoolBounds); v != "" {
+		b, ok := parseBounds(v)
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s=%q: want min:max such as 1:10 (0 <= min <= max, max at least 1)", EnvLearntPoolBounds, v))
+		case !cfg.LearnPools:
+			errs = append(errs, fmt.Errorf("%s is set but %s=false learns no pools: drop one of them", EnvLearntPoolBounds, EnvLearnPools))
+		default:
+			cfg.LearntPoolBounds = &b
+		}
 	}
 	if err := checkCloudConfig(opts.CloudConfig); err != nil {
 		errs = append(errs, err)
@@ -174,8 +221,15 @@ func (c Config) String() string {
 	for i, s := range c.NodeGroupSpecs {
 		specs[i] = s.String()
 	}
-	return fmt.Sprintf("exoscale.Config{zone: %q, endpoint: %q, sksCluster: %q, nodes: [%s], apiKey: %s, apiSecret: %s}",
-		c.Zone, c.APIEndpoint(), c.SKSCluster, strings.Join(specs, " "), c.apiKey(), c.apiSecret())
+	learnt := "off"
+	switch {
+	case c.LearnPools && c.LearntPoolBounds != nil:
+		learnt = c.LearntPoolBounds.String()
+	case c.LearnPools:
+		learnt = "1:quota"
+	}
+	return fmt.Sprintf("exoscale.Config{zone: %q, endpoint: %q, sksCluster: %q, nodes: [%s], learntPools: %s, apiKey: %s, apiSecret: %s}",
+		c.Zone, c.APIEndpoint(), c.SKSCluster, strings.Join(specs, " "), learnt, c.apiKey(), c.apiSecret())
 }
 
 // GoString keeps %#v from printing credentials.

@@ -39,7 +39,26 @@ func TestLoadConfig(t *testing.T) {
 			if c.Environment != "api" || c.UnlimitedMaxSize != defaultUnlimitedMaxSize || c.RefreshInterval != defaultRefreshInterval {
 				t.Fatalf("defaults not applied: %v", c)
 			}
+			if !c.LearnPools || c.LearntPoolBounds != nil {
+				t.Fatalf("pools are learnt with upstream's bounds by default: learn %v, bounds %v", c.LearnPools, c.LearntPoolBounds)
+			}
 		}},
+		{name: "learning off", env: with(EnvLearnPools, "false"), check: func(t *testing.T, c Config) {
+			if c.LearnPools || !strings.Contains(c.String(), "learntPools: off") {
+				t.Fatalf("EXOSCALE_LEARN_POOLS=false left learning on: %v", c)
+			}
+		}},
+		{name: "learnt bounds", env: with(EnvLearnPools, "true", EnvLearntPoolBounds, " 0:4 "), check: func(t *testing.T, c Config) {
+			if !c.LearnPools || c.LearntPoolBounds == nil || *c.LearntPoolBounds != (Bounds{Min: 0, Max: 4}) || !strings.Contains(c.String(), "learntPools: 0:4") {
+				t.Fatalf("learnt bounds: %v", c)
+			}
+		}},
+		{name: "bad learning switch", env: with(EnvLearnPools, "no thanks"), wantErr: []string{`exoscale: EXOSCALE_LEARN_POOLS="no thanks": want true or false`}},
+		{name: "learnt bounds min above max", env: with(EnvLearntPoolBounds, "5:2"), wantErr: []string{`exoscale: EXOSCALE_LEARNT_POOL_BOUNDS="5:2": want min:max such as 1:10`}},
+		{name: "learnt bounds not a pair", env: with(EnvLearntPoolBounds, "10"), wantErr: []string{EnvLearntPoolBounds + `="10"`}},
+		{name: "learnt bounds max zero", env: with(EnvLearntPoolBounds, "0:0"), wantErr: []string{EnvLearntPoolBounds + `="0:0"`}},
+		{name: "learnt bounds negative", env: with(EnvLearntPoolBounds, "-1:3"), wantErr: []string{EnvLearntPoolBounds + `="-1:3"`}},
+		{name: "learnt bounds without learning", env: with(EnvLearnPools, "false", EnvLearntPoolBounds, "1:3"), wantErr: []string{"EXOSCALE_LEARNT_POOL_BOUNDS is set but EXOSCALE_LEARN_POOLS=false learns no pools: drop one of them"}},
 		{name: "all three missing, each named", env: map[string]string{}, wantErr: []string{"exoscale: EXOSCALE_API_KEY is not set", "exoscale: EXOSCALE_API_SECRET is not set", "exoscale: EXOSCALE_ZONE is not set"}},
 		{name: "secret missing names its file alternative", env: with(EnvAPISecret, ""), wantErr: []string{"exoscale: EXOSCALE_API_SECRET is not set: set it, or EXOSCALE_API_SECRET_FILE to a file holding it"}},
 		{name: "environment", env: with(EnvAPIEnvironment, "ppapi"), endpoint: "https://ppapi-de-fra-1.exoscale.com/v2"},

@@ -40,6 +40,11 @@ const (
 	EnvUnlimitedMaxSize = "EXOSCALE_UNLIMITED_MAX_SIZE"
 	// EnvRefreshInterval is the minimum time between two cloud refreshes.
 	EnvRefreshInterval = "EXOSCALE_REFRESH_INTERVAL"
+	// EnvLearnPools says whether an instance pool becomes a node group when
+	// a node lookup finds one of its members (true by default, as upstream).
+	EnvLearnPools = "EXOSCALE_LEARN_POOLS"
+	// EnvLearntPoolBounds is min:max for the pools learnt that way.
+	EnvLearntPoolBounds = "EXOSCALE_LEARNT_POOL_BOUNDS"
 )
 
 // Defaults.
@@ -54,7 +59,8 @@ const (
 	// staleOperation: an operation still pending after this long is dropped
 	// and the cloud's size is trusted again.
 	staleOperation = time.Hour
-	// defaultMinSize is upstream's minimum for groups without a --nodes spec.
+	// defaultMinSize is upstream's minimum for groups without a --nodes spec
+	// (a learnt pool's too, unless EXOSCALE_LEARNT_POOL_BOUNDS says).
 	defaultMinSize = 1
 )
 

@@ -170,7 +170,8 @@ func (m *manager) lookupMembersLocked(ctx context.Context) error {
 
 // indexedGroup answers from the index alone: known is false when the
 // instance is in no pool the index holds. A member of a pool that is not a
-// group yet becomes one (learn).
+// group yet makes it one (learn), unless EXOSCALE_LEARN_POOLS=false: then
+// the node is in no group.
 func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	poolID, indexed := m.instancePool[id]
@@ -179,14 +180,15 @@ func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	switch {
 	case indexed && g != nil:
 		return g, true
-	case indexed:
+	case indexed && m.cfg.LearnPools:
 		return m.learn(poolID), true
 	}
-	return nil, false
+	return nil, indexed
 }
 
 // learn makes poolID a node group. When the pool is in the snapshot the group
 // exists at once (so NodeGroups lists it); otherwise the next Refresh adds it.
+// The server logs its arrival at the next Refresh, with every other group's.
 func (m *manager) learn(poolID string) *nodeGroup {
 	m.mu.Lock()
 	if g, ok := m.groups.Get(poolID); ok {
@@ -201,13 +203,13 @@ func (m *manager) learn(poolID string) *nodeGroup {
 		klog.V(2).InfoS("Learnt a new instance pool; it becomes a node group at the next refresh", "provider", ProviderName, "nodeGroup", poolID)
 		return nil
 	}
-	var spec *groupconfig.NodeGroupSpec
+	sel := selection{why: cloudprovider.Management{By: cloudprovider.ManagedByLearnt}}
 	m.mu.RLock()
 	if s, ok := m.resolved.ByGroup[poolID]; ok {
-		spec = &s
+		sel = specSelection(s)
 	}
 	m.mu.RUnlock()
-	rec, v := m.buildState(poolID, spec, snap)
+	rec, v := m.buildState(poolID, sel, snap)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if existing, ok := m.groups.Get(poolID); ok {
@@ -220,7 +222,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	g.rec = rec
 	g.Install(snap.listing, v)
 	m.groups = m.groups.With(poolID, g)
-	klog.InfoS("Learnt node group from a node lookup", "provider", ProviderName, "nodeGroup", poolID, "name", rec.displayName(), "min", v.Min, "max", v.Max)
+	klog.V(2).InfoS("Learnt node group from a node lookup", "provider", ProviderName, "nodeGroup", poolID, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 	return g
 }
 

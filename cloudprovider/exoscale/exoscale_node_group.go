@@ -284,7 +284,7 @@ func (g *nodeGroup) Debug(context.Context) string {
 
 // Status implements cloudprovider.NodeGroup.
 func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
-	return g.Guard().Status(g.record().settings)
+	return g.StatusWith(g.record().settings)
 }
 
 // scale sends an absolute size to the nodepool or pool. Callers hold the

@@ -144,12 +144,11 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	existing := m.groups
 	m.mu.RUnlock()
 	next := make(map[string]*nodeGroup, len(selected))
-	for id, spec := range selected {
-		rec, v := m.buildState(id, spec, snap)
+	for id, sel := range selected {
+		rec, v := m.buildState(id, sel, snap)
 		g, ok := existing.Get(id)
 		if !ok {
 			g = newNodeGroup(m, id)
-			klog.InfoS("Discovered node group", "provider", ProviderName, "nodeGroup", id, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 		}
 		g.applySnapshot(rec, v, opResults, listing)
 		next[id] = g
@@ -164,9 +163,7 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 		if m.learned[g.id] && !learned[g.id] {
 			// Learnt by a lookup while this refresh ran; the next one covers it.
 			next[g.id] = g
-			continue
 		}
-		klog.InfoS("Node group is gone", "provider", ProviderName, "nodeGroup", g.id)
 	}
 	for id := range m.learned {
 		if _, ok := snap.pools[id]; !ok && learned[id] {
@@ -269,11 +266,23 @@ func poolShows(ops []submittedOp, size int) bool {
 	return true
 }
 
-// selectGroups decides which instance pools are node groups: every nodepool
-// of the configured SKS cluster, every pool or nodepool named by --nodes, and
-// every pool learnt from lookups. The value is the matching spec, if any.
-func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learned map[string]bool) (map[string]*groupconfig.NodeGroupSpec, error) {
-	selected := map[string]*groupconfig.NodeGroupSpec{}
+// selection is why a pool is a node group, and the --nodes spec that
+// names it, if any.
+type selection struct {
+	spec *groupconfig.NodeGroupSpec
+	why  cloudprovider.Management
+}
+
+// selectGroups decides which instance pools are node groups, and why: every
+// pool or nodepool named by --nodes, every nodepool of the configured SKS
+// cluster, and every pool learnt from lookups, in that order of precedence.
+func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learned map[string]bool) (map[string]selection, error) {
+	selected := map[string]selection{}
+	for id := range learned {
+		if _, ok := snap.pools[id]; ok {
+			selected[id] = selection{why: cloudprovider.Management{By: cloudprovider.ManagedByLearnt}}
+		}
+	}
 	var scoped *exoapi.Cluster
 	if m.cfg.SKSCluster != "" {
 		var matches []exoapi.Cluster
@@ -292,13 +301,8 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 		}
 		for _, np := range scoped.Nodepools {
 			if _, ok := snap.pools[np.InstancePoolID]; ok {
-				selected[np.InstancePoolID] = nil
+				selected[np.InstancePoolID] = selection{why: cloudprovider.Management{By: cloudprovider.ManagedByCluster, Detail: "SKS cluster " + scoped.Name}}
 			}
-		}
-	}
-	for id := range learned {
-		if _, ok := snap.pools[id]; ok {
-			selected[id] = nil
 		}
 	}
 	resolved := resolveSpecs(m.cfg.NodeGroupSpecs, scoped, snap)
@@ -306,7 +310,7 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 		return nil, err
 	}
 	for poolID, spec := range resolved.ByGroup {
-		selected[poolID] = &spec
+		selected[poolID] = specSelection(spec)
 	}
 	m.mu.Lock()
 	m.resolved = resolved
@@ -332,8 +336,15 @@ func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, sna
 	return groupconfig.ResolveSpecs(specs, candidates)
 }
 
-// buildState derives one group's record and view from the snapshot.
-func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, snap *snapshot) (poolRecord, groupstate.View) {
+// specSelection is the selection of a pool --nodes names.
+func specSelection(spec groupconfig.NodeGroupSpec) selection {
+	return selection{spec: &spec, why: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: spec.String()}}
+}
+
+// buildState derives one group's record and view from the snapshot: the
+// bounds are the spec's, a learnt pool's EXOSCALE_LEARNT_POOL_BOUNDS, or
+// min 1 and max the instance quota.
+func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (poolRecord, groupstate.View) {
 	p := snap.pools[poolID]
 	rec := poolRecord{name: p.Name, typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB}
 	rec.settings = groupconfig.ParseGroupSettings(settingsSourcePool, p.Labels)
@@ -355,15 +366,20 @@ func (m *manager) buildState(poolID string, spec *groupconfig.NodeGroupSpec, sna
 	_, hasTemplate := m.instanceType(rec.typeID)
 	hasTemplate = hasTemplate && rec.typeID != ""
 	minSize, maxSize := defaultMinSize, m.defaultMax()
-	if spec != nil {
-		minSize, maxSize = spec.MinSize, spec.MaxSize
+	switch {
+	case sel.spec != nil:
+		minSize, maxSize = sel.spec.MinSize, sel.spec.MaxSize
+	case sel.why.By == cloudprovider.ManagedByLearnt && m.cfg.LearntPoolBounds != nil:
+		minSize, maxSize = m.cfg.LearntPoolBounds.Min, m.cfg.LearntPoolBounds.Max
 	}
 	if minSize == 0 && !hasTemplate {
 		// Without a template CA cannot scale an empty group back up.
 		m.warnOnce("min0/"+poolID, "Raising min size to 1: no template for this group", "nodeGroup", poolID)
 		minSize = 1
 	}
-	return rec, view(p, snap.membersByPool[poolID], minSize, maxSize)
+	v := view(p, snap.membersByPool[poolID], minSize, maxSize)
+	v.Managed = sel.why
+	return rec, v
 }
 
 // The caches: instance types (immutable, fetched once) and the instance
@@ -392,7 +408,7 @@ func (m *manager) instanceType(id string) (exoapi.InstanceType, bool) {
 
 // fetchTypes caches the instance types of selected groups; types never change,
 // so each is fetched once per process. A failure only disables templates.
-func (m *manager) fetchTypes(ctx context.Context, selected map[string]*groupconfig.NodeGroupSpec, snap *snapshot) {
+func (m *manager) fetchTypes(ctx context.Context, selected map[string]selection, snap *snapshot) {
 	failed := map[string]bool{}
 	for poolID := range selected {
 		typeID := snap.pools[poolID].InstanceTypeID

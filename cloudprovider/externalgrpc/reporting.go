@@ -2,6 +2,7 @@ package externalgrpc
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,9 +14,11 @@ import (
 )
 
 // reportingProvider decorates the provider a Server serves with what is
-// reported about its node groups: after each successful refresh, every
-// group's sizes, instances by state and settings problems (counted, and
-// logged when they change) and the number of quarantined groups; after each
+// reported about its node groups: after each successful refresh, each
+// group's arrival, departure and change of bounds or of why it is managed
+// (logged once, at the default level), every group's sizes, instances by
+// state and settings problems (counted, and logged when they change) and
+// the number of quarantined groups; after each
 // mutation a group runs, the quarantined groups again and, when the change
 // was applied, the group's sizes. A failed refresh is counted.
 //
@@ -34,6 +37,17 @@ type reportingProvider struct {
 	// are logged when they change, not after every refresh.
 	settingsMu     sync.Mutex
 	settingsLogged map[string]string
+
+	// members holds each group as its arrival or last change was logged;
+	// nil until the first refresh.
+	membersMu sync.Mutex
+	members   map[string]member
+}
+
+// member is what the membership log says of a group.
+type member struct {
+	min, max int
+	why      cloudprovider.Management
 }
 
 // withReporting decorates p; m may be nil (the settings are still logged).
@@ -55,6 +69,7 @@ func (r *reportingProvider) Refresh(ctx context.Context) error {
 		return nil
 	}
 	statuses := groupStatuses(ctx, groups)
+	r.reportMembers(ctx, groups, statuses)
 	r.reportSizes(ctx, groups)
 	r.reportQuarantined(statuses)
 	r.reportSettings(ctx, groups, statuses)
@@ -201,6 +216,41 @@ func instanceCounts(ctx context.Context, g cloudprovider.NodeGroup) metrics.Inst
 		}
 	}
 	return c
+}
+
+// reportMembers logs, at the default level, each group that arrived since
+// the last refresh, changed its bounds or why it is managed, or left: the
+// one place every provider's groups are announced, so an operator reads in
+// the log which groups CA may scale, within which bounds, and why.
+func (r *reportingProvider) reportMembers(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
+	r.membersMu.Lock()
+	defer r.membersMu.Unlock()
+	last := r.members
+	r.members = make(map[string]member, len(groups))
+	provider := r.Name()
+	for i, g := range groups {
+		id := g.Id(ctx)
+		now := member{min: g.MinSize(ctx), max: g.MaxSize(ctx), why: statuses[i].Managed}
+		r.members[id] = now
+		before, known := last[id]
+		switch {
+		case !known:
+			klog.InfoS("Managing node group", "provider", provider, "nodeGroup", id, "min", now.min, "max", now.max, "managed", now.why.String())
+		case before != now:
+			klog.InfoS("Node group changed", "provider", provider, "nodeGroup", id, "min", now.min, "max", now.max, "managed", now.why.String(),
+				"previousMin", before.min, "previousMax", before.max, "previouslyManaged", before.why.String())
+		}
+	}
+	gone := make([]string, 0, len(last))
+	for id := range last {
+		if _, ok := r.members[id]; !ok {
+			gone = append(gone, id)
+		}
+	}
+	slices.Sort(gone)
+	for _, id := range gone {
+		klog.InfoS("Node group no longer managed", "provider", provider, "nodeGroup", id, "wasManaged", last[id].why.String())
+	}
 }
 
 // reportSettings logs and counts, per group, the settings in the cloud's

@@ -351,3 +351,70 @@ func TestInstancesByStateAfterRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupMembershipLoggedOnce: each group's arrival, change of bounds or of
+// why it is managed, and departure is logged once, at the default level,
+// with its bounds and reason, whatever the number of refreshes in between.
+func TestGroupMembershipLoggedOnce(t *testing.T) {
+	buf := captureKlog(t)
+	ctx := context.Background()
+	p := newScriptedStatusProvider(t, groupstate.GuardOptions{})
+	r := withReporting(p, nil)
+	refresh := func() {
+		t.Helper()
+		if err := r.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func(msg string) []string {
+		t.Helper()
+		klog.Flush()
+		var out []string
+		for l := range strings.SplitSeq(buf.String(), "\n") {
+			if strings.Contains(l, `"`+msg+`"`) {
+				// klog's default level writes Info lines with an I prefix.
+				if !strings.HasPrefix(l, "I") {
+					t.Errorf("%q not logged as Info: %s", msg, l)
+				}
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	wantOne := func(msg string, parts ...string) {
+		t.Helper()
+		got := lines(msg)
+		if len(got) != 1 {
+			t.Fatalf("%d %q lines, want 1:\n%s", len(got), msg, buf.String())
+		}
+		for _, part := range parts {
+			if !strings.Contains(got[0], part) {
+				t.Errorf("%q line lacks %s: %s", msg, part, got[0])
+			}
+		}
+	}
+
+	refresh()
+	refresh()
+	if got := lines("Managing node group"); len(got) != 2 {
+		t.Fatalf("%d arrival lines for two groups over two refreshes, want 2:\n%s", len(got), buf.String())
+	}
+	if got := lines("Managing node group"); !strings.Contains(got[0], `nodeGroup="pool-a" min=1 max=5 managed="cluster"`) {
+		t.Errorf("arrival line lacks the group's bounds and reason: %s", got[0])
+	}
+
+	p.set(func(p *scriptedStatusProvider) {
+		p.status["pool-a"] = cloudprovider.GroupStatus{Managed: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: "1:5:pool-a"}}
+	})
+	refresh()
+	refresh()
+	wantOne("Node group changed", `nodeGroup="pool-a"`, `managed="--nodes (1:5:pool-a)"`, `previouslyManaged="cluster"`)
+
+	p.set(func(p *scriptedStatusProvider) { p.hidden["pool-b"] = true })
+	refresh()
+	refresh()
+	wantOne("Node group no longer managed", `nodeGroup="pool-b"`, `wasManaged="cluster"`)
+	if got := lines("Managing node group"); len(got) != 2 {
+		t.Errorf("%d arrival lines after a change and a departure, want still 2", len(got))
+	}
+}

@@ -93,7 +93,8 @@ func (s *Server) group(ctx context.Context, id string) (cloudprovider.NodeGroup,
 }
 
 func pbGroup(ctx context.Context, g cloudprovider.NodeGroup) *protos.NodeGroup {
-	return &protos.NodeGroup{Id: g.Id(ctx), MinSize: int32(g.MinSize(ctx)), MaxSize: int32(g.MaxSize(ctx)), Debug: g.Debug(ctx)}
+	debug := cloudprovider.WithManaged(g.Debug(ctx), g.Status(ctx).Managed)
+	return &protos.NodeGroup{Id: g.Id(ctx), MinSize: int32(g.MinSize(ctx)), MaxSize: int32(g.MaxSize(ctx)), Debug: debug}
 }
 
 // apiNode rebuilds the four Node fields the client forwards.

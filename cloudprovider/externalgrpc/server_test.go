@@ -98,6 +98,9 @@ func TestAllRPCs(t *testing.T) {
 		groups.NodeGroups[0].GetMinSize() != 1 || groups.NodeGroups[0].GetMaxSize() != 5 || groups.NodeGroups[0].GetDebug() == "" {
 		t.Fatalf("NodeGroups = %v, %v", groups, err)
 	}
+	if m, ok := cloudprovider.ManagementFromDebug(groups.NodeGroups[0].GetDebug()); !ok || m.By != cloudprovider.ManagedByCluster {
+		t.Fatalf("NodeGroups Debug %q does not say why the group is managed (want cluster)", groups.NodeGroups[0].GetDebug())
+	}
 
 	nodes, err := c.NodeGroupNodes(rpcCtx(t), &protos.NodeGroupNodesRequest{Id: "pool-a"})
 	if err != nil || len(nodes.GetInstances()) != 2 {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 // View is what one listing or read says of a node group, in CA's terms:
@@ -33,6 +34,10 @@ type View struct {
 	// reports unfilled and why, or Unfilled -1 when it says nothing.
 	Unfilled int
 	Failure  *cloudprovider.InstanceErrorInfo
+	// Managed is why the provider manages the group, decided with Min and
+	// Max by the refresh that selects it; a mutation's fresh read keeps the
+	// served one (FreshFrom).
+	Managed cloudprovider.Management
 }
 
 // Group is the one model of the state a provider serves for a node group:
@@ -131,7 +136,8 @@ func (g *Group) Fresh(v View) {
 // whose group answer leaves out the bounds, or some members): build gets a
 // copy of the served view and returns the view to install, under the
 // group's lock, so a refresh installing between the two cannot be undone
-// by the served values build copies.
+// by the served values build copies. Why the group is managed is the
+// refresh's choice, never a read's: the served one stays.
 func (g *Group) FreshFrom(build func(served View) View) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -139,6 +145,7 @@ func (g *Group) FreshFrom(build func(served View) View) {
 	served.Target = g.target()
 	served.Instances = append([]cloudprovider.Instance(nil), served.Instances...)
 	v := build(served)
+	v.Managed = served.Managed
 	g.ledger.Fresh(g.id, g.listing(v))
 	g.view = v
 }
@@ -212,6 +219,16 @@ func (g *Group) target() int {
 // accepted from us (deleting, by providerID).
 func Stays(in cloudprovider.Instance, deleting *DeletingSet) bool {
 	return (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.Holds(in.Id)
+}
+
+// StatusWith is the group's NodeGroup.Status: its per-group settings, the
+// guard's quarantine (MutationGuard.Status) and why it is managed.
+func (g *Group) StatusWith(settings groupconfig.GroupSettings) cloudprovider.GroupStatus {
+	st := g.Guard().Status(settings)
+	g.mu.RLock()
+	st.Managed = g.view.Managed
+	g.mu.RUnlock()
+	return st
 }
 
 // Id implements cloudprovider.NodeGroup.

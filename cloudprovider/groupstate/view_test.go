@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
 func running(ids ...string) []cloudprovider.Instance {
@@ -190,5 +191,29 @@ func TestGroupInstallWithLandsItsChangesWithTheView(t *testing.T) {
 	}
 	if got := <-read; got != 4 {
 		t.Fatalf("a read during the install saw target %d, want 4: the cloud's 2 and the 2 slots land together", got)
+	}
+}
+
+// TestGroupManagedIsTheRefreshsChoice: why a group is managed comes with a
+// refresh's install and is reported by its status; a mutation's fresh read,
+// which cannot know it, keeps the served one, and the next install replaces
+// it.
+func TestGroupManagedIsTheRefreshsChoice(t *testing.T) {
+	t.Parallel()
+	l, _ := newTestLedger()
+	g := l.Group("g", nil, false)
+	byNodes := cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: "1:5:g"}
+	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1, Managed: byNodes})
+	if got := g.StatusWith(groupconfig.GroupSettings{}).Managed; got != byNodes {
+		t.Fatalf("status after install says managed %v, want %v", got, byNodes)
+	}
+	g.Fresh(View{Min: 1, Max: 5, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
+	if got := g.Read().Managed; got != byNodes {
+		t.Fatalf("a fresh read changed why the group is managed to %v, want %v kept", got, byNodes)
+	}
+	learnt := cloudprovider.Management{By: cloudprovider.ManagedByLearnt}
+	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1, Managed: learnt})
+	if got := g.StatusWith(groupconfig.GroupSettings{}).Managed; got != learnt {
+		t.Fatalf("status after the next install says managed %v, want %v", got, learnt)
 	}
 }

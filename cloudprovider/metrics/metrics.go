@@ -8,6 +8,7 @@ package metrics
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ const maxOperations = 200
 // Metrics is the set of server metrics. A nil *Metrics records nothing, so
 // tests and tools can run without a registry.
 type Metrics struct {
+	buildInfo     *prometheus.GaugeVec
 	grpcRequests  *prometheus.CounterVec
 	grpcDuration  *prometheus.HistogramVec
 	cloudRequests *prometheus.CounterVec
@@ -50,6 +52,10 @@ type Metrics struct {
 // New creates the metrics and registers them with reg.
 func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
+		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "build_info",
+			Help: "Always 1 while the server runs; its labels are the release, the cloud provider served and the Go version it was built with.",
+		}, []string{"version", "provider", "goversion"}),
 		grpcRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "grpc_requests_total",
 			Help: "gRPC requests served, by method and status code.",
@@ -118,7 +124,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
-	reg.MustRegister(m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol,
+	reg.MustRegister(m.buildInfo, m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol,
 		m.nodeLookupFailures, m.identityMismatch)
 	m.groups = newGroupMetrics(reg)
 	return m
@@ -147,6 +153,17 @@ func (m *Metrics) ObserveProtocolGeneration(g ProtocolGeneration) {
 	if c, ok := m.caProtocol[g]; ok {
 		c.Inc()
 	}
+}
+
+// SetBuildInfo publishes the one build_info series: version of the binary,
+// the provider it serves. Its absence is what alerts read as "the provider
+// is down", so the server sets it at start, before the first refresh.
+func (m *Metrics) SetBuildInfo(version, provider string) {
+	if m == nil {
+		return
+	}
+	m.buildInfo.Reset()
+	m.buildInfo.WithLabelValues(version, provider, runtime.Version()).Set(1)
 }
 
 // ObserveRPC records one answered gRPC request.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +149,27 @@ func TestObserveRateLimit(t *testing.T) {
 	if nilMetrics.ObserveRateLimit("vultr") != nil {
 		t.Fatal("nil Metrics returned an observer")
 	}
+}
+
+// TestBuildInfo: one series, value 1, carrying the last version and
+// provider set and the Go version of the binary.
+func TestBuildInfo(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := New(reg)
+	if n := testutil.CollectAndCount(m.buildInfo); n != 0 {
+		t.Fatalf("build_info has %d series before SetBuildInfo", n)
+	}
+	m.SetBuildInfo("v0.0.1", "vultr")
+	m.SetBuildInfo("v0.0.2", "exoscale")
+	want := `
+# HELP cluster_autoscaler_provider_build_info Always 1 while the server runs; its labels are the release, the cloud provider served and the Go version it was built with.
+# TYPE cluster_autoscaler_provider_build_info gauge
+cluster_autoscaler_provider_build_info{goversion="` + runtime.Version() + `",provider="exoscale",version="v0.0.2"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "cluster_autoscaler_provider_build_info"); err != nil {
+		t.Fatal(err)
+	}
+	var nilMetrics *Metrics
+	nilMetrics.SetBuildInfo("v0.0.1", "vultr")
 }

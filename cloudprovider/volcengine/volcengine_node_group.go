@@ -33,9 +33,8 @@ type nodeGroup struct {
 	// mu guards what Volcengine adds. A writer takes it before the
 	// Group's lock, so what a reader takes under it belongs to the
 	// instances the Group serves.
-	mu           sync.RWMutex
-	cloud        volcapi.ScalingGroup
-	discoveredBy string
+	mu    sync.RWMutex
+	cloud volcapi.ScalingGroup
 	// settings are read from the group's tags at each Refresh.
 	settings groupconfig.GroupSettings
 	// statuses is each listed instance's Auto Scaling status, by instance
@@ -116,15 +115,11 @@ func (n *nodeGroup) debug() string {
 	if !s.hasDesired() {
 		desired = "no desired number"
 	}
-	how := "static"
-	if n.discoveredBy != "" {
-		how = "discovered by " + n.discoveredBy
-	}
 	instances := fmt.Sprintf("%d instances", len(v.Instances))
 	if len(v.Instances) == 1 {
 		instances = "1 instance"
 	}
-	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %s, %s", n.id, n.cloud.Name, v.Min, v.Max, desired, instances, how)
+	d := fmt.Sprintf("%s (%s) min %d max %d, %s, %s", n.id, n.cloud.Name, v.Min, v.Max, desired, instances)
 	if !s.active() {
 		d += fmt.Sprintf(", disabled (LifecycleState %s)", n.cloud.LifecycleState)
 	}
@@ -137,12 +132,12 @@ func (n *nodeGroup) debug() string {
 // install applies a Refresh's read of the group, whose listing began at
 // listing: the served state by the ledger's rules (groupstate.Group.Install),
 // and what Volcengine adds beside it.
-func (n *nodeGroup) install(listing groupstate.Listing, r groupRead, discoveredBy string) {
+func (n *nodeGroup) install(listing groupstate.Listing, r groupRead) {
 	v := view(r)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.Install(listing, v)
-	n.cloud, n.discoveredBy = r.cloud, discoveredBy
+	n.cloud = r.cloud
 	n.settings = groupconfig.ParseGroupSettings(settingsSource, r.cloud.Tags)
 	n.statuses, n.failures = statusesOf(r.instances), r.failures
 }
@@ -534,5 +529,5 @@ func (n *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 		settings = n.settings
 		n.mu.RUnlock()
 	}
-	return n.Guard().Status(settings)
+	return n.StatusWith(settings)
 }

@@ -413,13 +413,13 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		if !ok {
 			g = newNodeGroup(m, id)
 		}
-		r := groupRead{cloud: p.cloud, instances: instances[i], failures: failures}
+		r := groupRead{cloud: p.cloud, instances: instances[i], failures: failures, why: p.why}
 		r.min, r.max = p.bounds()
 		// A listing a mutation overtook may count slots that mutation gave
 		// up: Install leaves the slots as they are until a listing that
 		// began after it (Ledger.Reconcile).
 		r.unfilled, r.failure = m.unfilled(groupFailures, id, liveListed(instances[i]), p.cloud.Desired)
-		g.install(listing, r, p.discoveredBy)
+		g.install(listing, r)
 		for _, si := range instances[i] {
 			byInstance[si.ID] = id
 		}
@@ -668,7 +668,7 @@ func selectGroups(all []volcapi.ScalingGroup, static []groupconfig.NodeGroupSpec
 	for _, g := range all {
 		if spec, ok := resolved.ByGroup[g.ID]; ok && !taken[g.ID] {
 			taken[g.ID] = true
-			picked = append(picked, managedGroup{cloud: g, spec: &spec})
+			picked = append(picked, managedGroup{cloud: g, spec: &spec, why: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: spec.String()}})
 		}
 	}
 	for _, g := range all {
@@ -678,7 +678,7 @@ func selectGroups(all []volcapi.ScalingGroup, static []groupconfig.NodeGroupSpec
 		for _, sel := range selectors {
 			if sel.matches(g.Tags) {
 				taken[g.ID] = true
-				picked = append(picked, managedGroup{cloud: g, discoveredBy: sel.raw})
+				picked = append(picked, managedGroup{cloud: g, why: cloudprovider.Management{By: cloudprovider.ManagedByDiscovery, Detail: sel.raw}})
 				break
 			}
 		}
@@ -686,11 +686,11 @@ func selectGroups(all []volcapi.ScalingGroup, static []groupconfig.NodeGroupSpec
 	return picked, resolved
 }
 
-// managedGroup is a scaling group CA manages, with how it was chosen.
+// managedGroup is a scaling group CA manages, with why it was chosen.
 type managedGroup struct {
-	cloud        volcapi.ScalingGroup
-	spec         *groupconfig.NodeGroupSpec
-	discoveredBy string
+	cloud volcapi.ScalingGroup
+	spec  *groupconfig.NodeGroupSpec
+	why   cloudprovider.Management
 }
 
 // bounds returns min and max: the group's own, the spec's only when the group

@@ -79,9 +79,9 @@ func TestSelectGroups(t *testing.T) {
 		want        string
 		wantMissing string
 	}{
-		{name: "static exact ids, spec bounds only when the group has none", static: []string{"2:9:scg-b", "1:2:scg-zzz"}, want: "[scg-b 2:9 static]", wantMissing: "[scg-zzz]"},
-		{name: "discovery", selectors: sel, want: "[scg-a 1:5 asg:tag=ca=on scg-c 0:3 asg:tag=ca=on]", wantMissing: "[]"},
-		{name: "static wins over discovery", static: []string{"0:1:scg-c"}, selectors: sel, want: "[scg-c 0:3 static scg-a 1:5 asg:tag=ca=on]", wantMissing: "[]"},
+		{name: "static exact ids, spec bounds only when the group has none", static: []string{"2:9:scg-b", "1:2:scg-zzz"}, want: "[scg-b 2:9 --nodes (2:9:scg-b)]", wantMissing: "[scg-zzz]"},
+		{name: "discovery", selectors: sel, want: "[scg-a 1:5 discovery (asg:tag=ca=on) scg-c 0:3 discovery (asg:tag=ca=on)]", wantMissing: "[]"},
+		{name: "static wins over discovery", static: []string{"0:1:scg-c"}, selectors: sel, want: "[scg-c 0:3 --nodes (0:1:scg-c) scg-a 1:5 discovery (asg:tag=ca=on)]", wantMissing: "[]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,11 +98,7 @@ func TestSelectGroups(t *testing.T) {
 			var got []string
 			for _, p := range picked {
 				minSize, maxSize := p.bounds()
-				how := p.discoveredBy
-				if how == "" {
-					how = "static"
-				}
-				got = append(got, fmt.Sprintf("%s %d:%d %s", p.cloud.ID, minSize, maxSize, how))
+				got = append(got, fmt.Sprintf("%s %d:%d %s", p.cloud.ID, minSize, maxSize, p.why))
 			}
 			if s := fmt.Sprint(got); s != tc.want {
 				t.Fatalf("picked %s, want %s", s, tc.want)

@@ -37,6 +37,8 @@ type groupRead struct {
 	failures  map[string]string
 	unfilled  int
 	failure   *cloudprovider.InstanceErrorInfo
+	// why is why the group is managed (--nodes or discovery).
+	why cloudprovider.Management
 }
 
 // view maps a read of a scaling group to CA's terms: the provider's whole
@@ -46,7 +48,7 @@ type groupRead struct {
 // instances that stay (groupstate.View.TargetFromInstances).
 func view(r groupRead) groupstate.View {
 	v := groupstate.View{Min: r.min, Max: r.max, Target: r.cloud.Desired, Unfilled: r.unfilled, Failure: r.failure,
-		TargetFromInstances: r.cloud.Desired == volcapi.NoDesiredNumber}
+		TargetFromInstances: r.cloud.Desired == volcapi.NoDesiredNumber, Managed: r.why}
 	for _, si := range r.instances {
 		v.Instances = append(v.Instances, cloudprovider.Instance{
 			Id:     cloudprovider.BuildProviderID(ProviderIDPrefix, si.ID),

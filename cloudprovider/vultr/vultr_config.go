@@ -38,9 +38,11 @@ type Config struct {
 
 	// envToken is VULTR_API_KEY as read at load time.
 	envToken credential.Secret
-	// source is the file the config was read from ("" when none), and
-	// positions where each top-level key's value starts in it.
-	source    string
+	// path is the file the config was loaded from ("" when none): a token
+	// given in it is re-read from there, so a rotated Secret needs no
+	// restart, and problems name their place in it. positions is where
+	// each top-level key's value starts in it.
+	path      string
 	positions map[string]int64
 }
 
@@ -81,7 +83,7 @@ func ParseConfig(data []byte) (*Config, error) {
 // parseConfig is ParseConfig for the file named source ("" when none),
 // whose name then starts every position.
 func parseConfig(source string, data []byte) (*Config, error) {
-	c := Config{source: source}
+	c := Config{path: source}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("vultr: cloud config%s: file is empty; want {\"cluster_id\": ..., \"token_file\": ...}", c.named())
 	}
@@ -124,10 +126,10 @@ func parseConfig(source string, data []byte) (*Config, error) {
 
 // named is " <file>" when the config came from a file, else "".
 func (c *Config) named() string {
-	if c.source == "" {
+	if c.path == "" {
 		return ""
 	}
-	return " " + c.source
+	return " " + c.path
 }
 
 // position renders a byte offset of data as file:line:column (line:column
@@ -136,10 +138,10 @@ func (c *Config) position(data []byte, offset int64) string {
 	offset = max(0, min(offset, int64(len(data))))
 	line := 1 + bytes.Count(data[:offset], []byte("\n"))
 	col := offset - int64(bytes.LastIndexByte(data[:offset], '\n'))
-	if c.source == "" {
+	if c.path == "" {
 		return fmt.Sprintf("%d:%d", line, col)
 	}
-	return fmt.Sprintf("%s:%d:%d", c.source, line, col)
+	return fmt.Sprintf("%s:%d:%d", c.path, line, col)
 }
 
 // field is where a top-level key's value is, for a problem found after
@@ -275,6 +277,13 @@ func truncate(s string, n int) string {
 // TokenSource returns where requests get their bearer token from.
 func (c *Config) TokenSource() oauth2.TokenSource {
 	switch {
+	case c.Token != "" && c.path != "":
+		// The in-tree layout: the token inside the cloud config, a mounted Secret.
+		cred, err := credential.FileFieldCredential("token in --cloud-config", c.path, configToken)
+		if err != nil {
+			return &credentialTokenSource{cred: credential.FixedCredential(c.Token)}
+		}
+		return &credentialTokenSource{cred: cred}
 	case c.Token != "":
 		return &credentialTokenSource{cred: credential.FixedCredential(c.Token)}
 	case c.TokenFile != "":
@@ -286,6 +295,18 @@ func (c *Config) TokenSource() oauth2.TokenSource {
 	default:
 		return &credentialTokenSource{cred: credential.FixedCredential(c.envToken)}
 	}
+}
+
+// configToken reads the token out of a cloud config's content.
+func configToken(data []byte) (credential.Secret, error) {
+	c, err := ParseConfig(data)
+	if err != nil {
+		return "", err
+	}
+	if c.Token == "" {
+		return "", errors.New("the file has no token")
+	}
+	return c.Token, nil
 }
 
 // credentialTokenSource hands oauth2 the current key of a credential, which

@@ -175,25 +175,56 @@ func TestFileTokenSourceRotation(t *testing.T) {
 	}
 }
 
-// TestExampleConfigParses keeps examples/vultr in step with the config format.
-func TestExampleConfigParses(t *testing.T) {
+// TestInlineTokenRotation: with the in-tree layout (the token inside the
+// cloud config, a mounted Secret), a rewritten file's token is used without
+// a restart, and a rewrite without a token keeps the last good one.
+func TestInlineTokenRotation(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "vultr", "provider-config.yaml"))
+	path := filepath.Join(t.TempDir(), "cloud-config")
+	write := func(body string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	write(`{"cluster_id": "`+testClusterID+`", "token": "first"}`, base)
+	cfg, err := LoadConfig(path, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The JSON is the block scalar after "cloud-config.json: |"; no YAML
-	// library is in go.mod, and the block is plain indented JSON.
-	_, block, ok := strings.Cut(string(raw), "cloud-config.json: |\n")
-	if !ok {
-		t.Fatal("example has no cloud-config.json block")
+	ts := cfg.TokenSource()
+	steps := []struct {
+		name   string
+		action func()
+		want   string
+	}{
+		{name: "initial", action: func() {}, want: "first"},
+		{name: "rotated", action: func() { write(`{"cluster_id": "`+testClusterID+`", "token": "second-token"}`, base.Add(time.Minute)) }, want: "second-token"},
+		{name: "no token keeps the last", action: func() { write(`{"cluster_id": "`+testClusterID+`"}`, base.Add(2*time.Minute)) }, want: "second-token"},
+		{name: "not JSON keeps the last", action: func() { write(`{"cluster_id": `, base.Add(3*time.Minute)) }, want: "second-token"},
+		{name: "back", action: func() { write(`{"cluster_id": "`+testClusterID+`", "token": "third"}`, base.Add(4*time.Minute)) }, want: "third"},
 	}
-	cfg, err := ParseConfig([]byte(block))
+	for _, s := range steps {
+		// Not parallel: the steps share one file and run in order.
+		t.Run(s.name, func(t *testing.T) {
+			s.action()
+			tok, err := ts.Token()
+			if err != nil || tok.AccessToken != s.want {
+				t.Fatalf("Token() = %v, %v; want %q", tok, err, s.want)
+			}
+		})
+	}
+	// A token given only in a parsed config (no file) stays fixed.
+	parsed, err := ParseConfig([]byte(`{"cluster_id": "`+testClusterID+`", "token": "fixed"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ClusterID == "" || cfg.TokenFile == "" || cfg.Token != "" {
-		t.Fatalf("example config %v should name a cluster and a token_file, and hold no token", cfg)
+	if tok, err := parsed.TokenSource().Token(); err != nil || tok.AccessToken != "fixed" {
+		t.Fatalf("Token() of a parsed config = %v, %v", tok, err)
 	}
 }
 

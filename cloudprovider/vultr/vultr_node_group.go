@@ -46,11 +46,13 @@ func newNodeGroup(m *manager, id string) *nodeGroup {
 }
 
 // update installs a pool from the listing that began at listing, with the
-// bounds Refresh chose, by the ledger's rules (groupstate.Group.Install):
+// bounds and reason Refresh chose, by the ledger's rules (groupstate.Group.Install):
 // when a mutation of ours overtook the listing, the target served stands
 // until a later listing. It never waits for a running mutation.
-func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int) {
-	g.Install(listing, view(p, minSize, maxSize))
+func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int, why cloudprovider.Management) {
+	v := view(p, minSize, maxSize)
+	v.Managed = why
+	g.Install(listing, v)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool = p
@@ -94,7 +96,7 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	g.mu.Lock()
 	settings := g.settings
 	g.mu.Unlock()
-	return g.Guard().Status(settings)
+	return g.StatusWith(settings)
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute

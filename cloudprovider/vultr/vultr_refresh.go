@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
@@ -42,16 +43,17 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	type selected struct {
 		pool     vultrapi.NodePool
 		min, max int
+		why      cloudprovider.Management
 	}
 	var sel []selected
 	problems := map[string]string{}
 	for _, p := range pools {
-		minSize, maxSize, ok, problem := bounds(p, resolved)
+		minSize, maxSize, why, problem := bounds(p, resolved)
 		if problem != "" {
 			problems[p.ID] = problem
 		}
-		if ok {
-			sel = append(sel, selected{p, minSize, maxSize})
+		if problem == "" && why.By != "" {
+			sel = append(sel, selected{p, minSize, maxSize, why})
 		}
 	}
 
@@ -67,7 +69,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 		if !ok {
 			g = newNodeGroup(m, s.pool.ID)
 		}
-		g.update(listing, s.pool, s.min, s.max)
+		g.update(listing, s.pool, s.min, s.max, s.why)
 		groups[s.pool.ID] = g
 		order = append(order, s.pool.ID)
 		for _, n := range s.pool.Nodes {
@@ -104,28 +106,31 @@ func (m *manager) reportProblems(problems map[string]string) {
 	m.reported = problems
 }
 
-// bounds decides whether pool p is a node group and with which bounds.
-// Pools flagged auto_scaler use the API's min/max; --nodes selects further
-// pools (by id, or by label when unique) with the flag's min/max, and wins
-// for flagged pools too because the operator asked explicitly. Min is clamped
-// to VKE's floor of one node.
-func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, maxSize int, ok bool, problem string) {
+// bounds decides whether pool p is a node group, why, and with which
+// bounds (why.By is empty for a pool that is not one). Pools flagged
+// auto_scaler use the API's min/max; --nodes selects further pools (by id,
+// or by label when unique) with the flag's min/max, and wins for flagged
+// pools too because the operator asked explicitly. Min is clamped to VKE's
+// floor of one node.
+func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, maxSize int, why cloudprovider.Management, problem string) {
 	spec, found := resolved.ByGroup[p.ID]
 	switch {
 	case found:
 		minSize, maxSize = spec.MinSize, spec.MaxSize
+		why = cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: spec.String()}
 	case p.AutoScaler:
 		minSize, maxSize = p.MinNodes, p.MaxNodes
+		why = cloudprovider.Management{By: cloudprovider.ManagedByCluster, Detail: "auto_scaler"}
 	default:
-		return 0, 0, false, ""
+		return 0, 0, why, ""
 	}
 	if minSize < vkeMinNodes {
 		minSize = vkeMinNodes
 	}
 	if minSize > maxSize {
-		return 0, 0, false, fmt.Sprintf("min %d (VKE floor %d) is above max %d", minSize, vkeMinNodes, maxSize)
+		return 0, 0, cloudprovider.Management{}, fmt.Sprintf("min %d (VKE floor %d) is above max %d", minSize, vkeMinNodes, maxSize)
 	}
-	return minSize, maxSize, true, ""
+	return minSize, maxSize, why, ""
 }
 
 // ensureInfo loads the cluster region and the plans when they are missing or

@@ -42,9 +42,12 @@ required and fail as warnings), so it still gets a valid name. */}}
 {{- end -}}
 {{- end -}}
 
-{{/* The Secret with the cloud credentials. */}}
+{{/* The Secret with the cloud credentials: by default the in-tree
+provider's Secret, which generate-secret.sh makes. */}}
 {{- define "cap.credentialsSecret" -}}
-{{- default (printf "%s-credentials" (include "cap.provider" .)) .Values.credentialsSecret -}}
+{{- $p := include "cap.provider" . -}}
+{{- $default := get (dict "vultr" "cluster-autoscaler-cloud-config" "volcengine" "cloud-config" "exoscale" "exoscale-api-credentials") $p -}}
+{{- default $default .Values.credentialsSecret -}}
 {{- end -}}
 
 {{/* The Secret with the provider's server certificate. */}}

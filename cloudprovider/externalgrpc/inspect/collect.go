@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
@@ -43,6 +44,12 @@ type Group struct {
 	Max    int    `json:"max"`
 	Target int    `json:"target"`
 	Debug  string `json:"debug,omitempty"`
+	// Managed is why the server manages the group (cluster, --nodes,
+	// discovery, learnt) and ManagedDetail what chose it, both read from the
+	// end of Debug (cloudprovider.WithManaged); empty when the server does
+	// not say.
+	Managed       string `json:"managed,omitempty"`
+	ManagedDetail string `json:"managedDetail,omitempty"`
 	// Instances come from NodeGroupNodes.
 	Instances []Instance `json:"instances"`
 	// Template is the scale-from-zero node, nil when the server has none.
@@ -201,6 +208,9 @@ func groupIDs(gs []*protos.NodeGroup) string {
 
 func (c client) group(ctx context.Context, pg *protos.NodeGroup) Group {
 	g := Group{ID: pg.GetId(), Min: int(pg.GetMinSize()), Max: int(pg.GetMaxSize()), Debug: pg.GetDebug(), Instances: []Instance{}}
+	if m, ok := cloudprovider.ManagementFromDebug(g.Debug); ok {
+		g.Managed, g.ManagedDetail = string(m.By), m.Detail
+	}
 	id := pg.GetId()
 
 	cctx, cancel := c.call(ctx)

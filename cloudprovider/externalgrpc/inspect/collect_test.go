@@ -43,8 +43,14 @@ func TestCollectShowsWhatCASees(t *testing.T) {
 	w, g := r.Groups[0], r.Groups[1]
 
 	t.Run("sizes", func(t *testing.T) {
-		if w.ID != "workers" || w.Min != 1 || w.Max != 5 || w.Target != 3 || w.Debug != "fake group workers" {
+		if w.ID != "workers" || w.Min != 1 || w.Max != 5 || w.Target != 3 || w.Debug != "fake group workers; managed: --nodes (1:5:workers)" {
 			t.Fatalf("workers = %+v", w)
+		}
+		if w.Managed != "--nodes" || w.ManagedDetail != "1:5:workers" {
+			t.Fatalf("workers managed = %q (%q), want --nodes (1:5:workers), read from the server's Debug", w.Managed, w.ManagedDetail)
+		}
+		if g.Managed != "" || g.ManagedDetail != "" {
+			t.Fatalf("gpu managed = %q (%q), want nothing: the server does not say", g.Managed, g.ManagedDetail)
 		}
 		if g.ID != "gpu" || g.Min != 0 || g.Max != 2 || g.Target != 0 {
 			t.Fatalf("gpu = %+v", g)

@@ -43,11 +43,13 @@ type fakeGroup struct {
 	instances []cloudprovider.Instance
 	template  *corev1.Node
 	options   *cloudprovider.NodeGroupAutoscalingOptions
+	managed   cloudprovider.Management
 }
 
-// newFakeProvider returns two groups: "workers" (2 running instances and one
-// whose creation failed, a template, no option overrides) and "gpu" (empty,
-// no template, overridden options).
+// newFakeProvider returns two groups: "workers" (named by --nodes, 2
+// running instances and one whose creation failed, a template, no option
+// overrides) and "gpu" (empty, no template, overridden options, and no word
+// on why it is managed).
 func newFakeProvider() *fakeProvider {
 	p := &fakeProvider{}
 	tmpl := &corev1.Node{
@@ -62,7 +64,7 @@ func newFakeProvider() *fakeProvider {
 		},
 	}
 	p.groups = []*fakeGroup{
-		{p: p, id: "workers", min: 1, max: 5, target: 3, template: tmpl, instances: []cloudprovider.Instance{
+		{p: p, id: "workers", min: 1, max: 5, target: 3, template: tmpl, managed: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: "1:5:workers"}, instances: []cloudprovider.Instance{
 			{Id: "fake://w-1", Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceRunning}},
 			{Id: "fake://w-2", Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceRunning}},
 			{Id: "fake://w-3", Status: &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating, ErrorInfo: &cloudprovider.InstanceErrorInfo{
@@ -211,7 +213,7 @@ func (g *fakeGroup) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 }
 
 func (g *fakeGroup) Status(context.Context) cloudprovider.GroupStatus {
-	return cloudprovider.GroupStatus{}
+	return cloudprovider.GroupStatus{Managed: g.managed}
 }
 
 func (g *fakeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {

@@ -105,9 +105,13 @@ func writeReport(w io.Writer, r *Report) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE GROUP\tMIN\tMAX\tTARGET\tINSTANCES\tTEMPLATE\tOPTIONS")
+	fmt.Fprintln(tw, "NODE GROUP\tMANAGED\tMIN\tMAX\tTARGET\tINSTANCES\tTEMPLATE\tOPTIONS")
 	for _, g := range r.Groups {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", g.ID, g.Min, g.Max, g.Target, stateCounts(g.Instances), templateSummary(g), optionsSummary(g))
+		managed := g.Managed
+		if managed == "" {
+			managed = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", g.ID, managed, g.Min, g.Max, g.Target, stateCounts(g.Instances), templateSummary(g), optionsSummary(g))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

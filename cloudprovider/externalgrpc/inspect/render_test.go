@@ -16,9 +16,10 @@ func TestTableOutput(t *testing.T) {
 	}
 	for _, want := range []string{
 		"GPU label fake.example/gpu   GPU types a100,l4",
-		"NODE GROUP  MIN  MAX  TARGET  INSTANCES",
-		"workers     1    5    3       2 running, 1 creating, 1 unspecified, 1 failed  m.large: cpu 4 mem 16Gi nvidia.com/gpu 1  defaults",
-		"gpu         0    2    0       0",
+		"NODE GROUP  MANAGED  MIN  MAX  TARGET  INSTANCES",
+		"workers     --nodes  1    5    3       2 running, 1 creating, 1 unspecified, 1 failed  m.large: cpu 4 mem 16Gi nvidia.com/gpu 1  defaults",
+		"gpu         -        0    2    0       0",
+		"fake group workers; managed: --nodes (1:5:workers)",
 		"fake://w-3  creating     QUOTA (class 1): instance quota reached",
 		"template labels      node.kubernetes.io/instance-type=m.large pool=workers",
 		"template taints      dedicated=batch:NoSchedule",
@@ -89,7 +90,7 @@ func TestRefreshFailureStillShowsSnapshot(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "Refresh failed") || !strings.Contains(stderr, "key revoked") || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("exit %d stderr %q; want 1 and the server's reason", code, stderr)
 	}
-	if !strings.Contains(out, "WARNING Refresh failed: Unauthenticated: refresh fake: key revoked") || !strings.Contains(out, "workers     1    5    3") {
+	if !strings.Contains(out, "WARNING Refresh failed: Unauthenticated: refresh fake: key revoked") || !strings.Contains(out, "workers     --nodes  1    5    3") {
 		t.Fatalf("output:\n%s", out)
 	}
 	code, out, _ = inspectRun(t, "--address", addr, "-o", "json")
