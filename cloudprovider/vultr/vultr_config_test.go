@@ -219,7 +219,7 @@ func TestInlineTokenRotation(t *testing.T) {
 		})
 	}
 	// A token given only in a parsed config (no file) stays fixed.
-	parsed, err := ParseConfig([]byte(`{"cluster_id": "`+testClusterID+`", "token": "fixed"}`))
+	parsed, err := ParseConfig([]byte(`{"cluster_id": "` + testClusterID + `", "token": "fixed"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
