@@ -239,7 +239,10 @@ func exitCode(err error) int {
 
 // providerError names the provider once: every provider already starts its
 // configuration errors with its own name, and a second prefix only repeats it.
+// It leaves out a trailing error class (": invalid argument").
 func providerError(provider string, err error) error {
+	// The class sentinel's text says nothing an operator can act on.
+	err = cloudprovider.WithoutClass(err)
 	if strings.HasPrefix(strings.ToLower(err.Error()), strings.ToLower(provider)) {
 		return err
 	}
@@ -275,7 +278,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.checkConfig {
-		msg, err := checkConfig(ctx, &cfg, reg)
+		msg, warnings, err := checkConfig(ctx, &cfg, reg)
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
 			return 2
@@ -294,28 +300,45 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // cloud. Under --simulate there is no real configuration to read, so it starts
 // the in-process fake cloud, reads its node groups once through the provider
 // (which checks --nodes and auto-discovery against the simulated groups), and
-// stops it again.
-func checkConfig(ctx context.Context, cfg *config, reg registry.Registration) (string, error) {
+// stops it again. Warnings (an unknown zone) leave the exit code 0 and are
+// counted in the OK line.
+func checkConfig(ctx context.Context, cfg *config, reg registry.Registration) (string, []string, error) {
 	opts := cfg.buildOptions(nil)
 	if cfg.simulate {
 		sim, err := reg.Simulate(ctx, opts)
 		if err != nil {
-			return "", providerError(cfg.provider, err)
+			return "", nil, providerError(cfg.provider, err)
 		}
 		defer sim.Close()
 		defer func() { _ = sim.Provider.Cleanup(ctx) }()
 		if err := sim.Provider.Refresh(ctx); err != nil {
-			return "", providerError(cfg.provider, err)
+			return "", nil, providerError(cfg.provider, err)
 		}
 		groups, err := sim.Provider.NodeGroups(ctx)
 		if err != nil {
-			return "", providerError(cfg.provider, err)
+			return "", nil, providerError(cfg.provider, err)
 		}
 		if len(groups) == 0 {
-			return "", fmt.Errorf("simulated %s serves no node groups with these --nodes/--node-group-auto-discovery flags", cfg.provider)
+			return "", nil, fmt.Errorf("simulated %s serves no node groups with these --nodes/--node-group-auto-discovery flags", cfg.provider)
 		}
-		return fmt.Sprintf("configuration OK for simulated %s: %s", cfg.provider, count(len(groups), "node group")), nil
+		return fmt.Sprintf("configuration OK for simulated %s: %s", cfg.provider, count(len(groups), "node group")), nil, nil
 	}
+	warnings, err := offlineCheck(ctx, cfg, reg)
+	if err != nil {
+		return "", warnings, err
+	}
+	msg := "configuration OK for " + cfg.provider
+	if len(warnings) > 0 {
+		msg += fmt.Sprintf(" (%s above)", count(len(warnings), "warning"))
+	}
+	return msg, warnings, nil
+}
+
+// offlineCheck is what --check-config and preflight both check without the
+// network, in the same words: the provider's configuration (an error, exit
+// 2) and its zone or region against the known list (a warning).
+func offlineCheck(ctx context.Context, cfg *config, reg registry.Registration) ([]string, error) {
+	opts := cfg.buildOptions(nil)
 	check := reg.CheckConfig
 	if check == nil {
 		check = func(opts registry.BuildOptions) error {
@@ -328,9 +351,15 @@ func checkConfig(ctx context.Context, cfg *config, reg registry.Registration) (s
 		}
 	}
 	if err := check(opts); err != nil {
-		return "", providerError(cfg.provider, err)
+		return nil, providerError(cfg.provider, err)
 	}
-	return "configuration OK for " + cfg.provider, nil
+	var warnings []string
+	if reg.Location != nil {
+		if w := reg.Location(opts).Warning(cfg.provider); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	return warnings, nil
 }
 
 // count says "1 node group", "3 node groups".

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -36,6 +37,19 @@ const preflightTimeout = 3 * time.Minute
 // template and price, and prints one summary. Exit codes are the server's:
 // 2 for bad configuration, 1 when the cloud cannot be read, 0 otherwise.
 func preflightMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return preflightWith(ctx, args, stdout, stderr, preflightHooks{timeout: preflightTimeout})
+}
+
+// preflightHooks is what tests replace: the cloud client's dialer and
+// proxy rule (a network failing the way a real one fails, without the
+// network) and the whole check's deadline.
+type preflightHooks struct {
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	proxy   func(*http.Request) (*url.URL, error)
+	timeout time.Duration
+}
+
+func preflightWith(ctx context.Context, args []string, stdout, stderr io.Writer, hooks preflightHooks) int {
 	var cfg config
 	fs := newFlagSet(&cfg, stderr)
 	fs.Init(PreflightCommand, flag.ContinueOnError)
@@ -48,9 +62,19 @@ func preflightMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	// The offline checks come first, in --check-config's words: a
+	// configuration error is the one line printed, before any header.
+	var warnings []string
+	if !cfg.simulate {
+		if warnings, err = offlineCheck(ctx, &cfg, reg); err != nil {
+			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+			return 2
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, hooks.timeout)
 	defer cancel()
-	report, code := preflight(ctx, &cfg, reg)
+	report, code := preflight(ctx, &cfg, reg, hooks)
+	report.warnings = append(warnings, report.warnings...)
 	report.write(stdout, stderr)
 	return code
 }
@@ -66,8 +90,14 @@ type preflightReport struct {
 	// location is the zone or region the configuration names, if the
 	// provider says (Registration.Location).
 	location registry.Location
-	// problem is the one-line cause of a failed check ("" when it passed).
+	// endpoint is where the calls go (Registration.Endpoint).
+	endpoint registry.Endpoint
+	// proxy is the proxy rule the cloud client used.
+	proxy cloudhttp.ProxyFunc
+	// problem is the one-line cause of a failed check ("" when it passed),
+	// code its exit code.
 	problem string
+	code    int
 }
 
 type preflightGroup struct {
@@ -79,15 +109,19 @@ type preflightGroup struct {
 }
 
 // preflight runs the checks; the report is printed whatever the outcome.
-func preflight(ctx context.Context, cfg *config, reg registry.Registration) (*preflightReport, int) {
+func preflight(ctx context.Context, cfg *config, reg registry.Registration, hooks preflightHooks) (*preflightReport, int) {
 	r := &preflightReport{provider: cfg.provider, simulate: cfg.simulate, calls: &callRecorder{}}
 	opts := cfg.buildOptions(nil)
 	opts.InstrumentTransport = r.calls.wrap
+	opts.Dial, opts.Proxy = hooks.dial, hooks.proxy
+	if hooks.proxy != nil {
+		r.proxy = func(u *url.URL) (*url.URL, error) { return hooks.proxy(&http.Request{URL: u}) }
+	}
 	if reg.Location != nil {
 		r.location = reg.Location(opts)
-		if l := r.location; l.Name != "" && len(l.Published) > 0 && !slices.Contains(l.Published, l.Name) {
-			r.warnings = append(r.warnings, fmt.Sprintf("%s %q is not in %s's published list (%s): check the spelling", l.Kind, l.Name, cfg.provider, strings.Join(l.Published, ", ")))
-		}
+	}
+	if reg.Endpoint != nil {
+		r.endpoint = reg.Endpoint(opts)
 	}
 
 	var p cloudprovider.CloudProvider
@@ -153,7 +187,7 @@ func (r *preflightReport) where() string {
 }
 
 func (r *preflightReport) fail(code int, err error) (*preflightReport, int) {
-	r.problem = oneLine(err)
+	r.problem, r.code = oneLine(err), code
 	return r, code
 }
 
@@ -255,30 +289,21 @@ func preflightCode(err error) int {
 	return 1
 }
 
-// cause names what went wrong in the operator's terms: credentials, a
-// permission (with the API action), an endpoint that does not answer, or
-// the provider's own error.
+// cause names what went wrong in the operator's terms, one line: the
+// step, the cause with its chained error, and the fix that fits the
+// provider (cloudhttp.Diagnose, registry.Diagnosis); the provider's own
+// error otherwise.
 func (r *preflightReport) cause(err error) error {
 	var api *cloudhttp.APIError
 	hasAPI := errors.As(err, &api)
-	var dns *net.DNSError
 	switch {
 	case errors.Is(err, cloudprovider.ErrConfig):
 		return providerError(r.provider, err)
 	case hasAPI && r.refusesLocation(api):
 		return fmt.Errorf("%s: the API refused %s%s: check the spelling: %s", r.provider, r.where(), onOperation(api, true), err)
-	case errors.Is(err, cloudprovider.ErrUnauthenticated):
-		return fmt.Errorf("%s: authentication failed: the cloud refused the credentials%s; check the key and secret (or their *_FILE files)", r.provider, onOperation(api, hasAPI))
-	case errors.Is(err, cloudprovider.ErrPermissionDenied):
-		op := "a read call"
-		if hasAPI {
-			op = api.Operation
-		}
-		return fmt.Errorf("%s: permission refused for %s: grant the key this read permission, as %s lists (%s)", r.provider, op, permissionsPage(r.provider), err)
-	case errors.As(err, &dns):
-		return fmt.Errorf("%s: the API host %s does not resolve: check the zone or region (and the endpoint override, if any): %s", r.provider, dns.Name, err)
-	case hasAPI && api.Status == 0:
-		return fmt.Errorf("%s: cannot reach the cloud API%s: check the endpoint, zone or region, and the network path to it: %s", r.provider, onOperation(api, true), err)
+	}
+	if msg, ok := registry.Diagnosis(r.provider, cloudhttp.Diagnose(err, r.proxy), r.location, r.endpoint); ok {
+		return errors.New(msg)
 	}
 	return providerError(r.provider, err)
 }
@@ -298,11 +323,9 @@ func (r *preflightReport) refusesLocation(api *cloudhttp.APIError) bool {
 	return strings.Contains(text, r.location.Kind) || strings.Contains(text, strings.ToLower(r.location.Name))
 }
 
-// permissionsPage is the documentation of provider's permissions: every
-// action it calls, required or optional, and the example policy.
-func permissionsPage(provider string) string {
-	return "docs/providers/" + provider + ".md#permissions"
-}
+// permissionsPage is the documentation of provider's permissions
+// (registry.PermissionsPage), where a refused call points too.
+func permissionsPage(provider string) string { return registry.PermissionsPage(provider) }
 
 func onOperation(api *cloudhttp.APIError, ok bool) string {
 	if !ok {
@@ -317,6 +340,14 @@ func onOperation(api *cloudhttp.APIError, ok bool) string {
 // write prints the summary on stdout, then warnings and the problem (if
 // any) one line each on stderr.
 func (r *preflightReport) write(stdout, stderr io.Writer) {
+	if r.code == 2 && r.calls.summary() == "" {
+		// A configuration refused before any call: the line alone.
+		for _, w := range r.warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
+		fmt.Fprintf(stderr, "error: %s\n", r.problem)
+		return
+	}
 	where := "the cloud"
 	if r.simulate {
 		where = "the simulated cloud"

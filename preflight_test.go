@@ -154,7 +154,7 @@ func TestPreflightFailures(t *testing.T) {
 		t.Setenv("VULTR_API_KEY", "the-right-key")
 		url := fakeCloud(t, "vultr")
 		code, _, stderr := preflightRun(t, "--cloud-provider", "vultr", "--cloud-config", vultrConfig(t, "a-wrong-key", url))
-		wantOneError(t, code, stderr, 1, "vultr: authentication failed", "HTTP 401", "check the key")
+		wantOneError(t, code, stderr, 1, "vultr: GET /v2/kubernetes/clusters/"+vultrSimClusterID+"/node-pools: authentication failed", "HTTP 401", "check the API key (token or token_file in --cloud-config, or VULTR_API_KEY)")
 		if strings.Contains(stderr, "a-wrong-key") || strings.Contains(stderr, "the-right-key") {
 			t.Errorf("a key is in the output:\n%s", stderr)
 		}
@@ -168,7 +168,7 @@ func TestPreflightFailures(t *testing.T) {
 		t.Setenv("EXOSCALE_API_ENDPOINT", url)
 		t.Setenv("EXOSCALE_SKS_CLUSTER", "demo")
 		code, _, stderr := preflightRun(t, "--cloud-provider", "exoscale")
-		wantOneError(t, code, stderr, 1, "exoscale: authentication failed", "HTTP 401", "check the key and secret")
+		wantOneError(t, code, stderr, 1, "exoscale: ListInstancePools: authentication failed", "HTTP 401", "check EXOSCALE_API_KEY and EXOSCALE_API_SECRET")
 		if strings.Contains(stderr, "the-right-secret") || strings.Contains(stderr, "a-wrong-secret") {
 			t.Errorf("a secret is in the output:\n%s", stderr)
 		}
@@ -179,12 +179,12 @@ func TestPreflightFailures(t *testing.T) {
 		t.Setenv("ACCESS_KEY", "")
 		cfg := writeFile(t, "volc.conf", "[Global]\nregion-id = cn-beijing\naccess-key = AKLTawrongone\nsecret-key = s\nendpoint = "+url+"\nscheme = http\n")
 		code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
-		wantOneError(t, code, stderr, 1, "volcengine: authentication failed", "HTTP 401", "check the key")
+		wantOneError(t, code, stderr, 1, "volcengine: DescribeScalingGroups: authentication failed", "HTTP 401 InvalidAccessKey", "check access-key and secret-key")
 	})
 	t.Run("unreachable endpoint", func(t *testing.T) {
 		t.Setenv("VULTR_API_KEY", "")
 		code, _, stderr := preflightRun(t, "--cloud-provider", "vultr", "--cloud-config", vultrConfig(t, "some-key", closedPort(t)))
-		wantOneError(t, code, stderr, 1, "vultr: cannot reach the cloud API", "check the endpoint")
+		wantOneError(t, code, stderr, 1, "vultr: GET /v2/kubernetes/clusters/"+vultrSimClusterID+"/node-pools: nothing accepts connections at 127.0.0.1:", "connection refused", "api_url in --cloud-config sets this host")
 	})
 	t.Run("unknown exoscale zone", func(t *testing.T) {
 		// The zone's endpoint is a closed port here, as api-<zone> of a zone
@@ -194,8 +194,8 @@ func TestPreflightFailures(t *testing.T) {
 		t.Setenv("EXOSCALE_ZONE", "xx-bad-9")
 		t.Setenv("EXOSCALE_API_ENDPOINT", closedPort(t)+"/v2")
 		code, _, stderr := preflightRun(t, "--cloud-provider", "exoscale")
-		wantOneError(t, code, stderr, 1, "exoscale: cannot reach the cloud API", "zone")
-		if !strings.Contains(stderr, `warning: zone "xx-bad-9" is not in exoscale's published list (ch-gva-2, `) {
+		wantOneError(t, code, stderr, 1, "exoscale: ListInstancePools: nothing accepts connections", "EXOSCALE_API_ENDPOINT sets this host")
+		if !strings.Contains(stderr, `warning: zone "xx-bad-9" (EXOSCALE_ZONE) is not a known exoscale zone (known: ch-gva-2, `) {
 			t.Errorf("no warning about the unpublished zone:\n%s", stderr)
 		}
 	})
@@ -221,7 +221,7 @@ func TestPreflightZoneWarningOffline(t *testing.T) {
 	t.Setenv("EXOSCALE_API_ENDPOINT", url)
 	t.Setenv("EXOSCALE_SKS_CLUSTER", "demo")
 	code, out, stderr := preflightRun(t, "--cloud-provider", "exoscale")
-	if code != 0 || !strings.Contains(stderr, `warning: zone "ch-gva-9" is not in exoscale's published list`) {
+	if code != 0 || !strings.Contains(stderr, `warning: zone "ch-gva-9" (EXOSCALE_ZONE) is not a known exoscale zone`) {
 		t.Fatalf("exit %d, want 0 with a zone warning:\n%s\n%s", code, stderr, out)
 	}
 }
@@ -289,7 +289,7 @@ func TestPreflightOptionalPermissionIsAWarning(t *testing.T) {
 func TestPreflightRefusedReadNamesTheAction(t *testing.T) {
 	cfg := volcengineGateway(t, "DescribeScalingGroups")
 	code, _, stderr := preflightRun(t, "--cloud-provider", "volcengine", "--cloud-config", cfg, "--nodes", "1:10:scg-sim-general")
-	wantOneError(t, code, stderr, 1, "volcengine: permission refused for DescribeScalingGroups", "AccessDenied", "docs/providers/volcengine.md#permissions")
+	wantOneError(t, code, stderr, 1, "volcengine: DescribeScalingGroups: permission refused (HTTP 403 AccessDenied", "docs/providers/volcengine.md#permissions")
 }
 
 // volcengineRegions starts a Volcengine fake serving only cn-beijing, with

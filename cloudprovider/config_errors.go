@@ -22,14 +22,45 @@ func ConfigProblems(provider string, errs ...error) error {
 	}
 	out := make([]error, len(flat))
 	for i, err := range flat {
-		if strings.HasPrefix(err.Error(), provider+": ") {
-			out[i] = err
-			continue
+		line := WithoutClass(err)
+		if !strings.HasPrefix(line.Error(), provider+": ") {
+			line = fmt.Errorf("%s: %w", provider, line)
 		}
-		out[i] = fmt.Errorf("%s: %w", provider, err)
+		out[i] = line
 	}
 	return errors.Join(out...)
 }
+
+// classes are the sentinels whose text an operator's line leaves out: a
+// configuration problem reads as its cause and fix, and the class is for
+// errors.Is (exit codes, gRPC codes), not for the reader.
+func classes() []error {
+	return []error{ErrNotImplemented, ErrNodeGroupNotFound, ErrInvalidArgument, ErrFailedPrecondition,
+		ErrNotFound, ErrRateLimited, ErrUnauthenticated, ErrPermissionDenied, ErrQuotaExceeded, ErrUnavailable,
+		ErrMalformedResponse, ErrConfig}
+}
+
+// WithoutClass is err with a trailing ": <class>" (as Errorf writes it)
+// cut from its text; errors.Is and errors.As still reach everything err
+// wraps.
+func WithoutClass(err error) error {
+	text := err.Error()
+	for _, class := range classes() {
+		if cut, ok := strings.CutSuffix(text, ": "+class.Error()); ok && errors.Is(err, class) {
+			return classless{text: cut, err: err}
+		}
+	}
+	return err
+}
+
+// classless is an error shown with another text.
+type classless struct {
+	text string
+	err  error
+}
+
+func (c classless) Error() string { return c.text }
+func (c classless) Unwrap() error { return c.err }
 
 // flatten lists the leaves of errors.Join trees (and of wrappers around one).
 func flatten(err error) []error {

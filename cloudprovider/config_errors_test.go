@@ -12,7 +12,7 @@ func TestConfigProblems(t *testing.T) {
 	}
 	inner := errors.Join(errors.New("a is not set"), Errorf(ErrInvalidArgument, "bad spec"))
 	err := ConfigProblems("vultr", fmt.Errorf("wrapped: %w", errors.New("x")), inner, errors.New("vultr: already named"))
-	want := "vultr: wrapped: x\nvultr: a is not set\nvultr: bad spec: invalid argument\nvultr: already named"
+	want := "vultr: wrapped: x\nvultr: a is not set\nvultr: bad spec\nvultr: already named"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %q, want %q", err, want)
 	}

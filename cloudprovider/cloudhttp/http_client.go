@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +52,11 @@ type ClientOptions struct {
 	ObserveRateLimit    func(waited time.Duration, refused bool)
 	RateLimitNow        func() time.Time
 	RateLimitSleep      func(ctx context.Context, d time.Duration) error
+	// Dial and Proxy replace the network dialer and the proxy rule
+	// (HTTPS_PROXY/NO_PROXY by default), so tests fail a call's network
+	// the way a real one fails without touching the network.
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	Proxy func(*http.Request) (*url.URL, error)
 }
 
 // HTTPStack is what one cloud adds to the shared HTTP stack: its operation
@@ -101,9 +107,16 @@ func NewHTTPClient(opts ClientOptions, stack HTTPStack) *http.Client {
 	if operation == nil {
 		operation = func(r *http.Request) string { return r.Method }
 	}
+	proxy, dial := opts.Proxy, opts.Dial
+	if proxy == nil {
+		proxy = http.ProxyFromEnvironment
+	}
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: httpDialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	}
 	var rt http.RoundTripper = &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: httpDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy:                 proxy,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          32,
 		MaxIdleConnsPerHost:   16,

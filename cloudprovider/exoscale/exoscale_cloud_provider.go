@@ -28,6 +28,7 @@ func init() {
 		},
 		RateLimit: DefaultRateLimit,
 		Location:  zoneLocation,
+		Endpoint:  endpoint,
 	})
 }
 

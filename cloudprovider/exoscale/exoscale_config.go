@@ -106,8 +106,9 @@ func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config,
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", EnvUnlimitedMaxSize, v))
+		} else {
+			cfg.UnlimitedMaxSize = n
 		}
-		cfg.UnlimitedMaxSize = n
 	}
 	if v := getenv(EnvRefreshInterval); v != "" {
 		d, err := time.ParseDuration(v)
@@ -258,4 +259,30 @@ func zoneLocation(registry.BuildOptions) registry.Location {
 		loc.Published = append(loc.Published, string(z))
 	}
 	return loc
+}
+
+// endpoint is the registration's Endpoint: the zone decides the host
+// (https://<environment>-<zone>.exoscale.com/v2) unless EXOSCALE_API_ENDPOINT
+// overrides it.
+func endpoint(registry.BuildOptions) registry.Endpoint {
+	c := Config{
+		Zone:        strings.TrimSpace(os.Getenv(EnvZone)),
+		Environment: strings.TrimSpace(os.Getenv(EnvAPIEnvironment)),
+		Endpoint:    strings.TrimSpace(os.Getenv(EnvAPIEndpoint)),
+	}
+	if c.Environment == "" {
+		c.Environment = defaultAPIEnvironment
+	}
+	host := c.APIEndpoint()
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return registry.Endpoint{
+		Host:        host,
+		Setting:     EnvAPIEndpoint,
+		Overridden:  c.Endpoint != "",
+		ByLocation:  true,
+		Credentials: EnvAPIKey + " and " + EnvAPISecret + " (or their _FILE files)",
+		IDs:         EnvSKSCluster + " and --nodes",
+	}
 }

@@ -208,3 +208,14 @@ func TestConfigRedaction(t *testing.T) {
 		t.Fatalf("pointer formatting leaks: %s", ptr)
 	}
 }
+
+// TestUnlimitedMaxSizeErrorOnce: a malformed EXOSCALE_UNLIMITED_MAX_SIZE is
+// one problem, named by its variable, not a second one about the value.
+func TestUnlimitedMaxSizeErrorOnce(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{EnvAPIKey: "EXOkey", EnvAPISecret: "secret", EnvZone: "ch-gva-2", EnvUnlimitedMaxSize: "lots"}
+	_, err := LoadConfig(registry.BuildOptions{}, func(k string) string { return env[k] })
+	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), EnvUnlimitedMaxSize+`="lots": want a positive integer`) {
+		t.Fatalf("error = %v", err)
+	}
+}

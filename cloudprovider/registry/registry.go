@@ -3,7 +3,9 @@ package registry
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"sync"
 	"time"
@@ -66,6 +68,10 @@ type BuildOptions struct {
 	// mix of the simcloud package); only a Simulator reads it, and injects
 	// those faults into its fake cloud.
 	SimulateFaults string
+	// Dial and Proxy, when set, replace the cloud HTTP client's dialer and
+	// proxy rule (cloudhttp.ClientOptions); main leaves them nil.
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	Proxy func(*http.Request) (*url.URL, error)
 }
 
 // Simulation is a provider wired to an in-process fake of its cloud.
@@ -128,10 +134,14 @@ type Registration struct {
 	// limits (see docs/flags.md); --cloud-api-rate-limit overrides it.
 	RateLimit cloudhttp.RateLimit
 	// Location, when set, returns the zone or region the configuration
-	// names, so preflight warns about a misspelt one without a call when
-	// the SDK publishes a list, and names it when the cloud refuses it or
-	// holds no group there. Optional.
+	// names, so --check-config, preflight and the server warn about one
+	// outside the published list without a call (Location.Warning), and
+	// preflight names it when the cloud refuses it or holds no group
+	// there. Optional.
 	Location func(opts BuildOptions) Location
+	// Endpoint, when set, says where the configuration sends calls and
+	// what to check when one fails (Diagnosis). Optional.
+	Endpoint func(opts BuildOptions) Endpoint
 	// OptionalOperations are read operations, as the provider's
 	// OperationFunc names them, whose refusal only costs a template detail:
 	// preflight warns about them instead of failing. Optional.
@@ -204,5 +214,7 @@ func (opts BuildOptions) ClientOptions() cloudhttp.ClientOptions {
 		ObserveRateLimit:    opts.ObserveRateLimit,
 		RateLimitNow:        opts.RateLimitNow,
 		RateLimitSleep:      opts.RateLimitSleep,
+		Dial:                opts.Dial,
+		Proxy:               opts.Proxy,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ func init() {
 		CheckConfig: CheckConfig,
 		RateLimit:   DefaultRateLimit,
 		Location:    regionLocation,
+		Endpoint:    endpoint,
 		// Subnet zones and image architectures only refine a template (see
 		// volcengine_template.go).
 		OptionalOperations: []string{
@@ -69,6 +71,12 @@ func parseOptions(opts registry.BuildOptions, getenv func(string) string) (optio
 	if err != nil {
 		errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "%v", err))
 	}
+	for _, s := range static {
+		if !groupIDPattern.MatchString(s.Name) {
+			errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
+				"--nodes %s: %q is not a scaling group id: give the group's id (scg-..., as the console or DescribeScalingGroups shows it), or select groups by tag with --node-group-auto-discovery", s, s.Name))
+		}
+	}
 	selectors, err := parseDiscoverySpecs(opts.NodeGroupAutoDiscoverySpecs)
 	if err != nil {
 		errs = append(errs, err)
@@ -82,6 +90,10 @@ func parseOptions(opts registry.BuildOptions, getenv func(string) string) (optio
 	}
 	return options{cfg: cfg, static: static, selectors: selectors}, nil
 }
+
+// groupIDPattern is the form of a scaling group id: scg- and the rest of
+// the id (the service's resource prefix).
+var groupIDPattern = regexp.MustCompile(`^scg-[0-9A-Za-z][0-9A-Za-z-]*$`)
 
 // CheckConfig validates the configuration without contacting the cloud.
 func CheckConfig(opts registry.BuildOptions) error {

@@ -3,6 +3,7 @@ package volcengine
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -80,8 +81,13 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	if path != "" {
 		err := gcfg.ReadFileInto(&fc, path)
 		if ferr := gcfg.FatalOnly(err); ferr != nil {
-			// gcfg reports positions, not values, so no key can leak here.
-			return Config{}, fmt.Errorf("read cloud config %s: %w", path, ferr)
+			var pe *os.PathError
+			if errors.As(ferr, &pe) {
+				return Config{}, fmt.Errorf("read cloud config: %w", ferr)
+			}
+			// gcfg reports file:line:column and what it expected, never a
+			// value, so no key can leak here.
+			return Config{}, fmt.Errorf("cloud config %w", ferr)
 		}
 		if err != nil {
 			// Unknown sections or keys (often typos) are warnings; gcfg names
@@ -125,6 +131,25 @@ func regionLocation(opts registry.BuildOptions) registry.Location {
 		setting = "region-id in --cloud-config"
 	}
 	return registry.Location{Name: cfg.Region, Kind: "region", Setting: setting}
+}
+
+// endpoint is the registration's Endpoint: one gateway serves every region
+// (the region travels in the signature), overridden by endpoint in the
+// file or ENDPOINT.
+func endpoint(opts registry.BuildOptions) registry.Endpoint {
+	ep := registry.Endpoint{
+		Host:        DefaultEndpoint,
+		Setting:     "endpoint in --cloud-config (or " + envEndpoint + ")",
+		Credentials: "access-key and secret-key (or access-key-file and secret-key-file) in --cloud-config, or " + envAccessKey + " and " + envSecretKey,
+		IDs:         "--nodes (scaling group ids, scg-...)",
+	}
+	if cfg, err := LoadConfig(opts.CloudConfig, nil); err == nil && cfg.Endpoint != DefaultEndpoint {
+		ep.Host, ep.Overridden = cfg.Endpoint, true
+		if u, err := url.Parse(cfg.Endpoint); err == nil && u.Host != "" {
+			ep.Host = u.Host
+		}
+	}
+	return ep
 }
 
 // Validate reports every missing or bad field at once, one per line.

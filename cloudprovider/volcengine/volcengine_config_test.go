@@ -175,3 +175,20 @@ func TestCredentialErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadConfigSyntaxErrorPosition: a malformed file names file:line:column
+// and what was expected, once, and never a value.
+func TestLoadConfigSyntaxErrorPosition(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "volc.conf")
+	if err := os.WriteFile(path, []byte("[Global]\nsecret-key = hidden-value\nregion-id cn-beijing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(path, envFrom(nil))
+	if err == nil || !strings.Contains(err.Error(), "cloud config "+path+":3:11: expected '='") || strings.Count(err.Error(), path) != 1 {
+		t.Fatalf("error = %v", err)
+	}
+	if strings.Contains(err.Error(), "hidden-value") {
+		t.Fatalf("error quotes a value: %v", err)
+	}
+}

@@ -32,6 +32,7 @@ func init() {
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
 		RateLimit:   DefaultRateLimit,
+		Endpoint:    endpoint,
 	})
 }
 

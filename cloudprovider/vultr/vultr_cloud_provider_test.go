@@ -313,12 +313,12 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 	fake := fakeapi.New(fakeapi.Options{Token: "secret-build-token"})
 	fake.Start()
 	defer fake.Close()
-	fake.AddCluster(fakeapi.ClusterSpec{ID: "c1", Region: "ewr"})
+	fake.AddCluster(fakeapi.ClusterSpec{ID: testClusterID, Region: "ewr"})
 	fake.AddPlans(fakeapi.StandardPlans()...)
-	if _, err := fake.AddPool("c1", fakeapi.PoolSpec{ID: "p1", Label: "one", Plan: "vc2-1c-2gb", Quantity: 1, Min: 1, Max: 3, AutoScaler: true}); err != nil {
+	if _, err := fake.AddPool(testClusterID, fakeapi.PoolSpec{ID: "p1", Label: "one", Plan: "vc2-1c-2gb", Quantity: 1, Min: 1, Max: 3, AutoScaler: true}); err != nil {
 		t.Fatal(err)
 	}
-	path := writeFile(t, `{"cluster_id":"c1","token":"secret-build-token","api_url":"`+fake.URL()+`"}`)
+	path := writeFile(t, `{"cluster_id":"`+testClusterID+`","token":"secret-build-token","api_url":"`+fake.URL()+`"}`)
 
 	tests := []struct {
 		name    string

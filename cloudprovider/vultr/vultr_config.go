@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 
 	"golang.org/x/oauth2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -35,9 +38,12 @@ type Config struct {
 
 	// envToken is VULTR_API_KEY as read at load time.
 	envToken credential.Secret
-	// path is the file the config was loaded from; a token given in it is
-	// re-read from there, so a rotated Secret needs no restart.
-	path string
+	// path is the file the config was loaded from ("" when none): a token
+	// given in it is re-read from there, so a rotated Secret needs no
+	// restart, and problems name their place in it. positions is where
+	// each top-level key's value starts in it.
+	path      string
+	positions map[string]int64
 }
 
 // String implements fmt.Stringer without revealing the token.
@@ -68,29 +74,136 @@ func (c Config) apiURL() string {
 }
 
 // ParseConfig decodes the cloud-config JSON. Like upstream, unknown keys are
-// ignored; type errors name the field but never quote its value.
+// ignored. Errors give the line and column and what was expected, and never
+// quote a value (the token may be the one malformed).
 func ParseConfig(data []byte) (*Config, error) {
-	var c Config
+	return parseConfig("", data)
+}
+
+// parseConfig is ParseConfig for the file named source ("" when none),
+// whose name then starts every position.
+func parseConfig(source string, data []byte) (*Config, error) {
+	c := Config{path: source}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("vultr cloud config: file is empty; want {\"cluster_id\": ..., \"token_file\": ...}")
+		return nil, fmt.Errorf("vultr: cloud config%s: file is empty; want {\"cluster_id\": ..., \"token_file\": ...}", c.named())
 	}
+	c.positions = valuePositions(data)
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&c); err != nil {
+	err := dec.Decode(&c)
+	if err == nil {
+		// One object and nothing after it.
+		at := dec.InputOffset()
+		for at < int64(len(data)) && strings.IndexByte(" \t\r\n", data[at]) >= 0 {
+			at++
+		}
+		if _, terr := dec.Token(); terr != io.EOF {
+			return nil, fmt.Errorf("vultr: cloud config %s: invalid JSON: expected the end of the file after the closing }", c.position(data, at))
+		}
+	}
+	if err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("vultr cloud config: field %q must be a %s", te.Field, te.Type.Kind())
-		}
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("vultr cloud config: invalid JSON at byte %d", se.Offset)
+		switch {
+		case errors.As(err, &te):
+			at, ok := c.positions[strings.ToLower(te.Field)]
+			if !ok {
+				at = te.Offset
+			}
+			return nil, fmt.Errorf("vultr: cloud config %s: expected a %s for %q, got a %s", c.position(data, at), te.Type.Kind(), te.Field, te.Value)
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("vultr: cloud config %s: invalid JSON: %s", c.position(data, se.Offset-1), syntaxExpectation(se))
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("vultr: cloud config %s: invalid JSON: the file ends inside the object; expected the rest of it and a closing }", c.position(data, int64(len(data))))
 		}
-		return nil, fmt.Errorf("vultr cloud config: invalid JSON: %w", err)
+		return nil, fmt.Errorf("vultr: cloud config%s: invalid JSON: %w", c.named(), err)
 	}
 	c.ClusterID = strings.TrimSpace(c.ClusterID)
 	c.Token = credential.Secret(strings.TrimSpace(c.Token.Reveal()))
 	c.TokenFile = strings.TrimSpace(c.TokenFile)
 	c.APIURL = strings.TrimSpace(c.APIURL)
 	return &c, nil
+}
+
+// named is " <file>" when the config came from a file, else "".
+func (c *Config) named() string {
+	if c.path == "" {
+		return ""
+	}
+	return " " + c.path
+}
+
+// position renders a byte offset of data as file:line:column (line:column
+// without a file), both counted from 1.
+func (c *Config) position(data []byte, offset int64) string {
+	offset = max(0, min(offset, int64(len(data))))
+	line := 1 + bytes.Count(data[:offset], []byte("\n"))
+	col := offset - int64(bytes.LastIndexByte(data[:offset], '\n'))
+	if c.path == "" {
+		return fmt.Sprintf("%d:%d", line, col)
+	}
+	return fmt.Sprintf("%s:%d:%d", c.path, line, col)
+}
+
+// field is where a top-level key's value is, for a problem found after
+// parsing: " <file>:2:17: ", " <file>: " when the key is absent, ": "
+// without a file.
+func (c *Config) field(data []byte, key string) string {
+	if at, ok := c.positions[key]; ok && data != nil {
+		return " " + c.position(data, at) + ": "
+	}
+	return c.named() + ": "
+}
+
+// valuePositions maps each top-level key (lowercased, as encoding/json
+// matches keys) to the offset where its value starts. It reads as far as
+// the JSON is well formed.
+func valuePositions(data []byte) map[string]int64 {
+	out := map[string]int64{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return out
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return out
+		}
+		at := dec.InputOffset()
+		for at < int64(len(data)) && strings.IndexByte(" \t\r\n:", data[at]) >= 0 {
+			at++
+		}
+		if _, dup := out[strings.ToLower(key)]; !dup {
+			out[strings.ToLower(key)] = at
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return out
+		}
+	}
+	return out
+}
+
+// syntaxExpectation says what the parser expected where it stopped,
+// without the character it found (it may be part of the token).
+func syntaxExpectation(se *json.SyntaxError) string {
+	msg := se.Error()
+	for _, e := range []struct{ context, expected string }{
+		{"looking for beginning of object key string", "expected a quoted key or }"},
+		{"after object key:value pair", "expected , or }"},
+		{"after object key", "expected : after the key"},
+		{"after array element", "expected , or ]"},
+		{"looking for beginning of value", "expected a value: a quoted string, a number, true, false, null, [ or {"},
+		{"after top-level value", "expected the end of the file after the closing }"},
+		{"in string literal", "a control character in a quoted string: escape it"},
+		{"in numeric literal", "a malformed number"},
+		{"in literal", "expected true, false or null (strings need quotes)"},
+	} {
+		if strings.Contains(msg, e.context) {
+			return e.expected
+		}
+	}
+	return "malformed JSON"
 }
 
 // LoadConfig reads the config file at path, applies the environment fallback
@@ -103,45 +216,62 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vultr: read cloud config: %w", err)
 	}
-	c, err := ParseConfig(data)
+	c, err := parseConfig(path, data)
 	if err != nil {
 		return nil, err
 	}
 	if getenv != nil {
 		c.envToken = credential.Secret(strings.TrimSpace(getenv(EnvAPIKey)))
 	}
-	c.path = path
-	if err := c.Validate(); err != nil {
+	if err := c.validate(data); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 // Validate reports every problem at once.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate(nil) }
+
+// validate reports every problem at once; with the file's data, a problem
+// with a key that is there names its file:line:column.
+func (c *Config) validate(data []byte) error {
 	var errs []error
-	if c.ClusterID == "" {
-		errs = append(errs, errors.New("cluster_id is required"))
+	switch {
+	case c.ClusterID == "":
+		errs = append(errs, fmt.Errorf("%scluster_id is required: give the VKE cluster's ID", c.field(nil, "")))
+	case !uuidPattern.MatchString(c.ClusterID):
+		errs = append(errs, fmt.Errorf("%scluster_id %q is not a UUID: give the VKE cluster's ID (8-4-4-4-12 hex digits, as the cluster's page or GET /v2/kubernetes/clusters shows it)", c.field(data, "cluster_id"), truncate(c.ClusterID, 64)))
 	}
 	if c.Token == "" && c.TokenFile == "" && c.envToken == "" {
-		errs = append(errs, fmt.Errorf("no API key: set token_file (a file holding it) or token in the cloud config, or %s", EnvAPIKey))
+		errs = append(errs, fmt.Errorf("%sno API key: set token_file (a file holding it) or token in the cloud config, or %s", c.field(nil, ""), EnvAPIKey))
 	}
 	if c.Token == "" && c.TokenFile != "" {
 		if _, err := credential.FileCredential("token_file", c.TokenFile); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("%s%w", c.field(data, "token_file"), err))
 		}
 	}
 	if c.APIURL != "" {
 		u, err := url.Parse(c.APIURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("api_url %q must be an absolute http(s) URL", c.APIURL))
+			errs = append(errs, fmt.Errorf("%sapi_url %q must be an absolute http(s) URL", c.field(data, "api_url"), c.APIURL))
 		}
 	}
 	for i, err := range errs {
-		errs[i] = fmt.Errorf("cloud config: %w", err)
+		errs[i] = fmt.Errorf("cloud config%w", err)
 	}
 	// One problem per line, each naming the provider.
 	return cloudprovider.ConfigProblems(ProviderName, errs...)
+}
+
+// uuidPattern is the form of Vultr's ids: 8-4-4-4-12 hex digits.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// truncate bounds a quoted setting in a message.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 // TokenSource returns where requests get their bearer token from.
@@ -196,4 +326,29 @@ func (s *credentialTokenSource) Token() (*oauth2.Token, error) {
 		return nil, err
 	}
 	return &oauth2.Token{AccessToken: v.Reveal(), TokenType: "Bearer"}, nil
+}
+
+// endpoint is the registration's Endpoint: Vultr has one API host for every
+// region, overridden by api_url.
+func endpoint(opts registry.BuildOptions) registry.Endpoint {
+	ep := registry.Endpoint{
+		Host:        hostOf(vultrapi.DefaultBaseURL),
+		Setting:     "api_url in --cloud-config",
+		Credentials: "the API key (token or token_file in --cloud-config, or " + EnvAPIKey + ")",
+		IDs:         "cluster_id in --cloud-config",
+	}
+	if data, err := os.ReadFile(opts.CloudConfig); err == nil {
+		if c, err := ParseConfig(data); err == nil && c.APIURL != "" {
+			ep.Host, ep.Overridden = hostOf(c.APIURL), true
+		}
+	}
+	return ep
+}
+
+// hostOf is a URL's host, or the text itself when it does not parse.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
 }

@@ -51,24 +51,28 @@ func TestLoadConfig(t *testing.T) {
 		wantURL   string
 		wantErrs  []string
 	}{
-		{name: "upstream format", json: `{"cluster_id":"c1","token":"` + secretToken + `"}`,
+		{name: "upstream format", json: `{"cluster_id":"` + testClusterID + `","token":"` + secretToken + `"}`,
 			wantToken: secretToken, wantURL: "https://api.vultr.com"},
-		{name: "case-insensitive keys like upstream", json: `{"CLUSTER_ID":"c1","Token":"` + secretToken + `"}`,
+		{name: "case-insensitive keys like upstream", json: `{"CLUSTER_ID":"` + testClusterID + `","Token":"` + secretToken + `"}`,
 			wantToken: secretToken, wantURL: "https://api.vultr.com"},
-		{name: "token_file", json: `{"cluster_id":"c1","token_file":"` + tokenFile + `"}`, wantToken: secretToken},
-		{name: "env fallback", json: `{"cluster_id":"c1"}`, env: map[string]string{EnvAPIKey: secretToken}, wantToken: secretToken},
-		{name: "token beats env", json: `{"cluster_id":"c1","token":"` + secretToken + `"}`,
+		{name: "token_file", json: `{"cluster_id":"` + testClusterID + `","token_file":"` + tokenFile + `"}`, wantToken: secretToken},
+		{name: "env fallback", json: `{"cluster_id":"` + testClusterID + `"}`, env: map[string]string{EnvAPIKey: secretToken}, wantToken: secretToken},
+		{name: "token beats env", json: `{"cluster_id":"` + testClusterID + `","token":"` + secretToken + `"}`,
 			env: map[string]string{EnvAPIKey: "other"}, wantToken: secretToken},
-		{name: "api_url", json: `{"cluster_id":"c1","token":"x","api_url":"http://127.0.0.1:8080"}`,
+		{name: "api_url", json: `{"cluster_id":"` + testClusterID + `","token":"x","api_url":"http://127.0.0.1:8080"}`,
 			wantToken: "x", wantURL: "http://127.0.0.1:8080"},
 		{name: "every problem at once", json: `{"api_url":"ftp:/nope","token_file":"` + emptyFile + `"}`,
 			wantErrs: []string{"cluster_id is required", "is empty", "api_url"}},
-		{name: "missing everything, one line each", json: `{}`, wantErrs: []string{"vultr: cloud config: cluster_id is required\nvultr: cloud config: no API key: set token_file (a file holding it) or token in the cloud config, or VULTR_API_KEY"}},
+		{name: "missing everything, one line each", json: `{}`, wantErrs: []string{"cloud-config.json: cluster_id is required: give the VKE cluster's ID\nvultr: cloud config ", "cloud-config.json: no API key: set token_file (a file holding it) or token in the cloud config, or VULTR_API_KEY"}},
 		{name: "empty file", json: " \n", wantErrs: []string{"file is empty"}},
-		{name: "unreadable token_file, reported once", json: `{"cluster_id":"c1","token_file":"/nonexistent/token"}`,
-			wantErrs: []string{"vultr: cloud config: token_file /nonexistent/token: no such file or directory"}},
-		{name: "type error names the field", json: `{"cluster_id":"c1","token":123}`, wantErrs: []string{`"token" must be a string`}},
-		{name: "syntax error", json: `{"cluster_id":"c1","token":"` + secretToken + `"`, wantErrs: []string{"invalid JSON"}},
+		{name: "unreadable token_file, reported once", json: `{"cluster_id":"` + testClusterID + `","token_file":"/nonexistent/token"}`,
+			wantErrs: []string{"cloud-config.json:1:67: token_file /nonexistent/token: no such file or directory"}},
+		{name: "type error names the field and where", json: "{\"cluster_id\":\"" + testClusterID + "\",\n  \"token\": 123}", wantErrs: []string{`cloud-config.json:2:12: expected a string for "token", got a number`}},
+		{name: "truncated", json: `{"cluster_id":"` + testClusterID + `","token":"` + secretToken + `"`, wantErrs: []string{"cloud-config.json:1:83: invalid JSON: the file ends inside the object"}},
+		{name: "syntax error says what was expected", json: "{\"cluster_id\":\"" + testClusterID + "\",\n\"token\": \"" + secretToken + "\",, }", wantErrs: []string{"cloud-config.json:2:32: invalid JSON: expected a quoted key or }"}},
+		{name: "unquoted token is not quoted back", json: "{\"token\": " + secretToken + "}", wantErrs: []string{"cloud-config.json:1:11: invalid JSON: expected a value"}},
+		{name: "data after the object", json: `{"cluster_id":"` + testClusterID + `","token":"x"} {}`, wantErrs: []string{"cloud-config.json:1:67: invalid JSON: expected the end of the file"}},
+		{name: "cluster_id not a UUID, with its place", json: "{\"token\":\"x\",\n  \"cluster_id\": \"my-cluster\"}", wantErrs: []string{`cloud-config.json:2:17: cluster_id "my-cluster" is not a UUID`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +191,7 @@ func TestInlineTokenRotation(t *testing.T) {
 		}
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	write(`{"cluster_id": "c1", "token": "first"}`, base)
+	write(`{"cluster_id": "`+testClusterID+`", "token": "first"}`, base)
 	cfg, err := LoadConfig(path, env(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -199,10 +203,10 @@ func TestInlineTokenRotation(t *testing.T) {
 		want   string
 	}{
 		{name: "initial", action: func() {}, want: "first"},
-		{name: "rotated", action: func() { write(`{"cluster_id": "c1", "token": "second-token"}`, base.Add(time.Minute)) }, want: "second-token"},
-		{name: "no token keeps the last", action: func() { write(`{"cluster_id": "c1"}`, base.Add(2*time.Minute)) }, want: "second-token"},
+		{name: "rotated", action: func() { write(`{"cluster_id": "`+testClusterID+`", "token": "second-token"}`, base.Add(time.Minute)) }, want: "second-token"},
+		{name: "no token keeps the last", action: func() { write(`{"cluster_id": "`+testClusterID+`"}`, base.Add(2*time.Minute)) }, want: "second-token"},
 		{name: "not JSON keeps the last", action: func() { write(`{"cluster_id": `, base.Add(3*time.Minute)) }, want: "second-token"},
-		{name: "back", action: func() { write(`{"cluster_id": "c1", "token": "third"}`, base.Add(4*time.Minute)) }, want: "third"},
+		{name: "back", action: func() { write(`{"cluster_id": "`+testClusterID+`", "token": "third"}`, base.Add(4*time.Minute)) }, want: "third"},
 	}
 	for _, s := range steps {
 		// Not parallel: the steps share one file and run in order.
@@ -215,7 +219,7 @@ func TestInlineTokenRotation(t *testing.T) {
 		})
 	}
 	// A token given only in a parsed config (no file) stays fixed.
-	parsed, err := ParseConfig([]byte(`{"cluster_id": "c1", "token": "fixed"}`))
+	parsed, err := ParseConfig([]byte(`{"cluster_id": "` + testClusterID + `", "token": "fixed"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

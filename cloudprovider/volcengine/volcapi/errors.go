@@ -105,9 +105,11 @@ func classify(action string, ans *cloudhttp.Answer, err error) error {
 	}
 	// No answer: the outcome is what the transport's error states (our
 	// rate limit's refusal), else unknown. The message leaves out the
-	// chained errors, which may quote the full request URL.
+	// chained errors, which quote the full request URL; the cause keeps
+	// the network error (a DNS failure, a refused connection) with the
+	// URL cut to its host.
 	return &cloudhttp.APIError{Cloud: cloudName, Operation: action, Message: sdkMessage(err),
-		Class: cloudhttp.NoResponseClass(err), Outcome: cloudprovider.OutcomeOf(err)}
+		Class: cloudhttp.NoResponseClass(err), Outcome: cloudprovider.OutcomeOf(err), Cause: cloudhttp.TransportCause(err)}
 }
 
 // sdkMessage renders an SDK error without its chained errors.
