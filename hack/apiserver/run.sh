@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # hack/apiserver/run.sh COMMAND [ARG...]: start a throwaway Kubernetes API
 # server on loopback (upstream kube-apiserver, built from this directory's
-# module, over etcd), run COMMAND with KUBECONFIG pointing at it as an admin,
-# then stop both and remove their files. Exits with COMMAND's status.
+# module, over etcd), run COMMAND with KUBECONFIG pointing at it as an admin
+# and a kubectl of the server's release first on PATH, then stop both servers
+# and remove their files. Exits with COMMAND's status.
 #
 #   hack/apiserver/run.sh go test ./examples/ -run TestExamplesApplyOverUpstream
 #
-# Needs go, etcd (Debian: etcd-server), openssl and curl. The server binary is
-# built once per module content into bin/tools.
+# Needs go, etcd (Debian: etcd-server), openssl and curl. kube-apiserver and
+# kubectl are built once per module content into bin/tools.
 set -euo pipefail
 
 if (($# == 0)); then
@@ -36,25 +37,29 @@ log() { echo "run.sh: $*" >&2; }
 
 # --- build (cached by the module's content) ---
 
-version=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" { print $3 }' "$here/go.mod")
+version=$("$GO" -C "$here" list -m -f '{{.Version}}' k8s.io/kubernetes)
 if [[ ! "$version" =~ ^v1\.([0-9]+)\.[0-9]+$ ]]; then
-  log "hack/apiserver/go.mod: no single-line 'require k8s.io/kubernetes v1.X.Y'"
+  log "hack/apiserver/go.mod requires k8s.io/kubernetes $version; require a release such as v1.37.2"
   exit 2
 fi
 minor=${BASH_REMATCH[1]}
 sum=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12)
-bin="$root/bin/tools/kube-apiserver-$version-$sum"
-if [[ ! -x "$bin" ]]; then
-  log "building kube-apiserver $version into $bin (cold: about 10 minutes on 2 cores)"
-  mkdir -p "$root/bin/tools"
+# kube-apiserver and a kubectl of the same release, both from this module.
+tools="$root/bin/tools/kubernetes-$version-$sum"
+if [[ ! -x "$tools/kube-apiserver" || ! -x "$tools/kubectl" ]]; then
+  log "building kube-apiserver and kubectl $version into $tools (cold: about 20 minutes on 2 busy cores)"
   start=$SECONDS
+  building="$tools.tmp.$$"
+  mkdir -p "$building"
   pkg=k8s.io/component-base/version
-  "$GO" -C "$here" build \
-    -ldflags "-X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor" \
-    -o "$bin.tmp.$$" .
-  mv "$bin.tmp.$$" "$bin"
+  ldflags="-X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+  "$GO" -C "$here" build -ldflags "$ldflags" -o "$building/kube-apiserver" .
+  "$GO" -C "$here" build -ldflags "$ldflags" -o "$building/kubectl" k8s.io/kubernetes/cmd/kubectl
+  # Another run may have finished the same build first; either copy is good.
+  mv -T "$building" "$tools" 2>/dev/null || rm -rf "$building"
   log "built in $((SECONDS - start))s"
 fi
+bin="$tools/kube-apiserver"
 
 # --- a temporary directory, stopped and removed on every exit ---
 
@@ -141,7 +146,7 @@ start_apiserver() {
     port=$(free_port)
     "$bin" --etcd-servers "$etcd_url" \
       --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
-      --cert-dir "$tmp/certs" \
+      --endpoint-reconciler-type none --cert-dir "$tmp/certs" \
       --anonymous-auth=false --token-auth-file "$tmp/tokens.csv" --authorization-mode AlwaysAllow \
       --service-account-issuer https://kubernetes.default.svc \
       --service-account-key-file "$tmp/sa.key" --service-account-signing-key-file "$tmp/sa.key" \
@@ -198,8 +203,12 @@ current-context: apiserver
 EOF
 
 log "running: $*"
+# In the background, so a signal to this script stops the command and the
+# servers at once; stdin stays the script's.
+PATH="$tools:$PATH" KUBECONFIG="$tmp/kubeconfig" "$@" <&0 &
+pids+=($!)
 set +e
-KUBECONFIG="$tmp/kubeconfig" "$@"
+wait "$!"
 rc=$?
 set -e
 log "command exited $rc; stopping kube-apiserver and etcd"
