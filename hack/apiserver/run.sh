@@ -53,8 +53,12 @@ if [[ ! -x "$tools/kube-apiserver" || ! -x "$tools/kubectl" ]]; then
   mkdir -p "$building"
   pkg=k8s.io/component-base/version
   ldflags="-X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  "$GO" -C "$here" build -ldflags "$ldflags" -o "$building/kube-apiserver" .
-  "$GO" -C "$here" build -ldflags "$ldflags" -o "$building/kubectl" k8s.io/kubernetes/cmd/kubectl
+  if ! "$GO" -C "$here" build -ldflags "$ldflags" -o "$building/kube-apiserver" . ||
+    ! "$GO" -C "$here" build -ldflags "$ldflags" -o "$building/kubectl" k8s.io/kubernetes/cmd/kubectl; then
+    rm -rf "$building"
+    log "building kube-apiserver or kubectl failed (go build's error is above)"
+    exit 1
+  fi
   # Another run may have finished the same build first; either copy is good.
   mv -T "$building" "$tools" 2>/dev/null || rm -rf "$building"
   log "built in $((SECONDS - start))s"
