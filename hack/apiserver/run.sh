@@ -47,7 +47,7 @@ sum=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12
 # kube-apiserver and a kubectl of the same release, both from this module.
 tools="$root/bin/tools/kubernetes-$version-$sum"
 if [[ ! -x "$tools/kube-apiserver" || ! -x "$tools/kubectl" ]]; then
-  log "building kube-apiserver and kubectl $version into $tools (cold: about 20 minutes on 2 busy cores)"
+  log "building kube-apiserver and kubectl $version into $tools (cold: 10 to 20 minutes on 2 cores)"
   start=$SECONDS
   building="$tools.tmp.$$"
   mkdir -p "$building"
