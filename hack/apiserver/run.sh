@@ -5,14 +5,14 @@
 # and a kubectl of the server's release first on PATH, then stop both servers
 # and remove their files. Exits with COMMAND's status.
 #
-#   hack/apiserver/run.sh go test ./examples/ -run TestExamplesApplyOverUpstream
+#   CAP_MIGRATION_DRY_RUN=1 hack/apiserver/run.sh go test -count=1 -run TestServerSideDryRunOverInTree ./examples/
 #
 # Needs go, etcd (Debian: etcd-server), openssl and curl. kube-apiserver and
 # kubectl are built once per module content into bin/tools.
 set -euo pipefail
 
 if (($# == 0)); then
-  echo "usage: hack/apiserver/run.sh COMMAND [ARG...] (for example: hack/apiserver/run.sh go test ./examples/ -run TestExamplesApplyOverUpstream)" >&2
+  echo "usage: hack/apiserver/run.sh COMMAND [ARG...] (for example: hack/apiserver/run.sh kubectl get --raw /readyz)" >&2
   exit 2
 fi
 
