@@ -121,7 +121,7 @@ func repoImports(t *testing.T) map[string][]string {
 			return err
 		}
 		if d.IsDir() {
-			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin" || d.Name() == "vendor") {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin" || d.Name() == "vendor" || ownModule(path)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -169,6 +169,14 @@ func keysOf(m map[string][]string) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// ownModule reports whether dir holds a go.mod of its own: a nested module
+// (a tool with its own dependencies) is not part of this module, and go
+// build, go vet and go mod tidy of this module skip it too.
+func ownModule(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "go.mod"))
+	return err == nil
 }
 
 // findCycle returns one import cycle of graph, nil when there is none.

@@ -108,7 +108,7 @@ func TestNoMutablePackageState(t *testing.T) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "bin" || name == "vendor") {
+			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "bin" || name == "vendor" || ownModule(path)) {
 				return filepath.SkipDir
 			}
 			return nil
