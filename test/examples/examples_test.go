@@ -59,9 +59,8 @@ func TestEveryManifestDecodesStrictly(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if p == "helm" || p == "testdata" {
-				// Helm values and test inputs, not manifests: helm_test.go
-				// and promtool_test.go read them.
+			if p == "helm" {
+				// Helm values, not manifests: helm_test.go reads them.
 				return filepath.SkipDir
 			}
 			return nil

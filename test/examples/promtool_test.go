@@ -18,10 +18,12 @@ import (
 // skip into a failure; CI sets it, after installing Debian's prometheus.
 const promtoolRequired = "CAP_REQUIRE_PROMTOOL"
 
-var (
-	rulePath      = filepath.Join("components", "monitoring", "prometheusrule.yaml")
-	ruleTestsPath = filepath.Join("testdata", "promtool", "alerts_test.yaml")
-)
+var rulePath = filepath.Join("components", "monitoring", "prometheusrule.yaml")
+
+// ruleTestsPath is promtool's unit tests in this package's testdata.
+func ruleTestsPath() string {
+	return filepath.Join(testDir, "testdata", "promtool", "alerts_test.yaml")
+}
 
 // promtool returns promtool's path, or skips (fails under
 // CAP_REQUIRE_PROMTOOL=1) when it is not installed.
@@ -65,7 +67,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests, err := os.ReadFile(ruleTestsPath)
+	tests, err := os.ReadFile(ruleTestsPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 // always does) fails them.
 func TestAlertRuleTestsCoverTheAbsenceAlerts(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(ruleTestsPath)
+	b, err := os.ReadFile(ruleTestsPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestAlertRuleTestsCoverTheAbsenceAlerts(t *testing.T) {
 		} `json:"tests"`
 	}
 	if err := yaml.Unmarshal(b, &f); err != nil {
-		t.Fatalf("%s: %v", ruleTestsPath, err)
+		t.Fatalf("%s: %v", ruleTestsPath(), err)
 	}
 	fires, silent := map[string]bool{}, map[string]bool{}
 	for _, tc := range f.Tests {
@@ -128,7 +130,7 @@ func TestAlertRuleTestsCoverTheAbsenceAlerts(t *testing.T) {
 			t.Errorf("%s defines no alert %s", rulePath, a)
 		}
 		if !fires[a] || !silent[a] {
-			t.Errorf("%s: %s is expected to fire in some test (%v) and stay silent in another (%v)", ruleTestsPath, a, fires[a], silent[a])
+			t.Errorf("%s: %s is expected to fire in some test (%v) and stay silent in another (%v)", ruleTestsPath(), a, fires[a], silent[a])
 		}
 	}
 }

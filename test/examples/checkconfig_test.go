@@ -2,6 +2,7 @@ package examples
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -60,10 +61,25 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
+// testDir is this package's directory, for its testdata; the tests run
+// in examples/ (see TestMain).
+var testDir string
+
 func TestMain(m *testing.M) {
 	// Helm's linter reports required/fail in lint mode through slog; the
 	// chart tests assert on its messages instead.
 	slog.SetDefault(slog.New(slog.DiscardHandler))
+	// The tests name the examples and the repository's files relative to
+	// examples/, the folder they check.
+	wd, err := os.Getwd()
+	if err == nil {
+		testDir = wd
+		err = os.Chdir(filepath.Join("..", "..", "examples"))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot change to examples/:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
