@@ -62,8 +62,8 @@ lint: ## gofmt, go vet (every module; the root's default build and each provider
 tidy: ## go mod tidy in every module of MODULES
 	for m in $(MODULES); do $(GO) mod tidy -C $$m || exit 1; done
 
-# staticcheck installs the pinned version into bin/tools once, then checks the
-# default build (every provider) and each provider tag's own files.
+# staticcheck installs the pinned version into bin/tools once, then checks
+# every module and the root's build with each provider tag.
 staticcheck: $(STATICCHECK) ## staticcheck at the pinned version (installed into bin/tools once), every module
 	for m in $(MODULES); do (cd $$m && $(CURDIR)/$(STATICCHECK) ./...) || exit 1; done
 	for t in vultr volcengine exoscale; do $(STATICCHECK) -tags $$t . ./router/ || exit 1; done
