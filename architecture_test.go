@@ -114,6 +114,7 @@ func docLayers(t *testing.T, md string) [][]string {
 // repository packages those files import (as directories).
 func repoImports(t *testing.T) map[string][]string {
 	t.Helper()
+	modules, _ := makefileModules(t)
 	out := map[string][]string{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -121,7 +122,7 @@ func repoImports(t *testing.T) map[string][]string {
 			return err
 		}
 		if d.IsDir() {
-			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin" || d.Name() == "vendor" || ownModule(path)) {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin" || d.Name() == "vendor" || ownModule(path, modules)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -171,12 +172,105 @@ func keysOf(m map[string][]string) map[string]bool {
 	return out
 }
 
-// ownModule reports whether dir holds a go.mod of its own: a nested module
-// (a tool with its own dependencies) is not part of this module, and go
-// build, go vet and go mod tidy of this module skip it too.
-func ownModule(dir string) bool {
+// ownModule reports whether dir holds a go.mod of its own and is not one of
+// modules, the Makefile's MODULES. The repository walks skip such a module as
+// go build, go vet and go mod tidy of this module do. They enter the nested
+// modules of MODULES: those hold this repository's tools and tests, split off
+// only so that their dependencies stay out of the providers' go.mod, and the
+// rules for this repository's code apply to them.
+func ownModule(dir string, modules []string) bool {
+	if slices.Contains(modules, filepath.ToSlash(filepath.Clean(dir))) {
+		return false
+	}
 	_, err := os.Stat(filepath.Join(dir, "go.mod"))
 	return err == nil
+}
+
+// makefileModules reads the Makefile's MODULES (the modules make test, lint,
+// staticcheck and tidy run in) and OTHER_MODULES (the nested modules they
+// leave out).
+func makefileModules(t *testing.T) (modules, other []string) {
+	t.Helper()
+	mk := readDoc(t, "Makefile")
+	read := func(name string) []string {
+		m := regexp.MustCompile(`(?m)^` + name + ` *:= *(.*)$`).FindStringSubmatch(mk)
+		if m == nil {
+			t.Fatalf("Makefile: no %s := line", name)
+		}
+		return strings.Fields(m[1])
+	}
+	modules, other = read("MODULES"), read("OTHER_MODULES")
+	if !slices.Contains(modules, ".") {
+		t.Fatalf("Makefile: MODULES %v lacks the root module \".\"", modules)
+	}
+	return modules, other
+}
+
+// TestEveryModuleIsListed keeps the Makefile's module lists true, so make
+// test runs every module's tests: each go.mod of the repository is in
+// exactly one of MODULES and OTHER_MODULES, each listed directory holds a
+// go.mod, and each module's path is this module's path plus its directory,
+// so an import path names the directory the repository walks find it in.
+func TestEveryModuleIsListed(t *testing.T) {
+	t.Parallel()
+	modules, other := makefileModules(t)
+	found := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "testdata" || d.Name() == "bin" || d.Name() == "vendor") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "go.mod" {
+			found[filepath.ToSlash(filepath.Dir(path))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) < 2 {
+		t.Fatalf("found go.mod only in %v", sortedKeys(found))
+	}
+	listed := map[string]string{}
+	for _, l := range []struct {
+		name string
+		dirs []string
+	}{{"MODULES", modules}, {"OTHER_MODULES", other}} {
+		for _, dir := range l.dirs {
+			if prev, dup := listed[dir]; dup {
+				t.Errorf("Makefile: %s is in %s and in %s", dir, prev, l.name)
+			}
+			listed[dir] = l.name
+			if !found[dir] {
+				t.Errorf("Makefile: %s names %s, which holds no go.mod", l.name, dir)
+				continue
+			}
+			want := modulePath
+			if dir != "." {
+				want += "/" + dir
+			}
+			if got := goModPath(t, dir); got != want {
+				t.Errorf("%s/go.mod: module %s, want %s", dir, got, want)
+			}
+		}
+	}
+	for _, dir := range sortedKeys(found) {
+		if _, ok := listed[dir]; !ok {
+			t.Errorf("%s/go.mod: a module in neither MODULES nor OTHER_MODULES of the Makefile, so make test skips it; add it to MODULES, or to OTHER_MODULES with the reason", dir)
+		}
+	}
+}
+
+// goModPath returns the module path dir/go.mod declares.
+func goModPath(t *testing.T, dir string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindStringSubmatch(readDoc(t, filepath.Join(dir, "go.mod")))
+	if m == nil {
+		t.Fatalf("%s/go.mod declares no module", dir)
+	}
+	return m[1]
 }
 
 // findCycle returns one import cycle of graph, nil when there is none.

@@ -102,13 +102,14 @@ func TestNoMutablePackageState(t *testing.T) {
 	}
 	var files []parsed
 	pkgName := map[string]string{} // dir -> its non-test package name
+	modules, _ := makefileModules(t)
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "bin" || name == "vendor" || ownModule(path)) {
+			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "bin" || name == "vendor" || ownModule(path, modules)) {
 				return filepath.SkipDir
 			}
 			return nil

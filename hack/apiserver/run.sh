@@ -5,7 +5,7 @@
 # and a kubectl of the server's release first on PATH, then stop both servers
 # and remove their files. Exits with COMMAND's status.
 #
-#   CAP_MIGRATION_DRY_RUN=1 hack/apiserver/run.sh go test -count=1 -run TestServerSideDryRunOverInTree ./test/examples/
+#   CAP_MIGRATION_DRY_RUN=1 hack/apiserver/run.sh go test -C test -count=1 -run TestServerSideDryRunOverInTree ./examples/
 #
 # Needs go, etcd (Debian: etcd-server), openssl and curl. kube-apiserver and
 # kubectl are built once per module content into bin/tools.

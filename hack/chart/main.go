@@ -1,7 +1,11 @@
 // Command chart lints and packages the provider's Helm chart with the Helm
 // Go library, so make chart needs no helm binary.
 //
-//	go run ./hack/chart -out _out/charts -values a.yaml -values b.yaml charts/cluster-autoscaler-provider
+//	go build -C hack/chart -o ../../bin/tools/chart .
+//	bin/tools/chart -out _out/charts -values a.yaml -values b.yaml charts/cluster-autoscaler-provider
+//
+// It is a module of its own, so Helm stays out of the provider's go.mod; make
+// chart builds and runs it.
 //
 // The chart is linted and rendered once per -values file: Helm's linter
 // treats required and fail as soft, so the render (as helm install would

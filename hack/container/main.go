@@ -1,8 +1,13 @@
 // Command container builds the provider's multi-platform OCI image without a
 // container engine, and pushes it.
 //
-//	go run ./hack/container build --provider=all --version=v0.6.0 --out=_out/oci/all
-//	go run ./hack/container push --layout=_out/oci/all --image=ghcr.io/me/cap --tag=v0.6.0
+//	go build -C hack/container -o ../../bin/tools/container .
+//	bin/tools/container build --provider=all --version=v0.6.0 --out=_out/oci/all
+//	bin/tools/container push --layout=_out/oci/all --image=ghcr.io/me/cap --tag=v0.6.0
+//
+// It is a module of its own, so go-containerregistry stays out of the
+// provider's go.mod; run from the repository's root, it compiles the provider
+// there (--module-dir) with the root module. make container does both steps.
 //
 // The image is two layers on nothing: a base made here (CA certificates,
 // passwd/group with the non-root user 65532, /tmp) and the static binary. All

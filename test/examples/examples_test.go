@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -679,6 +680,94 @@ func TestDeployDocNamesThePinnedCA(t *testing.T) {
 			t.Errorf("%s/README.md does not name CA %s", p, tag)
 		}
 	}
+}
+
+// TestDocsCAImageOverride applies the deploy guide's `images:` entry for CA
+// to each example as an overlay and checks that CA's container then runs
+// that tag while the provider's image stays as the example sets it, so the
+// documented way to match CA to the cluster's minor really works.
+func TestDocsCAImageOverride(t *testing.T) {
+	const heading = "## Pick the Cluster Autoscaler for your cluster"
+	sec := docSection(t, filepath.Join("..", "docs", "deploy.md"), heading)
+	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(sec)
+	if m == nil {
+		t.Fatal("docs/deploy.md: no yaml block under " + heading)
+	}
+	// The block is one list entry, indented as in the examples' images: list.
+	snippet := "images:\n" + m[1]
+	tag := regexp.MustCompile(`newTag: (\S+)`).FindStringSubmatch(snippet)
+	if tag == nil {
+		t.Fatalf("snippet has no newTag:\n%s", snippet)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "newTag: "+tag[1]) || !strings.Contains(string(readme), "image.tag="+tag[1]) {
+		t.Fatalf("README's override differs from the deploy guide's (%s)", tag[1])
+	}
+	for _, p := range providers {
+		t.Run(p, func(t *testing.T) {
+			base, err := filepath.Abs(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			overlay := t.TempDir()
+			rel, err := filepath.Rel(overlay, base) // kustomize refuses absolute bases
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := "resources:\n  - " + rel + "\n" + snippet
+			if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			o := build(t, overlay)
+			var ca, provider []string
+			for _, d := range o.deployments {
+				for _, c := range podContainers(d.Spec.Template.Spec) {
+					switch {
+					case strings.HasPrefix(c.Image, "registry.k8s.io/autoscaling/cluster-autoscaler:"):
+						ca = append(ca, c.Image)
+					case strings.Contains(c.Image, "cluster-autoscaler-provider"):
+						provider = append(provider, c.Image)
+					}
+				}
+			}
+			if len(ca) != 1 || ca[0] != "registry.k8s.io/autoscaling/cluster-autoscaler:"+tag[1] {
+				t.Fatalf("CA images %v, want one with tag %s", ca, tag[1])
+			}
+			if len(provider) == 0 || strings.HasSuffix(provider[0], ":"+tag[1]) {
+				t.Fatalf("provider images %v: the override must touch CA only", provider)
+			}
+		})
+	}
+}
+
+// docSection returns the text of the markdown file path under the heading
+// line equal to heading, up to the next heading of the same or a higher level.
+func docSection(t *testing.T, path, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := strings.Index(heading, " ")
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != heading {
+			continue
+		}
+		var out []string
+		for _, m := range lines[i+1:] {
+			if h := strings.Index(m, " "); strings.HasPrefix(m, "#") && h > 0 && h <= level && strings.Trim(m[:h], "#") == "" {
+				break
+			}
+			out = append(out, m)
+		}
+		return strings.Join(out, "\n")
+	}
+	t.Fatalf("%s: no heading %q", path, heading)
+	return ""
 }
 
 // checkServiceTargets: every Service selects pods of the example, and each
