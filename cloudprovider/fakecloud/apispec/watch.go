@@ -1,0 +1,206 @@
+package apispec
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+)
+
+// Checker is anything that checks one exchange: an OpenAPI description
+// (Spec) or Volcengine's metadata (Metadata).
+type Checker interface {
+	Check(fakecloud.Exchange) Result
+}
+
+// Watch checks every exchange of fake against c until the test ends, failing
+// the test on each difference, and records what it saw in cov (nil: no
+// record). It is for tests that drive a fake through our client: every
+// request must be one the description allows.
+func Watch(t testing.TB, fake *fakecloud.API, c Checker, cov *Coverage) {
+	t.Helper()
+	watch(t, fake, c, cov, false)
+}
+
+// WatchFake is Watch for tests that send a fake requests of their own,
+// including ones the description refuses: such a request must be refused
+// (answered 4xx, in the cloud's error shape); a fake that accepts it fails
+// the test.
+func WatchFake(t testing.TB, fake *fakecloud.API, c Checker, cov *Coverage) {
+	t.Helper()
+	watch(t, fake, c, cov, true)
+}
+
+func watch(t testing.TB, fake *fakecloud.API, c Checker, cov *Coverage, ownRequests bool) {
+	t.Helper()
+	var mu sync.Mutex
+	done := false
+	fake.Observe(func(x fakecloud.Exchange) {
+		res := c.Check(x)
+		cov.add(res, x)
+		errs := append(slices.Clone(res.Request), res.Answer...)
+		if ownRequests && len(res.Request) > 0 {
+			// A request the description refuses must be refused; its
+			// answer's shape is still checked.
+			errs = res.Answer
+			if x.Status < 400 || x.Status >= 500 {
+				errs = append(errs, fmt.Errorf("%s %s: the fake answered %d to a request the description refuses: %v", x.Method, x.URL, x.Status, res.Request))
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		for _, err := range errs {
+			t.Errorf("API description: %v", err)
+		}
+	})
+	t.Cleanup(func() {
+		fake.Observe(nil)
+		mu.Lock()
+		done = true
+		mu.Unlock()
+	})
+}
+
+// Coverage is what a package's tests exchanged with a fake, per operation.
+// It is safe for concurrent use.
+type Coverage struct {
+	mu  sync.Mutex
+	ops map[string]*opCoverage
+}
+
+type opCoverage struct {
+	template string
+	calls    int
+	statuses map[int]bool
+	// sent are the fields the fake's 2xx answers carried.
+	sent map[string]bool
+}
+
+// NewCoverage returns an empty record.
+func NewCoverage() *Coverage { return &Coverage{ops: map[string]*opCoverage{}} }
+
+func (c *Coverage) add(res Result, x fakecloud.Exchange) {
+	if c == nil || res.Operation == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	oc := c.ops[res.Operation]
+	if oc == nil {
+		oc = &opCoverage{template: res.Template, statuses: map[int]bool{}, sent: map[string]bool{}}
+		c.ops[res.Operation] = oc
+	}
+	oc.calls++
+	oc.statuses[x.Status] = true
+	if x.Status >= 200 && x.Status < 300 && !x.Fault {
+		for _, f := range res.Fields {
+			oc.sent[f] = true
+		}
+	}
+}
+
+// Sent reports whether the fake's 2xx answers to operation carried field.
+func (c *Coverage) Sent(operation, field string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	oc := c.ops[operation]
+	return oc != nil && oc.sent[field]
+}
+
+// Operations returns the operations seen, sorted.
+func (c *Coverage) Operations() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.ops))
+	for op := range c.ops {
+		out = append(out, op)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Table is the coverage as a Markdown table: per operation we call, the
+// statuses seen, whether the fake implements it (answered a 2xx of its
+// own), the fields the fake sends and those the client reads (reads, per
+// operation).
+func (c *Coverage) Table(reads map[string][]string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ops := make([]string, 0, len(c.ops))
+	for op := range c.ops {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	var b strings.Builder
+	b.WriteString("| operation | request | fake implements | statuses seen | fields the fake sends | fields the client reads |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, op := range ops {
+		oc := c.ops[op]
+		var statuses []string
+		implemented := "no"
+		for st := range oc.statuses {
+			statuses = append(statuses, strconv.Itoa(st))
+			if st >= 200 && st < 300 {
+				implemented = "yes"
+			}
+		}
+		sort.Strings(statuses)
+		sent := make([]string, 0, len(oc.sent))
+		for f := range oc.sent {
+			sent = append(sent, f)
+		}
+		sort.Strings(sent)
+		read := slices.Sorted(slices.Values(reads[op]))
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n", op, oc.template, implemented,
+			strings.Join(statuses, ", "), codeList(sent), codeList(read))
+	}
+	return b.String()
+}
+
+func codeList(fields []string) string {
+	if len(fields) == 0 {
+		return "none"
+	}
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = "`" + f + "`"
+	}
+	return strings.Join(out, " ")
+}
+
+// SyncTable compares the generated file at path with content, or writes it
+// when update is set (CAP_UPDATE_API_COVERAGE=1 in the tests).
+func SyncTable(path, content string, update bool) error {
+	if update {
+		return os.WriteFile(path, []byte(content), 0o644)
+	}
+	have, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w; generate it with CAP_UPDATE_API_COVERAGE=1", err)
+	}
+	if string(have) != content {
+		return fmt.Errorf("%s is not what the tests generate; regenerate it with CAP_UPDATE_API_COVERAGE=1 and review the change", path)
+	}
+	return nil
+}
+
+// AllTestsRan reports whether the test binary runs every test (no -run or
+// -skip), so a coverage table built from them is whole.
+func AllTestsRan() bool {
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return true
+}
