@@ -33,13 +33,36 @@ type Allowance struct {
 	// Path is the property's place in the body: the names of the objects
 	// leading to it, "[]" for an array's items, then its own name.
 	Path []string
-	// Schema is the property's JSON schema.
+	// Query, instead of Path, names a query parameter the operation
+	// gains.
+	Query string
+	// Schema is the property's (or query parameter's) JSON schema.
 	Schema string
+	// SameAs, instead of Schema, takes the schema of another property of
+	// the same body, named like Path.
+	SameAs []string
+	// Component, instead of Schema, takes a schema the description names
+	// in its components.
+	Component string
 	// Replace says the description declares the property with a narrower
 	// schema than the live API has; the allowance's Schema replaces it.
 	Replace bool
 	// Source says where the live API's behaviour is documented.
 	Source string
+}
+
+// NewOperation is an operation the live API serves and the description
+// lacks: a read answered 200 with Response.
+type NewOperation struct {
+	ID     string
+	Method string
+	// Path is the path template, with {name} for each path parameter.
+	Path string
+	// Query are its query parameters, each with its JSON schema.
+	Query map[string]string
+	// Response is the 200 answer's JSON schema, closed like the others.
+	Response string
+	Source   string
 }
 
 // ErrorBody is the error answer a cloud sends for a status its description
@@ -58,6 +81,8 @@ type Options struct {
 	BasePath string
 	// Allowances are the known differences, each with its source.
 	Allowances []Allowance
+	// Operations are the operations the description lacks.
+	Operations []NewOperation
 	// Errors is the shape of error answers the description leaves out.
 	Errors ErrorBody
 }
@@ -95,6 +120,11 @@ func LoadOpenAPI(name string, data []byte, opts Options) (*Spec, error) {
 	// Formats are checked per document, never through the library's globals.
 	doc.SetStringFormatValidator("uuid", openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForUUIDOfRFC4122))
 	s := &Spec{name: name, doc: doc, opts: opts}
+	for _, o := range opts.Operations {
+		if err := s.addOperation(o); err != nil {
+			return nil, err
+		}
+	}
 	for _, a := range opts.Allowances {
 		if err := s.allow(a); err != nil {
 			return nil, err
@@ -152,6 +182,45 @@ func compileRoute(method, template string, item *openapi3.PathItem, op *openapi3
 	return r, nil
 }
 
+// addOperation adds an operation the description lacks.
+func (s *Spec) addOperation(o NewOperation) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: operation %s %s: %s", s.name, o.Method, o.Path, fmt.Sprintf(format, args...))
+	}
+	if o.Source == "" || o.ID == "" {
+		return fail("needs an id and its source")
+	}
+	item := s.doc.Paths.Value(o.Path)
+	if item == nil {
+		item = &openapi3.PathItem{}
+		s.doc.Paths.Set(o.Path, item)
+	}
+	if item.GetOperation(o.Method) != nil {
+		return fail("the description now declares it: drop the allowance")
+	}
+	var resp openapi3.Schema
+	if err := json.Unmarshal([]byte(o.Response), &resp); err != nil {
+		return fail("response schema: %v", err)
+	}
+	op := openapi3.NewOperation()
+	op.OperationID = o.ID
+	for _, m := range paramPattern.FindAllStringSubmatch(o.Path, -1) {
+		op.AddParameter(openapi3.NewPathParameter(m[1]).WithSchema(openapi3.NewStringSchema()))
+	}
+	for name, schema := range o.Query {
+		var qs openapi3.Schema
+		if err := json.Unmarshal([]byte(schema), &qs); err != nil {
+			return fail("query %s: %v", name, err)
+		}
+		op.AddParameter(openapi3.NewQueryParameter(name).WithSchema(&qs))
+	}
+	op.Responses = openapi3.NewResponses(openapi3.WithStatus(200, &openapi3.ResponseRef{
+		Value: openapi3.NewResponse().WithDescription(o.Source).WithJSONSchema(&resp),
+	}))
+	item.SetOperation(o.Method, op)
+	return nil
+}
+
 // allow adds one allowance's property to the description.
 func (s *Spec) allow(a Allowance) error {
 	where := "request body"
@@ -161,12 +230,25 @@ func (s *Spec) allow(a Allowance) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: allowance for %s %s %s: %s", s.name, a.Operation, where, strings.Join(a.Path, "."), fmt.Sprintf(format, args...))
 	}
-	if a.Source == "" || len(a.Path) == 0 {
-		return fail("every allowance needs a path and its source")
+	if a.Source == "" || (len(a.Path) == 0) == (a.Query == "") {
+		return fail("every allowance needs its source and either a path or a query parameter")
 	}
 	op := s.operation(a.Operation)
 	if op == nil {
 		return fail("the description has no such operation")
+	}
+	if a.Query != "" {
+		if op.Parameters.GetByInAndName(openapi3.ParameterInQuery, a.Query) != nil {
+			return fail("the description now declares query parameter %s: drop the allowance", a.Query)
+		}
+		var ps openapi3.Schema
+		if err := json.Unmarshal([]byte(a.Schema), &ps); err != nil {
+			return fail("schema: %v", err)
+		}
+		op.Parameters = append(op.Parameters, &openapi3.ParameterRef{Value: &openapi3.Parameter{
+			Name: a.Query, In: openapi3.ParameterInQuery, Schema: openapi3.NewSchemaRef("", &ps),
+		}})
+		return nil
 	}
 	var body *openapi3.SchemaRef
 	if a.Status == "" {
@@ -183,18 +265,25 @@ func (s *Spec) allow(a Allowance) error {
 	if body == nil || body.Value == nil {
 		return fail("the description has no JSON body there")
 	}
-	cur := body.Value
-	for _, step := range a.Path[:len(a.Path)-1] {
-		var next *openapi3.SchemaRef
-		if step == "[]" {
-			next = cur.Items
-		} else {
-			next = cur.Properties[step]
+	walk := func(path []string) (*openapi3.Schema, error) {
+		cur := body.Value
+		for _, step := range path {
+			var next *openapi3.SchemaRef
+			if step == "[]" {
+				next = cur.Items
+			} else {
+				next = cur.Properties[step]
+			}
+			if next == nil || next.Value == nil {
+				return nil, fail("the description has no %q on the way", step)
+			}
+			cur = next.Value
 		}
-		if next == nil || next.Value == nil {
-			return fail("the description has no %q on the way", step)
-		}
-		cur = next.Value
+		return cur, nil
+	}
+	cur, err := walk(a.Path[:len(a.Path)-1])
+	if err != nil {
+		return err
 	}
 	name := a.Path[len(a.Path)-1]
 	if _, ok := cur.Properties[name]; ok != a.Replace {
@@ -203,12 +292,28 @@ func (s *Spec) allow(a Allowance) error {
 		}
 		return fail("the description now declares it: drop the allowance")
 	}
+	if cur.Properties == nil {
+		cur.Properties = openapi3.Schemas{}
+	}
+	if a.Component != "" {
+		c := s.doc.Components.Schemas[a.Component]
+		if c == nil || c.Value == nil {
+			return fail("the description has no component %s", a.Component)
+		}
+		cur.Properties[name] = c
+		return nil
+	}
+	if len(a.SameAs) > 0 {
+		same, err := walk(a.SameAs)
+		if err != nil {
+			return err
+		}
+		cur.Properties[name] = openapi3.NewSchemaRef("", same)
+		return nil
+	}
 	var ps openapi3.Schema
 	if err := json.Unmarshal([]byte(a.Schema), &ps); err != nil {
 		return fail("schema: %v", err)
-	}
-	if cur.Properties == nil {
-		cur.Properties = openapi3.Schemas{}
 	}
 	cur.Properties[name] = openapi3.NewSchemaRef("", &ps)
 	return nil
@@ -406,9 +511,12 @@ func (s *Spec) Check(x fakecloud.Exchange) Result {
 	}
 
 	status := strconv.Itoa(x.Status)
-	described := r.op.Responses.Status(x.Status) != nil
+	listed := r.op.Responses.Status(x.Status)
+	// An error status the description lists without a body is checked
+	// against the known error body, like one it does not list.
+	errorBody := x.Status >= 400 && (listed == nil || listed.Value == nil || len(listed.Value.Content) == 0)
 	switch {
-	case described || x.Status < 400:
+	case !errorBody:
 		out := &openapi3filter.ResponseValidationInput{
 			RequestValidationInput: in, Status: x.Status, Header: x.AnswerHeader,
 			Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -203,4 +204,44 @@ func AllTestsRan() bool {
 		}
 	}
 	return true
+}
+
+// JSONFields lists the JSON fields a Go value decodes, as dotted paths under
+// prefix, the way BodyFields names them: "[]" for a slice's items, "*" for
+// a map's keys. A client's read list comes from the types it decodes into.
+func JSONFields(prefix string, v any) []string {
+	var out []string
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array:
+			walk(prefix+"[]", t.Elem())
+		case reflect.Map:
+			out = append(out, prefix+".*")
+			walk(prefix+".*", t.Elem())
+		case reflect.Struct:
+			for i := range t.NumField() {
+				f := t.Field(i)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if !f.IsExported() || name == "-" {
+					continue
+				}
+				if name == "" {
+					name = f.Name
+				}
+				p := name
+				if prefix != "" {
+					p = prefix + "." + name
+				}
+				out = append(out, p)
+				walk(p, f.Type)
+			}
+		}
+	}
+	walk(prefix, reflect.TypeOf(v))
+	sort.Strings(out)
+	return out
 }
