@@ -245,3 +245,20 @@ func TestParamNameAndJSONFields(t *testing.T) {
 		t.Errorf("JSONFields = %s, want %s", got, want)
 	}
 }
+
+// TestSelectedFieldsAreByType type-checks this package: it selects
+// openapi3.Schema's Properties, and the Items of no type of its own.
+func TestSelectedFieldsAreByType(t *testing.T) {
+	t.Parallel()
+	sel, err := SelectedFields(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := sel["github.com/getkin/kin-openapi/openapi3.Schema"]
+	if !schema["Properties"] || !schema["Items"] || schema["Discriminator"] {
+		t.Errorf("openapi3.Schema selections %v, want Properties and Items, not Discriminator", schema)
+	}
+	if got := sel["github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud.Exchange"]; !got["Answer"] || !got["Status"] {
+		t.Errorf("fakecloud.Exchange selections %v, want Answer and Status", got)
+	}
+}

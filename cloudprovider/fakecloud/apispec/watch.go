@@ -3,7 +3,15 @@ package apispec
 import (
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -210,6 +218,15 @@ func AllTestsRan() bool {
 // prefix, the way BodyFields names them: "[]" for a slice's items, "*" for
 // a map's keys. A client's read list comes from the types it decodes into.
 func JSONFields(prefix string, v any) []string {
+	return ReadFields(prefix, v, nil)
+}
+
+// ReadFields is JSONFields keeping only the struct fields the client's code
+// selects (selected, from SelectedFields; nil keeps all), and only below a
+// kept field: the fields of an SDK's answer type that a client reads. A
+// field without a json tag is named by its Go name, as the Volcengine SDK's
+// are.
+func ReadFields(prefix string, v any, selected Selections) []string {
 	var out []string
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, t reflect.Type) {
@@ -226,7 +243,7 @@ func JSONFields(prefix string, v any) []string {
 			for i := range t.NumField() {
 				f := t.Field(i)
 				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-				if !f.IsExported() || name == "-" {
+				if !f.IsExported() || name == "-" || (selected != nil && !selected[t.PkgPath()+"."+t.Name()][f.Name]) {
 					continue
 				}
 				if name == "" {
@@ -244,4 +261,79 @@ func JSONFields(prefix string, v any) []string {
 	walk(prefix, reflect.TypeOf(v))
 	sort.Strings(out)
 	return out
+}
+
+// Selections are the struct fields a package's code selects, by the
+// struct's type ("import/path.TypeName") and field name.
+type Selections map[string]map[string]bool
+
+// SelectedFields type-checks the Go package in dir (its non-test files,
+// against the export data the go tool reports for its imports) and returns
+// every struct field its code selects (x.Field), by the struct's type: with
+// ReadFields, exactly the fields of an SDK's answer types a client reads.
+func SelectedFields(dir string) (Selections, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return nil, fmt.Errorf("the go tool is needed to type-check %s: %w", dir, err)
+	}
+	cmd := exec.Command(goTool, "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".")
+	cmd.Dir = dir
+	listed, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -export in %s: %w", dir, err)
+	}
+	exports := map[string]string{}
+	self := ""
+	for line := range strings.SplitSeq(strings.TrimSpace(string(listed)), "\n") {
+		path, file, _ := strings.Cut(line, "\t")
+		exports[path] = file
+		self = path // the package itself comes last
+	}
+	fset := token.NewFileSet()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var files []*ast.File
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		file, ok := exports[path]
+		if !ok || file == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	})}
+	if _, err := conf.Check(self, fset, files, info); err != nil {
+		return nil, fmt.Errorf("type-check %s: %w", dir, err)
+	}
+	out := Selections{}
+	for _, sel := range info.Selections {
+		if sel.Kind() != types.FieldVal {
+			continue
+		}
+		recv := sel.Recv()
+		if p, ok := recv.(*types.Pointer); ok {
+			recv = p.Elem()
+		}
+		named, ok := recv.(*types.Named)
+		if !ok || named.Obj().Pkg() == nil {
+			continue
+		}
+		key := named.Obj().Pkg().Path() + "." + named.Obj().Name()
+		if out[key] == nil {
+			out[key] = map[string]bool{}
+		}
+		out[key][sel.Obj().Name()] = true
+	}
+	return out, nil
 }

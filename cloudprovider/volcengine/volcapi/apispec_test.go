@@ -2,12 +2,7 @@ package volcapi
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -52,58 +47,20 @@ var actionOutputs = map[string]any{
 }
 
 // clientReads lists, per action, the answer fields the client reads: the
-// fields of the SDK's output type whose names the client's code selects
-// (x.Name), found by parsing the package's non-test files.
+// fields of the SDK's output types the client's code selects (type-checked).
 func clientReads() (map[string][]string, error) {
-	selected := map[string]bool{}
-	files, err := filepath.Glob("*.go")
+	selected, err := apispec.SelectedFields(".")
 	if err != nil {
 		return nil, err
 	}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			return nil, err
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				selected[sel.Sel.Name] = true
-			}
-			return true
-		})
-	}
 	out := map[string][]string{}
 	for action, v := range actionOutputs {
-		var walk func(prefix string, t reflect.Type)
-		walk = func(prefix string, t reflect.Type) {
-			for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-				if t.Kind() == reflect.Slice {
-					prefix += "[]"
-				}
-				t = t.Elem()
-			}
-			if t.Kind() != reflect.Struct {
-				return
-			}
-			for i := range t.NumField() {
-				f := t.Field(i)
-				// Metadata is the SDK's copy of ResponseMetadata, not a Result field.
-				if !f.IsExported() || f.Name == "Metadata" || !selected[f.Name] {
-					continue
-				}
-				p := f.Name
-				if prefix != "" {
-					p = prefix + "." + f.Name
-				}
-				out[action] = append(out[action], p)
-				walk(p, f.Type)
+		for _, f := range apispec.ReadFields("", v, selected) {
+			// Metadata is the SDK's copy of ResponseMetadata, not a Result field.
+			if f != "Metadata" && !strings.HasPrefix(f, "Metadata.") {
+				out[action] = append(out[action], f)
 			}
 		}
-		walk("", reflect.TypeOf(v))
 	}
 	return out, nil
 }
