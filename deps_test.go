@@ -7,14 +7,17 @@ import (
 )
 
 // testOnlyPackage reports whether the production binary must not link path:
-// the standard library's test packages, the conformance kit and the test-only
-// gRPC clients. The fakes --simulate serves live in cloudprovider/fakecloud
-// and the providers' fakeapi packages, which import none of them.
+// the standard library's test packages, the conformance kit, the test-only
+// gRPC clients, and the API-description checks with their OpenAPI library.
+// The fakes --simulate serves live in cloudprovider/fakecloud and the
+// providers' fakeapi packages, which import none of them.
 func testOnlyPackage(path string) bool {
 	return path == "testing" || strings.HasPrefix(path, "testing/") ||
 		path == "net/http/httptest" ||
 		strings.HasSuffix(path, "/cloudprovidertest") ||
-		strings.Contains(path, "/grpctest")
+		strings.Contains(path, "/grpctest") ||
+		strings.HasSuffix(path, "/fakecloud/apispec") ||
+		strings.HasPrefix(path, "github.com/getkin/kin-openapi/")
 }
 
 // TestBinaryLinksNoTestCode lists what the default build (every provider

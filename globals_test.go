@@ -50,6 +50,7 @@ var readOnlyGlobals = map[string]string{
 	"cloudprovider/exoscale/exoapi.collections":               "table of the API's collection path segments",
 	"cloudprovider/exoscale/exoapi/fakeapi.examplePolicy":     "the example role policy, embedded for --simulate (go:embed needs a variable)",
 	"cloudprovider/externalgrpc.classification":               "table: error class to gRPC code, in match order",
+	"cloudprovider/fakecloud/apispec.descriptions":            "the clouds' API descriptions, embedded for the tests (go:embed needs a variable)",
 	"cloudprovider/externalgrpc/grpctest/wirevectors.Current": "names the wire-vector set; a struct, so not a constant",
 	"cloudprovider/externalgrpc/grpctest/wirevectors.Legacy":  "names the wire-vector set; a struct, so not a constant",
 	"cloudprovider/simcloud.AllFaults":                        "table: every fault kind",

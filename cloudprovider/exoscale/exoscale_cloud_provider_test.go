@@ -81,6 +81,7 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	o.fake.Now = clock.Now
 	o.fake.APIKey, o.fake.APISecret, o.fake.Zone = testKey, testSecret, testZone
 	fake := fakeapi.New(o.fake)
+	watchSpec(t, fake)
 	e := &testEnv{fake: fake, clock: clock}
 	medium := fake.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30})
 	gpu := fake.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
@@ -738,6 +739,7 @@ func TestBuildAndRegistration(t *testing.T) {
 		t.Fatalf("registration incomplete: %+v", reg)
 	}
 	fake := fakeapi.New(fakeapi.Options{APIKey: testKey, APISecret: testSecret})
+	watchSpec(t, fake)
 	endpoint := fake.Start()
 	t.Cleanup(fake.Close)
 	for k, v := range map[string]string{EnvAPIKey: "", EnvAPISecret: "", EnvZone: ""} {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -54,10 +55,50 @@ type API struct {
 	// for them: nothing changes the fake's state once Close returns.
 	serving sync.RWMutex
 
-	mu     sync.Mutex
-	server *http.Server
-	url    string
-	policy func(FaultRequest) (Fault, bool)
+	mu       sync.Mutex
+	server   *http.Server
+	url      string
+	policy   func(FaultRequest) (Fault, bool)
+	observer func(Exchange)
+}
+
+// Exchange is one request a fake answered in the cloud's own words: from its
+// routes, or with its error writer for a fault that states a status. Tests
+// check exchanges against the cloud's published API description.
+type Exchange struct {
+	Method string
+	URL    *url.URL
+	Header http.Header
+	Body   []byte
+	// Status, AnswerHeader and Answer are what the fake sent back.
+	Status       int
+	AnswerHeader http.Header
+	Answer       []byte
+	// Fault reports that an injected fault chose the answer; its body is
+	// still the cloud's error shape.
+	Fault bool
+}
+
+// Observe makes fn see every Exchange from now on (nil stops it). Answers a
+// fault garbles on purpose (malformed bodies, resets, hangs) are not
+// exchanges: no cloud sends them by design.
+func (a *API) Observe(fn func(Exchange)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.observer = fn
+}
+
+func (a *API) observe(r *http.Request, body []byte, c *capture, fault bool) {
+	a.mu.Lock()
+	fn := a.observer
+	a.mu.Unlock()
+	if fn == nil || c == nil {
+		return
+	}
+	fn(Exchange{
+		Method: r.Method, URL: r.URL, Header: r.Header.Clone(), Body: body,
+		Status: c.code, AnswerHeader: c.header.Clone(), Answer: bytes.Clone(c.body.Bytes()), Fault: fault,
+	})
 }
 
 // NewAPI returns the kit for one fake cloud.
@@ -252,12 +293,14 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if early != nil {
 		early.replay(w)
 		a.recorder.finish(entry, early.code, true)
+		a.observe(r, body, early, false)
 		return
 	}
 	if !hit || fault.PassThrough {
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, copy: a.copyAnswers()}
 		a.cfg.Routes.ServeHTTP(rec, r)
 		a.recorder.finish(entry, rec.status, hit)
+		a.observe(r, body, rec.copy, false)
 		return
 	}
 	if fault.AfterApply {
@@ -270,6 +313,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if st := fault.AnswerStatus(); st >= 200 && st < 300 && (real.code < 200 || real.code >= 300) {
 			real.replay(w)
 			a.recorder.finish(entry, real.code, true)
+			a.observe(r, body, real, false)
 			return
 		}
 	}
@@ -283,8 +327,23 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.recorder.finish(entry, 0, true)
 		<-r.Context().Done()
 	default:
-		a.recorder.finish(entry, a.answerFault(w, fault), true)
+		answer := &statusRecorder{ResponseWriter: w, status: http.StatusOK, copy: a.copyAnswers()}
+		a.recorder.finish(entry, a.answerFault(answer, fault), true)
+		if !fault.Malformed && fault.Body == nil {
+			a.observe(r, body, answer.copy, true)
+		}
 	}
+}
+
+// copyAnswers returns a capture for an answer's copy when an observer wants
+// exchanges, else nil.
+func (a *API) copyAnswers() *capture {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.observer == nil {
+		return nil
+	}
+	return &capture{header: http.Header{}, code: http.StatusOK}
 }
 
 // hold waits out f's Delay and Release and reports whether the client still
@@ -404,14 +463,31 @@ func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
 
+// statusRecorder passes an answer on, noting its status and, when copy is
+// set, keeping a copy for an observer.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	copy   *capture
 }
 
 func (w *statusRecorder) WriteHeader(code int) {
 	w.status = code
+	if w.copy != nil {
+		w.copy.header = w.ResponseWriter.Header().Clone()
+		w.copy.WriteHeader(code)
+	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.copy != nil {
+		if !w.copy.wrote {
+			w.copy.header = w.ResponseWriter.Header().Clone()
+		}
+		_, _ = w.copy.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // WriteJSON writes v as a JSON answer with status. It sets the Content-Type

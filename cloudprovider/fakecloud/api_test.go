@@ -322,3 +322,52 @@ func TestAPINowIsTheConfiguredClockOrTheWallClock(t *testing.T) {
 		t.Errorf("Now() without a clock = %v, want the wall clock", got)
 	}
 }
+
+// TestAPIObserveSeesAnswersInTheCloudsWords checks which answers an observer
+// sees: the routes' own, a refused change's, and a fault's error in the
+// cloud's shape; never a garbled body or a reset.
+func TestAPIObserveSeesAnswersInTheCloudsWords(t *testing.T) {
+	t.Parallel()
+	c := newCounterAPI(t, NewManualClock(time.Unix(0, 0)))
+	got := make(chan Exchange, 16)
+	c.Observe(func(x Exchange) { got <- x })
+	next := func() Exchange {
+		t.Helper()
+		select {
+		case x := <-got:
+			return x
+		case <-time.After(5 * time.Second):
+			t.Fatal("no exchange observed")
+			return Exchange{}
+		}
+	}
+
+	c.call(context.Background(), http.MethodPost, `{"add":1}`)
+	x := next()
+	if x.Method != http.MethodPost || x.URL.Path != "/api/counter" || string(x.Body) != `{"add":1}` || x.Status != 200 ||
+		strings.TrimSpace(string(x.Answer)) != `{"value":1}` || x.AnswerHeader.Get("Content-Type") != "application/json" || x.Fault {
+		t.Errorf("route answer: %+v", x)
+	}
+	c.call(context.Background(), http.MethodPut, "")
+	if x := next(); x.Status != http.StatusConflict || !strings.Contains(string(x.Answer), `"busy"`) || x.Fault {
+		t.Errorf("refused change: %+v", x)
+	}
+	c.AddFault(Fault{Status: 429, RetryAfter: "7", Code: "Throttled"})
+	c.call(context.Background(), http.MethodGet, "")
+	if x := next(); x.Status != 429 || !strings.Contains(string(x.Answer), `"Throttled"`) || x.AnswerHeader.Get("Retry-After") != "7" || !x.Fault {
+		t.Errorf("fault in the cloud's shape: %+v", x)
+	}
+	c.AddFault(Fault{Malformed: true})
+	c.AddFault(Fault{Reset: true})
+	// POSTs: Go's transport repeats a GET that met a reset.
+	c.call(context.Background(), http.MethodPost, "")
+	c.call(context.Background(), http.MethodPost, "")
+	c.Observe(nil)
+	c.call(context.Background(), http.MethodGet, "")
+	c.WaitIdle()
+	select {
+	case x := <-got:
+		t.Errorf("observed %+v after the last answer in the cloud's words", x)
+	default:
+	}
+}

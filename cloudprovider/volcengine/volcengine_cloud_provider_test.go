@@ -107,6 +107,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	cfg.fakeOpts.ProvisionDelay = time.Minute
 	cfg.fakeOpts.RemoveDelay = time.Minute
 	fake := fakeapi.New(cfg.fakeOpts)
+	watchSpec(t, fake)
 	cfg.seed(fake)
 	url := fake.Start()
 	t.Cleanup(fake.Close)

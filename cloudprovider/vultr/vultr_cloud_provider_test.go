@@ -72,6 +72,7 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		o(e)
 	}
 	e.fake = fakeapi.New(e.fakeOpts)
+	watchSpec(t, e.fake)
 	e.fake.Start()
 	t.Cleanup(e.fake.Close)
 	e.fake.AddPlans(fakeapi.StandardPlans()...)
@@ -311,6 +312,7 @@ func TestBuildReadsConfigAndRegisters(t *testing.T) {
 		t.Fatalf("provider %q not fully registered: %+v", ProviderName, ok)
 	}
 	fake := fakeapi.New(fakeapi.Options{Token: "secret-build-token"})
+	watchSpec(t, fake)
 	fake.Start()
 	defer fake.Close()
 	fake.AddCluster(fakeapi.ClusterSpec{ID: testClusterID, Region: "ewr"})

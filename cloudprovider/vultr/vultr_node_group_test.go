@@ -449,6 +449,7 @@ func TestRemovedGroup(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPatch, e.fake.URL()+"/v2/kubernetes/clusters/"+testClusterID+"/node-pools/a-main",
 		strings.NewReader(`{"auto_scaler":false}`))
 	req.Header.Set("Authorization", "Bearer "+e.fake.Token())
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

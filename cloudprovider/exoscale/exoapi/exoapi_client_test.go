@@ -58,6 +58,7 @@ func seed(t *testing.T, opts fakeapi.Options, members int) *seeded {
 	t.Helper()
 	opts.APIKey, opts.APISecret = key, secret
 	f := fakeapi.New(opts)
+	watchSpec(t, f)
 	s := &seeded{fake: f}
 	s.typeID = f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "small", CPUs: 2, MemoryBytes: 2 << 30})
 	s.cluster = f.AddSKSCluster("prod")

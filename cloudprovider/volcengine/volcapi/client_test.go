@@ -41,6 +41,7 @@ func newTestEnv(t *testing.T) *testEnv {
 func newTestEnvWith(t *testing.T, opts fakeapi.Options) *testEnv {
 	t.Helper()
 	env := &testEnv{fake: fakeapi.New(opts)}
+	watchSpec(t, env.fake)
 	url := env.fake.Start()
 	t.Cleanup(env.fake.Close)
 	c, err := New(Config{Region: "cn-shanghai", AccessKey: credential.FixedCredential(testAK), SecretKey: credential.FixedCredential(testSK), Endpoint: url,
@@ -186,6 +187,7 @@ func TestRotatedKeyFileIsUsed(t *testing.T) {
 func TestLocalRateLimitIsRateLimited(t *testing.T) {
 	t.Parallel()
 	fake := fakeapi.New(fakeapi.Options{Now: fakecloud.NewManualClock(time.Unix(1_800_000_000, 0)).Now})
+	watchSpec(t, fake)
 	url := fake.Start()
 	t.Cleanup(fake.Close)
 	c, err := New(Config{Region: "cn-shanghai", AccessKey: credential.FixedCredential(testAK), SecretKey: credential.FixedCredential(testSK), Endpoint: url,

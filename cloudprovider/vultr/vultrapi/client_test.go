@@ -47,6 +47,7 @@ func newFixture(t *testing.T, opts fakeapi.Options, poolSizes ...int) *fixture {
 		opts.Token = token
 	}
 	f := &fixture{fake: fakeapi.New(opts)}
+	watchSpec(t, f.fake)
 	f.fake.Start()
 	t.Cleanup(f.fake.Close)
 	f.fake.AddCluster(fakeapi.ClusterSpec{ID: clusterID, Region: "fra"})
@@ -352,6 +353,7 @@ func TestOperation(t *testing.T) {
 func TestInstrumentationSeesEveryAttempt(t *testing.T) {
 	t.Parallel()
 	fake := fakeapi.New(fakeapi.Options{Token: token})
+	watchSpec(t, fake)
 	fake.Start()
 	defer fake.Close()
 	fake.AddCluster(fakeapi.ClusterSpec{ID: clusterID})
