@@ -154,8 +154,10 @@ type ErrorAnswer struct {
 	RequestID string
 	// RetryAfter is the answer's Retry-After, 0 when absent.
 	RetryAfter time.Duration
-	// CloudError says the body carries the cloud's own error object
-	// (Volcengine's ResponseMetadata.Error): a refusal even in a 2xx.
+	// CloudError says the answer states the request failed: the cloud's
+	// own error object (Volcengine's ResponseMetadata.Error), an Exoscale
+	// operation that failed on submission, an empty object for an id the
+	// cloud does not know. A refusal even in a 2xx.
 	CloudError bool
 	// Class refines StatusClass(Status) for a documented code family
 	// (Volcengine's throttling and capacity codes); nil: StatusClass.
