@@ -88,7 +88,9 @@ func (o GuardOptions) now() time.Time {
 // has not landed yet; only waiting until it can no longer land helps.
 //
 // Only an unknown outcome quarantines: a refusal proves nothing changed, and
-// a change applied leaves nothing in flight.
+// a change applied leaves nothing in flight. A call or transaction that sent
+// no request (the HTTP stack marks each one that leaves, cloudhttp.TrackSends)
+// is refused whatever its error states: nothing left the process.
 //
 // Providers reach these steps only through Do (one cloud call) and Transact
 // (several calls under one lock: batched removals, a deletion that also
@@ -252,7 +254,9 @@ type Plan struct {
 	// Call makes the one cloud call and, when the cloud applied the change,
 	// applies it to the snapshot. Its error states the outcome (OutcomeOf:
 	// applied, refused or unknown), which the guard records; nil is a
-	// change applied. A nil Call means there is nothing to send.
+	// change applied; an error of a call that sent no request is refused.
+	// A cloud reached without the HTTP stack marks its requests with
+	// cloudhttp.MarkSent. A nil Call means there is nothing to send.
 	Call func(ctx context.Context) error
 }
 
