@@ -5,10 +5,12 @@ package cloudprovider
 // and the mutations metric read, so none of them infers it on its own.
 //
 // The outcome is stated where the answer is read, never guessed from an
-// error's shape: the thin clients set APIError.Outcome from the answer
-// (AnswerOutcome), and errors of our own say theirs with WithOutcome. An
-// error that states none is unknown: a call we cannot account for may have
-// reached the cloud.
+// error's shape: the thin clients build their errors with
+// cloudhttp.AnswerError, which sets it from the answer (AnswerOutcome), and
+// errors of our own say theirs with WithOutcome. An error that states none
+// is unknown: a call we cannot account for may have reached the cloud. The
+// mutation guard knows more: an error of a call that sent no request is
+// refused.
 type MutationOutcome int
 
 const (

@@ -40,10 +40,10 @@ type APIError struct {
 	Class error
 	// Cause is the underlying error, if any.
 	Cause error
-	// Outcome is what the answer proves about a mutating call, stated by the
-	// client where it reads the answer: AnswerOutcome(Status, cloud error in
-	// the body) for an answer, OutcomeOf(cause) for none (a call our own
-	// rate limit refused never left the process).
+	// Outcome is what the answer proves about a mutating call, set by
+	// AnswerError: AnswerOutcome(Status, cloud error in the body) for an
+	// answer, OutcomeOf(cause) for none (a call our own rate limit refused
+	// never left the process).
 	Outcome cloudprovider.MutationOutcome
 }
 
@@ -142,11 +142,58 @@ func Reclassify(err, class error) error {
 	return &c
 }
 
+// ErrorAnswer is what a thin client read of a failed call, for AnswerError.
+type ErrorAnswer struct {
+	// Status is the HTTP status; 0 when no answer arrived.
+	Status int
+	// Code is the cloud's error code, if it has one.
+	Code string
+	// Message is the cloud's error message, as long as it came.
+	Message string
+	// RequestID is the cloud's correlation id, if any.
+	RequestID string
+	// RetryAfter is the answer's Retry-After, 0 when absent.
+	RetryAfter time.Duration
+	// CloudError says the answer states the request failed: the cloud's
+	// own error object (Volcengine's ResponseMetadata.Error), an Exoscale
+	// operation that failed on submission, an empty object for an id the
+	// cloud does not know. A refusal even in a 2xx.
+	CloudError bool
+	// Class refines StatusClass(Status) for a documented code family
+	// (Volcengine's throttling and capacity codes); nil: StatusClass.
+	Class error
+	// Cause is the SDK's or transport's error, if any.
+	Cause error
+}
+
+// AnswerError is the one constructor of a cloud call's error: every thin
+// client turns what it read into an APIError here, so the class, the
+// message cut and the outcome follow one rule. The outcome is
+// AnswerOutcome(Status, CloudError) for an answer; for none (Status 0) it
+// is what the cause states (our rate limit's refusal, a retry's uncertain
+// refusal), else unknown.
+func AnswerError(cloud, operation string, a ErrorAnswer) *APIError {
+	class := a.Class
+	if class == nil {
+		class = StatusClass(a.Status)
+	}
+	outcome := cloudprovider.AnswerOutcome(a.Status, a.CloudError)
+	if a.Status == 0 && a.Cause != nil {
+		outcome = cloudprovider.OutcomeOf(a.Cause)
+	}
+	msg := strings.TrimSpace(a.Message)
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage] + "..."
+	}
+	return &APIError{Cloud: cloud, Operation: operation, Status: a.Status, Code: a.Code, Message: msg,
+		RequestID: a.RequestID, RetryAfter: a.RetryAfter, Class: class, Cause: a.Cause, Outcome: outcome}
+}
+
 // NoAnswer is the error of a call that got no answer: err is the transport's
 // (a timeout, a reset, our rate limit's refusal). Its outcome is the one err
 // states (our own refusal, a retry's uncertain refusal), else unknown.
 func NoAnswer(cloud, operation string, err error) *APIError {
-	return &APIError{Cloud: cloud, Operation: operation, Class: NoResponseClass(err), Cause: err, Outcome: cloudprovider.OutcomeOf(err)}
+	return AnswerError(cloud, operation, ErrorAnswer{Class: NoResponseClass(err), Cause: err})
 }
 
 // MalformedAnswer is the error of a success answer whose body the client
@@ -154,15 +201,11 @@ func NoAnswer(cloud, operation string, err error) *APIError {
 // ErrMalformedResponse, outcome applied (the cloud took the request; one
 // read establishes what it did).
 func MalformedAnswer(cloud, operation string, status int, format string, args ...any) *APIError {
-	msg := fmt.Sprintf(format, args...)
-	if len(msg) > maxMessage {
-		msg = msg[:maxMessage] + "..."
-	}
-	return &APIError{Cloud: cloud, Operation: operation, Status: status, Message: msg,
-		Class: cloudprovider.ErrMalformedResponse, Outcome: cloudprovider.AnswerOutcome(status, false)}
+	return AnswerError(cloud, operation, ErrorAnswer{Status: status, Message: fmt.Sprintf(format, args...),
+		Class: cloudprovider.ErrMalformedResponse})
 }
 
-// maxMessage bounds a message carried in an APIError.
+// maxMessage bounds a message carried in an APIError; AnswerError cuts it.
 const maxMessage = 256
 
 // DecodeJSON is the one decoding rule for a success answer: its body is

@@ -124,3 +124,37 @@ func TestOutcomeOfAPIError(t *testing.T) {
 		}
 	}
 }
+
+func TestAnswerErrorIsTheOneRule(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("m", 3*maxMessage)
+	limited := fmt.Errorf("wait: %w", cloudprovider.Refusal(cloudprovider.ErrRateLimited))
+	for _, tc := range []struct {
+		name      string
+		a         ErrorAnswer
+		class     error
+		outcome   cloudprovider.MutationOutcome
+		msgLength int
+	}{
+		{"4xx", ErrorAnswer{Status: 409, Message: long}, cloudprovider.ErrFailedPrecondition, cloudprovider.MutationRefused, maxMessage + 3},
+		{"5xx", ErrorAnswer{Status: 502, Message: " bad gateway \n"}, cloudprovider.ErrUnavailable, cloudprovider.MutationUnknown, len("bad gateway")},
+		{"cloud error in a 2xx", ErrorAnswer{Status: 200, Code: "QuotaExceeded", CloudError: true, Class: cloudprovider.ErrQuotaExceeded}, cloudprovider.ErrQuotaExceeded, cloudprovider.MutationRefused, 0},
+		{"2xx body unusable", ErrorAnswer{Status: 200, Message: "empty body"}, cloudprovider.ErrMalformedResponse, cloudprovider.MutationApplied, len("empty body")},
+		{"no answer", ErrorAnswer{Cause: errors.New("reset")}, cloudprovider.ErrUnavailable, cloudprovider.MutationUnknown, 0},
+		{"our rate limit refused it", ErrorAnswer{Cause: limited, Class: cloudprovider.ErrRateLimited}, cloudprovider.ErrRateLimited, cloudprovider.MutationRefused, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := AnswerError("c", "op", tc.a)
+			if !errors.Is(e, tc.class) {
+				t.Errorf("class: %v is not %v", e, tc.class)
+			}
+			if got := cloudprovider.OutcomeOf(e); got != tc.outcome {
+				t.Errorf("outcome %s, want %s", got, tc.outcome)
+			}
+			if len(e.Message) != tc.msgLength {
+				t.Errorf("message of %d bytes, want %d", len(e.Message), tc.msgLength)
+			}
+		})
+	}
+}

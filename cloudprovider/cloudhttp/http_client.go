@@ -98,7 +98,8 @@ type HTTPStack struct {
 //     above the instrumentation so a call refused locally is not counted
 //     as a cloud call;
 //  7. instrumentation (opts.InstrumentTransport): every attempt that leaves;
-//  8. the network transport.
+//  8. the send mark (TrackSends): the call's records learn a request left;
+//  9. the network transport.
 //
 // Each call builds its own limiter: a provider builds one client, so the
 // budget is per cloud account.
@@ -125,6 +126,7 @@ func NewHTTPClient(opts ClientOptions, stack HTTPStack) *http.Client {
 		ResponseHeaderTimeout: httpResponseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 	}
+	rt = &sendTransport{base: rt}
 	if opts.InstrumentTransport != nil {
 		rt = opts.InstrumentTransport(rt, operation)
 	}

@@ -247,6 +247,18 @@ func (k *kit) expectErr(err error, what string, sentinels ...error) {
 	k.t.Fatalf("%s: error %q wraps none of %v", what, err, sentinels)
 }
 
+// ownRefusal is expectErr for a request the provider refuses before any
+// cloud call: its outcome, which the server logs and counts, must be
+// refused, never unknown by omission (an unknown one would also quarantine
+// the group).
+func (k *kit) ownRefusal(err error, what string, sentinels ...error) {
+	k.t.Helper()
+	k.expectErr(err, what, sentinels...)
+	if got := cloudprovider.OutcomeOf(err); got != cloudprovider.MutationRefused {
+		k.t.Fatalf("%s: outcome %s, want refused (no call was sent): %v", what, got, err)
+	}
+}
+
 func (k *kit) noCalls(before int, what string) {
 	k.t.Helper()
 	if after := k.env.CloudCalls(); after != before {
@@ -333,7 +345,7 @@ func checkIncreasePastMax(t *testing.T, k *kit) {
 	g := k.mainGroup()
 	before, calls := k.target(g), k.env.CloudCalls()
 	err := g.IncreaseSize(k.ctx(), g.MaxSize(k.ctx())-before+1)
-	k.expectErr(err, "IncreaseSize past max", cloudprovider.ErrFailedPrecondition, cloudprovider.ErrInvalidArgument)
+	k.ownRefusal(err, "IncreaseSize past max", cloudprovider.ErrFailedPrecondition, cloudprovider.ErrInvalidArgument)
 	k.noCalls(calls, "IncreaseSize past max")
 	if after := k.target(g); after != before {
 		t.Fatalf("target changed from %d to %d after a refused increase", before, after)
@@ -344,12 +356,12 @@ func checkBadDeltas(t *testing.T, k *kit) {
 	g := k.mainGroup()
 	before, calls := k.target(g), k.env.CloudCalls()
 	for _, d := range []int{0, -1} {
-		k.expectErr(g.IncreaseSize(k.ctx(), d), fmt.Sprintf("IncreaseSize(%d)", d), cloudprovider.ErrInvalidArgument)
+		k.ownRefusal(g.IncreaseSize(k.ctx(), d), fmt.Sprintf("IncreaseSize(%d)", d), cloudprovider.ErrInvalidArgument)
 	}
 	for _, d := range []int{0, 1} {
-		k.expectErr(g.DecreaseTargetSize(k.ctx(), d), fmt.Sprintf("DecreaseTargetSize(%d)", d), cloudprovider.ErrInvalidArgument)
+		k.ownRefusal(g.DecreaseTargetSize(k.ctx(), d), fmt.Sprintf("DecreaseTargetSize(%d)", d), cloudprovider.ErrInvalidArgument)
 	}
-	k.expectErr(g.DeleteNodes(k.ctx(), []*corev1.Node{fakeNode("someothercloud://x", "unregistered")}),
+	k.ownRefusal(g.DeleteNodes(k.ctx(), []*corev1.Node{fakeNode("someothercloud://x", "unregistered")}),
 		"DeleteNodes of a foreign providerID", cloudprovider.ErrInvalidArgument, cloudprovider.ErrNotFound)
 	k.noCalls(calls, "rejected calls")
 	if after := k.target(g); after != before {
@@ -380,7 +392,7 @@ func checkIncreaseTarget(t *testing.T, k *kit) {
 func checkDecreaseBelowExisting(t *testing.T, k *kit) {
 	g := k.mainGroup()
 	target, existing, calls := k.target(g), len(k.nodes(g)), k.env.CloudCalls()
-	k.expectErr(g.DecreaseTargetSize(k.ctx(), existing-target-1), "DecreaseTargetSize below existing instances",
+	k.ownRefusal(g.DecreaseTargetSize(k.ctx(), existing-target-1), "DecreaseTargetSize below existing instances",
 		cloudprovider.ErrFailedPrecondition, cloudprovider.ErrInvalidArgument)
 	k.noCalls(calls, "refused DecreaseTargetSize")
 	if got := k.target(g); got != target {
@@ -438,7 +450,7 @@ func checkDeleteForeign(t *testing.T, k *kit) {
 	}
 	target, calls := k.target(g), k.env.CloudCalls()
 	err := g.DeleteNodes(k.ctx(), []*corev1.Node{k.env.Node(own[0]), foreign})
-	k.expectErr(err, "DeleteNodes with a node of another group", cloudprovider.ErrInvalidArgument, cloudprovider.ErrNotFound)
+	k.ownRefusal(err, "DeleteNodes with a node of another group", cloudprovider.ErrInvalidArgument, cloudprovider.ErrNotFound)
 	k.noCalls(calls, "refused DeleteNodes")
 	if got := k.target(g); got != target {
 		t.Fatalf("target changed from %d to %d after a refused delete", target, got)

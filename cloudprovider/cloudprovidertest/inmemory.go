@@ -348,7 +348,7 @@ func (g *inMemoryGroup) setSpec(spec CloudGroup) {
 // it, under the group's guard, so what it reads is newer than anything
 // served and is installed whole (groupstate.Group.Fresh).
 func (g *inMemoryGroup) read(ctx context.Context) error {
-	cg, err := g.p.cloud.get(g.Id(ctx))
+	cg, err := g.p.cloud.get(ctx, g.Id(ctx))
 	if err != nil {
 		return fmt.Errorf("read group %s: %w", g.Id(ctx), err)
 	}

@@ -215,21 +215,24 @@ func (c *InMemoryCloud) RefuseForQuota() {
 	c.noQuota = true
 }
 
-// request accounts for one API request and returns the injected failure, if any.
-func (c *InMemoryCloud) request() error {
+// request accounts for one API request and returns the injected failure,
+// if any. It marks ctx's records as the HTTP stack does for a request that
+// leaves (cloudhttp.MarkSent): this cloud is reached in-process.
+func (c *InMemoryCloud) request(ctx context.Context) error {
+	cloudhttp.MarkSent(ctx)
 	c.calls++
 	if c.failNext > 0 {
 		c.failNext--
-		// A failed cloud call, not a refusal of ours: its outcome is unknown.
-		return fmt.Errorf("injected failure: %w", cloudprovider.ErrUnavailable)
+		// A failed cloud call, not a refusal of ours: no answer, outcome unknown.
+		return cloudhttp.NoAnswer(InMemoryProviderName, "request", errors.New("injected failure"))
 	}
 	return nil
 }
 
 // groupRequest accounts for one API request about group id and returns the
 // group; c.mu is held.
-func (c *InMemoryCloud) groupRequest(id string) (*cloudGroup, error) {
-	if err := c.request(); err != nil {
+func (c *InMemoryCloud) groupRequest(ctx context.Context, id string) (*cloudGroup, error) {
+	if err := c.request(ctx); err != nil {
 		return nil, err
 	}
 	return c.group(id)
@@ -256,7 +259,7 @@ func (g *cloudGroup) clone() cloudGroup {
 // with its status instead.
 func (c *InMemoryCloud) list(ctx context.Context) ([]cloudGroup, error) {
 	c.mu.Lock()
-	if err := c.request(); err != nil {
+	if err := c.request(ctx); err != nil {
 		c.mu.Unlock()
 		return nil, err
 	}
@@ -277,8 +280,8 @@ func (c *InMemoryCloud) list(ctx context.Context) ([]cloudGroup, error) {
 		}
 	}
 	if f.Status != 0 {
-		return nil, &cloudhttp.APIError{Cloud: InMemoryProviderName, Operation: InMemoryOpList, Status: f.Status, Message: http.StatusText(f.Status),
-			Class: cloudhttp.StatusClass(f.Status), Cause: errors.New(http.StatusText(f.Status)), Outcome: cloudprovider.AnswerOutcome(f.Status, false)}
+		return nil, cloudhttp.AnswerError(InMemoryProviderName, InMemoryOpList, cloudhttp.ErrorAnswer{Status: f.Status,
+			Message: http.StatusText(f.Status), Cause: errors.New(http.StatusText(f.Status))})
 	}
 	if !f.AnswerOnArrival {
 		c.mu.Lock()
@@ -298,10 +301,10 @@ func (c *InMemoryCloud) snapshot() []cloudGroup {
 }
 
 // get reads one group.
-func (c *InMemoryCloud) get(id string) (cloudGroup, error) {
+func (c *InMemoryCloud) get(ctx context.Context, id string) (cloudGroup, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, err := c.groupRequest(id)
+	g, err := c.groupRequest(ctx, id)
 	if err != nil {
 		return cloudGroup{}, err
 	}
@@ -397,7 +400,7 @@ func (c *InMemoryCloud) ClearFaults() { c.faults.Clear() }
 // returns the cloud's own refusal, if any; a queued fault answers instead.
 func (c *InMemoryCloud) mutate(ctx context.Context, op string, apply func() error) error {
 	c.mu.Lock()
-	if err := c.request(); err != nil {
+	if err := c.request(ctx); err != nil {
 		c.mu.Unlock()
 		return err
 	}
@@ -454,6 +457,5 @@ func (c *InMemoryCloud) mutate(ctx context.Context, op string, apply func() erro
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	return &cloudhttp.APIError{Cloud: InMemoryProviderName, Operation: op, Status: status, Message: msg,
-		Class: cloudhttp.StatusClass(status), Cause: errors.New(msg), Outcome: cloudprovider.AnswerOutcome(status, false)}
+	return cloudhttp.AnswerError(InMemoryProviderName, op, cloudhttp.ErrorAnswer{Status: status, Message: msg, Cause: errors.New(msg)})
 }

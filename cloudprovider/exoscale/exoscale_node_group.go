@@ -345,15 +345,15 @@ func failedImmediately(op exoapi.Operation) error {
 	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
 		return nil
 	}
-	e := &cloudhttp.APIError{Cloud: "exoscale", Operation: "operation " + op.ID, Status: http.StatusOK,
-		Code: op.State, Message: op.Message, Class: operationFailureClass(op.Reason), Outcome: cloudprovider.MutationRefused}
+	code := op.State
 	if op.Reason != "" {
-		e.Code += "/" + op.Reason
+		code += "/" + op.Reason
 	}
-	if op.State == exoapi.OperationTimeout || op.Reason == exoapi.OperationReasonPartial {
-		e.Outcome = cloudprovider.MutationApplied
-	}
-	return e
+	// A failure states the request failed (refused); a timeout or a partial
+	// failure is a success answer that does not state the size (applied).
+	failed := op.State != exoapi.OperationTimeout && op.Reason != exoapi.OperationReasonPartial
+	return cloudhttp.AnswerError("exoscale", "operation "+op.ID, cloudhttp.ErrorAnswer{Status: http.StatusOK,
+		Code: code, Message: op.Message, CloudError: failed, Class: operationFailureClass(op.Reason)})
 }
 
 // operationFailureClass maps a failed operation's documented reason to the
@@ -657,7 +657,7 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	rec := g.record()
 	t, ok := g.m.instanceType(rec.typeID)
 	if !ok || rec.typeID == "" {
-		return nil, fmt.Errorf("node group %s: instance type %q not known yet: %w", g.id, rec.typeID, cloudprovider.ErrNotImplemented)
+		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "node group %s: instance type %q not known yet", g.id, rec.typeID)
 	}
 	return buildTemplate(g.id, rec, t, g.m.cfg.Zone), nil
 }

@@ -64,6 +64,8 @@ func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
 		g.p.next = nil
 		g.p.mu.Unlock()
 		if err != nil {
+			// The injected answer stands for a request that reached the cloud.
+			cloudhttp.MarkSent(ctx)
 			return err
 		}
 		return g.NodeGroup.IncreaseSize(ctx, delta)

@@ -2,7 +2,6 @@ package groupconfig
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 
@@ -141,7 +140,7 @@ func (p pricingModel) PodPrice(_ context.Context, pod *corev1.Pod, start, end ti
 	}
 	cpuRate, memRate, ok := p.rates()
 	if !ok {
-		return 0, fmt.Errorf("no priced instance type with a known shape yet: %w", cloudprovider.ErrUnavailable)
+		return 0, cloudprovider.Errorf(cloudprovider.ErrUnavailable, "no priced instance type with a known shape yet")
 	}
 	var cpu, memGiB float64
 	for _, c := range pod.Spec.Containers {

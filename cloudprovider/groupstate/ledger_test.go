@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 )
 
@@ -19,7 +20,8 @@ func mutate(t *testing.T, l *Ledger, group string, during func(), result error) 
 	t.Helper()
 	return l.Guard(group).Do(context.Background(), Mutation{
 		Plan: func() (Plan, error) {
-			return Plan{Call: func(context.Context) error {
+			return Plan{Call: func(ctx context.Context) error {
+				cloudhttp.MarkSent(ctx)
 				if during != nil {
 					during()
 				}

@@ -88,7 +88,9 @@ func (o GuardOptions) now() time.Time {
 // has not landed yet; only waiting until it can no longer land helps.
 //
 // Only an unknown outcome quarantines: a refusal proves nothing changed, and
-// a change applied leaves nothing in flight.
+// a change applied leaves nothing in flight. A call or transaction that sent
+// no request (the HTTP stack marks each one that leaves, cloudhttp.TrackSends)
+// is refused whatever its error states: nothing left the process.
 //
 // Providers reach these steps only through Do (one cloud call) and Transact
 // (several calls under one lock: batched removals, a deletion that also
@@ -252,7 +254,9 @@ type Plan struct {
 	// Call makes the one cloud call and, when the cloud applied the change,
 	// applies it to the snapshot. Its error states the outcome (OutcomeOf:
 	// applied, refused or unknown), which the guard records; nil is a
-	// change applied. A nil Call means there is nothing to send.
+	// change applied; an error of a call that sent no request is refused.
+	// A cloud reached without the HTTP stack marks its requests with
+	// cloudhttp.MarkSent. A nil Call means there is nothing to send.
 	Call func(ctx context.Context) error
 }
 
@@ -293,13 +297,26 @@ type Txn struct {
 // plan and make the cloud calls, reading the group with read where the
 // discipline asks for it. A failed read refuses the step: no change was
 // sent.
+//
+// An error of a transaction that sent no request (cloudhttp.TrackSends)
+// is refused whatever it states: nothing left the process, so nothing can
+// change in the cloud.
 func (g *MutationGuard) Transact(ctx context.Context, read func(ctx context.Context) error, body func(tx *Txn) error) error {
 	unlock, err := g.beginMutation(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return body(&Txn{g: g, ctx: ctx, read: read})
+	ctx, sends := cloudhttp.TrackSends(ctx)
+	return unsentRefused(body(&Txn{g: g, ctx: ctx, read: read}), sends)
+}
+
+// unsentRefused states err as refused when no request was sent.
+func unsentRefused(err error, sends *cloudhttp.Sends) error {
+	if err == nil || sends.Sent() || cloudprovider.OutcomeOf(err) == cloudprovider.MutationRefused {
+		return err
+	}
+	return cloudprovider.Refusal(err)
 }
 
 func (tx *Txn) reread() (err error) {
@@ -363,13 +380,16 @@ func (tx *Txn) send(p Plan) error {
 }
 
 // call makes p's cloud call, recorded in the guard's ledger (if any) from
-// before it starts until after it ends.
+// before it starts until after it ends. A call that failed without sending
+// a request (a check in the client, our rate limit) is refused: its
+// outcome is known by construction, never unknown by omission.
 func (tx *Txn) call(p Plan) (err error) {
 	if l := tx.g.ledger; l != nil {
 		l.sending(tx.g.group)
 		defer func() { l.sent(tx.g.group, err) }()
 	}
-	return p.Call(tx.ctx)
+	ctx, sends := cloudhttp.TrackSends(tx.ctx)
+	return unsentRefused(p.Call(ctx), sends)
 }
 
 // Prepare checks a multi-call request against the snapshot and returns what

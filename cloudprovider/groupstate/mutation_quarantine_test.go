@@ -21,7 +21,7 @@ type countingMutation struct {
 func (c *countingMutation) mutation() groupstate.Mutation {
 	return groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			return groupstate.Plan{Call: func(context.Context) error { c.calls++; return c.callErr }}, nil
+			return groupstate.Plan{Call: func(ctx context.Context) error { cloudhttp.MarkSent(ctx); c.calls++; return c.callErr }}, nil
 		},
 		Read: func(context.Context) error { c.reads++; return nil },
 	}
@@ -81,5 +81,46 @@ func TestUnknownOutcomeWindowZeroOnlyReReads(t *testing.T) {
 	m.callErr = nil
 	if err := g.Do(ctx, m.mutation()); err != nil || m.reads != 1 {
 		t.Fatalf("window 0: err %v, reads %d; want the fresh read and the call", err, m.reads)
+	}
+}
+
+// TestCallThatSentNothingIsRefused: an error made before any request left
+// (a check in the thin client) is refused by construction, even when it
+// states no outcome or an unknown one, and quarantines nothing; the same
+// error after a request left is unknown and quarantines.
+func TestCallThatSentNothingIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, callErr := range []error{
+		cloudprovider.ErrInvalidArgument,
+		cloudhttp.NoAnswer("c", "PATCH /pools/{id}", errors.New("token source: file gone")),
+	} {
+		clock := cloudprovidertest.MutationClock()
+		g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
+		unsent := groupstate.Mutation{
+			Plan: func() (groupstate.Plan, error) {
+				return groupstate.Plan{Call: func(context.Context) error { return callErr }}, nil
+			},
+			Read: func(context.Context) error { return nil },
+		}
+		err := g.Do(context.Background(), unsent)
+		if got := cloudprovider.OutcomeOf(err); got != cloudprovider.MutationRefused || !g.QuarantinedUntil().IsZero() {
+			t.Fatalf("%v without a request: outcome %s, quarantined until %s; want refused and no quarantine", callErr, got, g.QuarantinedUntil())
+		}
+		sent := &countingMutation{callErr: callErr}
+		err = g.Do(context.Background(), sent.mutation())
+		if got := cloudprovider.OutcomeOf(err); got != cloudprovider.MutationUnknown || g.QuarantinedUntil().IsZero() {
+			t.Fatalf("%v after a request: outcome %s, quarantined until %s; want unknown and a quarantine", callErr, got, g.QuarantinedUntil())
+		}
+	}
+}
+
+// TestTransactionThatSentNothingIsRefused: an error a transaction's body
+// makes before any step sent a request is refused.
+func TestTransactionThatSentNothingIsRefused(t *testing.T) {
+	t.Parallel()
+	g := groupstate.NewMutationGuard("g", groupstate.GuardOptions{})
+	err := g.Transact(context.Background(), nil, func(*groupstate.Txn) error { return errors.New("resolve nodes: bad label") })
+	if got := cloudprovider.OutcomeOf(err); got != cloudprovider.MutationRefused {
+		t.Fatalf("outcome %s, want refused", got)
 	}
 }

@@ -22,7 +22,7 @@ type fakeGroup struct {
 func (f *fakeGroup) mutation(shrinks bool) Mutation {
 	return Mutation{
 		Plan: func() (Plan, error) {
-			return Plan{Shrinks: shrinks, Call: func(context.Context) error { f.calls++; return f.callErr }}, f.checkErr
+			return Plan{Shrinks: shrinks, Call: func(ctx context.Context) error { cloudhttp.MarkSent(ctx); f.calls++; return f.callErr }}, f.checkErr
 		},
 		Read: func(context.Context) error { f.reads++; return f.readErr },
 	}

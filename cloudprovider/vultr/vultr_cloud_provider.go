@@ -129,7 +129,7 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	types, ok := p.m.gpuTypes()
 	if !ok {
-		return nil, fmt.Errorf("vultr plans not loaded yet: %w", cloudprovider.ErrUnavailable)
+		return nil, cloudprovider.Errorf(cloudprovider.ErrUnavailable, "vultr plans not loaded yet")
 	}
 	return types, nil
 }

@@ -325,8 +325,8 @@ func nodeIDOf(n *corev1.Node) (string, error) {
 	label := n.Labels[LabelNodeID]
 	switch {
 	case label != "" && fromPID != "" && label != fromPID:
-		return "", fmt.Errorf("node %s: label %s=%s, providerID %s: %w: %w", name, LabelNodeID, label,
-			n.Spec.ProviderID, errIdentityMismatch, cloudprovider.ErrInvalidArgument)
+		return "", cloudprovider.Refusal(fmt.Errorf("node %s: label %s=%s, providerID %s: %w: %w", name, LabelNodeID, label,
+			n.Spec.ProviderID, errIdentityMismatch, cloudprovider.ErrInvalidArgument))
 	case label != "":
 		return label, nil
 	case fromPID != "":

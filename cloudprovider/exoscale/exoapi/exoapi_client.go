@@ -228,7 +228,7 @@ func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, 
 	if p.ID == "" {
 		// The API has answered unknown ids with an empty 200 before (egoscale#772):
 		// a definite answer that the object does not exist.
-		return InstancePool{}, &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstancePool", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
+		return InstancePool{}, cloudhttp.AnswerError(cloudName, "GetInstancePool", cloudhttp.ErrorAnswer{Status: http.StatusOK, Message: "empty object", CloudError: true, Class: cloudprovider.ErrNotFound})
 	}
 	return fromPool(*p), nil
 }
@@ -282,7 +282,7 @@ func (c *Client) GetInstanceType(ctx context.Context, id string) (InstanceType, 
 		return InstanceType{}, err
 	}
 	if t.ID == "" {
-		return InstanceType{}, &cloudhttp.APIError{Cloud: cloudName, Operation: "GetInstanceType", Status: http.StatusOK, Message: "empty object", Class: cloudprovider.ErrNotFound, Outcome: cloudprovider.MutationRefused}
+		return InstanceType{}, cloudhttp.AnswerError(cloudName, "GetInstanceType", cloudhttp.ErrorAnswer{Status: http.StatusOK, Message: "empty object", CloudError: true, Class: cloudprovider.ErrNotFound})
 	}
 	return InstanceType{ID: string(t.ID), Family: string(t.Family), Size: string(t.Size), CPUs: int(t.Cpus), MemoryBytes: t.Memory, GPUs: int(t.Gpus)}, nil
 }

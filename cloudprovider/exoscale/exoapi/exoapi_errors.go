@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
-
-// maxMessageLen bounds the server message carried in an error.
-const maxMessageLen = 256
 
 // cloudName names Exoscale in cloudhttp.APIError.
 const cloudName = "exoscale"
@@ -31,9 +27,6 @@ func errorMessage(body []byte) string {
 				msg = m.Error
 			}
 		}
-	}
-	if len(msg) > maxMessageLen {
-		msg = msg[:maxMessageLen] + "..."
 	}
 	return msg
 }
@@ -57,8 +50,8 @@ func call[T any](ctx context.Context, op string, fn func(ctx context.Context) (T
 		// The cloud took the request; its body did not parse.
 		return zero, cloudhttp.MalformedAnswer(cloudName, op, status, "body does not parse: %v", err)
 	}
-	return zero, &cloudhttp.APIError{Cloud: cloudName, Operation: op, Status: status, Message: errorMessage(ans.ErrorBody()),
-		RetryAfter: ans.RetryAfter(), Class: cloudhttp.StatusClass(status), Outcome: cloudprovider.AnswerOutcome(status, false), Cause: err}
+	return zero, cloudhttp.AnswerError(cloudName, op, cloudhttp.ErrorAnswer{Status: status, Message: errorMessage(ans.ErrorBody()),
+		RetryAfter: ans.RetryAfter(), Cause: err})
 }
 
 // StatusCode returns the HTTP status of a failed call, or 0.

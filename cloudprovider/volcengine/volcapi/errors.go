@@ -72,28 +72,16 @@ func classify(action string, ans *cloudhttp.Answer, err error) error {
 		if code == "" || (code == "UnknownError" && status >= 300) {
 			code = fmt.Sprintf("HTTP%d", status)
 		}
-		return &cloudhttp.APIError{
-			Cloud:     cloudName,
-			Operation: action,
-			Code:      code,
-			Message:   rf.Message(),
-			Status:    status,
-			RequestID: rf.RequestID(),
-			Class:     classOf(code, status),
-			Outcome:   cloudprovider.AnswerOutcome(status, true),
-		}
+		return cloudhttp.AnswerError(cloudName, action, cloudhttp.ErrorAnswer{Status: status, Code: code, Message: rf.Message(),
+			RequestID: rf.RequestID(), CloudError: true, Class: classOf(code, status)})
 	}
 	if status := ans.Status(); status >= 200 && status < 300 {
 		// A success whose body the SDK could not decode: applied.
 		return cloudhttp.MalformedAnswer(cloudName, action, status, "body does not parse: %s", sdkMessage(err))
 	} else if status != 0 {
 		// An error answer without Volcengine's error object (a gateway's page).
-		msg := strings.TrimSpace(string(ans.ErrorBody()))
-		if len(msg) > 200 {
-			msg = msg[:200] + "..."
-		}
-		return &cloudhttp.APIError{Cloud: cloudName, Operation: action, Status: status, Message: msg,
-			RetryAfter: ans.RetryAfter(), Class: cloudhttp.StatusClass(status), Outcome: cloudprovider.AnswerOutcome(status, false)}
+		return cloudhttp.AnswerError(cloudName, action, cloudhttp.ErrorAnswer{Status: status, Message: string(ans.ErrorBody()),
+			RetryAfter: ans.RetryAfter()})
 	}
 	var ve volcengineerr.Error
 	if errors.As(err, &ve) {
@@ -108,8 +96,8 @@ func classify(action string, ans *cloudhttp.Answer, err error) error {
 	// chained errors, which quote the full request URL; the cause keeps
 	// the network error (a DNS failure, a refused connection) with the
 	// URL cut to its host.
-	return &cloudhttp.APIError{Cloud: cloudName, Operation: action, Message: sdkMessage(err),
-		Class: cloudhttp.NoResponseClass(err), Outcome: cloudprovider.OutcomeOf(err), Cause: cloudhttp.TransportCause(err)}
+	return cloudhttp.AnswerError(cloudName, action, cloudhttp.ErrorAnswer{Message: sdkMessage(err),
+		Class: cloudhttp.NoResponseClass(err), Cause: cloudhttp.TransportCause(err)})
 }
 
 // sdkMessage renders an SDK error without its chained errors.

@@ -143,7 +143,7 @@ func (c *Client) SetNodePoolQuantity(ctx context.Context, clusterID, poolID stri
 	if quantity < 1 {
 		// VKE pools cannot go below one node, and a zero would be dropped by
 		// omitempty in Vultr's own tooling; refuse before calling.
-		return nil, fmt.Errorf("set node pool %s quantity to %d: %w", poolID, quantity, cloudprovider.ErrInvalidArgument)
+		return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "set node pool %s quantity to %d: a VKE pool holds at least one node", poolID, quantity)
 	}
 	body := struct {
 		NodeQuantity int `json:"node_quantity"`
@@ -214,12 +214,12 @@ func listAll[T any](ctx context.Context, c *Client, path, key string) ([]T, erro
 			return all, nil
 		}
 		if seen[meta.Links.Next] {
-			return nil, fmt.Errorf("list %s: cursor repeated after %d pages: %w", path, page+1, cloudprovider.ErrMalformedResponse)
+			return nil, cloudhttp.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "cursor repeated after %d pages", page+1)
 		}
 		seen[meta.Links.Next] = true
 		cursor = meta.Links.Next
 	}
-	return nil, fmt.Errorf("list %s: more than %d pages: %w", path, maxPages, cloudprovider.ErrMalformedResponse)
+	return nil, cloudhttp.MalformedAnswer(cloudName, "GET "+path, http.StatusOK, "more than %d pages", maxPages)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
@@ -261,20 +261,16 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 }
 
 func apiError(method, path string, resp *http.Response) error {
-	e := &cloudhttp.APIError{Cloud: cloudName, Operation: method + " " + path, Status: resp.StatusCode,
-		Class: cloudhttp.StatusClass(resp.StatusCode), Outcome: cloudprovider.AnswerOutcome(resp.StatusCode, false)}
+	a := cloudhttp.ErrorAnswer{Status: resp.StatusCode}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		e.RetryAfter = cloudhttp.RetryAfter(resp.Header, 0)
+		a.RetryAfter = cloudhttp.RetryAfter(resp.Header, 0)
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var eb ErrorBody
 	if json.Unmarshal(raw, &eb) == nil && eb.Error != "" {
-		e.Message = eb.Error
-	} else if len(raw) > 0 {
-		e.Message = strings.TrimSpace(string(raw))
-		if len(e.Message) > 200 {
-			e.Message = e.Message[:200] + "..."
-		}
+		a.Message = eb.Error
+	} else {
+		a.Message = string(raw)
 	}
-	return e
+	return cloudhttp.AnswerError(cloudName, method+" "+path, a)
 }
