@@ -1,0 +1,24 @@
+# The upstream Cluster Autoscaler with our providers in-tree (intree/,
+# docs/intree.md): CA's router_<p>.go imports ours in place of upstream's.
+#
+#   make ca CA_SRC=<cluster-autoscaler tree> PROVIDER=vultr   -> bin/cluster-autoscaler
+#   make ca-test                                              the nested module's tests
+#
+# The CA tree is copied to _out/ca-src and changed there only.
+CA_SRC  ?=
+CA_OUT  := _out/ca-src
+CA_BIN  ?= bin/cluster-autoscaler
+CA_TAGS := $(if $(filter all,$(PROVIDER)),vultr volcengine exoscale,$(PROVIDER))
+
+.PHONY: ca ca-src ca-test
+
+ca-src: ## copy CA_SRC to _out/ca-src with our providers in its router files
+	hack/intree/prepare.sh '$(CA_SRC)' '$(CA_OUT)'
+
+ca: ca-src ## build upstream CA from CA_SRC with our PROVIDER in-tree into bin/cluster-autoscaler
+	cd '$(CA_OUT)' && CGO_ENABLED=0 $(GO) build -trimpath -tags '$(CA_TAGS)' -ldflags '-s -w' -o '$(CURDIR)/$(CA_BIN)' .
+	@echo "built $(CA_BIN): upstream cluster-autoscaler with --cloud-provider=$(CA_TAGS) from cluster-autoscaler-provider"
+
+ca-test: ## go test the nested module intree/ against _out/ca-src (make ca-src first)
+	@if [ ! -f '$(CA_OUT)/go.mod' ]; then echo "skip: $(CA_OUT) is missing: run make ca-src CA_SRC=<cluster-autoscaler tree> first"; exit 0; fi
+	cd intree && $(GO) test -race ./...
