@@ -85,7 +85,7 @@ func Build(ctx context.Context, name string, opts *coreoptions.AutoscalerOptions
 	}
 	klog.InfoS("Cloud provider built in-tree from cluster-autoscaler-provider", "provider", name,
 		"cloudConfig", opts.CloudConfig, "nodes", do.NodeGroupSpecs, "nodeGroupAutoDiscovery", do.NodeGroupAutoDiscoverySpecs,
-		"maxStaleness", bo.MaxStalenessOrDefault(), "unknownOutcomeWindow", bo.Guard.UnknownOutcomeWindow,
+		"maxStaleness", bo.MaxStalenessOrDefault(), "unknownOutcomeWindow", windowText(bo.Guard.UnknownOutcomeWindow),
 		"cloudRateLimit", rateText(bo.RateLimit), "priceSheet", bo.PriceSheet != nil)
 	return New(p, m, rl), nil
 }
@@ -138,6 +138,18 @@ func buildOptions(name string, rp registry.Registration, opts *coreoptions.Autos
 		bo.PriceSheet = sheet
 	}
 	return bo, nil
+}
+
+// windowText is the quarantine window as the guard applies it: zero is
+// the default, negative is off.
+func windowText(d time.Duration) string {
+	switch {
+	case d == 0:
+		return groupstate.DefaultUnknownOutcomeWindow.String()
+	case d < 0:
+		return "off"
+	}
+	return d.String()
 }
 
 func rateText(l cloudhttp.RateLimit) string {
