@@ -10,10 +10,12 @@
 # of the simulated cloud. CA's own --nodes=1:4:static brings in the demo's
 # pool that is not autoscaled (the general pool's labels ask for a 5m
 # scale-down-unneeded-time, which CA honours). The check: CA deletes one of
-# the two empty nodes of the static pool (its minimum is 1), then scales a
-# pool up for pending pods, and no pool leaves its bounds. CAP_BINARY names our binary (default:
-# go run .). Exits 1 when CA does not do either within the wait. E2E_LOGS
-# names a directory to keep the logs of CA and the simulated cloud in.
+# the two empty nodes of the static pool (its minimum is 1), then seven
+# pending pods of 1.5 CPU, more than the four nodes left hold, make it scale
+# a pool up, and no pool leaves its bounds. CAP_BINARY names our binary
+# (default: go run .). Exits 1 when CA does not do either within E2E_WAIT
+# seconds (default 120). E2E_LOGS names a directory to keep the logs of CA
+# and the simulated cloud in; CA_V is CA's --v (default 2).
 set -euo pipefail
 
 ca=${1:?usage: simulate-e2e.sh CA_BINARY (under hack/apiserver/run.sh)}
@@ -60,6 +62,9 @@ kind: Node
 metadata: {name: $name, labels: {kubernetes.io/hostname: $name, kubernetes.io/os: linux, kubernetes.io/arch: amd64}}
 spec: {providerID: "$id"}
 NODE
+	# The API server's TaintNodesByCondition admission taints a new node
+	# not-ready; the node lifecycle controller would lift it once Ready.
+	kubectl taint node "$name" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
 	kubectl patch node "$name" --subresource=status --type=merge -p '{"status":{"capacity":{"cpu":"2","memory":"4Gi","pods":"110"},"allocatable":{"cpu":"2","memory":"4Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","lastHeartbeatTime":"'"$(date -u +%FT%TZ)"'","lastTransitionTime":"'"$(date -u +%FT%TZ)"'"}]}}' >/dev/null
 done
 log "registered $i nodes"
@@ -89,7 +94,9 @@ static_at_min() { [ "$(desired static)" = 1 ]; }
 grown() { [ "$(total)" -gt "$1" ]; }
 waitfor "scale-down: the static pool went from 2 to 1 (its minimum from --nodes)" static_at_min
 before=$(total)
-for n in 1 2 3; do
+# No controller manager makes the namespace's ServiceAccount, which pods need.
+kubectl create serviceaccount default >/dev/null
+for n in $(seq 1 7); do
 	kubectl run "pending-$n" --image=registry.k8s.io/pause:3.10 --restart=Never --overrides='{"spec":{"containers":[{"name":"p","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":"1500m"}}}]}}' >/dev/null
 	kubectl patch pod "pending-$n" --subresource=status --type=merge -p '{"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/5 nodes are available"}]}}' >/dev/null
 done
