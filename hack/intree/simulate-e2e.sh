@@ -23,6 +23,7 @@ ca=${1:?usage: simulate-e2e.sh CA_BINARY (under hack/apiserver/run.sh)}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cloud_addr=${SIM_CLOUD_ADDRESS:-127.0.0.1:8089}
 metrics_addr=${SIM_METRICS_ADDRESS:-127.0.0.1:8097}
+ca_addr=${CA_ADDRESS:-127.0.0.1:18085}
 wait_s=${E2E_WAIT:-120}
 work=$(mktemp -d)
 pids=()
@@ -70,7 +71,7 @@ done
 log "registered $i nodes"
 
 echo "{\"cluster_id\": \"$cluster\", \"token\": \"$VULTR_API_KEY\", \"api_url\": \"http://$cloud_addr\"}" >"$work/cloud-config"
-"$ca" --cloud-provider=vultr --cloud-config="$work/cloud-config" --kubeconfig="$KUBECONFIG" --leader-elect=false \
+"$ca" --cloud-provider=vultr --cloud-config="$work/cloud-config" --kubeconfig="$KUBECONFIG" --leader-elect=false --address="$ca_addr" \
 	--scan-interval=5s --scale-down-unneeded-time=15s --scale-down-delay-after-add=0s --scale-down-delay-after-delete=0s \
 	--max-node-provision-time=15m --nodes=1:4:static --v="${CA_V:-2}" >"$work/ca.log" 2>&1 &
 pids+=($!)
@@ -109,6 +110,14 @@ for bounds in general:5 gpu:3 static:4; do
 		exit 1
 	fi
 done
+# Our metrics are on CA's own port, in CA's registry: no second port.
+ours=$(curl -sf "http://$ca_addr/metrics" | grep '^cluster_autoscaler_provider_mutations_total' || true)
+if [ -z "$ours" ]; then
+	log "FAIL: CA's /metrics on $ca_addr has no cluster_autoscaler_provider_mutations_total"
+	exit 1
+fi
+log "CA's /metrics on $ca_addr carries ours:"
+while read -r line; do echo "  $line" >&2; done <<<"$ours"
 log "CA's lines about our provider:"
 grep -E 'Cloud provider built in-tree|Managing node group|Node group changed' "$work/ca.log" | sed 's/^/  /' >&2
 log "ok: desired general $(desired general), gpu $(desired gpu), static $(desired static)"
