@@ -43,11 +43,14 @@ GO
 done
 
 cd "$out"
+# A relative path: the binary's build info records it, and an image built
+# from another checkout of the same commit must not differ.
+rel=$(realpath --relative-to="$PWD" "$root")
 go mod edit \
 	-require=github.com/ca-providers/cluster-autoscaler-provider@v0.0.0 \
 	-require=github.com/ca-providers/cluster-autoscaler-provider/intree@v0.0.0 \
-	-replace=github.com/ca-providers/cluster-autoscaler-provider="$root" \
-	-replace=github.com/ca-providers/cluster-autoscaler-provider/intree="$root/intree"
+	-replace=github.com/ca-providers/cluster-autoscaler-provider="$rel" \
+	-replace=github.com/ca-providers/cluster-autoscaler-provider/intree="$rel/intree"
 cat >>go.mod <<'MOD'
 
 // Temporary, until helm leaves the root go.mod of cluster-autoscaler-provider:
