@@ -318,10 +318,11 @@ func TestClusterAutoscalerImage(t *testing.T) {
 	t.Parallel()
 	spec := testSpec()
 	spec.ClusterAutoscaler = true
-	if digest(t, spec) != digest(t, spec) {
-		t.Fatal("the same inputs gave two digests")
+	first, second := digest(t, spec), digest(t, spec)
+	if first != second {
+		t.Fatalf("the same inputs gave two digests: %s, %s", first, second)
 	}
-	if digest(t, spec) == digest(t, testSpec()) {
+	if first == digest(t, testSpec()) {
 		t.Fatal("the CA image has the provider image's digest")
 	}
 	idx, err := BuildIndex(spec)
