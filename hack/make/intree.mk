@@ -23,8 +23,12 @@ ca: ca-src ## build upstream CA from CA_SRC with our PROVIDER in-tree into bin/c
 	@echo "built $(CA_BIN): upstream cluster-autoscaler with --cloud-provider=$(CA_TAGS) from cluster-autoscaler-provider"
 
 ca-test: ## go test the nested module intree/ against _out/ca-src (make ca-src first)
-	@if [ ! -f '$(CA_OUT)/go.mod' ]; then echo "skip: $(CA_OUT) is missing: run make ca-src CA_SRC=<cluster-autoscaler tree> first"; exit 0; fi
-	cd intree && $(GO) test -race ./...
+	@if [ ! -f '$(CA_OUT)/go.mod' ]; then \
+		echo "skip: $(CA_OUT) is missing: intree/go.mod builds against it; run make ca-src CA_SRC=<cluster-autoscaler tree> first"; \
+	else \
+		echo "cd intree && $(GO) vet ./... && $(GO) test -race ./..."; \
+		cd intree && $(GO) vet ./... && $(GO) test -race ./...; \
+	fi
 
 # The image is built like ours (hack/container, no Docker engine, timestamps
 # from the commit): the binary at /cluster-autoscaler as in upstream's image.
