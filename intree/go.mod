@@ -154,10 +154,6 @@ replace (
 	k8s.io/autoscaler/cluster-autoscaler/apis => ../_out/ca-src/apis
 )
 
-// Temporary, until helm leaves the root go.mod: helm v4 raises
-// controller-runtime to v0.25, which Cluster Autoscaler 1.36 does not build with.
-replace sigs.k8s.io/controller-runtime => sigs.k8s.io/controller-runtime v0.24.1
-
 // Cluster Autoscaler 1.36.1 pins the Kubernetes libraries with these lines of its go.mod.
 replace (
 	k8s.io/api => k8s.io/api v0.36.2

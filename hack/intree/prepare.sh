@@ -51,12 +51,6 @@ go mod edit \
 	-require=github.com/ca-providers/cluster-autoscaler-provider/intree@v0.0.0 \
 	-replace=github.com/ca-providers/cluster-autoscaler-provider="$rel" \
 	-replace=github.com/ca-providers/cluster-autoscaler-provider/intree="$rel/intree"
-cat >>go.mod <<'MOD'
-
-// Temporary, until helm leaves the root go.mod of cluster-autoscaler-provider:
-// helm v4 raises controller-runtime to v0.25, which this tree does not build with.
-replace sigs.k8s.io/controller-runtime => sigs.k8s.io/controller-runtime v0.24.1
-MOD
 # The requirements our modules add (grpc, client_golang, the clouds' SDKs)
 # go into the copy's go.mod and go.sum.
 GOFLAGS=-mod=mod go list -deps -tags 'vultr volcengine exoscale' . >/dev/null

@@ -3,17 +3,17 @@
 #
 #   make ca CA_SRC=<cluster-autoscaler tree> PROVIDER=vultr   -> bin/cluster-autoscaler
 #   make ca-container CA_SRC=... PROVIDER=vultr               -> _out/oci/ca-vultr (daemonless OCI image, hack/container)
-#
-# intree/ is a nested module outside MODULES (the Makefile says why).
+#   make ca-push CA_SRC=... PROVIDER=vultr IMAGE=<registry>/<repo> TAG=<tag>
 #   make ca-test                                              the nested module's tests
 #
+# intree/ is a nested module outside MODULES (the Makefile says why).
 # The CA tree is copied to _out/ca-src and changed there only.
 CA_SRC  ?=
 CA_OUT  := _out/ca-src
 CA_BIN  ?= bin/cluster-autoscaler
 CA_TAGS := $(if $(filter all,$(PROVIDER)),vultr volcengine exoscale,$(PROVIDER))
 
-.PHONY: ca ca-src ca-test ca-container
+.PHONY: ca ca-src ca-test ca-container ca-push
 
 ca-src: ## copy CA_SRC to _out/ca-src with our providers in its router files
 	hack/intree/prepare.sh '$(CA_SRC)' '$(CA_OUT)'
@@ -36,3 +36,6 @@ ca-container: ca-src _container-tool ## daemonless OCI image of the in-tree CA i
 	$(CONTAINER_TOOL) build --cluster-autoscaler --module-dir='$(CA_OUT)' --provider='$(PROVIDER)' --version='$(VERSION)' \
 		--revision='$(REVISION)' --source-date-epoch='$(SOURCE_DATE_EPOCH)' --platforms='$(PLATFORMS)' \
 		--out='_out/oci/ca-$(PROVIDER)' --digest-file='_out/oci/ca-$(PROVIDER).digest'
+
+ca-push: _push-args ca-container ## build and push the in-tree CA image: CA_SRC=... PROVIDER=<p> IMAGE=<registry>/<repo> TAG=<tag>
+	$(CONTAINER_TOOL) push --layout='_out/oci/ca-$(PROVIDER)' --image='$(IMAGE)' --tag='$(TAG)'
