@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -50,25 +51,26 @@ func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 type config struct {
-	provider        string
-	cloudConfig     string
-	nodes           stringList
-	autoDiscovery   stringList
-	address         string
-	tlsCert         string
-	tlsKey          string
-	tlsClientCA     string
-	metricsAddress  string
-	cloudRateLimit  string
-	maxStaleness    time.Duration
-	insecure        bool
-	simulate        bool
-	simulateFaults  string
-	checkConfig     bool
-	showVersion     bool
-	profiling       bool
-	shutdownTimeout time.Duration
-	priceSheetPath  string
+	provider             string
+	cloudConfig          string
+	nodes                stringList
+	autoDiscovery        stringList
+	address              string
+	tlsCert              string
+	tlsKey               string
+	tlsClientCA          string
+	metricsAddress       string
+	cloudRateLimit       string
+	maxStaleness         time.Duration
+	insecure             bool
+	simulate             bool
+	simulateFaults       string
+	simulateCloudAddress string
+	checkConfig          bool
+	showVersion          bool
+	profiling            bool
+	shutdownTimeout      time.Duration
+	priceSheetPath       string
 	// unknownOutcomeWindow is --unknown-outcome-window.
 	unknownOutcomeWindow time.Duration
 	// priceSheet is --price-sheet as loaded by validate.
@@ -93,6 +95,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow plaintext gRPC on a non-loopback TCP address")
 	fs.BoolVar(&cfg.simulate, "simulate", false, "serve the provider against an embedded fake of its cloud seeded with a demo cluster (no account needed)")
 	fs.StringVar(&cfg.simulateFaults, "simulate-faults", "", "with --simulate, make the simulated cloud misbehave: kind:rate entries (kinds: "+simcloud.FaultKinds()+") and hold=DURATION for the slow kinds (default 30s), e.g. 5xx:0.05,lost-answer:0.02,slow-applied:0.01 (see docs/inspect.md)")
+	fs.StringVar(&cfg.simulateCloudAddress, "simulate-cloud-address", "", "with --simulate, serve the simulated cloud's HTTP API on this host:port instead of a free loopback port, so another client (an in-tree Cluster Autoscaler, see docs/intree.md) can be pointed at it")
 	fs.BoolVar(&cfg.checkConfig, "check-config", false, "validate flags and provider configuration without contacting the cloud, then exit (the preflight command checks them against the cloud); with --simulate, start the simulated cloud and read its node groups once")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&cfg.profiling, "profiling", false, "serve Go's pprof profiles at /debug/pprof/ on --metrics-address (off by default: it shows goroutine stacks and costs CPU while profiling)")
@@ -173,6 +176,14 @@ func (c *config) validate() (registry.Registration, externalgrpc.Address, error)
 	if c.simulateFaults != "" && !c.simulate {
 		return reg, addr, errors.New("--simulate-faults makes the simulated cloud misbehave: it needs --simulate")
 	}
+	if c.simulateCloudAddress != "" {
+		if !c.simulate {
+			return reg, addr, errors.New("--simulate-cloud-address is where the simulated cloud listens: it needs --simulate")
+		}
+		if _, _, err := net.SplitHostPort(c.simulateCloudAddress); err != nil {
+			return reg, addr, fmt.Errorf("--simulate-cloud-address %q: want host:port, e.g. 127.0.0.1:8089", c.simulateCloudAddress)
+		}
+	}
 	if _, err := simcloud.ParseFaultMix(c.simulateFaults, 0); err != nil {
 		return reg, addr, fmt.Errorf("--simulate-faults %q: %w", c.simulateFaults, err)
 	}
@@ -206,6 +217,7 @@ func (c *config) buildOptions(m *metrics.Metrics) registry.BuildOptions {
 		NodeLookupFailed:            m.NodeLookupFailed(c.provider),
 		NodeIdentityMismatch:        m.NodeIdentityMismatch,
 		SimulateFaults:              c.simulateFaults,
+		SimulateCloudAddress:        c.simulateCloudAddress,
 		Guard:                       groupstate.GuardOptions{UnknownOutcomeWindow: window},
 	}
 }

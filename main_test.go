@@ -122,6 +122,8 @@ func TestRefusesBadInput(t *testing.T) {
 		{"fault without a rate", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-faults", "5xx"}, "--simulate-faults"},
 		{"fault rates above 1", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-faults", "5xx:0.6,reset:0.5"}, "--simulate-faults"},
 		{"bad fault hold", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-faults", "slow:0.1,hold=soon"}, "--simulate-faults"},
+		{"--simulate-cloud-address without --simulate", []string{"--cloud-provider", testProvider, "--simulate-cloud-address", "127.0.0.1:8089"}, "--simulate-cloud-address is where the simulated cloud listens: it needs --simulate"},
+		{"--simulate-cloud-address without a port", []string{"--cloud-provider", testProvider, "--simulate", "--simulate-cloud-address", "127.0.0.1"}, `--simulate-cloud-address "127.0.0.1": want host:port`},
 		{"profiling without a metrics address", []string{"--cloud-provider", testProvider, "--profiling", "--metrics-address="}, "--profiling"},
 	}
 	for _, tc := range cases {

@@ -2,85 +2,45 @@ package externalgrpc
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/reporting"
 )
 
 // The mutation RPCs: each request is checked, applied through the group (whose
-// decoration reports what it left, reporting.go), logged once and counted by
+// decoration reports what it left, the reporting package), logged once and counted by
 // outcome.
-
-// maxLoggedInstances bounds the instances one mutation's log line names.
-const maxLoggedInstances = 20
-
-// change is one mutation CA asked for, as logged and counted.
-type change struct {
-	// operation is metrics.OperationIncrease, OperationDecrease or OperationDelete.
-	operation string
-	// delta is the requested change of the target (negative for decrease
-	// and delete).
-	delta int
-	// nodes names the nodes to delete.
-	nodes []string
-}
 
 // mutate runs one resize of group id: the request is checked (bad is non-nil
 // for a malformed request) before the group is touched, so a bad request never
 // reaches the cloud; the group's decoration reports the sizes and the
-// quarantine the change leaves (reportingProvider.mutated). Every request ends in one log line at the default level and one count, with its
+// quarantine the change leaves (reporting.Provider.Mutate). Every request ends in one log line at the default level and one count, with its
 // outcome (cloudprovider.OutcomeOf): what an operator follows of the
 // autoscaler's decisions.
-func (s *Server) mutate(ctx context.Context, id string, c change, bad error, apply func(cloudprovider.NodeGroup) error) error {
+func (s *Server) mutate(ctx context.Context, id string, c reporting.Change, bad error, apply func(cloudprovider.NodeGroup) error) error {
 	g, err := s.group(ctx, id)
 	if err != nil {
 		// Not counted: an unknown id must not become a metric label.
-		s.logMutation(ctx, id, c, -1, cloudprovider.MutationRefused, err)
+		reporting.LogMutation(id, c, -1, cloudprovider.MutationRefused, err, ClientOf(ctx))
 		return toStatus(err, false)
 	}
-	from, _ := g.TargetSize(ctx)
-	err, outcome := bad, cloudprovider.MutationRefused
-	if err == nil {
-		// A malformed request is refused before any call; otherwise the
-		// outcome is what the call's error says.
-		err = apply(g)
-		outcome = cloudprovider.OutcomeOf(err)
+	if bad != nil {
+		// A malformed request is refused before any call.
+		from, _ := g.TargetSize(ctx)
+		reporting.LogMutation(id, c, from, cloudprovider.MutationRefused, bad, ClientOf(ctx))
+		s.opts.Metrics.ObserveMutation(id, c.Operation, cloudprovider.MutationRefused.String())
+		return toStatus(bad, false)
 	}
-	s.logMutation(ctx, id, c, from, outcome, err)
-	s.opts.Metrics.ObserveMutation(id, c.operation, outcome.String())
+	err = s.provider.Mutate(ctx, g, c, ClientOf(ctx), func() error { return apply(g) })
 	if err != nil {
 		return toStatus(err, false)
 	}
 	return nil
-}
-
-// logMutation writes the one line of a mutation: group, target from -> to
-// (the target asked for), the instances named, the outcome and the client.
-// from is -1 when the group is unknown.
-func (s *Server) logMutation(ctx context.Context, id string, c change, from int, outcome cloudprovider.MutationOutcome, err error) {
-	kv := []any{"nodeGroup", id, "operation", c.operation}
-	if from >= 0 {
-		kv = append(kv, "from", from, "to", from+c.delta)
-	} else {
-		kv = append(kv, "delta", c.delta)
-	}
-	if n := len(c.nodes); n > maxLoggedInstances {
-		kv = append(kv, "instances", append(c.nodes[:maxLoggedInstances:maxLoggedInstances], fmt.Sprintf("and %d more", n-maxLoggedInstances)))
-	} else if n > 0 {
-		kv = append(kv, "instances", c.nodes)
-	}
-	kv = append(kv, "outcome", outcome.String(), "client", ClientOf(ctx))
-	if err == nil {
-		klog.InfoS("Node group changed", kv...)
-		return
-	}
-	klog.ErrorS(err, "Node group change not applied", kv...)
 }
 
 // NodeGroupIncreaseSize implements the NodeGroupIncreaseSize RPC.
@@ -90,7 +50,7 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 	if req.GetDelta() <= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", req.GetId(), req.GetDelta())
 	}
-	c := change{operation: metrics.OperationIncrease, delta: int(req.GetDelta())}
+	c := reporting.Change{Operation: metrics.OperationIncrease, Delta: int(req.GetDelta())}
 	err := s.mutate(ctx, req.GetId(), c, bad, func(g cloudprovider.NodeGroup) error { return g.IncreaseSize(ctx, int(req.GetDelta())) })
 	if err != nil {
 		return nil, err
@@ -102,9 +62,9 @@ func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGrou
 func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
 	ctx = cloudhttp.WithMutationPriority(ctx)
 	nodes, bad := deleteRequestNodes(req)
-	c := change{operation: metrics.OperationDelete, delta: -len(req.GetNodes())}
+	c := reporting.Change{Operation: metrics.OperationDelete, Delta: -len(req.GetNodes())}
 	for _, n := range req.GetNodes() {
-		c.nodes = append(c.nodes, cloudprovider.NodeName(n.GetName(), n.GetProviderID()))
+		c.Nodes = append(c.Nodes, cloudprovider.NodeName(n.GetName(), n.GetProviderID()))
 	}
 	if err := s.mutate(ctx, req.GetId(), c, bad, func(g cloudprovider.NodeGroup) error { return g.DeleteNodes(ctx, nodes) }); err != nil {
 		return nil, err
@@ -141,7 +101,7 @@ func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.No
 	if req.GetDelta() >= 0 {
 		bad = cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", req.GetId(), req.GetDelta())
 	}
-	c := change{operation: metrics.OperationDecrease, delta: int(req.GetDelta())}
+	c := reporting.Change{Operation: metrics.OperationDecrease, Delta: int(req.GetDelta())}
 	err := s.mutate(ctx, req.GetId(), c, bad, func(g cloudprovider.NodeGroup) error { return g.DecreaseTargetSize(ctx, int(req.GetDelta())) })
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 // cloud never fails CA's loop and a refresh is never abandoned half-way.
 type refresher struct {
 	// provider is the server's decorated provider: its Refresh also
-	// reports (reporting.go).
+	// reports (the reporting package).
 	provider cloudprovider.CloudProvider
 	timeout  time.Duration
 	now      func() time.Time

@@ -12,12 +12,13 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/reporting"
 )
 
 // The server's jobs live in one file each: this file builds the server and
 // holds what every handler shares; reads.go, pricing.go and mutations.go
 // are the RPC handlers by family; refresh.go is the refresh runner and the
-// Refresh RPC; reporting.go decorates the provider with what is reported
+// Refresh RPC; the reporting package decorates the provider with what is reported
 // after a refresh or a mutation.
 
 // Options tunes a Server.
@@ -50,9 +51,9 @@ type Server struct {
 	refresher
 
 	// provider is the provider decorated with the server's reporting
-	// (withReporting): handlers and the refresh runner go through it, so
+	// (reporting.Wrap): handlers and the refresh runner go through it, so
 	// every refresh and every mutation is reported.
-	provider *reportingProvider
+	provider *reporting.Provider
 	opts     Options
 
 	// seenLegacy and seenCurrent record whether a CA of that protocol
@@ -76,7 +77,7 @@ func NewServer(provider cloudprovider.CloudProvider, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	reported := withReporting(provider, opts.Metrics)
+	reported := reporting.Wrap(provider, opts.Metrics)
 	return &Server{
 		refresher: refresher{provider: reported, timeout: opts.RefreshTimeout, now: opts.Now},
 		provider:  reported,
@@ -89,7 +90,7 @@ func (s *Server) group(ctx context.Context, id string) (cloudprovider.NodeGroup,
 	if id == "" {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group id is empty")
 	}
-	return s.provider.nodeGroup(ctx, id)
+	return s.provider.NodeGroup(ctx, id)
 }
 
 func pbGroup(ctx context.Context, g cloudprovider.NodeGroup) *protos.NodeGroup {

@@ -134,15 +134,23 @@ func (a *API) Now() time.Time { return a.cfg.Now() }
 // Serve serves the fake on a loopback port (127.0.0.1:0) and returns the
 // endpoint to give the client; a second call returns the same endpoint.
 // Call Close when done.
-func (a *API) Serve() (string, error) {
+func (a *API) Serve() (string, error) { return a.ServeAt("") }
+
+// ServeAt is Serve on addr (host:port; "" is 127.0.0.1:0), so a client
+// outside the process (an in-tree Cluster Autoscaler) can be pointed at a
+// known address.
+func (a *API) ServeAt(addr string) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.server != nil {
 		return a.url + a.cfg.BasePath, nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("fake cloud: listen on a loopback port: %w", err)
+		return "", fmt.Errorf("fake cloud: listen on %s: %w", addr, err)
 	}
 	// A client that never sends its headers must not hold a connection for
 	// the life of a --simulate server.

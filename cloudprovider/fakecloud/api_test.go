@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -369,5 +370,45 @@ func TestAPIObserveSeesAnswersInTheCloudsWords(t *testing.T) {
 	case x := <-got:
 		t.Errorf("observed %+v after the last answer in the cloud's words", x)
 	default:
+	}
+}
+
+// TestServeAt: the fake listens where it is told, so a client outside the
+// process can be pointed at a known address, and refuses an address in use.
+func TestServeAt(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	var hits atomic.Int64
+	newFake := func() *API {
+		return NewAPI(APIConfig{Routes: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			hits.Add(1)
+			WriteJSON(w, http.StatusOK, map[string]string{})
+		}), BasePath: "/v2"})
+	}
+	// The port is in use: ServeAt says so, naming the address.
+	if _, err := newFake().ServeAt(addr); err == nil || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("ServeAt(%s) on a port in use = %v, want an error naming it", addr, err)
+	}
+	ln.Close()
+	fake := newFake()
+	url, err := fake.ServeAt(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	if url != "http://"+addr+"/v2" {
+		t.Fatalf("ServeAt(%s) = %s, want http://%s/v2", addr, url, addr)
+	}
+	resp, err := http.Get(url + "/anything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if hits.Load() != 1 {
+		t.Fatalf("the request to %s did not reach the fake", url)
 	}
 }

@@ -68,6 +68,9 @@ type BuildOptions struct {
 	// mix of the simcloud package); only a Simulator reads it, and injects
 	// those faults into its fake cloud.
 	SimulateFaults string
+	// SimulateCloudAddress is --simulate-cloud-address: where a Simulator
+	// serves its fake cloud's HTTP API ("": a free loopback port).
+	SimulateCloudAddress string
 	// Dial and Proxy, when set, replace the cloud HTTP client's dialer and
 	// proxy rule (cloudhttp.ClientOptions); main leaves them nil.
 	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)

@@ -11,7 +11,8 @@ import (
 )
 
 // StartSimulation runs the steps every Simulator takes around its fake
-// cloud, once seeded: serve it on a loopback port, make it misbehave as
+// cloud, once seeded: serve it on opts.SimulateCloudAddress (a loopback
+// port when empty), make it misbehave as
 // opts.SimulateFaults says and serve its state (simcloud.Wire; groups is
 // read on every request), then build the provider against the endpoint. A
 // step that fails closes the fake again, so a simulation that fails to
@@ -19,7 +20,7 @@ import (
 // Close and State set; the Simulator adds what it knows of its demo.
 func StartSimulation(name string, fake *fakecloud.API, opts BuildOptions, groups func() []simcloud.Group,
 	build func(endpoint string) (cloudprovider.CloudProvider, error)) (*Simulation, error) {
-	endpoint, err := fake.Serve()
+	endpoint, err := fake.ServeAt(opts.SimulateCloudAddress)
 	if err != nil {
 		return nil, fmt.Errorf("%s simulation: %w", name, err)
 	}

@@ -88,6 +88,25 @@ type ImageSpec struct {
 	Binaries map[Platform][]byte
 	// Order fixes the order of platforms in the index.
 	Order []Platform
+	// ClusterAutoscaler marks an image of the upstream Cluster Autoscaler
+	// built with our providers in-tree (make ca-container): the binary sits
+	// where upstream's image has it, under upstream's title and port.
+	ClusterAutoscaler bool
+}
+
+// Upstream's image layout, for the in-tree Cluster Autoscaler image.
+const (
+	caBinaryPath = "/cluster-autoscaler"
+	caTitle      = "cluster-autoscaler"
+	caPort       = "8085/tcp"
+)
+
+// binary is where the image's binary is installed and runs from.
+func (s ImageSpec) binary() string {
+	if s.ClusterAutoscaler {
+		return caBinaryPath
+	}
+	return binaryPath
 }
 
 // Labels returns the OCI labels of the image config.
@@ -96,10 +115,24 @@ func (s ImageSpec) Labels() map[string]string {
 		labelSource:   s.Source,
 		labelRevision: s.Revision,
 		labelVersion:  s.Version,
-		labelTitle:    "cluster-autoscaler-provider",
+		labelTitle:    s.title(),
 		labelCreated:  s.Created.UTC().Format(time.RFC3339),
 		labelProvider: s.Provider,
 	}
+}
+
+func (s ImageSpec) title() string {
+	if s.ClusterAutoscaler {
+		return caTitle
+	}
+	return "cluster-autoscaler-provider"
+}
+
+func (s ImageSpec) ports() map[string]struct{} {
+	if s.ClusterAutoscaler {
+		return map[string]struct{}{caPort: {}}
+	}
+	return map[string]struct{}{"8086/tcp": {}, "8087/tcp": {}}
 }
 
 // BuildIndex assembles the multi-platform OCI image index.
@@ -136,7 +169,7 @@ func BuildIndex(spec ImageSpec) (v1.ImageIndex, error) {
 }
 
 func platformImage(spec ImageSpec, p Platform, base v1.Layer, bin []byte) (v1.Image, error) {
-	app, err := layerFromEntries([]entry{{name: binaryPath, mode: 0o755, data: bin}}, spec.Created)
+	app, err := layerFromEntries([]entry{{name: spec.binary(), mode: 0o755, data: bin}}, spec.Created)
 	if err != nil {
 		return nil, fmt.Errorf("binary layer: %w", err)
 	}
@@ -145,7 +178,7 @@ func platformImage(spec ImageSpec, p Platform, base v1.Layer, bin []byte) (v1.Im
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	img, err = mutate.Append(img,
 		mutate.Addendum{Layer: base, MediaType: types.OCILayer, History: v1.History{Created: created, CreatedBy: "hack/container: CA certificates, passwd, group, /tmp, " + homeDir, Comment: "base"}},
-		mutate.Addendum{Layer: app, MediaType: types.OCILayer, History: v1.History{Created: created, CreatedBy: "hack/container: " + binaryPath, Comment: "provider binary"}},
+		mutate.Addendum{Layer: app, MediaType: types.OCILayer, History: v1.History{Created: created, CreatedBy: "hack/container: " + spec.binary(), Comment: spec.title() + " binary"}},
 	)
 	if err != nil {
 		return nil, err
@@ -160,14 +193,14 @@ func platformImage(spec ImageSpec, p Platform, base v1.Layer, bin []byte) (v1.Im
 	cf.Created = created
 	cf.Config = v1.Config{
 		User:       nonRootUser,
-		Entrypoint: []string{binaryPath},
+		Entrypoint: []string{spec.binary()},
 		WorkingDir: "/",
 		Env: []string{
 			"PATH=/",
 			"HOME=" + homeDir,
 			"SSL_CERT_FILE=" + caBundlePath,
 		},
-		ExposedPorts: map[string]struct{}{"8086/tcp": {}, "8087/tcp": {}},
+		ExposedPorts: spec.ports(),
 		Labels:       spec.Labels(),
 	}
 	return mutate.ConfigFile(img, cf)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -307,5 +308,62 @@ func TestReadCABundle(t *testing.T) {
 	}
 	if _, _, err := readCABundle(filepath.Join(dir, "missing.pem")); err == nil {
 		t.Error("a missing file was accepted")
+	}
+}
+
+// TestClusterAutoscalerImage: the in-tree CA image puts the binary where
+// upstream's image has it, runs it from there, exposes CA's metrics port
+// and is titled after CA; the same inputs give the same digest.
+func TestClusterAutoscalerImage(t *testing.T) {
+	t.Parallel()
+	spec := testSpec()
+	spec.ClusterAutoscaler = true
+	first, second := digest(t, spec), digest(t, spec)
+	if first != second {
+		t.Fatalf("the same inputs gave two digests: %s, %s", first, second)
+	}
+	if first == digest(t, testSpec()) {
+		t.Fatal("the CA image has the provider image's digest")
+	}
+	idx, err := BuildIndex(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := idx.Image(m.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cf.Config.Entrypoint) != 1 || cf.Config.Entrypoint[0] != "/cluster-autoscaler" {
+		t.Errorf("entrypoint %q, want upstream's /cluster-autoscaler", cf.Config.Entrypoint)
+	}
+	if _, ok := cf.Config.ExposedPorts["8085/tcp"]; !ok || len(cf.Config.ExposedPorts) != 1 {
+		t.Errorf("ports %v, want CA's 8085 only", cf.Config.ExposedPorts)
+	}
+	if cf.Config.Labels[labelTitle] != "cluster-autoscaler" {
+		t.Errorf("title %q", cf.Config.Labels[labelTitle])
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := layers[len(layers)-1].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	hdr, err := tar.NewReader(rc).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if "/"+strings.TrimPrefix(hdr.Name, "/") != "/cluster-autoscaler" {
+		t.Errorf("binary layer holds %s, want /cluster-autoscaler", hdr.Name)
 	}
 }

@@ -85,6 +85,7 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	caBundle := fs.String("ca-bundle", "", "PEM CA bundle to install (default: the build host's system bundle)")
 	goCmd := fs.String("go", "go", "go command")
 	moduleDir := fs.String("module-dir", ".", "folder of the provider's main package")
+	clusterAutoscaler := fs.Bool("cluster-autoscaler", false, "build the upstream Cluster Autoscaler with our providers in-tree instead (--module-dir: the tree make ca-src prepares); no -X main.version needed")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -98,6 +99,11 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
+	if *clusterAutoscaler && tags == "" {
+		// CA's build without tags (router_all.go) needs every upstream
+		// provider; ours are chosen by their tags.
+		tags = strings.Join(knownProviders, " ")
+	}
 	plats, err := ParsePlatforms(*platforms)
 	if err != nil {
 		return usageError{err}
@@ -108,12 +114,18 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *ldflags == "" {
 		*ldflags = "-s -w -X main.version=" + *version
+		if *clusterAutoscaler {
+			*ldflags = "-s -w"
+		}
 	}
-	if !strings.Contains(*ldflags, "main.version=") {
+	if !*clusterAutoscaler && !strings.Contains(*ldflags, "main.version=") {
 		return usageError{errors.New("--ldflags must stamp -X main.version, or the binary reports \"dev\"")}
 	}
 	if *out == "" {
 		*out = "_out/oci/" + *provider
+		if *clusterAutoscaler {
+			*out = "_out/oci/ca-" + *provider
+		}
 	}
 	bundle, bundlePath, err := readCABundle(*caBundle)
 	if err != nil {
@@ -145,6 +157,8 @@ func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		CABundle: bundle,
 		Binaries: bins,
 		Order:    plats,
+
+		ClusterAutoscaler: *clusterAutoscaler,
 	})
 	if err != nil {
 		return err

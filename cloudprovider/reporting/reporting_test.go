@@ -1,4 +1,4 @@
-package externalgrpc
+package reporting
 
 import (
 	"context"
@@ -154,7 +154,7 @@ func TestReportedAfterRefresh(t *testing.T) {
 		p.status["pool-b"] = cloudprovider.GroupStatus{QuarantinedUntil: quarantineEnd}
 	})
 	reg := prometheus.NewRegistry()
-	r := withReporting(p, metrics.New(reg))
+	r := Wrap(p, metrics.New(reg))
 	for range 2 {
 		if err := r.Refresh(ctx); err != nil {
 			t.Fatal(err)
@@ -213,7 +213,7 @@ func TestReportedAfterMutation(t *testing.T) {
 	mutationClock := cloudprovidertest.MutationClock()
 	p := newScriptedStatusProvider(t, cloudprovidertest.GuardOptions(mutationClock))
 	reg := prometheus.NewRegistry()
-	r := withReporting(p, metrics.New(reg))
+	r := Wrap(p, metrics.New(reg))
 	if err := r.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestReportedAfterMutation(t *testing.T) {
 	}
 }
 
-// TestMalformedSettingsReportedOncePerChange: after each refresh the server
+// TestMalformedSettingsReportedOncePerChange: after each refresh the decorator
 // counts every group's ignored settings in node_group_setting_errors and logs
 // them when they change, not on every refresh.
 func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
@@ -287,10 +287,10 @@ func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
 		cloudprovidertest.CloudGroup{ID: "plain", Min: 1, Max: 3, Running: 1},
 	)
 	reg := prometheus.NewRegistry()
-	s := NewServer(cloudprovidertest.NewInMemoryProvider(cloud), Options{Metrics: metrics.New(reg)})
+	r := Wrap(cloudprovidertest.NewInMemoryProvider(cloud), metrics.New(reg))
 	refresh := func() {
 		t.Helper()
-		if err := s.RefreshOnce(context.Background()); err != nil {
+		if err := r.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -329,8 +329,8 @@ func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
 func TestInstancesByStateAfterRefresh(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	p := seededProvider(t)
-	srv := NewServer(p, Options{Metrics: metrics.New(reg)})
-	if err := srv.RefreshOnce(context.Background()); err != nil {
+	r := Wrap(p, metrics.New(reg))
+	if err := r.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	groups, _ := p.NodeGroups(context.Background())
@@ -341,7 +341,7 @@ func TestInstancesByStateAfterRefresh(t *testing.T) {
 			}
 		}
 	}
-	if err := srv.RefreshOnce(context.Background()); err != nil {
+	if err := r.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{"running": 2, "creating": 2, "deleting": 0, "failed": 0}
@@ -359,7 +359,7 @@ func TestGroupMembershipLoggedOnce(t *testing.T) {
 	buf := captureKlog(t)
 	ctx := context.Background()
 	p := newScriptedStatusProvider(t, groupstate.GuardOptions{})
-	r := withReporting(p, nil)
+	r := Wrap(p, nil)
 	refresh := func() {
 		t.Helper()
 		if err := r.Refresh(ctx); err != nil {

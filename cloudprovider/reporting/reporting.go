@@ -1,7 +1,13 @@
-package externalgrpc
+// Package reporting is what is reported about a provider's node groups,
+// wherever the provider is served (the externalgrpc server, or in-tree
+// through CA's own router): a decorator (Wrap) that logs and counts after
+// each refresh and mutation, and the one log line of a mutation
+// (LogMutation).
+package reporting
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +19,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
-// reportingProvider decorates the provider a Server serves with what is
+// Provider decorates the provider a server serves with what is
 // reported about its node groups: after each successful refresh, each
 // group's arrival, departure and change of bounds or of why it is managed
 // (logged once, at the default level), every group's sizes, instances by
@@ -29,7 +35,7 @@ import (
 // provider holds reporting code. The requests themselves (a mutation's log
 // line and outcome count, per-RPC metrics) stay with the handlers, which
 // also see the requests refused before they reach a group.
-type reportingProvider struct {
+type Provider struct {
 	cloudprovider.CloudProvider
 	metrics *metrics.Metrics
 
@@ -50,15 +56,15 @@ type member struct {
 	why      cloudprovider.Management
 }
 
-// withReporting decorates p; m may be nil (the settings are still logged).
+// Wrap decorates p; m may be nil (the settings are still logged).
 // Decorate a provider once, or everything is reported twice.
-func withReporting(p cloudprovider.CloudProvider, m *metrics.Metrics) *reportingProvider {
-	return &reportingProvider{CloudProvider: p, metrics: m}
+func Wrap(p cloudprovider.CloudProvider, m *metrics.Metrics) *Provider {
+	return &Provider{CloudProvider: p, metrics: m}
 }
 
 // Refresh refreshes the provider, then reports every group from the new
 // snapshot. After a failed refresh the figures of the last good one stay.
-func (r *reportingProvider) Refresh(ctx context.Context) error {
+func (r *Provider) Refresh(ctx context.Context) error {
 	if err := r.CloudProvider.Refresh(ctx); err != nil {
 		r.metrics.RefreshFailed()
 		return err
@@ -78,7 +84,7 @@ func (r *reportingProvider) Refresh(ctx context.Context) error {
 
 // NodeGroups returns the provider's groups, decorated so their mutations
 // are reported.
-func (r *reportingProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
+func (r *Provider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
 	groups, err := r.CloudProvider.NodeGroups(ctx)
 	if err != nil {
 		return nil, err
@@ -90,11 +96,11 @@ func (r *reportingProvider) NodeGroups(ctx context.Context) ([]cloudprovider.Nod
 	return out, nil
 }
 
-// nodeGroup returns the group with id, decorated, or ErrNodeGroupNotFound.
+// NodeGroup returns the group with id, decorated, or ErrNodeGroupNotFound.
 // Only the group found is decorated: the handlers resolve a group for most
 // requests, and decorating every group each time would cost an allocation
 // per group per request.
-func (r *reportingProvider) nodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+func (r *Provider) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
 	groups, err := r.CloudProvider.NodeGroups(ctx)
 	if err != nil {
 		return nil, err
@@ -108,7 +114,7 @@ func (r *reportingProvider) nodeGroup(ctx context.Context, id string) (cloudprov
 }
 
 // NodeGroupForNode returns the provider's answer, its group decorated.
-func (r *reportingProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
+func (r *Provider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	g, err := r.CloudProvider.NodeGroupForNode(ctx, node)
 	if g == nil || err != nil {
 		// Returned as is: a decorated nil would not compare equal to nil.
@@ -117,11 +123,11 @@ func (r *reportingProvider) NodeGroupForNode(ctx context.Context, node *corev1.N
 	return reportedGroup{NodeGroup: g, r: r}, nil
 }
 
-// reportedGroup is a group of a reportingProvider: each mutation is
+// reportedGroup is a group of a Provider: each mutation is
 // reported when it returns (mutated).
 type reportedGroup struct {
 	cloudprovider.NodeGroup
-	r *reportingProvider
+	r *Provider
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup.
@@ -143,7 +149,7 @@ func (g reportedGroup) DecreaseTargetSize(ctx context.Context, delta int) error 
 // err: the quarantined groups whatever the outcome (an unknown one starts a
 // quarantine, and a refusal may be one), and g's sizes when the change was
 // applied.
-func (r *reportingProvider) mutated(ctx context.Context, g cloudprovider.NodeGroup, err error) error {
+func (r *Provider) mutated(ctx context.Context, g cloudprovider.NodeGroup, err error) error {
 	if r.metrics == nil {
 		return err
 	}
@@ -165,7 +171,7 @@ func groupStatuses(ctx context.Context, groups []cloudprovider.NodeGroup) []clou
 }
 
 // reportSizes replaces every group's sizes and instance counts.
-func (r *reportingProvider) reportSizes(ctx context.Context, groups []cloudprovider.NodeGroup) {
+func (r *Provider) reportSizes(ctx context.Context, groups []cloudprovider.NodeGroup) {
 	if r.metrics == nil {
 		return
 	}
@@ -180,7 +186,7 @@ func (r *reportingProvider) reportSizes(ctx context.Context, groups []cloudprovi
 }
 
 // reportQuarantined counts the groups refusing changes right now.
-func (r *reportingProvider) reportQuarantined(statuses []cloudprovider.GroupStatus) {
+func (r *Provider) reportQuarantined(statuses []cloudprovider.GroupStatus) {
 	n := 0
 	for _, st := range statuses {
 		// QuarantinedUntil is zero unless the guard's clock is inside the window.
@@ -222,7 +228,7 @@ func instanceCounts(ctx context.Context, g cloudprovider.NodeGroup) metrics.Inst
 // the last refresh, changed its bounds or why it is managed, or left: the
 // one place every provider's groups are announced, so an operator reads in
 // the log which groups CA may scale, within which bounds, and why.
-func (r *reportingProvider) reportMembers(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
+func (r *Provider) reportMembers(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
 	r.membersMu.Lock()
 	defer r.membersMu.Unlock()
 	last := r.members
@@ -256,7 +262,7 @@ func (r *reportingProvider) reportMembers(ctx context.Context, groups []cloudpro
 // reportSettings logs and counts, per group, the settings in the cloud's
 // metadata that the provider ignored as malformed. This is the one place it
 // happens for every provider; a provider only lists the problems.
-func (r *reportingProvider) reportSettings(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
+func (r *Provider) reportSettings(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
 	counts := make(map[string]int, len(groups))
 	r.settingsMu.Lock()
 	defer r.settingsMu.Unlock()
@@ -287,4 +293,56 @@ func (r *reportingProvider) reportSettings(ctx context.Context, groups []cloudpr
 func groupSize(ctx context.Context, g cloudprovider.NodeGroup) metrics.GroupSize {
 	target, _ := g.TargetSize(ctx)
 	return metrics.GroupSize{ID: g.Id(ctx), Min: g.MinSize(ctx), Max: g.MaxSize(ctx), Target: target}
+}
+
+// MaxLoggedInstances bounds the instances one mutation's log line names.
+const MaxLoggedInstances = 20
+
+// Change is one mutation CA asked for, as logged and counted.
+type Change struct {
+	// Operation is metrics.OperationIncrease, OperationDecrease or OperationDelete.
+	Operation string
+	// Delta is the requested change of the target (negative for decrease
+	// and delete).
+	Delta int
+	// Nodes names the nodes to delete.
+	Nodes []string
+}
+
+// LogMutation writes the one line of a mutation, at the default level:
+// group, target from -> to (the target asked for), the instances named,
+// the outcome and the client (CA's address, or "in-tree"). from is -1 when
+// the group is unknown.
+func LogMutation(id string, c Change, from int, outcome cloudprovider.MutationOutcome, err error, client string) {
+	kv := []any{"nodeGroup", id, "operation", c.Operation}
+	if from >= 0 {
+		kv = append(kv, "from", from, "to", from+c.Delta)
+	} else {
+		kv = append(kv, "delta", c.Delta)
+	}
+	if n := len(c.Nodes); n > MaxLoggedInstances {
+		kv = append(kv, "instances", append(c.Nodes[:MaxLoggedInstances:MaxLoggedInstances], fmt.Sprintf("and %d more", n-MaxLoggedInstances)))
+	} else if n > 0 {
+		kv = append(kv, "instances", c.Nodes)
+	}
+	kv = append(kv, "outcome", outcome.String(), "client", client)
+	if err == nil {
+		klog.InfoS("Node group changed", kv...)
+		return
+	}
+	klog.ErrorS(err, "Node group change not applied", kv...)
+}
+
+// Mutate runs apply, a mutation of g that the caller has checked, and
+// reports it: one log line (LogMutation) and one count by outcome
+// (cloudprovider.OutcomeOf). g is a group of r, so its decoration reports
+// the sizes and quarantine the change leaves.
+func (r *Provider) Mutate(ctx context.Context, g cloudprovider.NodeGroup, c Change, client string, apply func() error) error {
+	id := g.Id(ctx)
+	from, _ := g.TargetSize(ctx)
+	err := apply()
+	outcome := cloudprovider.OutcomeOf(err)
+	LogMutation(id, c, from, outcome, err, client)
+	r.metrics.ObserveMutation(id, c.Operation, outcome.String())
+	return err
 }
