@@ -24,6 +24,9 @@ type CloudProvider interface {
 	Name() string
 	// NodeGroups returns every group CA manages, served from the last snapshot.
 	NodeGroups(ctx context.Context) ([]NodeGroup, error)
+	// NodeGroup returns the group with id from the last snapshot, or
+	// ErrNodeGroupNotFound; a lookup by id, since most RPCs name one group.
+	NodeGroup(ctx context.Context, id string) (NodeGroup, error)
 	// NodeGroupForNode returns the group owning node, or (nil, nil) when the node
 	// is not autoscaled. CA never caches the nil answer, so it must be cheap.
 	// CA does not read an error as "not autoscaled" either, so a node the
@@ -53,6 +56,15 @@ func AsNodeGroups[G NodeGroup](groups []G) []NodeGroup {
 		out[i] = g
 	}
 	return out
+}
+
+// FoundNodeGroup answers CloudProvider.NodeGroup from a lookup: g when ok,
+// else ErrNodeGroupNotFound (never a typed nil).
+func FoundNodeGroup[G NodeGroup](id string, g G, ok bool) (NodeGroup, error) {
+	if !ok {
+		return nil, Errorf(ErrNodeGroupNotFound, "node group %q", id)
+	}
+	return g, nil
 }
 
 // NodeGroup is a set of nodes with the same shape that CA can resize.

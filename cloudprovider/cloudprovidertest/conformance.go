@@ -287,6 +287,19 @@ func checkNodeGroupsWellFormed(t *testing.T, k *kit) {
 			t.Fatalf("node group %s: Status().Managed = %q, want why the provider manages it (cluster, --nodes, discovery or learnt)", id, why)
 		}
 	}
+	// A group is found by its id, and an unknown id is NotFound, from the
+	// snapshot alone.
+	ctx, calls := k.ctx(), k.env.CloudCalls()
+	for id := range seen {
+		g, err := k.env.Provider.NodeGroup(ctx, id)
+		if err != nil || g == nil || g.Id(ctx) != id {
+			t.Fatalf("NodeGroup(%q) = %v, %v; want the listed group", id, g, err)
+		}
+	}
+	if g, err := k.env.Provider.NodeGroup(ctx, "no-such-group"); g != nil || !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
+		t.Fatalf("NodeGroup of an unknown id = %v, %v; want nil and ErrNodeGroupNotFound", g, err)
+	}
+	k.noCalls(calls, "NodeGroup lookups")
 }
 
 func checkNodeGroupForNode(t *testing.T, k *kit) {

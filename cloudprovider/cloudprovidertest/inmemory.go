@@ -195,6 +195,14 @@ func (p *InMemoryProvider) NodeGroups(ctx context.Context) ([]cloudprovider.Node
 	return cloudprovider.AsNodeGroups(p.groups.List()), nil
 }
 
+// NodeGroup implements cloudprovider.CloudProvider.
+func (p *InMemoryProvider) NodeGroup(_ context.Context, id string) (cloudprovider.NodeGroup, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	g, ok := p.groups.Get(id)
+	return cloudprovider.FoundNodeGroup(id, g, ok)
+}
+
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; an
 // in-memory node the snapshot lacks is looked up by the shared rule
 // (groupstate.UnknownNodeLookup).
@@ -614,4 +622,18 @@ func TemplateNode(name string, labels map[string]string, cpu int64, memoryBytes 
 			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 		},
 	}
+}
+
+// ScanNodeGroup answers CloudProvider.NodeGroup from a NodeGroups answer,
+// for a test provider that wraps NodeGroups and must answer alike.
+func ScanNodeGroup(ctx context.Context, groups []cloudprovider.NodeGroup, err error, id string) (cloudprovider.NodeGroup, error) {
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if g.Id(ctx) == id {
+			return g, nil
+		}
+	}
+	return cloudprovider.FoundNodeGroup[cloudprovider.NodeGroup](id, nil, false)
 }

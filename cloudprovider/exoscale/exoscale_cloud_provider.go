@@ -106,6 +106,12 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 	return cloudprovider.AsNodeGroups(p.m.nodeGroups()), nil
 }
 
+// NodeGroup implements cloudprovider.CloudProvider.
+func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.NodeGroup, error) {
+	g := p.m.group(id)
+	return cloudprovider.FoundNodeGroup(id, g, g != nil)
+}
+
 // NodeGroupForNode implements cloudprovider.CloudProvider. It resolves by
 // providerID only: CA's fake nodes carry nothing else.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {

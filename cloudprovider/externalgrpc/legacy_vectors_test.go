@@ -32,6 +32,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/wirevectors"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
@@ -112,6 +113,10 @@ type vectorGroup struct{ p *vectorProvider }
 func (p *vectorProvider) Name() string { return "vectors" }
 func (p *vectorProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, error) {
 	return []cloudprovider.NodeGroup{vectorGroup{p}}, nil
+}
+func (p *vectorProvider) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	groups, err := p.NodeGroups(ctx)
+	return cloudprovidertest.ScanNodeGroup(ctx, groups, err, id)
 }
 func (p *vectorProvider) NodeGroupForNode(context.Context, *corev1.Node) (cloudprovider.NodeGroup, error) {
 	return nil, nil

@@ -57,6 +57,11 @@ func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeG
 	return out, nil
 }
 
+func (p *guardedProvider) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	groups, err := p.NodeGroups(ctx)
+	return cloudprovidertest.ScanNodeGroup(ctx, groups, err, id)
+}
+
 func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
 	call := func(ctx context.Context) error {
 		g.p.mu.Lock()

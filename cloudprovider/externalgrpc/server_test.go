@@ -515,6 +515,11 @@ func (b brokenTemplates) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGr
 	return gs, err
 }
 
+func (b brokenTemplates) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	gs, err := b.NodeGroups(ctx)
+	return cloudprovidertest.ScanNodeGroup(ctx, gs, err, id)
+}
+
 // TestTemplateFailureIsUnimplementedAndCounted: a template that cannot be
 // built costs only that group its scale from zero (Unimplemented, which CA
 // reads as "no template"), and is counted.

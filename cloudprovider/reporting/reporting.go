@@ -97,20 +97,12 @@ func (r *Provider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, e
 }
 
 // NodeGroup returns the group with id, decorated, or ErrNodeGroupNotFound.
-// Only the group found is decorated: the handlers resolve a group for most
-// requests, and decorating every group each time would cost an allocation
-// per group per request.
 func (r *Provider) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
-	groups, err := r.CloudProvider.NodeGroups(ctx)
+	g, err := r.CloudProvider.NodeGroup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range groups {
-		if g.Id(ctx) == id {
-			return reportedGroup{NodeGroup: g, r: r}, nil
-		}
-	}
-	return nil, cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node group %q", id)
+	return reportedGroup{NodeGroup: g, r: r}, nil
 }
 
 // NodeGroupForNode returns the provider's answer, its group decorated.

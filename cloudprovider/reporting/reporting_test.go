@@ -79,6 +79,11 @@ func (p *scriptedStatusProvider) NodeGroups(ctx context.Context) ([]cloudprovide
 	return out, nil
 }
 
+func (p *scriptedStatusProvider) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	groups, err := p.NodeGroups(ctx)
+	return cloudprovidertest.ScanNodeGroup(ctx, groups, err, id)
+}
+
 func (g scriptedStatusGroup) Nodes(ctx context.Context) ([]cloudprovider.Instance, error) {
 	g.p.mu.Lock()
 	list, ok := g.p.nodes[g.Id(ctx)]

@@ -141,6 +141,12 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 	return cloudprovider.AsNodeGroups(p.m.groupList()), nil
 }
 
+// NodeGroup implements cloudprovider.CloudProvider.
+func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.NodeGroup, error) {
+	g, ok := p.m.group(id)
+	return cloudprovider.FoundNodeGroup(id, g, ok)
+}
+
 // NodeGroupForNode resolves by providerID only. Nodes of other clouds, or
 // without a providerID, are "not autoscaled" (nil, nil), never an error: CA
 // treats an error here as a failure, not as "unmanaged". An instance the

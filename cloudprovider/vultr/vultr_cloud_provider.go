@@ -102,6 +102,12 @@ func (p *cloudProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, 
 	return cloudprovider.AsNodeGroups(p.m.nodeGroups()), nil
 }
 
+// NodeGroup implements cloudprovider.CloudProvider.
+func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.NodeGroup, error) {
+	g, ok := p.m.group(id)
+	return cloudprovider.FoundNodeGroup(id, g, ok)
+}
+
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; the
 // VKE node-id label is read only for a node without one (CA's fake nodes
 // carry only the providerID, and a node can write its own labels, so a label

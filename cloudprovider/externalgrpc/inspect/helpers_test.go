@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 )
@@ -106,6 +107,11 @@ func (p *fakeProvider) NodeGroups(context.Context) ([]cloudprovider.NodeGroup, e
 		out[i] = g
 	}
 	return out, nil
+}
+
+func (p *fakeProvider) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
+	groups, err := p.NodeGroups(ctx)
+	return cloudprovidertest.ScanNodeGroup(ctx, groups, err, id)
 }
 
 func (p *fakeProvider) NodeGroupForNode(_ context.Context, n *corev1.Node) (cloudprovider.NodeGroup, error) {
