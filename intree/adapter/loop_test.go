@@ -60,22 +60,12 @@ type loopCloud struct {
 	memory   int64
 }
 
-// loopClouds are the providers the loop runs through. Each seeds its fake
-// as --simulate does, with one group of quantity running instances and
-// bounds min..max, and points the client at it through the setting
-// upstream's provider reads for its endpoint.
-var loopClouds = map[string]func(t *testing.T, quantity, min, max int) loopCloud{
-	"vultr":      startVultr,
-	"volcengine": startVolcengine,
-	"exoscale":   startExoscale,
-}
-
-func startVultr(t *testing.T, quantity, min, max int) loopCloud {
+func startVultr(t *testing.T, quantity, minSize, maxSize int) loopCloud {
 	const cluster, token = "0f6d3b8e-1c2a-4e5f-8a9b-0c1d2e3f4a5b", "loop-test-token"
 	fake := vultrfake.New(vultrfake.Options{Token: token})
 	fake.AddPlans(vultrfake.StandardPlans()...)
 	fake.AddCluster(vultrfake.ClusterSpec{ID: cluster, Label: "loop", Region: "ewr", Version: "v1.33.0+1"})
-	pool, err := fake.AddPool(cluster, vultrfake.PoolSpec{Label: "workers", Plan: "vc2-2c-4gb", Quantity: quantity, Min: min, Max: max, AutoScaler: true})
+	pool, err := fake.AddPool(cluster, vultrfake.PoolSpec{Label: "workers", Plan: "vc2-2c-4gb", Quantity: quantity, Min: minSize, Max: maxSize, AutoScaler: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +85,7 @@ func startVultr(t *testing.T, quantity, min, max int) loopCloud {
 	}
 }
 
-func startVolcengine(t *testing.T, quantity, min, max int) loopCloud {
+func startVolcengine(t *testing.T, quantity, minSize, maxSize int) loopCloud {
 	const region, groupID = "cn-beijing", "scg-loop-workers"
 	const accessKey, secretKey = "AKLTloopaccesskey", "loop-secret-key"
 	policy, err := volcfake.ExamplePolicy()
@@ -108,7 +98,7 @@ func startVolcengine(t *testing.T, quantity, min, max int) loopCloud {
 	fake.AddInstanceType(volcfake.InstanceType{ID: "ecs.g3i.large", Family: "ecs.g3i", CPUs: 2, MemoryMiB: 8192})
 	fake.AddConfiguration(volcfake.Configuration{ID: "scc-loop-workers", GroupID: groupID, InstanceTypes: []string{"ecs.g3i.large"}, ImageID: "image-loop-linux"})
 	fake.AddGroup(volcfake.Group{
-		ID: groupID, Name: "workers", Min: min, Max: max, Desired: quantity,
+		ID: groupID, Name: "workers", Min: minSize, Max: maxSize, Desired: quantity,
 		ActiveConfigID: "scc-loop-workers", SubnetIDs: []string{"subnet-loop-a"},
 	})
 	fake.Settle()
@@ -128,12 +118,12 @@ func startVolcengine(t *testing.T, quantity, min, max int) loopCloud {
 		// environment; the file only says the fake speaks plain HTTP.
 		cloudConfig: "[Global]\nscheme = http\n",
 		env:         map[string]string{"ACCESS_KEY": accessKey, "SECRET_KEY": secretKey, "REGION_ID": region, "ENDPOINT": endpoint.Host},
-		nodes:       []string{formatSpec(min, max, groupID)},
+		nodes:       []string{formatSpec(minSize, maxSize, groupID)},
 		cpuMilli:    2000, memory: 8 << 30,
 	}
 }
 
-func startExoscale(t *testing.T, quantity, min, max int) loopCloud {
+func startExoscale(t *testing.T, quantity, minSize, maxSize int) loopCloud {
 	const zone, apiKey, apiSecret = "ch-gva-2", "EXOloopkey00000000000000", "loop-secret-not-a-real-one"
 	policy, err := exofake.ExamplePolicy()
 	if err != nil {
@@ -155,16 +145,19 @@ func startExoscale(t *testing.T, quantity, min, max int) loopCloud {
 		env: map[string]string{
 			exoscale.EnvAPIKey: apiKey, exoscale.EnvAPISecret: apiSecret, exoscale.EnvZone: zone,
 			exoscale.EnvAPIEndpoint: endpoint, exoscale.EnvSKSCluster: "loop",
-			// CA's loop runs on its own clock; a snapshot is never reused.
+			// The loops run back to back in wall time but minutes apart on
+			// CA's clock: each reads the cloud afresh, as --simulate does.
 			exoscale.EnvRefreshInterval: "0s",
 		},
-		nodes:    []string{formatSpec(min, max, "workers")},
+		nodes:    []string{formatSpec(minSize, maxSize, "workers")},
 		cpuMilli: 2000, memory: 4 << 30,
 	}
 }
 
 // formatSpec is CA's --nodes value min:max:name.
-func formatSpec(min, max int, name string) string { return fmt.Sprintf("%d:%d:%s", min, max, name) }
+func formatSpec(minSize, maxSize int, name string) string {
+	return fmt.Sprintf("%d:%d:%s", minSize, maxSize, name)
+}
 
 func onlyGroup(t *testing.T, groups []simcloud.Group) simcloud.Group {
 	t.Helper()
@@ -192,13 +185,21 @@ func live(g simcloud.Group) []simcloud.Instance {
 // with a fake Kubernetes client as CA's own integration tests use: an
 // empty node beyond the group's minimum is deleted, one at the minimum is
 // kept, and pending pods scale the group up to its maximum and no further.
-// klog's output and the environment are process-wide: it does not run in
-// parallel.
+// Each provider's fake is seeded the way --simulate seeds it, with one
+// group of two running instances, min 1 and max 3, and reached through the
+// endpoint setting upstream's provider reads. klog's output and the
+// environment are process-wide: it does not run in parallel.
 func TestCALoopAgainstSimulatedCloud(t *testing.T) {
-	for name, start := range loopClouds {
-		t.Run(name, func(t *testing.T) {
-			cloud := start(t, 2, 1, 3)
-			runLoop(t, name, cloud)
+	for _, c := range []struct {
+		name  string
+		start func(t *testing.T, quantity, minSize, maxSize int) loopCloud
+	}{
+		{"vultr", startVultr},
+		{"volcengine", startVolcengine},
+		{"exoscale", startExoscale},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runLoop(t, c.name, c.start(t, 2, 1, 3))
 		})
 	}
 }
