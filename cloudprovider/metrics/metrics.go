@@ -7,6 +7,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -118,14 +119,27 @@ func New(reg prometheus.Registerer) *Metrics {
 		Namespace: namespace, Name: "ca_protocol_requests_total",
 		Help: "Requests whose fields tell which Cluster Autoscaler generation sent them (GetOptions and pricing): legacy = CA 1.34.1 and older, current = CA 1.34.2 and newer.",
 	}, []string{"generation"})
+	m.buildInfo = register(reg, m.buildInfo)
+	m.grpcRequests = register(reg, m.grpcRequests)
+	m.grpcDuration = register(reg, m.grpcDuration)
+	m.cloudRequests = register(reg, m.cloudRequests)
+	m.cloudDuration = register(reg, m.cloudDuration)
+	m.refreshErrors = register(reg, m.refreshErrors)
+	m.nodeGroupSize = register(reg, m.nodeGroupSize)
+	m.badSettings = register(reg, m.badSettings)
+	m.unmatched = register(reg, m.unmatched)
+	m.noTemplate = register(reg, m.noTemplate)
+	m.budgetWait = register(reg, m.budgetWait)
+	m.budgetRefused = register(reg, m.budgetRefused)
+	caProtocol = register(reg, caProtocol)
+	m.nodeLookupFailures = register(reg, m.nodeLookupFailures)
+	m.identityMismatch = register(reg, m.identityMismatch)
 	// Both series exist from the start, so a dashboard can tell "no legacy
 	// CA" from "no data", and the label can take no other value.
 	m.caProtocol = map[ProtocolGeneration]prometheus.Counter{
 		GenerationLegacy:  caProtocol.WithLabelValues(string(GenerationLegacy)),
 		GenerationCurrent: caProtocol.WithLabelValues(string(GenerationCurrent)),
 	}
-	reg.MustRegister(m.buildInfo, m.grpcRequests, m.grpcDuration, m.cloudRequests, m.cloudDuration, m.refreshErrors, m.nodeGroupSize, m.badSettings, m.unmatched, m.noTemplate, m.budgetWait, m.budgetRefused, caProtocol,
-		m.nodeLookupFailures, m.identityMismatch)
 	m.groups = newGroupMetrics(reg)
 	return m
 }
@@ -350,8 +364,29 @@ func newGroupMetrics(reg prometheus.Registerer) groupMetrics {
 			Help: "Instances each node group lists, by state (running, creating, deleting, failed: creating with error info), at the last refresh.",
 		}, []string{"node_group", "state"}),
 	}
-	reg.MustRegister(g.mutations, g.quarantined, g.instances)
+	g.mutations = register(reg, g.mutations)
+	g.quarantined = register(reg, g.quarantined)
+	g.instances = register(reg, g.instances)
 	return g
+}
+
+// register registers c with reg and returns it. A collector reg already
+// holds from an earlier New (a process that builds its provider again, as
+// CA's in-process tests do with CA's one registry) is returned instead, so
+// both count into the same series; any other conflict panics, as
+// MustRegister does.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var dup prometheus.AlreadyRegisteredError
+	if errors.As(err, &dup) {
+		if existing, ok := dup.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	panic(err)
 }
 
 // Mutation operations, the operation label of mutations_total.

@@ -173,3 +173,33 @@ cluster_autoscaler_provider_build_info{goversion="` + runtime.Version() + `",pro
 	var nilMetrics *Metrics
 	nilMetrics.SetBuildInfo("v0.0.1", "vultr")
 }
+
+// TestNewTwiceOnOneRegistry: a second New on the registry of the first
+// (a process building its provider again) does not panic and counts into
+// the same series; a different metric under one of our names still does.
+func TestNewTwiceOnOneRegistry(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	first := New(reg)
+	second := New(reg)
+	first.NodeIdentityMismatch("pool-a")
+	second.NodeIdentityMismatch("pool-a")
+	second.ObserveMutation("pool-a", OperationDelete, "applied")
+	if got := testutil.ToFloat64(first.identityMismatch.WithLabelValues("pool-a")); got != 2 {
+		t.Fatalf("identity mismatches %v, want 2 (one from each)", got)
+	}
+	if got := testutil.ToFloat64(first.groups.mutations.WithLabelValues("pool-a", OperationDelete, "applied")); got != 1 {
+		t.Fatalf("mutations %v seen through the first, want 1", got)
+	}
+	if n, err := testutil.GatherAndCount(reg, "cluster_autoscaler_provider_node_identity_mismatch_total"); err != nil || n != 1 {
+		t.Fatalf("gathered %d series (%v), want 1", n, err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a conflicting collector under our name registered")
+		}
+	}()
+	clash := prometheus.NewRegistry()
+	clash.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "refresh_errors_total", Help: "not ours"}))
+	New(clash)
+}
