@@ -474,7 +474,7 @@ func TestRequestsReadCurrentFieldsFirst(t *testing.T) {
 // TestFirstRequestOfEachGenerationIsLogged checks the one log line per
 // generation: repeated requests do not repeat it.
 func TestFirstRequestOfEachGenerationIsLogged(t *testing.T) {
-	buf := captureKlog(t)
+	buf := cloudprovidertest.CaptureKlog(t)
 	s := NewServer(&vectorProvider{}, Options{})
 	legacy := &protos.NodeGroupAutoscalingOptions{MaxNodeProvisionTime: &protos.MetaV1Duration{Duration: proto.Int64(1)}}
 	current := toPBOptions(cloudprovider.NodeGroupAutoscalingOptions{})

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -92,7 +91,7 @@ func (g guardedGroup) Status(ctx context.Context) cloudprovider.GroupStatus {
 // count by outcome; an unknown outcome shows in the quarantined-groups gauge
 // until its window has passed.
 func TestMutationLoggedAndCounted(t *testing.T) {
-	buf := captureKlog(t)
+	buf := cloudprovidertest.CaptureKlog(t)
 	clock := cloudprovidertest.MutationClock()
 	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*groupstate.MutationGuard{},
 		guardOpts: cloudprovidertest.GuardOptions(clock)}
@@ -103,13 +102,13 @@ func TestMutationLoggedAndCounted(t *testing.T) {
 	}
 	gauge := func(want float64) {
 		t.Helper()
-		if got := metricValue(t, reg, "cluster_autoscaler_provider_quarantined_node_groups", nil); got != want {
+		if got := cloudprovidertest.MetricValue(t, reg, "cluster_autoscaler_provider_quarantined_node_groups", nil); got != want {
 			t.Fatalf("quarantined_node_groups = %v, want %v", got, want)
 		}
 	}
 	count := func(group, op, outcome string) float64 {
 		t.Helper()
-		return metricValue(t, reg, "cluster_autoscaler_provider_mutations_total", map[string]string{"node_group": group, "operation": op, "outcome": outcome})
+		return cloudprovidertest.MetricValue(t, reg, "cluster_autoscaler_provider_mutations_total", map[string]string{"node_group": group, "operation": op, "outcome": outcome})
 	}
 
 	if _, err := client.NodeGroupIncreaseSize(rpcCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: "pool-a", Delta: 1}); err != nil {
@@ -157,7 +156,7 @@ func TestMutationLoggedAndCounted(t *testing.T) {
 // TestToolsIdentifiedInMutationLog: a change sent by this binary's inspect
 // command is logged with that client, not as a Cluster Autoscaler.
 func TestToolsIdentifiedInMutationLog(t *testing.T) {
-	buf := captureKlog(t)
+	buf := cloudprovidertest.CaptureKlog(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -181,51 +180,4 @@ func TestToolsIdentifiedInMutationLog(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, buf.String())
 		}
 	}
-}
-
-// metricValue is the value of the first series of name whose labels include
-// labels (a counter or a gauge); 0 when no series matches.
-func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	found, registered := matchingSeries(t, reg, name, labels)
-	if !registered {
-		t.Fatalf("metric %s not registered", name)
-	}
-	if len(found) == 0 {
-		return 0
-	}
-	if m := found[0]; m.GetCounter() != nil {
-		return m.GetCounter().GetValue()
-	}
-	return found[0].GetGauge().GetValue()
-}
-
-// matchingSeries returns the series of name whose labels include labels, and
-// whether name is registered at all.
-func matchingSeries(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) (found []*dto.Metric, registered bool) {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			found = append(found, m)
-		}
-		return found, true
-	}
-	return nil, false
 }

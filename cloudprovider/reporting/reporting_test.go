@@ -107,7 +107,7 @@ func (g scriptedStatusGroup) Status(ctx context.Context) cloudprovider.GroupStat
 // seriesCount is the number of series of name whose labels include labels.
 func seriesCount(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) int {
 	t.Helper()
-	found, _ := matchingSeries(t, reg, name, labels)
+	found, _ := cloudprovidertest.MatchingSeries(t, reg, name, labels)
 	return len(found)
 }
 
@@ -117,7 +117,7 @@ func wantMetric(t *testing.T, reg *prometheus.Registry, name string, labels map[
 	if seriesCount(t, reg, name, labels) != 1 {
 		t.Fatalf("%s %v: no series", name, labels)
 	}
-	if got := metricValue(t, reg, name, labels); got != want {
+	if got := cloudprovidertest.MetricValue(t, reg, name, labels); got != want {
 		t.Fatalf("%s %v = %v, want %v", name, labels, got, want)
 	}
 }
@@ -140,7 +140,7 @@ const (
 // that left stop being reported; a failed refresh is counted and leaves the
 // last figures in place.
 func TestReportedAfterRefresh(t *testing.T) {
-	buf := captureKlog(t)
+	buf := cloudprovidertest.CaptureKlog(t)
 	ctx := context.Background()
 	p := newScriptedStatusProvider(t, groupstate.GuardOptions{})
 	creating := &cloudprovider.InstanceStatus{State: cloudprovider.InstanceCreating}
@@ -282,7 +282,7 @@ func TestReportedAfterMutation(t *testing.T) {
 // counts every group's ignored settings in node_group_setting_errors and logs
 // them when they change, not on every refresh.
 func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
-	buf := captureKlog(t)
+	buf := cloudprovidertest.CaptureKlog(t)
 	bad := map[string]string{
 		groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime): "5 minutes",
 		groupconfig.OptionKey(groupconfig.OptionScaleDownUnreadyTime):  "1m",
@@ -351,7 +351,7 @@ func TestInstancesByStateAfterRefresh(t *testing.T) {
 	}
 	want := map[string]float64{"running": 2, "creating": 2, "deleting": 0, "failed": 0}
 	for state, n := range want {
-		if got := metricValue(t, reg, "cluster_autoscaler_provider_node_group_instances", map[string]string{"node_group": "pool-a", "state": state}); got != n {
+		if got := cloudprovidertest.MetricValue(t, reg, "cluster_autoscaler_provider_node_group_instances", map[string]string{"node_group": "pool-a", "state": state}); got != n {
 			t.Errorf("pool-a %s = %v, want %v", state, got, n)
 		}
 	}
@@ -361,7 +361,7 @@ func TestInstancesByStateAfterRefresh(t *testing.T) {
 // why it is managed, and departure is logged once, at the default level,
 // with its bounds and reason, whatever the number of refreshes in between.
 func TestGroupMembershipLoggedOnce(t *testing.T) {
-	buf := captureKlog(t)
+	buf := cloudprovidertest.CaptureKlog(t)
 	ctx := context.Background()
 	p := newScriptedStatusProvider(t, groupstate.GuardOptions{})
 	r := Wrap(p, nil)

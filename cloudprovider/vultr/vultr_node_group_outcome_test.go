@@ -1,9 +1,7 @@
 package vultr
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,27 +9,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
-
-// captureKlog sends klog's output to a buffer for the test. klog's output
-// is the process's, so a test that reads it does not run in parallel.
-func captureKlog(t *testing.T) *bytes.Buffer {
-	t.Helper()
-	var buf bytes.Buffer
-	klog.LogToStderr(false)
-	klog.SetOutput(&buf)
-	t.Cleanup(func() {
-		klog.Flush()
-		klog.SetOutput(os.Stderr)
-		klog.LogToStderr(true)
-	})
-	return &buf
-}
 
 // mutationCount reads mutations_total for one group, operation and outcome.
 func mutationCount(t *testing.T, reg *prometheus.Registry, group, operation, outcome string) float64 {
@@ -64,7 +48,7 @@ func mutationCount(t *testing.T, reg *prometheus.Registry, group, operation, out
 // before any cloud call, so the server's log line and mutations_total say
 // refused, the group is not quarantined, and the next change is sent.
 func TestIdentityMismatchLoggedAndCountedRefused(t *testing.T) {
-	buf := captureKlog(t)
+	buf := cloudprovidertest.CaptureKlog(t)
 	e := newTestEnv(t)
 	reg := prometheus.NewRegistry()
 	client := grpctest.Serve(t, e.p, externalgrpc.Options{Metrics: metrics.New(reg)})

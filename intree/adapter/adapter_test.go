@@ -113,33 +113,10 @@ func TestNodeGroupsAndMutations(t *testing.T) {
 // counterValue reads one series of a counter or gauge, failing when it is absent.
 func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	if found, _ := cloudprovidertest.MatchingSeries(t, reg, name, labels); len(found) == 0 {
+		t.Fatalf("no series %s%v", name, labels)
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("%s %v: no series", name, labels)
-	return 0
+	return cloudprovidertest.MetricValue(t, reg, name, labels)
 }
 
 // TestUpstreamOnlyMethods: what upstream has and ours does not answers as
