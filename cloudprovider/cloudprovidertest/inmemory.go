@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -636,4 +637,20 @@ func ScanNodeGroup(ctx context.Context, groups []cloudprovider.NodeGroup, err er
 		}
 	}
 	return cloudprovider.FoundNodeGroup[cloudprovider.NodeGroup](id, nil, false)
+}
+
+// SeededProvider is an in-memory provider with two groups, refreshed:
+// pool-a (1..5, two running) and pool-b (0..3, one running, no template,
+// with options); its guards measure the quarantine by guard.
+func SeededProvider(t testing.TB, guard groupstate.GuardOptions) *InMemoryProvider {
+	t.Helper()
+	p := NewInMemoryProvider(NewInMemoryCloud(
+		CloudGroup{ID: "pool-a", Min: 1, Max: 5, Running: 2},
+		CloudGroup{ID: "pool-b", Min: 0, Max: 3, Running: 1, NoTemplate: true, Options: true},
+	))
+	p.Guard = guard
+	if err := p.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,7 +1,6 @@
 package exoscale
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
@@ -9,14 +8,10 @@ import (
 )
 
 // description is loaded once per test binary and only read after that.
-var description = sync.OnceValues(apispec.Exoscale)
+var description = apispec.Once(apispec.Exoscale)
 
 // watchSpec checks every exchange with f against Exoscale's description.
 func watchSpec(t *testing.T, f *fakeapi.Server) {
 	t.Helper()
-	spec, err := description()
-	if err != nil {
-		t.Fatal(err)
-	}
-	apispec.Watch(t, f.API, spec, nil)
+	description.Watch(t, f.API, nil)
 }

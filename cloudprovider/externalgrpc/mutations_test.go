@@ -93,7 +93,7 @@ func (g guardedGroup) Status(ctx context.Context) cloudprovider.GroupStatus {
 func TestMutationLoggedAndCounted(t *testing.T) {
 	buf := cloudprovidertest.CaptureKlog(t)
 	clock := cloudprovidertest.MutationClock()
-	p := &guardedProvider{InMemoryProvider: seededProvider(t), guards: map[string]*groupstate.MutationGuard{},
+	p := &guardedProvider{InMemoryProvider: cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), guards: map[string]*groupstate.MutationGuard{},
 		guardOpts: cloudprovidertest.GuardOptions(clock)}
 	reg := prometheus.NewRegistry()
 	client, srv := startServer(t, p, Options{Metrics: metrics.New(reg)})
@@ -161,7 +161,7 @@ func TestToolsIdentifiedInMutationLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(seededProvider(t), Options{})
+	srv := NewServer(cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), Options{})
 	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(UnaryInterceptor(nil)))
 	protos.RegisterCloudProviderServer(gs, srv)
 	go func() { _ = gs.Serve(lis) }()

@@ -57,26 +57,6 @@ func rpcCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func seededProvider(t *testing.T) *cloudprovidertest.InMemoryProvider {
-	t.Helper()
-	return seededProviderWith(t, groupstate.GuardOptions{})
-}
-
-// seededProviderWith is seededProvider with its groups' guards measuring
-// the quarantine by guard.
-func seededProviderWith(t *testing.T, guard groupstate.GuardOptions) *cloudprovidertest.InMemoryProvider {
-	t.Helper()
-	p := cloudprovidertest.NewInMemoryProvider(cloudprovidertest.NewInMemoryCloud(
-		cloudprovidertest.CloudGroup{ID: "pool-a", Min: 1, Max: 5, Running: 2},
-		cloudprovidertest.CloudGroup{ID: "pool-b", Min: 0, Max: 3, Running: 1, NoTemplate: true, Options: true},
-	))
-	p.Guard = guard
-	if err := p.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func wantCode(t *testing.T, err error, code codes.Code, what string) {
 	t.Helper()
 	if got := status.Code(err); got != code {
@@ -90,7 +70,7 @@ func pbNode(providerID string) *protos.ExternalGrpcNode {
 
 // TestAllRPCs drives the 15 RPCs end to end over a loopback listener.
 func TestAllRPCs(t *testing.T) {
-	p := seededProvider(t)
+	p := cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{})
 	c, _ := startServer(t, p, Options{})
 
 	groups, err := c.NodeGroups(rpcCtx(t), &protos.NodeGroupsRequest{})
@@ -211,7 +191,7 @@ func TestAllRPCs(t *testing.T) {
 
 // TestBadRequestsMakeNoCloudCall checks argument validation and error codes.
 func TestBadRequestsMakeNoCloudCall(t *testing.T) {
-	p := seededProvider(t)
+	p := cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{})
 	c, _ := startServer(t, p, Options{})
 	calls := p.Cloud().Calls()
 	ctx := rpcCtx(t)
@@ -341,7 +321,7 @@ func (s *scriptedProvider) GPULabel(ctx context.Context) (string, error) {
 }
 
 func TestPanicBecomesInternalAndServerKeepsServing(t *testing.T) {
-	p := &scriptedProvider{InMemoryProvider: seededProvider(t), panicGPU: true}
+	p := &scriptedProvider{InMemoryProvider: cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), panicGPU: true}
 	c, _ := startServer(t, p, Options{})
 	_, err := c.GPULabel(rpcCtx(t), &protos.GPULabelRequest{})
 	wantCode(t, err, codes.Internal, "GPULabel panicking")
@@ -351,7 +331,7 @@ func TestPanicBecomesInternalAndServerKeepsServing(t *testing.T) {
 }
 
 func TestFailedRefreshKeepsLastSnapshot(t *testing.T) {
-	p := &scriptedProvider{InMemoryProvider: seededProvider(t)}
+	p := &scriptedProvider{InMemoryProvider: cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{})}
 	c, srv := startServer(t, p, Options{})
 	if err := srv.RefreshOnce(rpcCtx(t)); err != nil || !srv.Ready() {
 		t.Fatalf("first refresh: %v ready=%v", err, srv.Ready())
@@ -372,7 +352,7 @@ func TestFailedRefreshKeepsLastSnapshot(t *testing.T) {
 // succeeded, later failures serve it.
 func TestFailedRefreshLogSaysWhetherASnapshotIsServed(t *testing.T) {
 	t.Parallel()
-	p := &scriptedProvider{InMemoryProvider: seededProvider(t), refreshErr: fmt.Errorf("list pools: %w", cloudprovider.ErrUnavailable)}
+	p := &scriptedProvider{InMemoryProvider: cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), refreshErr: fmt.Errorf("list pools: %w", cloudprovider.ErrUnavailable)}
 	_, srv := startServer(t, p, Options{})
 	if err := srv.RefreshOnce(rpcCtx(t)); err == nil || srv.Ready() {
 		t.Fatalf("first refresh against a failing cloud: err %v, ready %v; want an error, not ready", err, srv.Ready())
@@ -402,7 +382,7 @@ func TestFailedRefreshLogSaysWhetherASnapshotIsServed(t *testing.T) {
 // starting another.
 func TestSlowRefreshAnswersBeforeDeadline(t *testing.T) {
 	block := make(chan struct{})
-	p := &scriptedProvider{InMemoryProvider: seededProvider(t), refreshBlock: block}
+	p := &scriptedProvider{InMemoryProvider: cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), refreshBlock: block}
 	c, _ := startServer(t, p, Options{RefreshMargin: 200 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
@@ -424,7 +404,7 @@ func TestSlowRefreshAnswersBeforeDeadline(t *testing.T) {
 }
 
 func TestRefreshUntilReadyRetries(t *testing.T) {
-	p := &scriptedProvider{InMemoryProvider: seededProvider(t), refreshErr: errors.New("down")}
+	p := &scriptedProvider{InMemoryProvider: cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), refreshErr: errors.New("down")}
 	srv := NewServer(p, Options{})
 	sleeps := 0
 	srv.RefreshUntilReady(context.Background(), func(ctx context.Context, d time.Duration) error {
@@ -452,7 +432,7 @@ func TestUnixSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer()
-	protos.RegisterCloudProviderServer(gs, NewServer(seededProvider(t), Options{}))
+	protos.RegisterCloudProviderServer(gs, NewServer(cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), Options{}))
 	go func() { _ = gs.Serve(lis) }()
 	defer gs.Stop()
 	// CA dials the address unchanged; grpc-go's unix resolver handles it.

@@ -18,7 +18,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
 type testCA struct {
@@ -123,7 +125,7 @@ func serverAddr(t *testing.T, cfg *tls.Config) string {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(cfg)))
-	protos.RegisterCloudProviderServer(gs, NewServer(seededProvider(t), Options{}))
+	protos.RegisterCloudProviderServer(gs, NewServer(cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), Options{}))
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
 	return lis.Addr().String()

@@ -40,7 +40,7 @@ type scriptedStatusGroup struct {
 
 func newScriptedStatusProvider(t *testing.T, guard groupstate.GuardOptions) *scriptedStatusProvider {
 	return &scriptedStatusProvider{
-		InMemoryProvider: seededProviderWith(t, guard),
+		InMemoryProvider: cloudprovidertest.SeededProvider(t, guard),
 		nodes:            map[string][]cloudprovider.Instance{},
 		status:           map[string]cloudprovider.GroupStatus{},
 		hidden:           map[string]bool{},
@@ -333,7 +333,7 @@ func TestMalformedSettingsReportedOncePerChange(t *testing.T) {
 // group's listed instances by state at every refresh.
 func TestInstancesByStateAfterRefresh(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	p := seededProvider(t)
+	p := cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{})
 	r := Wrap(p, metrics.New(reg))
 	if err := r.Refresh(context.Background()); err != nil {
 		t.Fatal(err)

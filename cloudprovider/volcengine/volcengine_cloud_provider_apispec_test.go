@@ -1,7 +1,6 @@
 package volcengine
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud/apispec"
@@ -9,14 +8,10 @@ import (
 )
 
 // description is loaded once per test binary and only read after that.
-var description = sync.OnceValues(apispec.Volcengine)
+var description = apispec.Once(apispec.Volcengine)
 
 // watchSpec checks every exchange with f against Volcengine's metadata.
 func watchSpec(t *testing.T, f *fakeapi.Server) {
 	t.Helper()
-	m, err := description()
-	if err != nil {
-		t.Fatal(err)
-	}
-	apispec.Watch(t, f.API, m, nil)
+	description.Watch(t, f.API, nil)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	v3 "github.com/exoscale/egoscale/v3"
@@ -16,18 +15,14 @@ import (
 // The description is loaded once per test binary and only read after that;
 // coverage gathers what every test exchanged, for the table TestMain writes.
 var (
-	description = sync.OnceValues(apispec.Exoscale)
+	description = apispec.Once(apispec.Exoscale)
 	coverage    = apispec.NewCoverage()
 )
 
 // watchSpec checks every exchange with f against Exoscale's description.
 func watchSpec(t *testing.T, f *fakeapi.Server) {
 	t.Helper()
-	spec, err := description()
-	if err != nil {
-		t.Fatal(err)
-	}
-	apispec.Watch(t, f.API, spec, coverage)
+	description.Watch(t, f.API, coverage)
 }
 
 // belowRef reports whether field lies below an instance-type or
@@ -46,7 +41,7 @@ func belowRef(field string) bool {
 // tests exchanged once all of them ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	spec, err := description()
+	spec, err := description.Get()
 	var reads map[string][]string
 	if err == nil {
 		reads, err = clientReads()

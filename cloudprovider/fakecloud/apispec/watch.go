@@ -337,3 +337,26 @@ func SelectedFields(dir string) (Selections, error) {
 	}
 	return out, nil
 }
+
+// Description is a cloud's description loaded at most once per test binary
+// and only read after that, shared by the tests of a package.
+type Description[C Checker] struct{ get func() (C, error) }
+
+// Once returns the description load reads, loaded on first use.
+func Once[C Checker](load func() (C, error)) Description[C] {
+	return Description[C]{get: sync.OnceValues(load)}
+}
+
+// Get returns the description, or why it cannot be loaded.
+func (d Description[C]) Get() (C, error) { return d.get() }
+
+// Watch is Watch against the description, failing the test when it cannot
+// be loaded.
+func (d Description[C]) Watch(t testing.TB, fake *fakecloud.API, cov *Coverage) {
+	t.Helper()
+	c, err := d.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	Watch(t, fake, c, cov)
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/volcengine/volcengine-go-sdk/service/autoscaling"
@@ -18,18 +17,14 @@ import (
 // The metadata is loaded once per test binary and only read after that;
 // coverage gathers what every test exchanged, for the table TestMain writes.
 var (
-	description = sync.OnceValues(apispec.Volcengine)
+	description = apispec.Once(apispec.Volcengine)
 	coverage    = apispec.NewCoverage()
 )
 
 // watchSpec checks every exchange with f against Volcengine's metadata.
 func watchSpec(t *testing.T, f *fakeapi.Server) {
 	t.Helper()
-	m, err := description()
-	if err != nil {
-		t.Fatal(err)
-	}
-	apispec.Watch(t, f.API, m, coverage)
+	description.Watch(t, f.API, coverage)
 }
 
 // actionOutputs are the SDK types each action's answer is decoded into
@@ -70,7 +65,7 @@ func clientReads() (map[string][]string, error) {
 // what the tests exchanged once all of them ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	meta, err := description()
+	meta, err := description.Get()
 	if err == nil {
 		var reads map[string][]string
 		reads, err = clientReads()

@@ -3,7 +3,6 @@ package vultrapi_test
 import (
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud/apispec"
@@ -14,18 +13,14 @@ import (
 // The description is loaded once per test binary and only read after that;
 // coverage gathers what every test exchanged, for the table TestMain writes.
 var (
-	description = sync.OnceValues(apispec.Vultr)
+	description = apispec.Once(apispec.Vultr)
 	coverage    = apispec.NewCoverage()
 )
 
 // watchSpec checks every exchange with f against Vultr's description.
 func watchSpec(t *testing.T, f *fakeapi.Server) {
 	t.Helper()
-	spec, err := description()
-	if err != nil {
-		t.Fatal(err)
-	}
-	apispec.Watch(t, f.API, spec, coverage)
+	description.Watch(t, f.API, coverage)
 }
 
 // clientReads are the answer fields the client decodes, per operation: the
@@ -50,7 +45,7 @@ var clientReads = func() map[string][]string {
 // from what the tests exchanged once all of them ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	spec, err := description()
+	spec, err := description.Get()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		os.Exit(1)
