@@ -89,3 +89,24 @@ func (s Groups[G]) Replace(next Groups[G], ledger *Ledger) Groups[G] {
 	}
 	return next
 }
+
+// Next is the set a refresh serves next: for each id of ids, in order, the
+// group s holds or one made by create, passed to install (which installs
+// the listing); the groups s holds that ids leave out are retired and
+// forgotten by ledger (Replace).
+func (s Groups[G]) Next(ids []string, create func(id string) G, install func(G), ledger *Ledger) Groups[G] {
+	byID := make(map[string]G, len(ids))
+	order := make([]string, 0, len(ids))
+	for _, id := range ids {
+		g, ok := s.byID[id]
+		if !ok {
+			g = create(id)
+		}
+		install(g)
+		if _, dup := byID[id]; !dup {
+			order = append(order, id)
+		}
+		byID[id] = g
+	}
+	return s.Replace(Groups[G]{byID: byID, order: order}, ledger)
+}

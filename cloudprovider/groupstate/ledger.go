@@ -53,6 +53,12 @@ type ledgerGroup struct {
 	// ended; inflight counts its mutations whose cloud call has not ended.
 	last     uint64
 	inflight int
+	// changedAt is when a mutation of the group the cloud may have
+	// applied last ended, on the ledger's clock.
+	changedAt time.Time
+	// pending are the operations the cloud accepted and has not been seen
+	// finishing (Effect.Pending), oldest first.
+	pending []Operation
 }
 
 // NewLedger returns an empty ledger whose guards measure their quarantine
@@ -194,7 +200,40 @@ func (l *Ledger) sent(id string, err error) {
 	g.inflight--
 	if err == nil || cloudprovider.OutcomeOf(err) != cloudprovider.MutationRefused {
 		g.last = l.seq
+		g.changedAt = l.now()
 	}
+}
+
+// changedAt returns when the latest mutation of group id the cloud may
+// have applied ended (zero: none since the group was first managed).
+func (l *Ledger) changedAt(id string) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if g, ok := l.groups[id]; ok {
+		return g.changedAt
+	}
+	return time.Time{}
+}
+
+func (l *Ledger) addPending(id string, op Operation) {
+	g := l.group(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g.pending = append(g.pending, op)
+}
+
+func (l *Ledger) pendingOf(id string) []Operation {
+	g := l.group(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Operation(nil), g.pending...)
+}
+
+func (l *Ledger) setPending(id string, ops []Operation) {
+	g := l.group(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g.pending = append([]Operation(nil), ops...)
 }
 
 // GroupListing is what one listing says of a group.

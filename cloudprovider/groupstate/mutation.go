@@ -108,6 +108,8 @@ type MutationGuard struct {
 	// ledger, when the guard is a Ledger's, records each cloud call so a
 	// listing that races with it keeps its effect.
 	ledger *Ledger
+	// view is the served state of the group (Group.Guard binds it).
+	view atomic.Pointer[Group]
 }
 
 // NewMutationGuard returns the guard of the group with id group, measuring
@@ -187,6 +189,12 @@ func (g *MutationGuard) Status(settings groupconfig.GroupSettings) cloudprovider
 // may have changed, even when the answer was lost.
 func (g *MutationGuard) Attempts() uint64 { return g.attempts.Load() }
 
+// served returns the group whose state the guard's mutations change, or
+// nil for a guard outside a ledger.
+func (g *MutationGuard) served() *Group {
+	return g.view.Load()
+}
+
 // needsRead reports whether the previous mutation's outcome is unknown, so
 // the next one must re-read the group first.
 func (g *MutationGuard) needsRead() bool { return g.unknown.Load() }
@@ -258,6 +266,11 @@ type Plan struct {
 	// A cloud reached without the HTTP stack marks its requests with
 	// cloudhttp.MarkSent. A nil Call means there is nothing to send.
 	Call func(ctx context.Context) error
+	// Send makes the one cloud call and returns what it did to the group
+	// (Effect); the guard applies the effect when the call's outcome is
+	// applied. Its error states the outcome as Call's does. Send is used
+	// when set, in place of Call.
+	Send func(ctx context.Context) (Effect, error)
 }
 
 // PlanFunc computes a change from the group's snapshot as it is when the
@@ -307,6 +320,11 @@ func (g *MutationGuard) Transact(ctx context.Context, read func(ctx context.Cont
 		return err
 	}
 	defer unlock()
+	if g := g.served(); g != nil {
+		if err := g.CheckManaged(); err != nil {
+			return cloudprovider.Refusal(err)
+		}
+	}
 	ctx, sends := cloudhttp.TrackSends(ctx)
 	return unsentRefused(body(&Txn{g: g, ctx: ctx, read: read}), sends)
 }
@@ -372,7 +390,7 @@ func (tx *Txn) Shrink(plan PlanFunc) error {
 }
 
 func (tx *Txn) send(p Plan) error {
-	if p.Call == nil {
+	if p.Call == nil && p.Send == nil {
 		return nil
 	}
 	tx.fresh = false
@@ -389,7 +407,17 @@ func (tx *Txn) call(p Plan) (err error) {
 		defer func() { l.sent(tx.g.group, err) }()
 	}
 	ctx, sends := cloudhttp.TrackSends(tx.ctx)
-	return unsentRefused(p.Call(ctx), sends)
+	if p.Send == nil {
+		return unsentRefused(p.Call(ctx), sends)
+	}
+	effect, err := p.Send(ctx)
+	err = unsentRefused(err, sends)
+	if err == nil || cloudprovider.OutcomeOf(err) == cloudprovider.MutationApplied {
+		if g := tx.g.served(); g != nil {
+			g.apply(effect)
+		}
+	}
+	return err
 }
 
 // Prepare checks a multi-call request against the snapshot and returns what

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
@@ -86,7 +87,11 @@ func (l *Ledger) Group(id string, slotID func(n int) string, outside bool) *Grou
 }
 
 // Guard is the group's mutation guard.
-func (g *Group) Guard() *MutationGuard { return g.ledger.Guard(g.id) }
+func (g *Group) Guard() *MutationGuard {
+	guard := g.ledger.Guard(g.id)
+	guard.view.CompareAndSwap(nil, g)
+	return guard
+}
 
 // Deleting is the group's set of instances (by providerID) whose deletion
 // the cloud accepted.
@@ -320,3 +325,26 @@ func (g *Group) Slot(providerID string) (int, bool) {
 	}
 	return 0, false
 }
+
+// Live counts the instances that stay (Stays): the ones a decrease may not
+// cancel, and the floor of a target.
+func (g *Group) Live() int {
+	deleting := g.Deleting()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	n := 0
+	for _, in := range g.view.Instances {
+		if Stays(in, deleting) {
+			n++
+		}
+	}
+	return n
+}
+
+// ChangedAt is when the latest change of the group the cloud may have
+// applied ended (zero when none since the group was first managed).
+func (g *Group) ChangedAt() time.Time { return g.ledger.changedAt(g.id) }
+
+// Pending returns the operations the cloud accepted for the group and has
+// not been seen finishing (Effect.Pending), oldest first.
+func (g *Group) Pending() []Operation { return g.ledger.pendingOf(g.id) }

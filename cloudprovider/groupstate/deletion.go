@@ -1,0 +1,73 @@
+package groupstate
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
+)
+
+// Deletion is a DeleteNodes request checked against the served state.
+type Deletion struct {
+	// Instances are the providerIDs to remove, in request order, each
+	// once, none already leaving.
+	Instances []string
+	// Slots are the numbers of the failed slots to give up.
+	Slots []int
+}
+
+// Empty reports whether the request removes nothing: every node named is
+// already leaving.
+func (d Deletion) Empty() bool { return len(d.Instances) == 0 && len(d.Slots) == 0 }
+
+// PlanDeletion checks a DeleteNodes request against the served state, the
+// same way for every cloud. providerID turns a node into the providerID
+// it names (an error refuses the request; "" skips a node already gone).
+// Each node must be an instance the group serves, one of its failed slots,
+// or one member accepts (nil: none more); a node named twice is refused;
+// an instance already leaving is skipped, as CA repeats deletions until
+// the node is gone; and registered nodes never take the target below min.
+func (g *Group) PlanDeletion(nodes []*corev1.Node, providerID func(*corev1.Node) (string, error), member func(pid string) bool) (Deletion, error) {
+	var d Deletion
+	served := map[string]cloudprovider.Instance{}
+	for _, in := range g.Read().Instances {
+		served[in.Id] = in
+	}
+	deleting := g.Deleting()
+	seen := map[string]bool{}
+	var counted []*corev1.Node
+	for _, n := range nodes {
+		if n == nil {
+			return Deletion{}, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", g.id)
+		}
+		name := cloudprovider.NodeName(n.Name, n.Spec.ProviderID)
+		pid, err := providerID(n)
+		if err != nil {
+			return Deletion{}, err
+		}
+		if pid == "" {
+			continue
+		}
+		if seen[pid] {
+			return Deletion{}, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s listed twice", g.id, name)
+		}
+		seen[pid] = true
+		if slot, ok := g.Slot(pid); ok {
+			d.Slots = append(d.Slots, slot)
+			counted = append(counted, n)
+			continue
+		}
+		in, ok := served[pid]
+		if !ok && (member == nil || !member(pid)) {
+			return Deletion{}, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s does not belong to it", g.id, name)
+		}
+		if deleting.Holds(pid) || (ok && !Stays(in, deleting)) {
+			continue
+		}
+		d.Instances = append(d.Instances, pid)
+		counted = append(counted, n)
+	}
+	if len(counted) == 0 {
+		return d, nil
+	}
+	return d, CheckDeleteMin(g.id, g.Target(), g.Read().Min, counted)
+}
