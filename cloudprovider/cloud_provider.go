@@ -122,7 +122,6 @@ type GroupStatus struct {
 	// Managed is why the provider manages the group. The server logs it when
 	// the group appears, changes or leaves, and ends the group's Debug text
 	// with it.
-
 	Managed Management
 }
 
@@ -202,7 +201,6 @@ type InstanceStatus struct {
 
 // FailedCreation is the status of an instance whose creation failed: creating
 // with error info, which makes CA back the group off and delete the instance.
-
 func FailedCreation(info InstanceErrorInfo) *InstanceStatus {
 	return &InstanceStatus{State: InstanceCreating, ErrorInfo: &info}
 }

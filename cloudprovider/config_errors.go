@@ -76,7 +76,6 @@ func flatten(err error) []error {
 
 // MissingCredential says a credential is unset and names both ways to give
 // it: the variable or key itself, and the file alternative (a mounted Secret).
-
 func MissingCredential(name, fileAlternative string) error {
 	return fmt.Errorf("%s is not set: set it, or %s to a file holding it", name, fileAlternative)
 }

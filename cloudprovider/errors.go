@@ -47,7 +47,6 @@ var ErrConfig = errors.New("configuration error")
 // holds. It is for our own errors, decided without calling the cloud (a bad
 // request, a size rule, an unknown group), so the error states
 // MutationRefused. A cloud's answer is an APIError instead.
-
 func Errorf(sentinel error, format string, args ...any) error {
 	return Refusal(fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), sentinel))
 }

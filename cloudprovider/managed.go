@@ -58,7 +58,6 @@ func WithManaged(debug string, m Management) string {
 
 // ManagementFromDebug reads back what WithManaged added to a Debug text. It
 // returns false when there is none.
-
 func ManagementFromDebug(debug string) (Management, bool) {
 	rest, ok := strings.CutPrefix(debug, debugManaged)
 	if !ok {

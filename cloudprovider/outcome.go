@@ -136,5 +136,4 @@ func OutcomeUnknown(err error) bool { return err != nil && OutcomeOf(err) == Mut
 // SizeUnstated reports whether err is a success whose answer does not give
 // the resulting size (OutcomeOf is MutationApplied with an error), so the
 // group has to be read once.
-
 func SizeUnstated(err error) bool { return err != nil && OutcomeOf(err) == MutationApplied }

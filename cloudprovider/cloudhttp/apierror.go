@@ -209,7 +209,6 @@ const maxMessage = 256
 // DecodeJSON reads a success answer's body as JSON into out, whatever its
 // Content-Type says: a gateway may relabel it, and the HTTP stack logs that
 // once per operation. A body that does not parse is a MalformedAnswer.
-
 func DecodeJSON(cloud, operation string, resp *http.Response, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBody))
 	if err != nil {

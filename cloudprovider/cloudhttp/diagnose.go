@@ -207,7 +207,6 @@ func walk(err error, visit func(error) bool) bool {
 // request's URL cut to its scheme and host (a query may carry ids and
 // signatures). Thin clients keep it as an APIError's Cause for a call
 // without an answer. It is nil when err holds no *url.Error.
-
 func TransportCause(err error) error {
 	var found *url.Error
 	walk(err, func(e error) bool {

@@ -5,5 +5,4 @@
 // DecodeJSON); and why a call failed, for an operator (Diagnose). It knows
 // nothing of node groups: it turns a request into an answer, or an error
 // with a cloudprovider class and outcome.
-
 package cloudhttp

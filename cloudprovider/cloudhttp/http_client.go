@@ -197,7 +197,6 @@ func (b *cancelOnClose) Close() error {
 // Answer is the cloud's final answer to one call as the HTTP stack saw it.
 // Thin clients over SDKs that drop statuses and headers classify from it
 // (RecordAnswer).
-
 type Answer struct {
 	mu         sync.Mutex
 	status     int

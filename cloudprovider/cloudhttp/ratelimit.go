@@ -217,7 +217,6 @@ func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error
 // ErrRateLimited when the client-side budget refused the call (it never left
 // the process), else ErrUnavailable. It also unwraps OrigErr, which the
 // Volcengine SDK's errors use.
-
 func NoResponseClass(err error) error {
 	for depth := 0; err != nil && depth < 8; depth++ {
 		if errors.Is(err, cloudprovider.ErrRateLimited) {

@@ -206,7 +206,6 @@ func drain(resp *http.Response) {
 // guard quarantines and re-reads the group. A 404 is kept: the earlier
 // attempt most likely removed the thing, and a NotFound already makes the
 // next mutation re-read.
-
 func afterUncertain(req *http.Request, resp *http.Response, err error, uncertain bool) (*http.Response, error) {
 	if !uncertain {
 		return resp, err

@@ -32,7 +32,6 @@ func TrackSends(ctx context.Context) (context.Context, *Sends) {
 // MarkSent marks every record ctx carries as sent. The HTTP stack calls it
 // for each attempt; an in-process fake, which bypasses the stack, calls it
 // for each request it receives.
-
 func MarkSent(ctx context.Context) {
 	s, _ := ctx.Value(sendsKey{}).(*Sends)
 	for ; s != nil; s = s.parent {

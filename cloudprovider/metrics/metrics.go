@@ -374,7 +374,6 @@ func newGroupMetrics(reg prometheus.Registerer) groupMetrics {
 // collector from an earlier New (CA's in-process tests build the provider
 // again against CA's one registry), that one is returned, so both count
 // into the same series. Any other conflict panics, as MustRegister does.
-
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	err := reg.Register(c)
 	if err == nil {

@@ -323,7 +323,6 @@ func LogMutation(id string, c Change, from int, outcome cloudprovider.MutationOu
 // Mutate runs apply, a mutation of g the caller has checked, and reports it:
 // one log line (LogMutation) and one count by outcome. g is a group of r, so
 // its decoration reports the sizes and quarantine the change leaves.
-
 func (r *Provider) Mutate(ctx context.Context, g cloudprovider.NodeGroup, c Change, client string, apply func() error) error {
 	id := g.Id(ctx)
 	from, _ := g.TargetSize(ctx)
