@@ -38,10 +38,10 @@ func (o MutationOutcome) String() string {
 	}
 }
 
-// AnswerOutcome is the one rule that turns what the cloud answered into an
-// outcome. status is the HTTP status, 0 when no answer arrived (timeout,
-// reset); cloudError says the body carries the cloud's own error object
-// (Volcengine's ResponseMetadata.Error, sent with HTTP 200 too).
+// AnswerOutcome maps what the cloud answered to an outcome. status is the
+// HTTP status, 0 when no answer arrived (timeout, reset); cloudError says the
+// body carries the cloud's own error object (Volcengine's
+// ResponseMetadata.Error, sent with HTTP 200 too).
 //
 //   - no status or a 5xx: unknown, the cloud may have carried it out;
 //   - a 4xx (a throttle included), or a 2xx carrying the cloud's error

@@ -234,10 +234,10 @@ func RecordAnswer(ctx context.Context) (context.Context, *Answer) {
 	return context.WithValue(ctx, answerKey{}, a), a
 }
 
-// answerTransport records the final answer (RecordAnswer), logs each call
-// at V(5) (method, operation and status only: never headers or bodies, which
-// carry credentials) and, once per operation, a success answer whose body
-// is labelled as something other than JSON.
+// answerTransport records the final answer (RecordAnswer) and logs each call
+// at V(5): operation and status only, never headers or bodies, which carry
+// credentials. Once per operation it also logs a success answer labelled as
+// something other than JSON.
 type answerTransport struct {
 	base      http.RoundTripper
 	cloud     string

@@ -142,9 +142,9 @@ type Registration struct {
 	// Endpoint, when set, says where the configuration sends calls and
 	// what to check when one fails (Diagnosis). Optional.
 	Endpoint func(opts BuildOptions) Endpoint
-	// OptionalOperations are read operations, as the provider's
-	// OperationFunc names them, whose refusal only costs a template detail:
-	// preflight warns about them instead of failing. Optional.
+	// OptionalOperations are read operations (as the provider's
+	// OperationFunc names them) that only add template details, so preflight
+	// warns instead of failing when the cloud refuses them. Optional.
 	OptionalOperations []string
 }
 
