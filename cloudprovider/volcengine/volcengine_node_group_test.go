@@ -480,7 +480,7 @@ func TestStockOutWithoutInstances(t *testing.T) {
 
 func TestPlaceholdersNeverBelowMin(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+	e := newEnv(t, func(c *envConfig) { c.fakeOpts.CheckInterval = 10 * time.Minute }, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetCreateFailure(otherGroupID, &fakeapi.CreateFailure{Code: "NoStock", Message: "sold out", NoInstances: true})
 		f.SetGroupBounds(otherGroupID, 2, 5, 2)
@@ -500,6 +500,7 @@ func TestPlaceholdersNeverBelowMin(t *testing.T) {
 		t.Fatalf("%d placeholders, want 1 (1 live instance, desired 2)", len(ph))
 	}
 	calls := e.fake.CountOperation(fakeapi.ActionModifyScalingGroup)
+	e.clock.Advance(time.Second)
 	if err := g.DeleteNodes(testCtx(t), ph); err != nil {
 		t.Fatal(err)
 	}
@@ -509,6 +510,25 @@ func TestPlaceholdersNeverBelowMin(t *testing.T) {
 	if got := target(t, g); got != 2 {
 		t.Fatalf("target %d, want 2 (min)", got)
 	}
+	// Nothing was sent, so the failed activity still explains the slot.
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ = g.Nodes(testCtx(t))
+	if got := failedOf(nodes); got != 1 {
+		t.Fatalf("%d failed slots after a deletion that sent nothing, want 1 still failed: %+v", got, nodes)
+	}
+}
+
+// failedOf counts the instances reported failed.
+func failedOf(nodes []cloudprovider.Instance) int {
+	n := 0
+	for _, in := range nodes {
+		if in.Status != nil && in.Status.ErrorInfo != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // TestLostAnswerOfAbsoluteResizeIsRetried: ModifyScalingGroup sets an absolute
