@@ -229,20 +229,23 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 	})
 }
 
-// sendDesired sets the desired number from to want. When the service took
-// it, the effect is the new target, also when its answer was unusable (the
-// guard then reads the group for the number).
+// sendDesired sets the desired number from to want. Its effect is the new
+// target; the guard applies it once the service took the number, also when
+// the answer was unusable (it then reads the group for the number).
 func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int) (groupstate.Effect, error) {
 	err := n.m.api.SetDesiredInstances(ctx, n.id, want)
-	if err != nil && !cloudprovider.SizeUnstated(err) {
-		return groupstate.Effect{}, fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, from, want, err)
-	}
-	klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", from, "to", want, "err", err)
 	if err != nil {
-		return groupstate.Resize(want), fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, from, want, err)
+		err = fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, from, want, err)
 	}
-	return groupstate.Resize(want), nil
+	if taken(err) {
+		klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", from, "to", want, "err", err)
+	}
+	return groupstate.Resize(want), err
 }
+
+// taken reports whether the service took a change that ended with err
+// (applied, perhaps with an unusable answer).
+func taken(err error) bool { return cloudprovider.OutcomeOf(err) == cloudprovider.MutationApplied }
 
 // deletion is a DeleteNodes request sorted by the path each instance
 // takes. RemoveInstances takes only instances in service (BytePlus Auto
@@ -346,9 +349,9 @@ func asProviderIDs(ids []string) []string {
 
 // removeBatch removes InService instances with RemoveInstances, lowering
 // the desired number by as many; done of total were removed before it, and
-// s is the state the batch was planned from. Once the service took the
-// batch, the effect is the instances leaving and the lower target, also
-// when its answer was unusable (the guard then reads the group).
+// s is the state the batch was planned from. Its effect is the instances
+// leaving and the lower target, which the guard applies once the service
+// took the batch.
 func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, done, total int) (groupstate.Effect, error) {
 	decrease := true
 	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
@@ -359,20 +362,15 @@ func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, do
 		decrease = false
 		activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	}
-	if err != nil && !cloudprovider.SizeUnstated(err) {
-		return groupstate.Effect{}, fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
-	}
-	e := groupstate.Effect{Deleting: asProviderIDs(batch)}
-	if s.hasDesired() && decrease {
-		// A group without a desired number counts the instances that stay.
-		e = groupstate.Resize(s.Target - len(batch))
-		e.Deleting = asProviderIDs(batch)
-	}
-	klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "decreaseDesired", decrease, "activity", activity, "err", err)
 	if err != nil {
-		return e, fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
+		err = fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
 	}
-	return e, nil
+	// A group without a desired number counts the instances that stay.
+	e := groupstate.Effect{Target: s.Target - len(batch), SetTarget: s.hasDesired() && decrease, Deleting: asProviderIDs(batch)}
+	if taken(err) {
+		klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "decreaseDesired", decrease, "activity", activity, "err", err)
+	}
+	return e, err
 }
 
 // planDropBroken plans the deletion of Error instances from the fresh
@@ -380,9 +378,9 @@ func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, do
 // lists, so the health check removes them without replacing them. It never
 // drops below min (at min the service replaces them, which is what min asks
 // for) nor below the healthy instances, which the service would otherwise
-// remove instead. Once the service took the number (or there was none to
-// lower), the instances show Deleting, so a repeated deletion does not
-// lower it again.
+// remove instead. Its effect, applied once the service took the number
+// (or when there was none to lower), shows the instances Deleting, so a
+// repeated deletion does not lower it again.
 func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 	s := n.state()
 	pids := asProviderIDs(broken)
@@ -402,20 +400,16 @@ func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 		want = min(max(from-listed, s.Min, n.Live()-listed), from)
 	}
 	return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
-		e := groupstate.Effect{Deleting: pids}
 		var err error
 		if want < from {
-			e = groupstate.Resize(want)
-			e.Deleting = pids
-			if err = n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil && !cloudprovider.SizeUnstated(err) {
-				return groupstate.Effect{}, fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, from, want, err)
+			if err = n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				err = fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, from, want, err)
 			}
 		}
-		klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", from, "desiredTo", want, "err", err)
-		if err != nil {
-			return e, fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, from, want, err)
+		if taken(err) {
+			klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", from, "desiredTo", want, "err", err)
 		}
-		return e, nil
+		return groupstate.Effect{Target: want, SetTarget: want < from, Deleting: pids}, err
 	}}
 }
 
@@ -424,8 +418,8 @@ func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 // below min (the API refuses; at min the group keeps trying, as it must)
 // nor below the live instances (a slot the service filled since the
 // snapshot is not given up, and the service does not remove an instance of
-// its own choosing). The slots given up end in the ledger once the service
-// took the lower number (Effect.DropSlots).
+// its own choosing). Its effect, applied once the service took the lower
+// number, ends the slots given up (Effect.DropSlots).
 func (n *nodeGroup) planDropSlots(slots []int) groupstate.Plan {
 	s := n.state()
 	// A Refresh since the request was checked may have ended slots the
@@ -443,17 +437,14 @@ func (n *nodeGroup) planDropSlots(slots []int) groupstate.Plan {
 	return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
 		var err error
 		if want < from {
-			if err = n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil && !cloudprovider.SizeUnstated(err) {
-				return groupstate.Effect{}, fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
+			if err = n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				err = fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
 			}
 		}
-		klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", from, "to", want, "err", err)
-		e := groupstate.Resize(want)
-		e.DropSlots = drop
-		if err != nil {
-			return e, fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
+		if taken(err) {
+			klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", from, "to", want, "err", err)
 		}
-		return e, nil
+		return groupstate.Effect{Target: want, SetTarget: want < from, DropSlots: drop}, err
 	}}
 }
 
