@@ -188,8 +188,9 @@ func (l *Ledger) sending(id string) {
 
 // sent records that the call ended with err: one the cloud may have
 // applied (anything but a refusal) moves the sequence on, so every listing
-// that began before now is overtaken for the group.
-func (l *Ledger) sent(id string, err error) {
+// that began before now is overtaken for the group. reached says a request
+// left: only then can the cloud have changed the group (ChangedAt).
+func (l *Ledger) sent(id string, err error, reached bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
@@ -200,7 +201,9 @@ func (l *Ledger) sent(id string, err error) {
 	g.inflight--
 	if err == nil || cloudprovider.OutcomeOf(err) != cloudprovider.MutationRefused {
 		g.last = l.seq
-		g.changedAt = l.now()
+		if reached {
+			g.changedAt = l.now()
+		}
 	}
 }
 

@@ -402,11 +402,11 @@ func (tx *Txn) send(p Plan) error {
 // a request (a check in the client, our rate limit) is refused: its
 // outcome is known by construction, never unknown by omission.
 func (tx *Txn) call(p Plan) (err error) {
+	ctx, sends := cloudhttp.TrackSends(tx.ctx)
 	if l := tx.g.ledger; l != nil {
 		l.sending(tx.g.group)
-		defer func() { l.sent(tx.g.group, err) }()
+		defer func() { l.sent(tx.g.group, err, sends.Sent()) }()
 	}
-	ctx, sends := cloudhttp.TrackSends(tx.ctx)
 	if p.Send == nil {
 		return unsentRefused(p.Call(ctx), sends)
 	}

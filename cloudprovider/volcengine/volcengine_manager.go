@@ -57,24 +57,6 @@ func parseSlotID(id string) (groupID string, n int, ok bool) {
 	return rest[:i], n, true
 }
 
-// raisedAt is when we last changed the group's desired number (zero when
-// we have not since start).
-func (m *manager) raisedAt(id string) time.Time {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.changedAt[id]
-}
-
-// noteDesiredChange records that the desired number changed now.
-func (m *manager) noteDesiredChange(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.changedAt == nil {
-		m.changedAt = map[string]time.Time{}
-	}
-	m.changedAt[id] = m.now().Truncate(time.Second)
-}
-
 // manager owns the snapshot and performs every cloud call.
 type manager struct {
 	api       cloudAPI
@@ -109,18 +91,14 @@ type manager struct {
 	// overtook its listing. It outlives snapshots.
 	ledger *groupstate.Ledger
 
-	// mu guards the snapshot's index of groups and instances, the
-	// template inputs and the desired-number change times; each group's
-	// served state is its own (nodeGroup).
+	// mu guards the snapshot's index of groups and instances and the
+	// template inputs; each group's served state is its own (nodeGroup).
 	mu     sync.RWMutex
 	groups groupstate.Groups[*nodeGroup]
 	// byInstance maps the ECS instance ids the snapshot lists to their
 	// groups.
 	byInstance map[string]string
 	templates  map[string]*templateEntry
-	// changedAt is when we last set a group's desired number, truncated to
-	// the second (activity times have second precision).
-	changedAt map[string]time.Time
 }
 
 // newManager returns an empty manager whose guards measure their quarantine

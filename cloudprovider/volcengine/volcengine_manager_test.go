@@ -142,8 +142,8 @@ func TestInstancesViewSorted(t *testing.T) {
 	if got[0].Id != ProviderIDPrefix+"i-a" || got[0].Status.State != cloudprovider.InstanceDeleting || got[1].Status.State != cloudprovider.InstanceRunning {
 		t.Fatalf("view = %+v", got)
 	}
-	if s := (state{View: g.Read(), deleting: g.Deleting()}); s.live() != 1 {
-		t.Fatalf("live = %d", s.live())
+	if live := g.Live(); live != 1 {
+		t.Fatalf("live = %d", live)
 	}
 }
 

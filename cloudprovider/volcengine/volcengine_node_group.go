@@ -67,17 +67,13 @@ type state struct {
 	groupstate.View
 	cloud    volcapi.ScalingGroup
 	statuses map[string]string
-	deleting *groupstate.DeletingSet
 }
 
 // state reads the group's served state for a mutation's plan.
-func (n *nodeGroup) state() (state, error) {
-	if err := n.CheckManaged(); err != nil {
-		return state{}, err
-	}
+func (n *nodeGroup) state() state {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return state{View: n.Read(), cloud: n.cloud, statuses: n.statuses, deleting: n.Deleting()}, nil
+	return state{View: n.Read(), cloud: n.cloud, statuses: n.statuses}
 }
 
 func (s state) hasDesired() bool { return s.cloud.Desired != volcapi.NoDesiredNumber }
@@ -87,9 +83,6 @@ func (s state) hasDesired() bool { return s.cloud.Desired != volcapi.NoDesiredNu
 func (s state) active() bool {
 	return s.cloud.LifecycleState == "" || strings.EqualFold(s.cloud.LifecycleState, "Active")
 }
-
-// live counts the instances that stay (stays).
-func (s state) live() int { return liveCount(s.Instances, s.deleting, nil) }
 
 // errDisabled refuses a change to a group the service will not scale.
 func errDisabled(s state, verb string) error {
@@ -203,7 +196,7 @@ func errNoDesired(id string) error {
 // instances of its own choosing.
 func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return n.setDesired(ctx, "decrease", delta, delta >= 0, func(s state) error {
-		return groupstate.CheckDecrease(n.id, delta, s.Target, s.live())
+		return groupstate.CheckDecrease(n.id, delta, s.Target, n.Live())
 	})
 }
 
@@ -212,19 +205,12 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 // from the snapshot without any cloud call. ModifyScalingGroup sets an
 // absolute number, so a decrease is planned from a fresh read of the group.
 func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(state) error) error {
-	s, err := n.state()
-	if err != nil {
-		return err
-	}
 	if malformed {
-		return check(s)
+		return check(n.state())
 	}
 	return n.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			s, err := n.state()
-			if err != nil {
-				return groupstate.Plan{}, err
-			}
+			s := n.state()
 			if err := check(s); err != nil {
 				return groupstate.Plan{}, err
 			}
@@ -235,27 +221,31 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 				return groupstate.Plan{}, errNoDesired(n.id)
 			}
 			from, want := s.Target, s.Target+delta
-			return groupstate.Plan{Shrinks: want < from, Call: func(ctx context.Context) error { return n.sendDesired(ctx, verb, from, want) }}, nil
+			return groupstate.Plan{Shrinks: want < from, Send: func(ctx context.Context) (groupstate.Effect, error) {
+				return n.sendDesired(ctx, verb, from, want)
+			}}, nil
 		},
 		Read: n.reload,
 	})
 }
 
-// sendDesired sets the desired number from to want and applies the answer
-// to the served state.
-func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int) error {
-	if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-		if cloudprovider.SizeUnstated(err) {
-			// Applied; the guard reads the group for the number.
-			n.m.noteDesiredChange(n.id)
-		}
-		return fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, from, want, err)
+// sendDesired sets the desired number from to want. Its effect is the new
+// target; the guard applies it once the service took the number, also when
+// the answer was unusable (it then reads the group for the number).
+func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int) (groupstate.Effect, error) {
+	err := n.m.api.SetDesiredInstances(ctx, n.id, want)
+	if err != nil {
+		err = fmt.Errorf("%s scaling group %s from %d to %d: %w", verb, n.id, from, want, err)
 	}
-	n.m.noteDesiredChange(n.id)
-	n.Update(func(v *groupstate.View) { v.Target = want })
-	klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", from, "to", want)
-	return nil
+	if taken(err) {
+		klog.V(2).InfoS("Changed scaling group desired number", "provider", ProviderName, "nodeGroup", n.id, "change", verb, "from", from, "to", want, "err", err)
+	}
+	return groupstate.Resize(want), err
 }
+
+// taken reports whether the service took a change that ended with err
+// (applied, perhaps with an unusable answer).
+func taken(err error) bool { return cloudprovider.OutcomeOf(err) == cloudprovider.MutationApplied }
 
 // deletion is a DeleteNodes request sorted by the path each instance
 // takes. RemoveInstances takes only instances in service (BytePlus Auto
@@ -265,6 +255,7 @@ func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int
 // the service failed to fill, groupstate.FailedSlots) has no instance:
 // lowering the desired number gives it up.
 type deletion struct {
+	// inService and broken are ECS instance ids.
 	inService, broken []string
 	// slots are the numbers (groupstate.FailedSlot.N) of the failed slots.
 	slots []int
@@ -275,103 +266,93 @@ type deletion struct {
 // many; Error instances and failed slots by lowering the desired number,
 // an absolute value the transaction plans from a fresh read of the group
 // (groupstate.Txn.Shrink), so an instance launched since the snapshot is
-// not removed in their place. Every node must belong to this group;
-// registered nodes never take the group below min, while instances that
-// never registered can always go.
+// not removed in their place. The request is checked the shared way
+// (groupstate.Group.PlanDeletion: ownership, duplicates, nodes already
+// leaving, the min rule), then sorted by Auto Scaling status (byStatus).
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	return n.Guard().Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
-		d, err := groupstate.Prepare(tx, func() (deletion, error) { return n.planDeletion(nodes) })
+		d, err := groupstate.Prepare(tx, func() (deletion, error) {
+			planned, err := n.PlanDeletion(nodes, n.providerID, nil)
+			if err != nil {
+				return deletion{}, err
+			}
+			return n.byStatus(planned)
+		})
 		if err != nil {
 			return err
 		}
 		for start := 0; start < len(d.inService); start += volcapi.MaxRemoveBatch {
 			batch := d.inService[start:min(start+volcapi.MaxRemoveBatch, len(d.inService))]
 			if err := tx.Step(func() (groupstate.Plan, error) {
-				return groupstate.Plan{Call: func(ctx context.Context) error { return n.removeBatch(ctx, batch, start, len(d.inService)) }}, nil
+				s := n.state()
+				return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+					return n.removeBatch(ctx, s, batch, start, len(d.inService))
+				}}, nil
 			}); err != nil {
 				return err
 			}
 		}
 		if len(d.broken) > 0 {
-			if err := tx.Shrink(func() (groupstate.Plan, error) { return n.planDropBroken(d.broken) }); err != nil {
+			if err := tx.Shrink(func() (groupstate.Plan, error) { return n.planDropBroken(d.broken), nil }); err != nil {
 				return err
 			}
 		}
 		if len(d.slots) > 0 {
-			return tx.Shrink(func() (groupstate.Plan, error) { return n.planDropSlots(d.slots) })
+			return tx.Shrink(func() (groupstate.Plan, error) { return n.planDropSlots(d.slots), nil })
 		}
 		return nil
 	})
 }
 
-// planDeletion checks the request against the snapshot: ownership, the path
-// each instance's status allows, and the min rule. Instances still
-// starting, stopped, protected or in standby cannot be removed now: that is
-// refused without a call, and CA retries on a later loop.
-func (n *nodeGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
-	var d deletion
-	s, err := n.state()
+// providerID is the providerID a node names, in this provider's form.
+func (n *nodeGroup) providerID(node *corev1.Node) (string, error) {
+	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
 	if err != nil {
-		return d, err
+		return "", fmt.Errorf("node group %s: node %s: %w", n.id, cloudprovider.NodeName(node.Name, node.Spec.ProviderID), err)
 	}
-	byID := map[string]cloudprovider.Instance{}
-	for _, in := range s.Instances {
-		byID[in.Id] = in
-	}
-	var toDelete []*corev1.Node
-	seen := map[string]bool{}
-	for _, node := range nodes {
-		if node == nil {
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", n.id)
-		}
-		name := cloudprovider.NodeName(node.Name, node.Spec.ProviderID)
-		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
-		if err != nil {
-			return d, fmt.Errorf("node group %s: node %s: %w", n.id, name, err)
-		}
-		pid := cloudprovider.BuildProviderID(ProviderIDPrefix, id)
-		in, ok := byID[pid]
-		slot, isSlot := n.Slot(pid)
-		if !ok && !isSlot {
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to scaling group %s", name, n.id)
-		}
-		if seen[id] {
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
-		}
-		seen[id] = true
-		switch status := s.statuses[id]; {
-		case isSlot:
-			d.slots = append(d.slots, slot)
-		case !groupstate.Stays(in, s.deleting):
-			// Already on its way out: CA resends failed and unregistered
-			// nodes every loop until they disappear.
-			continue
-		case status == asStatusError:
+	return cloudprovider.BuildProviderID(ProviderIDPrefix, id), nil
+}
+
+// byStatus sorts a checked request by the path each instance's Auto
+// Scaling status allows. Instances still starting, stopped, protected or in
+// standby cannot be removed now: that is refused without a call, and CA
+// retries on a later loop. A disabled group removes nothing.
+func (n *nodeGroup) byStatus(planned groupstate.Deletion) (deletion, error) {
+	s := n.state()
+	d := deletion{slots: planned.Slots}
+	for _, pid := range planned.Instances {
+		id := strings.TrimPrefix(pid, ProviderIDPrefix)
+		switch status := s.statuses[id]; status {
+		case asStatusError:
 			d.broken = append(d.broken, id)
-		case status == asStatusInService:
+		case asStatusInService:
 			d.inService = append(d.inService, id)
 		default:
-			return d, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
-				"node %s: instance %s is %s; Volcengine removes only InService instances from a scaling group, try again once it is in service", name, id, status)
+			return deletion{}, cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+				"instance %s is %s; Volcengine removes only InService instances from a scaling group, try again once it is in service", id, status)
 		}
-		toDelete = append(toDelete, node)
 	}
-	if len(toDelete) == 0 {
-		return d, nil
+	if !planned.Empty() && !s.active() {
+		return deletion{}, errDisabled(s, "remove instances")
 	}
-	if !s.active() {
-		return d, errDisabled(s, "remove instances")
+	return d, nil
+}
+
+// asProviderIDs returns the providerIDs of ECS instance ids.
+func asProviderIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = cloudprovider.BuildProviderID(ProviderIDPrefix, id)
 	}
-	return d, groupstate.CheckDeleteMin(n.id, s.Target, s.Min, toDelete)
+	return out
 }
 
 // removeBatch removes InService instances with RemoveInstances, lowering
-// the desired number by as many; done of total were removed before it.
-func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total int) error {
-	s, err := n.state()
-	if err != nil {
-		return err
-	}
+// the desired number by as many; done of total were removed before it, and
+// s is the state the batch was planned from. Its effect is the instances
+// leaving and the lower target, which the guard applies once the service
+// took the batch.
+func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, done, total int) (groupstate.Effect, error) {
 	decrease := true
 	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	if err != nil && s.Target-len(batch) < s.Min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
@@ -381,21 +362,15 @@ func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total
 		decrease = false
 		activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	}
-	if err != nil && !cloudprovider.SizeUnstated(err) {
-		return fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
-	}
-	// Taken (when the answer was unusable, the guard reads the group for
-	// the number right after).
-	target := s.Target
-	if s.hasDesired() && decrease {
-		target -= len(batch)
-	}
-	n.noteRemoved(s, batch, target)
-	klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "activity", activity)
 	if err != nil {
-		return fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
+		err = fmt.Errorf("remove %d instances from scaling group %s (%d of %d already removed): %w", len(batch), n.id, done, total, err)
 	}
-	return nil
+	// A group without a desired number counts the instances that stay.
+	e := groupstate.Effect{Target: s.Target - len(batch), SetTarget: s.hasDesired() && decrease, Deleting: asProviderIDs(batch)}
+	if taken(err) {
+		klog.V(2).InfoS("Removed instances from scaling group", "provider", ProviderName, "nodeGroup", n.id, "instances", batch, "decreaseDesired", decrease, "activity", activity, "err", err)
+	}
+	return e, err
 }
 
 // planDropBroken plans the deletion of Error instances from the fresh
@@ -403,38 +378,39 @@ func (n *nodeGroup) removeBatch(ctx context.Context, batch []string, done, total
 // lists, so the health check removes them without replacing them. It never
 // drops below min (at min the service replaces them, which is what min asks
 // for) nor below the healthy instances, which the service would otherwise
-// remove instead.
-func (n *nodeGroup) planDropBroken(broken []string) (groupstate.Plan, error) {
-	s, err := n.state()
-	if err != nil {
-		return groupstate.Plan{}, err
+// remove instead. Its effect, applied once the service took the number
+// (or when there was none to lower), shows the instances Deleting, so a
+// repeated deletion does not lower it again.
+func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
+	s := n.state()
+	pids := asProviderIDs(broken)
+	asked := make(map[string]bool, len(pids))
+	for _, pid := range pids {
+		asked[pid] = true
 	}
-	asked := make(map[string]bool, len(broken))
-	for _, id := range broken {
-		asked[cloudprovider.BuildProviderID(ProviderIDPrefix, id)] = true
+	// The asked instances the group still lists, and that stay.
+	deleting, listed := n.Deleting(), 0
+	for _, in := range s.Instances {
+		if asked[in.Id] && groupstate.Stays(in, deleting) {
+			listed++
+		}
 	}
-	listed := liveCount(s.Instances, s.deleting, asked)
 	from, want := s.Target, s.Target
 	if s.hasDesired() {
-		want = min(max(from-listed, s.Min, s.live()-listed), from)
+		want = min(max(from-listed, s.Min, n.Live()-listed), from)
 	}
-	return groupstate.Plan{Call: func(ctx context.Context) error {
+	return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+		var err error
 		if want < from {
-			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-				if cloudprovider.SizeUnstated(err) {
-					// Applied: the instances are on their way out, so a
-					// repeated deletion must not lower the number again.
-					n.m.noteDesiredChange(n.id)
-					n.noteRemoved(s, broken, want)
-				}
-				return fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, from, want, err)
+			if err = n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				err = fmt.Errorf("delete %d failed instances of scaling group %s (desired %d to %d): %w", len(broken), n.id, from, want, err)
 			}
-			n.m.noteDesiredChange(n.id)
 		}
-		n.noteRemoved(s, broken, want)
-		klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", from, "desiredTo", want)
-		return nil
-	}}, nil
+		if taken(err) {
+			klog.V(2).InfoS("Left failed instances to the scaling group's health check", "provider", ProviderName, "nodeGroup", n.id, "instances", broken, "desiredFrom", from, "desiredTo", want, "err", err)
+		}
+		return groupstate.Effect{Target: want, SetTarget: want < from, Deleting: pids}, err
+	}}
 }
 
 // planDropSlots plans giving up failed slots from the fresh state: a slot
@@ -442,13 +418,10 @@ func (n *nodeGroup) planDropBroken(broken []string) (groupstate.Plan, error) {
 // below min (the API refuses; at min the group keeps trying, as it must)
 // nor below the live instances (a slot the service filled since the
 // snapshot is not given up, and the service does not remove an instance of
-// its own choosing). The slots given up end in the ledger
-// (groupstate.FailedSlots.Drop) once the cloud took the lower number.
-func (n *nodeGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
-	s, err := n.state()
-	if err != nil {
-		return groupstate.Plan{}, err
-	}
+// its own choosing). Its effect, applied once the service took the lower
+// number, ends the slots given up (Effect.DropSlots).
+func (n *nodeGroup) planDropSlots(slots []int) groupstate.Plan {
+	s := n.state()
 	// A Refresh since the request was checked may have ended slots the
 	// service filled: only those still failed are given up.
 	failed := n.Failed()
@@ -459,38 +432,20 @@ func (n *nodeGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 		}
 	}
 	from := s.Target
-	want := min(max(from-len(held), s.Min, s.live()), from)
+	want := min(max(from-len(held), s.Min, n.Live()), from)
 	drop := held[:min(from-want, len(held))]
-	return groupstate.Plan{Call: func(ctx context.Context) error {
+	return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+		var err error
 		if want < from {
-			if err := n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
-				return fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
+			if err = n.m.api.SetDesiredInstances(ctx, n.id, want); err != nil {
+				err = fmt.Errorf("drop %d unfilled slots of scaling group %s (desired %d to %d): %w", len(held), n.id, from, want, err)
 			}
 		}
-		n.Update(func(v *groupstate.View) {
-			// Under the group's lock, with the call still counted in
-			// flight: a Refresh installing an older listing meanwhile
-			// sets no slots (Ledger.Reconcile).
-			failed.Drop(drop...)
-			v.Target = want
-		})
-		klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", from, "to", want)
-		return nil
-	}}, nil
-}
-
-// noteRemoved applies accepted removals of ids to the served state: the
-// instances show Deleting (groupstate.DeletingSet, by providerID), and the
-// target becomes the new desired number (a group without one counts the
-// instances that stay by itself). s is the state the removal was planned
-// from.
-func (n *nodeGroup) noteRemoved(s state, ids []string, target int) {
-	for _, id := range ids {
-		s.deleting.Add(cloudprovider.BuildProviderID(ProviderIDPrefix, id))
-	}
-	if s.hasDesired() {
-		n.Update(func(v *groupstate.View) { v.Target = target })
-	}
+		if taken(err) {
+			klog.V(2).InfoS("Dropped unfilled slots of scaling group", "provider", ProviderName, "nodeGroup", n.id, "slots", len(drop), "from", from, "to", want, "err", err)
+		}
+		return groupstate.Effect{Target: want, SetTarget: want < from, DropSlots: drop}, err
+	}}
 }
 
 // TemplateNodeInfo builds the template from inputs cached at Refresh.

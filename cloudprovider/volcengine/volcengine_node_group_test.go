@@ -478,9 +478,75 @@ func TestStockOutWithoutInstances(t *testing.T) {
 	}
 }
 
+// TestDeletionTakenWithAnUnusableAnswerIsServed: the service takes a
+// deletion but its answer is an empty 2xx, and the read that should tell
+// the new desired number fails. What the deletion did is served anyway:
+// the node leaves Nodes or shows Deleting, and the target drops.
+func TestDeletionTakenWithAnUnusableAnswerIsServed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, action string
+		placeholder  bool
+		// readsBefore is how many group reads the deletion makes before
+		// its call: lowering the desired number re-reads first.
+		readsBefore int
+	}{
+		{name: "failed slot", action: fakeapi.ActionModifyScalingGroup, placeholder: true, readsBefore: 1},
+		{name: "InService instance", action: fakeapi.ActionRemoveInstances},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(c *envConfig) { c.fakeOpts.CheckInterval = 10 * time.Minute })
+			g := e.group(t, mainGroupID)
+			e.fake.SetCreateFailure(mainGroupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "sold out", NoInstances: true})
+			if err := g.IncreaseSize(testCtx(t), 1); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(10 * time.Minute)
+			if err := e.p.Refresh(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			nodes, _ := g.Nodes(testCtx(t))
+			var victim cloudprovider.Instance
+			for _, in := range nodes {
+				if failed := in.Status != nil && in.Status.ErrorInfo != nil; failed == tc.placeholder {
+					victim = in
+				}
+			}
+			node := nodeFor(victim.Id)
+			if tc.placeholder {
+				node.Annotations = map[string]string{cloudprovider.FakeNodeReasonAnnotation: "create-error"}
+			}
+			before := target(t, g)
+			empty := cloudprovidertest.FaultAppliedEmptyBody
+			empty.Operation = tc.action
+			e.fake.AddFault(empty)
+			// The guard's read after the change fails.
+			e.fake.AddFault(fakecloud.Fault{Operation: fakeapi.ActionDescribeScalingGroups, Skip: tc.readsBefore, Times: math.MaxInt32, Status: http.StatusInternalServerError, Code: "InternalError"})
+			err := g.DeleteNodes(testCtx(t), []*corev1.Node{node})
+			e.fake.ClearFaults()
+			if err == nil || cloudprovider.OutcomeOf(err) != cloudprovider.MutationApplied {
+				t.Fatalf("DeleteNodes = %v (outcome %v), want an error stating the change applied", err, cloudprovider.OutcomeOf(err))
+			}
+			if got := target(t, g); got != before-1 {
+				t.Errorf("target %d after a deletion the service took, want %d", got, before-1)
+			}
+			nodes, _ = g.Nodes(testCtx(t))
+			for _, in := range nodes {
+				if in.Id != victim.Id {
+					continue
+				}
+				if tc.placeholder || in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting {
+					t.Errorf("%s still served as %+v after a deletion the service took", in.Id, in.Status)
+				}
+			}
+		})
+	}
+}
+
 func TestPlaceholdersNeverBelowMin(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withSeed(func(f *fakeapi.Server) {
+	e := newEnv(t, func(c *envConfig) { c.fakeOpts.CheckInterval = 10 * time.Minute }, withSeed(func(f *fakeapi.Server) {
 		seedStandard(f)
 		f.SetCreateFailure(otherGroupID, &fakeapi.CreateFailure{Code: "NoStock", Message: "sold out", NoInstances: true})
 		f.SetGroupBounds(otherGroupID, 2, 5, 2)
@@ -500,6 +566,7 @@ func TestPlaceholdersNeverBelowMin(t *testing.T) {
 		t.Fatalf("%d placeholders, want 1 (1 live instance, desired 2)", len(ph))
 	}
 	calls := e.fake.CountOperation(fakeapi.ActionModifyScalingGroup)
+	e.clock.Advance(time.Second)
 	if err := g.DeleteNodes(testCtx(t), ph); err != nil {
 		t.Fatal(err)
 	}
@@ -509,6 +576,25 @@ func TestPlaceholdersNeverBelowMin(t *testing.T) {
 	if got := target(t, g); got != 2 {
 		t.Fatalf("target %d, want 2 (min)", got)
 	}
+	// Nothing was sent, so the failed activity still explains the slot.
+	if err := e.p.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ = g.Nodes(testCtx(t))
+	if got := failedOf(nodes); got != 1 {
+		t.Fatalf("%d failed slots after a deletion that sent nothing, want 1 still failed: %+v", got, nodes)
+	}
+}
+
+// failedOf counts the instances reported failed.
+func failedOf(nodes []cloudprovider.Instance) int {
+	n := 0
+	for _, in := range nodes {
+		if in.Status != nil && in.Status.ErrorInfo != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // TestLostAnswerOfAbsoluteResizeIsRetried: ModifyScalingGroup sets an absolute

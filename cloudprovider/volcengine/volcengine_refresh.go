@@ -400,42 +400,36 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	// The groups, the index and what the ledger keeps change together
 	// under the snapshot's lock, so a node looked up by its instance finds
 	// the group that lists it. Installing makes no cloud call, and a
-	// mutation applies its effect under its group's lock alone
-	// (groupstate.Group.Update).
+	// mutation applies its effect under its group's lock alone.
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	next := make(map[string]*nodeGroup, len(picked))
-	order := make([]string, 0, len(picked))
+	ids := make([]string, len(picked))
+	reads := make(map[string]groupRead, len(picked))
 	byInstance := map[string]string{}
 	for i, p := range picked {
 		id := p.cloud.ID
-		g, ok := m.groups.Get(id)
-		if !ok {
-			g = newNodeGroup(m, id)
-		}
 		r := groupRead{cloud: p.cloud, instances: instances[i], failures: failures, why: p.why}
 		r.min, r.max = p.bounds()
 		// A listing a mutation overtook may count slots that mutation gave
 		// up: Install leaves the slots as they are until a listing that
 		// began after it (Ledger.Reconcile).
 		r.unfilled, r.failure = m.unfilled(groupFailures, id, liveListed(instances[i]), p.cloud.Desired)
-		g.install(listing, r)
+		ids[i], reads[id] = id, r
 		for _, si := range instances[i] {
 			byInstance[si.ID] = id
 		}
-		next[id] = g
-		order = append(order, id)
 	}
-	m.groups = m.groups.Replace(groupstate.NewGroups(order, next), m.ledger)
+	m.groups = m.groups.Next(ids, func(id string) *nodeGroup { return newNodeGroup(m, id) },
+		func(g *nodeGroup) { g.install(listing, reads[g.id]) }, m.ledger)
 	for id := range m.templates {
-		if _, ok := next[id]; !ok {
+		if !m.groups.Holds(id) {
 			// A group that left must not keep contributing GPU types.
 			delete(m.templates, id)
 		}
 	}
 	m.byInstance = byInstance
 	m.fresh.End(round)
-	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", len(order), "instances", len(byInstance), "duration", m.now().Sub(round.At))
+	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "groups", m.groups.Len(), "instances", len(byInstance), "duration", m.now().Sub(round.At))
 	return nil
 }
 
@@ -562,10 +556,16 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 			continue
 		}
 		// Only an activity that started after our own latest change of the
-		// desired number says whether the missing slots are being worked on
-		// (by time: the API does not document the list order). An older
-		// failure is about a request that no longer stands.
-		since := m.raisedAt(p.cloud.ID)
+		// group (groupstate.Group.ChangedAt: a new desired number, or
+		// instances removed) says whether the missing slots are being
+		// worked on (by time: the API does not document the list order). An
+		// older failure is about a request that no longer stands. Activity
+		// times have second precision, so the change's time is cut to the
+		// second.
+		var since time.Time
+		if g, managed := m.group(p.cloud.ID); managed {
+			since = g.ChangedAt().Truncate(time.Second)
+		}
 		for _, a := range acts {
 			if a.CreatedAt.Before(since) {
 				continue

@@ -71,18 +71,6 @@ func statusesOf(instances []volcapi.ScalingInstance) map[string]string {
 	return out
 }
 
-// liveCount counts the instances that stay; when only is not nil, only
-// those it names (by providerID).
-func liveCount(instances []cloudprovider.Instance, deleting *groupstate.DeletingSet, only map[string]bool) int {
-	n := 0
-	for _, in := range instances {
-		if (only == nil || only[in.Id]) && groupstate.Stays(in, deleting) {
-			n++
-		}
-	}
-	return n
-}
-
 // liveListed counts the instances a listing shows live (isLive).
 func liveListed(instances []volcapi.ScalingInstance) int {
 	n := 0
