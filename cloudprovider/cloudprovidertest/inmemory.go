@@ -420,14 +420,15 @@ func (g *inMemoryGroup) resize(ctx context.Context, from, to int) (groupstate.Ef
 }
 
 // existing counts the instances a decrease must keep: those that stay
-// (Group.Live) but the ones still being created for a request, which this
-// cloud cancels on a shrink.
+// (groupstate.Stays, as Group.Live counts them) but the ones still being
+// created for a request, which this cloud cancels on a shrink. One read,
+// so both counts come from the same listing.
 func (g *inMemoryGroup) existing() int {
-	n := g.Live()
 	deleting := g.Deleting()
+	n := 0
 	for _, in := range g.Read().Instances {
-		if groupstate.Stays(in, deleting) && cancellable(in) {
-			n--
+		if groupstate.Stays(in, deleting) && !cancellable(in) {
+			n++
 		}
 	}
 	return n
