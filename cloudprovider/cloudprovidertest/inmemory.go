@@ -271,20 +271,17 @@ func (p *InMemoryProvider) list(ctx context.Context) error {
 func (p *InMemoryProvider) apply(listing groupstate.Listing, groups []cloudGroup) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	next := map[string]*inMemoryGroup{}
+	listed := make(map[string]cloudGroup, len(groups))
 	order := make([]string, 0, len(groups))
 	for _, cg := range groups {
-		g, ok := p.groups.Get(cg.spec.ID)
-		if !ok {
-			g = &inMemoryGroup{p: p, Group: p.state().Group(cg.spec.ID, slotIDs(cg.spec.ID), false)}
-		}
-		g.reconcile(listing, cg)
-		next[cg.spec.ID] = g
+		listed[cg.spec.ID] = cg
 		order = append(order, cg.spec.ID)
 	}
-	p.groups = p.groups.Replace(groupstate.NewGroups(order, next), p.state())
+	p.groups = p.groups.Next(order, func(id string) *inMemoryGroup {
+		return &inMemoryGroup{p: p, Group: p.state().Group(id, slotIDs(id), false)}
+	}, func(g *inMemoryGroup) { g.reconcile(listing, listed[g.Id(context.Background())]) }, p.state())
 	p.byID = map[string]*inMemoryGroup{}
-	for _, g := range next {
+	for _, g := range p.groups.List() {
 		for _, in := range g.Instances() {
 			p.byID[in.Id] = g
 		}
@@ -394,7 +391,7 @@ func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
 		if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
 			return groupstate.Plan{}, err
 		}
-		return groupstate.Plan{Call: func(ctx context.Context) error { return g.resize(ctx, v.Target, v.Target+delta) }}, nil
+		return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.resize(ctx, v.Target, v.Target+delta) }}, nil
 	}})
 }
 
@@ -406,39 +403,35 @@ func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error
 		if err := groupstate.CheckDecrease(g.Id(ctx), delta, from, g.existing()); err != nil {
 			return groupstate.Plan{}, err
 		}
-		return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.resize(ctx, from, from+delta) }}, nil
+		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) { return g.resize(ctx, from, from+delta) }}, nil
 	}})
 }
 
-// resize sets the cloud's desired number and, once it took it, the served one.
-func (g *inMemoryGroup) resize(ctx context.Context, from, to int) error {
+// resize sets the cloud's desired number; once the cloud took it, that is
+// the target served.
+func (g *inMemoryGroup) resize(ctx context.Context, from, to int) (groupstate.Effect, error) {
 	id := g.Id(ctx)
 	if err := g.p.cloud.resize(ctx, id, to); err != nil {
 		klog.ErrorS(err, "Resize failed", "provider", InMemoryProviderName, "nodeGroup", id, "from", from, "to", to)
-		return fmt.Errorf("resize %s from %d to %d: %w", id, from, to, err)
+		return groupstate.Effect{}, fmt.Errorf("resize %s from %d to %d: %w", id, from, to, err)
 	}
-	g.Update(func(v *groupstate.View) { v.Target = to })
 	klog.InfoS("Resized node group", "provider", InMemoryProviderName, "nodeGroup", id, "from", from, "to", to)
-	return nil
+	return groupstate.Resize(to), nil
 }
 
-// existing counts the instances a decrease must keep: all but those going
-// away and those still being created for a request, which the cloud
-// cancels on a shrink.
+// existing counts the instances a decrease must keep: those that stay
+// (groupstate.Stays, as Group.Live counts them) but the ones still being
+// created for a request, which this cloud cancels on a shrink. One read,
+// so both counts come from the same listing.
 func (g *inMemoryGroup) existing() int {
+	deleting := g.Deleting()
 	n := 0
-	for _, in := range g.Instances() {
-		if _, slot := g.Slot(in.Id); !slot && !goingAway(in) && !cancellable(in) {
+	for _, in := range g.Read().Instances {
+		if groupstate.Stays(in, deleting) && !cancellable(in) {
 			n++
 		}
 	}
 	return n
-}
-
-// goingAway reports whether in shows Deleting (the cloud lists it so, or
-// it accepted our deletion of it).
-func goingAway(in cloudprovider.Instance) bool {
-	return in.Status != nil && in.Status.State == cloudprovider.InstanceDeleting
 }
 
 // cancellable reports whether a shrink may cancel in: one still being
@@ -456,74 +449,40 @@ func slotIDs(group string) func(n int) string {
 	return func(n int) string { return fmt.Sprintf("%s%s%s-%d", InMemoryProviderIDPrefix, slotPrefix, group, n) }
 }
 
-// deletion is a DeleteNodes request sorted by path: instances are deleted
-// one by one (each lowers the desired number by one); failed slots have no
-// instance, so lowering the desired number (an absolute size) gives them up.
-type deletion struct {
-	instances []string
-	slots     []int
-}
-
-// DeleteNodes removes exactly these nodes through one guard transaction:
-// each instance with its own call, failed slots by lowering the desired
-// number, planned from a fresh read (groupstate.Txn.Shrink) so an
-// instance launched since the snapshot is not removed in their place.
+// DeleteNodes removes exactly these nodes through one guard transaction
+// (checked by Group.PlanDeletion): each instance with its own call, failed
+// slots by lowering the desired number, planned from a fresh read
+// (groupstate.Txn.Shrink) so an instance launched since the snapshot is
+// not removed in their place. Slots have no instance, so lowering the
+// desired number (an absolute size) gives them up.
 func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	return g.Guard().Transact(ctx, g.read, func(tx *groupstate.Txn) error {
-		d, err := groupstate.Prepare(tx, func() (deletion, error) { return g.planDeletion(nodes) })
+		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, providerID, nil) })
 		if err != nil {
 			return err
 		}
-		for _, id := range d.instances {
+		for _, pid := range d.Instances {
 			if err := tx.Step(func() (groupstate.Plan, error) {
-				return groupstate.Plan{Call: func(ctx context.Context) error { return g.deleteInstance(ctx, id) }}, nil
+				target := g.Target() - 1
+				return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.deleteInstance(ctx, pid, target) }}, nil
 			}); err != nil {
 				return err
 			}
 		}
-		if len(d.slots) == 0 {
+		if len(d.Slots) == 0 {
 			return nil
 		}
-		return tx.Shrink(func() (groupstate.Plan, error) { return g.planDropSlots(d.slots) })
+		return tx.Shrink(func() (groupstate.Plan, error) { return g.planDropSlots(d.Slots) })
 	})
 }
 
-// planDeletion checks the request against the served state: every node is
-// an instance or failed slot of this group, listed once, and registered
-// nodes never take the group below min.
-func (g *inMemoryGroup) planDeletion(nodes []*corev1.Node) (deletion, error) {
-	var d deletion
-	id := g.Id(context.Background())
-	live := map[string]bool{}
-	for _, in := range g.Instances() {
-		if _, slot := g.Slot(in.Id); !slot && !goingAway(in) {
-			live[in.Id] = true
-		}
+// providerID is the in-memory providerID a node names.
+func providerID(n *corev1.Node) (string, error) {
+	id, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, n.Spec.ProviderID)
+	if err != nil {
+		return "", fmt.Errorf("node %s: %w", cloudprovider.NodeName(n.Name, n.Spec.ProviderID), err)
 	}
-	seen := map[string]bool{}
-	for _, n := range nodes {
-		if n == nil {
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", id)
-		}
-		name := cloudprovider.NodeName(n.Name, n.Spec.ProviderID)
-		instance, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, n.Spec.ProviderID)
-		if err != nil {
-			return d, fmt.Errorf("node %s: %w", name, err)
-		}
-		if seen[instance] {
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
-		}
-		seen[instance] = true
-		if live[n.Spec.ProviderID] {
-			d.instances = append(d.instances, instance)
-		} else if slot, ok := g.Slot(n.Spec.ProviderID); ok {
-			d.slots = append(d.slots, slot)
-		} else {
-			return d, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s does not belong to node group %s", name, id)
-		}
-	}
-	v := g.Read()
-	return d, groupstate.CheckDeleteMin(id, g.Target(), v.Min, nodes)
+	return InMemoryProviderIDPrefix + id, nil
 }
 
 // planDropSlots lowers the desired number by the failed slots asked for,
@@ -543,28 +502,24 @@ func (g *inMemoryGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
 			"node group %s: %d of the %d failed slots asked for were filled since the last refresh; nothing removed", g.Id(context.Background()), len(slots)-held, len(slots))
 	}
 	from := g.Target()
-	return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error {
-		if err := g.resize(ctx, from, from-len(slots)); err != nil {
-			return err
-		}
-		failed.Drop(slots...)
-		return nil
+	return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
+		e, err := g.resize(ctx, from, from-len(slots))
+		e.DropSlots = slots
+		return e, err
 	}}, nil
 }
 
-// deleteInstance deletes one instance; the cloud took it, so it shows
-// Deleting until the ledger's rule ends it, and the target no longer
-// counts it.
-func (g *inMemoryGroup) deleteInstance(ctx context.Context, instance string) error {
-	id := g.Id(ctx)
+// deleteInstance deletes the instance with providerID pid; once the cloud
+// took it, it shows Deleting until the ledger's rule ends it, and the
+// target is target, which no longer counts it.
+func (g *inMemoryGroup) deleteInstance(ctx context.Context, pid string, target int) (groupstate.Effect, error) {
+	id, instance := g.Id(ctx), strings.TrimPrefix(pid, InMemoryProviderIDPrefix)
 	if err := g.p.cloud.deleteInstance(ctx, id, instance); err != nil {
 		klog.ErrorS(err, "Deleting instance failed", "provider", InMemoryProviderName, "nodeGroup", id, "instance", instance)
-		return fmt.Errorf("delete instance %s of %s: %w", instance, id, err)
+		return groupstate.Effect{}, fmt.Errorf("delete instance %s of %s: %w", instance, id, err)
 	}
-	g.Deleting().Add(InMemoryProviderIDPrefix + instance)
-	g.Update(func(v *groupstate.View) { v.Target-- })
-	klog.InfoS("Deleted instance", "provider", InMemoryProviderName, "nodeGroup", id, "instance", instance)
-	return nil
+	klog.InfoS("Deleted instance", "provider", InMemoryProviderName, "nodeGroup", id, "instance", instance, "target", target)
+	return groupstate.Effect{Deleting: []string{pid}, Target: target, SetTarget: true}, nil
 }
 
 func (g *inMemoryGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, error) {

@@ -59,23 +59,11 @@ func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minS
 	g.settings = groupconfig.ParseGroupSettings(settingsSource, p.Labels)
 }
 
-// fresh installs what a mutation's answer or fresh read says of the pool
-// (groupstate.Group.Fresh), with the bounds served now: they come from
-// Refresh (--nodes or the pool's flags), not from the pool alone.
-func (g *nodeGroup) fresh(p vultrapi.NodePool) {
-	g.FreshFrom(func(served groupstate.View) groupstate.View { return view(p, served.Min, served.Max) })
-}
-
-// live counts the nodes that exist and are not going away (the cloud lists
-// them closed, or it accepted our deletion of them).
-func live(ins []cloudprovider.Instance) int {
-	n := 0
-	for _, in := range ins {
-		if in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting {
-			n++
-		}
-	}
-	return n
+// answered is the view of pool p as an answer or fresh read holds it,
+// with the bounds served now: they come from Refresh (--nodes or the
+// pool's flags), not from the pool alone.
+func answered(p vultrapi.NodePool) func(served groupstate.View) groupstate.View {
+	return func(served groupstate.View) groupstate.View { return view(p, served.Min, served.Max) }
 }
 
 // Debug implements cloudprovider.NodeGroup.
@@ -105,14 +93,13 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			if err := g.CheckManaged(); err != nil {
-				return groupstate.Plan{}, err
-			}
 			v := g.Read()
 			if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
 				return groupstate.Plan{}, err
 			}
-			return groupstate.Plan{Call: func(ctx context.Context) error { return g.setQuantity(ctx, "increase", v.Target, v.Target+delta) }}, nil
+			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+				return g.setQuantity(ctx, "increase", v.Target, v.Target+delta)
+			}}, nil
 		},
 		Read: g.readPool,
 	})
@@ -125,24 +112,24 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			if err := g.CheckManaged(); err != nil {
-				return groupstate.Plan{}, err
-			}
 			v := g.Read()
-			if err := g.checkDecrease(delta, v, g.Instances()); err != nil {
+			if err := g.checkDecrease(delta, v); err != nil {
 				return groupstate.Plan{}, err
 			}
-			return groupstate.Plan{Shrinks: true, Call: func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta) }}, nil
+			return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
+				return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta)
+			}}, nil
 		},
 		Read: g.readPool,
 	})
 }
 
-// checkDecrease applies the decrease rules to the served view v and its
-// instances with the Deleting overlay.
-func (g *nodeGroup) checkDecrease(delta int, v groupstate.View, ins []cloudprovider.Instance) error {
+// checkDecrease applies the decrease rules to the served view v: VKE
+// removes nodes of its own choosing below the nodes that exist, so every
+// node that stays counts (Group.Live), even one still being created.
+func (g *nodeGroup) checkDecrease(delta int, v groupstate.View) error {
 	id := g.Id(context.Background())
-	if err := groupstate.CheckDecrease(id, delta, v.Target, live(ins)); err != nil {
+	if err := groupstate.CheckDecrease(id, delta, v.Target, g.Live()); err != nil {
 		return err
 	}
 	if v.Target+delta < v.Min {
@@ -152,24 +139,23 @@ func (g *nodeGroup) checkDecrease(delta int, v groupstate.View, ins []cloudprovi
 	return nil
 }
 
-// setQuantity PATCHes node_quantity and installs Vultr's answer, which
-// holds the pool as it is now; callers hold the group's guard.
-func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int) error {
+// setQuantity PATCHes node_quantity. Vultr's answer holds the pool as it
+// is now, so its effect is that view, which the guard installs.
+func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int) (groupstate.Effect, error) {
 	id := g.Id(ctx)
 	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, id, want)
 	if err != nil {
-		return fmt.Errorf("%s node pool %s from %d to %d: %w", verb, id, from, want, err)
+		return groupstate.Effect{}, fmt.Errorf("%s node pool %s from %d to %d: %w", verb, id, from, want, err)
 	}
 	if np.NodeQuantity != want {
 		// Vultr answered 2xx, so it took the PATCH, but its answer does not
-		// state the size we set: the guard reads the pool once (Finish)
-		// and adopts Vultr's own number, with no quarantine.
-		return cloudprovider.WithOutcome(fmt.Errorf("%s node pool %s from %d to %d: vultr reports node_quantity %d after setting %d: %w",
+		// state the size we set: the guard reads the pool once and adopts
+		// Vultr's own number, with no quarantine.
+		return groupstate.Effect{}, cloudprovider.WithOutcome(fmt.Errorf("%s node pool %s from %d to %d: vultr reports node_quantity %d after setting %d: %w",
 			verb, id, from, want, np.NodeQuantity, want, cloudprovider.ErrMalformedResponse), cloudprovider.MutationApplied)
 	}
-	g.fresh(*np)
 	klog.V(2).InfoS("Resized node pool", "provider", ProviderName, "nodeGroup", id, "from", from, "to", want)
-	return nil
+	return groupstate.Effect{Read: answered(*np)}, nil
 }
 
 // readPool re-reads the pool and installs Vultr's node_quantity and nodes;
@@ -179,15 +165,17 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.fresh(*np)
+	g.FreshFrom(answered(*np))
 	return nil
 }
 
-// DeleteNodes implements cloudprovider.NodeGroup. Every node is resolved and
-// checked for ownership before the first DELETE, so a bad request deletes
-// nothing. Deletions run one by one and stop at the first failure.
+// DeleteNodes implements cloudprovider.NodeGroup. Every node is resolved
+// once, before the guard, and the whole request is checked
+// (Group.PlanDeletion) before the first DELETE, so a bad request deletes
+// nothing. Deletions run one by one, in request order, and stop at the
+// first failure.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	ids := make([]string, 0, len(nodes))
+	pids := make(map[*corev1.Node]string, len(nodes))
 	for _, n := range nodes {
 		id, err := nodeIDOf(n)
 		if errors.Is(err, errIdentityMismatch) {
@@ -196,17 +184,21 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		if err != nil {
 			return fmt.Errorf("node group %s: %w", g.Id(ctx), err)
 		}
-		ids = append(ids, id)
+		pids[n] = cloudprovider.BuildProviderID(ProviderIDPrefix, id)
 	}
+	resolved := func(n *corev1.Node) (string, error) { return pids[n], nil }
 
 	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
-		todo, err := groupstate.Prepare(tx, func() ([]string, error) { return g.planDeletion(ids, nodes) })
+		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, resolved, nil) })
 		if err != nil {
 			return err
 		}
-		for i, id := range todo {
+		for i, pid := range d.Instances {
 			if err := tx.Step(func() (groupstate.Plan, error) {
-				return groupstate.Plan{Call: func(ctx context.Context) error { return g.deleteNode(ctx, id, todo[:i]) }}, nil
+				target := g.Target() - 1
+				return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+					return g.deleteNode(ctx, pid, target, d.Instances[:i])
+				}}, nil
 			}); err != nil {
 				return err
 			}
@@ -215,76 +207,33 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	})
 }
 
-// deleteNode DELETEs one node and applies the answer to the served state;
-// done are the nodes of the same request deleted before it.
-func (g *nodeGroup) deleteNode(ctx context.Context, id string, done []string) error {
-	pool, pid := g.Id(ctx), cloudprovider.BuildProviderID(ProviderIDPrefix, id)
+// deleteNode DELETEs the node with providerID pid; target is the pool's
+// target once it is gone, and done are the nodes of the same request
+// deleted before it.
+func (g *nodeGroup) deleteNode(ctx context.Context, pid string, target int, done []string) (groupstate.Effect, error) {
+	pool, id := g.Id(ctx), instanceID(pid)
 	if err := g.m.client.DeleteNode(ctx, g.m.clusterID, pool, id); err != nil {
-		if errors.Is(err, cloudprovider.ErrNotFound) {
-			// Gone already (often our own retry after a lost answer):
-			// report it as deleting until a list drops it. The target is
-			// unknown now; the guard makes the next mutation re-read the
-			// pool first (a NotFound answer), so a later delete is not
-			// checked against a target one too high.
-			g.Deleting().Add(pid)
-		}
-		return fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w", id, pool, idList(done), err)
+		// A 404 (the node is gone already, often by our own earlier DELETE
+		// whose answer was lost) stays refused, as Vultr states it: this
+		// call changed nothing, and the guard makes the next mutation
+		// re-read the pool, whose target Vultr may have lowered.
+		return groupstate.Effect{}, fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w", id, pool, idList(done), err)
 	}
-	g.Deleting().Add(pid)
-	var target int
-	g.Update(func(v *groupstate.View) { v.Target--; target = v.Target })
 	klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", pool, "node", id, "target", target)
-	return nil
+	return groupstate.Effect{Deleting: []string{pid}, Target: target, SetTarget: true}, nil
 }
 
-// planDeletion checks ownership and the min rule for the whole request and
-// returns the instance ids still to delete; callers hold the group's guard.
-func (g *nodeGroup) planDeletion(ids []string, nodes []*corev1.Node) ([]string, error) {
-	if err := g.CheckManaged(); err != nil {
-		return nil, err
-	}
-	pool := g.Id(context.Background())
-	v := g.Read()
-	owned := make(map[string]bool, len(v.Instances))
-	for _, in := range v.Instances {
-		owned[in.Id] = true
-	}
-	deleting := g.Deleting()
-	seen := map[string]bool{}
-	var todo []string
-	var todoNodes []*corev1.Node
-	for i, id := range ids {
-		name := cloudprovider.NodeName(nodes[i].Name, nodes[i].Spec.ProviderID)
-		pid := cloudprovider.BuildProviderID(ProviderIDPrefix, id)
-		if !owned[pid] {
-			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
-				"cannot delete node %s (instance %s): it does not belong to node pool %s", name, id, pool)
-		}
-		if seen[id] {
-			return nil, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node %s listed twice", name)
-		}
-		seen[id] = true
-		if deleting.Holds(pid) {
-			// CA re-sends failed instances every loop until they vanish; the
-			// DELETE was accepted already and the target lowered once.
-			continue
-		}
-		todo = append(todo, id)
-		todoNodes = append(todoNodes, nodes[i])
-	}
-	if len(todo) == 0 {
-		return nil, nil
-	}
-	if err := groupstate.CheckDeleteMin(pool, v.Target, v.Min, todoNodes); err != nil {
-		return nil, err
-	}
-	return todo, nil
-}
+// instanceID is the Vultr instance id of providerID pid.
+func instanceID(pid string) string { return strings.TrimPrefix(pid, ProviderIDPrefix) }
 
-// idList renders instance ids for an error message.
-func idList(ids []string) string {
-	if len(ids) == 0 {
+// idList renders the instance ids of providerIDs for an error message.
+func idList(pids []string) string {
+	if len(pids) == 0 {
 		return "none"
+	}
+	ids := make([]string, len(pids))
+	for i, pid := range pids {
+		ids[i] = instanceID(pid)
 	}
 	return strings.Join(ids, ", ")
 }

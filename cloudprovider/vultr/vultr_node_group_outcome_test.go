@@ -104,7 +104,7 @@ func TestQuantityBelowOneRefusedWithoutQuarantine(t *testing.T) {
 	e.fake.ResetRequests()
 	err := g.Guard().Do(e.ctx(), groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			return groupstate.Plan{Call: func(ctx context.Context) error { return g.setQuantity(ctx, "decrease", 1, 0) }}, nil
+			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.setQuantity(ctx, "decrease", 1, 0) }}, nil
 		},
 		Read: g.readPool,
 	})

@@ -385,6 +385,67 @@ func TestDeleteNodesAtMin(t *testing.T) {
 	}
 }
 
+// TestDeleteNodesLowersTargetPerStep: each DELETE of one request lowers
+// the target from what the previous one left, and every deleted node shows
+// Deleting.
+func TestDeleteNodesLowersTargetPerStep(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, withSpecs("1:8:a-main"))
+	g := e.group("a-main")
+	n := e.main.Nodes
+	if err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[0]), realNode(e.main, n[1])}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := g.TargetSize(e.ctx()); got != 1 {
+		t.Fatalf("target %d, want 1 (3 lowered once per deleted node)", got)
+	}
+	if got := e.pool("a-main").Quantity; got != 1 {
+		t.Fatalf("cloud node_quantity %d, want 1", got)
+	}
+	ins, _ := g.Nodes(e.ctx())
+	deleting := 0
+	for _, in := range ins {
+		if in.Status.State == cloudprovider.InstanceDeleting {
+			deleting++
+		}
+	}
+	if deleting != 2 {
+		t.Fatalf("%d nodes Deleting, want 2: %+v", deleting, ins)
+	}
+}
+
+// TestDeleteNodeAnsweredNotFound: a DELETE answered 404 changed nothing
+// this call can vouch for, so the served state stays as it was and the
+// next change re-reads the pool first (Vultr may have lowered its target
+// for an earlier DELETE of ours whose answer was lost).
+func TestDeleteNodeAnsweredNotFound(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, withSpecs("1:8:a-main"))
+	g := e.group("a-main")
+	n := e.main.Nodes
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodDelete, Status: http.StatusNotFound, Times: 1})
+	err := g.DeleteNodes(e.ctx(), []*corev1.Node{realNode(e.main, n[0])})
+	if !errors.Is(err, cloudprovider.ErrNotFound) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationRefused {
+		t.Fatalf("error %v (outcome %s), want a refused NotFound", err, cloudprovider.OutcomeOf(err))
+	}
+	if got, _ := g.TargetSize(e.ctx()); got != 3 {
+		t.Fatalf("target %d, want 3", got)
+	}
+	ins, _ := g.Nodes(e.ctx())
+	for _, in := range ins {
+		if in.Status.State == cloudprovider.InstanceDeleting {
+			t.Fatalf("node %s shows Deleting after a DELETE answered 404", in.Id)
+		}
+	}
+	e.fake.ResetRequests()
+	if err := g.IncreaseSize(e.ctx(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := countRequests(e.fake.Requests(), http.MethodGet, "/node-pools/a-main"); got != 1 {
+		t.Fatalf("the next change read the pool %d times, want 1 before its PATCH", got)
+	}
+}
+
 func TestNodesStatus(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = 10 * time.Second; o.ActiveAfter = 60 * time.Second }))

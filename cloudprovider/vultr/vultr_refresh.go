@@ -3,7 +3,6 @@ package vultr
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -45,7 +44,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 		min, max int
 		why      cloudprovider.Management
 	}
-	var sel []selected
+	sel := map[string]selected{}
 	problems := map[string]string{}
 	for _, p := range pools {
 		minSize, maxSize, why, problem := bounds(p, resolved)
@@ -53,46 +52,32 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 			problems[p.ID] = problem
 		}
 		if problem == "" && why.By != "" {
-			sel = append(sel, selected{p, minSize, maxSize, why})
+			sel[p.ID] = selected{p, minSize, maxSize, why}
 		}
 	}
-
-	m.mu.RLock()
-	old := m.groups
-	m.mu.RUnlock()
-
-	groups := make(map[string]*nodeGroup, len(sel))
 	byNodeID := map[string]*nodeGroup{}
-	order := make([]string, 0, len(sel))
-	for _, s := range sel {
-		g, ok := old.Get(s.pool.ID)
-		if !ok {
-			g = newNodeGroup(m, s.pool.ID)
-		}
-		g.update(listing, s.pool, s.min, s.max, s.why)
-		groups[s.pool.ID] = g
-		order = append(order, s.pool.ID)
-		for _, n := range s.pool.Nodes {
-			byNodeID[n.ID] = g
-		}
-	}
-	sort.Strings(order)
 	otherPoolNodes := map[string]bool{}
+
+	m.mu.Lock()
+	m.groups = m.groups.Next(groupstate.SortedIDs(sel), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
+		s := sel[g.Id(ctx)]
+		g.update(listing, s.pool, s.min, s.max, s.why)
+	}, m.ledger)
 	for _, p := range pools {
-		if groups[p.ID] == nil {
-			for _, n := range p.Nodes {
+		g, ok := m.groups.Get(p.ID)
+		for _, n := range p.Nodes {
+			if ok {
+				byNodeID[n.ID] = g
+			} else {
 				otherPoolNodes[n.ID] = true
 			}
 		}
 	}
-
-	m.mu.Lock()
-	m.groups = old.Replace(groupstate.NewGroups(order, groups), m.ledger)
 	m.byNodeID, m.otherPoolNodes, m.refreshed = byNodeID, otherPoolNodes, true
 	m.reportProblems(problems)
 	m.mu.Unlock()
 	klog.V(4).InfoS("Refreshed node pools", "provider", ProviderName, "cluster", m.clusterID,
-		"pools", len(pools), "nodeGroups", len(groups))
+		"pools", len(pools), "nodeGroups", len(sel))
 	return nil
 }
 
