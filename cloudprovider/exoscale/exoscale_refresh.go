@@ -54,20 +54,16 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 		// that list it waits for the next refresh.
 		if fresh, err := m.client.ListInstancePools(ctx); err == nil {
 			pools = fresh
-			for _, ops := range seen {
-				for _, op := range ops {
-					opResults[op.ID] = op
-				}
+			for _, op := range seen {
+				opResults[op.ID] = op
 			}
 		} else {
 			klog.V(4).InfoS("Cannot list pools again after a polled success; settling it at the next refresh", "provider", ProviderName, "err", err)
 			if m.reads.polled == nil {
 				m.reads.polled = map[string]exoapi.Operation{}
 			}
-			for _, ops := range seen {
-				for _, op := range ops {
-					m.reads.polled[op.ID] = op
-				}
+			for _, op := range seen {
+				m.reads.polled[op.ID] = op
 			}
 		}
 	}
@@ -183,21 +179,19 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 }
 
 // settleOperations returns the operations accepted before listing began
-// that this refresh settles, by id, and the successes it saw by polling,
-// by group. The pool list, taken after they were submitted, settles most
+// that this refresh settles, by id, and the successes it saw by polling. The pool list, taken after they were submitted, settles most
 // without a call (poolShows). The rest cost one GET /operation each: a
 // failed operation leaves the pool as it was, just like one still queued
 // behind a busy pool. A failure settles at once (the cloud changed nothing, so the
 // lists agree with it); a success seen after the pool list was taken may
 // not be in it yet, so it settles only with a pool list taken after the
 // poll (see refresh). Failures to read one leave it pending.
-func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (map[string]exoapi.Operation, map[*nodeGroup][]exoapi.Operation) {
+func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (results map[string]exoapi.Operation, seen []exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
 		sizes[p.ID] = p.Size
 	}
-	results := map[string]exoapi.Operation{}
-	seen := map[*nodeGroup][]exoapi.Operation{}
+	results = map[string]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
 		if m.ledger.Overtaken(listing, g.id) {
 			// A listing a mutation of the group overtook settles none of its
@@ -234,10 +228,10 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 				results[id] = op
 			case err == nil:
 				op.ID = id // keyed as submitted, whatever the answer echoes
-				seen[g] = append(seen[g], op)
+				seen = append(seen, op)
 			case errors.Is(err, cloudprovider.ErrNotFound):
 				// Expired operations are gone; the lists tell the truth now.
-				seen[g] = append(seen[g], exoapi.Operation{ID: id, State: exoapi.OperationSuccess})
+				seen = append(seen, exoapi.Operation{ID: id, State: exoapi.OperationSuccess})
 			default:
 				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", id, "err", err)
 			}
