@@ -109,9 +109,9 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args quietly: the flag package would print the whole
-// usage after any mistake, burying the one line that matters. --help still
-// prints the full usage (fs.Usage).
+// parseFlags parses args without printing: the flag package would print the
+// whole usage after any mistake and bury the error line. --help still prints
+// the full usage (fs.Usage).
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -249,9 +249,9 @@ func exitCode(err error) int {
 	return 1
 }
 
-// providerError names the provider once: every provider already starts its
-// configuration errors with its own name, and a second prefix only repeats it.
-// It leaves out a trailing error class (": invalid argument").
+// providerError prefixes err with the provider's name unless it already
+// starts with it, as providers' configuration errors do. It cuts a trailing
+// error class (": invalid argument").
 func providerError(provider string, err error) error {
 	// The class sentinel's text says nothing an operator can act on.
 	err = cloudprovider.WithoutClass(err)
@@ -346,9 +346,9 @@ func checkConfig(ctx context.Context, cfg *config, reg registry.Registration) (s
 	return msg, warnings, nil
 }
 
-// offlineCheck is what --check-config and preflight both check without the
-// network, in the same words: the provider's configuration (an error, exit
-// 2) and its zone or region against the known list (a warning).
+// offlineCheck runs the checks --check-config and preflight share, without
+// the network: the provider's configuration (an error, exit 2) and its zone
+// or region against the known list (a warning).
 func offlineCheck(ctx context.Context, cfg *config, reg registry.Registration) ([]string, error) {
 	opts := cfg.buildOptions(nil)
 	check := reg.CheckConfig

@@ -28,10 +28,9 @@ type CloudProvider interface {
 	// ErrNodeGroupNotFound; a lookup by id, since most RPCs name one group.
 	NodeGroup(ctx context.Context, id string) (NodeGroup, error)
 	// NodeGroupForNode returns the group owning node, or (nil, nil) when the node
-	// is not autoscaled. CA never caches the nil answer, so it must be cheap.
-	// CA does not read an error as "not autoscaled" either, so a node the
-	// provider cannot place (its cloud lookup failed) is (nil, nil) too
-	// (ResolveUnknownNode).
+	// is not autoscaled. CA does not cache the nil answer, so it must be cheap.
+	// A node whose cloud lookup failed is (nil, nil) too: CA does not read an
+	// error as "not autoscaled".
 	NodeGroupForNode(ctx context.Context, node *corev1.Node) (NodeGroup, error)
 	// Pricing returns the price model, or ErrNotImplemented.
 	Pricing(ctx context.Context) (PricingModel, error)
@@ -43,8 +42,8 @@ type CloudProvider interface {
 	// CA sends Cleanup when it exits and reconnects to the same server.
 	Cleanup(ctx context.Context) error
 	// Refresh takes a new snapshot of the cloud. On failure the previous snapshot
-	// must stay in place, and local bookkeeping of mutations that the cloud has
-	// not yet reflected must never be lost.
+	// stays in place, and the record of mutations the cloud does not show yet
+	// is kept.
 	Refresh(ctx context.Context) error
 }
 
@@ -78,8 +77,8 @@ type NodeGroup interface {
 	// Debug returns a one-line human-readable description.
 	Debug(ctx context.Context) string
 	// TargetSize returns the desired size: instances that exist or are being
-	// created, excluding ones being deleted. It must reflect a mutation as soon
-	// as the mutating call returns.
+	// created, not ones being deleted. It shows a mutation as soon as the
+	// mutating call returns.
 	TargetSize(ctx context.Context) (int, error)
 	// IncreaseSize raises the target by delta (> 0) and returns once the cloud
 	// has accepted the request; it never waits for machines to boot.
@@ -96,22 +95,20 @@ type NodeGroup interface {
 	// ErrNotImplemented when no template can be built.
 	TemplateNodeInfo(ctx context.Context) (*corev1.Node, error)
 	// GetOptions returns per-group overrides built from defaults, or
-	// ErrNotImplemented (or nil) when the group has none. Returning options makes
-	// CA zero the options the protocol cannot carry, so do it only for real overrides.
+	// ErrNotImplemented (or nil) when the group has none. CA zeroes the options
+	// the protocol cannot carry whenever options are returned, so return them
+	// only for real overrides.
 	GetOptions(ctx context.Context, defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)
-	// Status returns what the server reports about the group beside its
-	// sizes and instances, from the last snapshot and the mutation guard;
-	// it never calls the cloud.
+	// Status returns what the server reports about the group besides its
+	// sizes and instances. It never calls the cloud.
 	Status(ctx context.Context) GroupStatus
 }
 
-// GroupStatus is what a node group reports after a refresh or a mutation
-// beside its sizes and instances: the server logs and counts it for every
-// provider alike, so a provider only fills it in (groupstate's
-// MutationGuard.Status does, from the group's per-group settings).
+// GroupStatus is what a node group reports besides its sizes and instances.
+// The server logs and counts it the same way for every provider.
 type GroupStatus struct {
-	// SettingsSource says where the group's per-group settings are read
-	// from its cloud metadata, e.g. "scaling-group tags".
+	// SettingsSource names the cloud metadata the group's settings come
+	// from, e.g. "scaling-group tags".
 	SettingsSource string
 	// Settings is a one-line account of those settings, "" when there is
 	// nothing to say; it is logged when it changes.
@@ -119,13 +116,12 @@ type GroupStatus struct {
 	// SettingProblems are the metadata entries that looked like settings
 	// but were ignored as malformed.
 	SettingProblems []SettingProblem
-	// QuarantinedUntil is when the group's quarantine after an
-	// outcome-unknown mutation ends, or the zero time when its mutations are
-	// not being refused.
+	// QuarantinedUntil is when the group's quarantine after a mutation of
+	// unknown outcome ends; zero when there is none.
 	QuarantinedUntil time.Time
-	// Managed is why the provider manages the group; the server logs it
-	// when the group appears, changes or leaves, and ends the group's Debug
-	// text with it.
+	// Managed is why the provider manages the group. The server logs it when
+	// the group appears, changes or leaves, and ends the group's Debug text
+	// with it.
 	Managed Management
 }
 
@@ -196,10 +192,8 @@ type InstanceErrorInfo struct {
 }
 
 // InstanceStatus is an instance's state plus optional error information.
-// ErrorInfo goes only with InstanceCreating (build it with FailedCreation):
-// CA drops it without a state and reads it on no other state, so on a
-// running or deleting instance it would say nothing to CA while telling
-// readers of Nodes that CA acts on it.
+// ErrorInfo goes only with InstanceCreating (use FailedCreation): CA
+// ignores it on any other state.
 type InstanceStatus struct {
 	State     InstanceState
 	ErrorInfo *InstanceErrorInfo
@@ -207,7 +201,6 @@ type InstanceStatus struct {
 
 // FailedCreation is the status of an instance whose creation failed: creating
 // with error info, which makes CA back the group off and delete the instance.
-// It is the one place providers attach error info to an instance.
 func FailedCreation(info InstanceErrorInfo) *InstanceStatus {
 	return &InstanceStatus{State: InstanceCreating, ErrorInfo: &info}
 }

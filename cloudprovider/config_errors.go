@@ -6,12 +6,10 @@ import (
 	"strings"
 )
 
-// ConfigProblems reports a provider's configuration problems one per line,
-// each starting with the provider's name, so an operator reading the one
-// folded line main prints sees every cause on its own and which provider
-// refused it. Joined errors inside errs are flattened, nil ones dropped;
-// errors.Is still reaches every wrapped sentinel. It returns nil when there
-// is no problem.
+// ConfigProblems joins a provider's configuration problems, one per line,
+// each starting with the provider's name. Joined errors inside errs are
+// flattened and nil ones dropped; errors.Is still reaches every wrapped
+// sentinel. It returns nil when there is no problem.
 func ConfigProblems(provider string, errs ...error) error {
 	var flat []error
 	for _, err := range errs {
@@ -31,9 +29,8 @@ func ConfigProblems(provider string, errs ...error) error {
 	return errors.Join(out...)
 }
 
-// classes are the sentinels whose text an operator's line leaves out: a
-// configuration problem reads as its cause and fix, and the class is for
-// errors.Is (exit codes, gRPC codes), not for the reader.
+// classes are the sentinels WithoutClass cuts from a message. The class is
+// for errors.Is (exit codes, gRPC codes); the operator reads cause and fix.
 func classes() []error {
 	return []error{ErrNotImplemented, ErrNodeGroupNotFound, ErrInvalidArgument, ErrFailedPrecondition,
 		ErrNotFound, ErrRateLimited, ErrUnauthenticated, ErrPermissionDenied, ErrQuotaExceeded, ErrUnavailable,
@@ -77,10 +74,8 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-// MissingCredential says a credential is unset and names every way to give
-// it: the variable or key itself and the file alternative (a mounted Secret),
-// so an operator who mounted a file but misspelt its variable sees the name
-// the provider reads.
+// MissingCredential says a credential is unset and names both ways to give
+// it: the variable or key itself, and the file alternative (a mounted Secret).
 func MissingCredential(name, fileAlternative string) error {
 	return fmt.Errorf("%s is not set: set it, or %s to a file holding it", name, fileAlternative)
 }

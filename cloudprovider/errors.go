@@ -6,8 +6,8 @@ import (
 )
 
 // Sentinel errors, one per class. Providers wrap them with %w; the gRPC server
-// classifies with errors.Is, in one place (externalgrpc's toStatus), into
-// status codes. A cloud answer carries exactly one of them (APIError.Class).
+// maps them to status codes with errors.Is. A cloud answer carries exactly
+// one of them (APIError.Class).
 var (
 	// ErrNotImplemented means the provider does not support the call (for the
 	// four optional RPCs CA then falls back to its defaults).
@@ -39,14 +39,14 @@ var (
 	ErrMalformedResponse = errors.New("malformed cloud response")
 )
 
-// ErrConfig marks a configuration error found only once the cloud was
-// listed; main exits 2 on it, naming the offending setting.
+// ErrConfig marks a configuration error found when the cloud is first
+// listed; main exits 2 on it.
 var ErrConfig = errors.New("configuration error")
 
 // Errorf wraps sentinel with a formatted message so errors.Is(err, sentinel)
-// holds. It makes our own errors, decided without the cloud (a bad request,
-// a size rule, an unknown group): the error states MutationRefused, so a
-// mutation refused by it reads as refused. A cloud's answer is an APIError.
+// holds. It is for our own errors, decided without calling the cloud (a bad
+// request, a size rule, an unknown group), so the error states
+// MutationRefused. A cloud's answer is an APIError instead.
 func Errorf(sentinel error, format string, args ...any) error {
 	return Refusal(fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), sentinel))
 }

@@ -2,9 +2,8 @@ package cloudprovider
 
 import "strings"
 
-// ManagedBy says why a provider manages a node group: the one rule every
-// provider states in the same words, in its logs, its Debug text, the
-// banner and inspect.
+// ManagedBy says why a provider manages a node group. Every provider uses
+// these values in its logs, its Debug text, the banner and inspect.
 type ManagedBy string
 
 const (
@@ -18,13 +17,12 @@ const (
 	// group (Volcengine's tags).
 	ManagedByDiscovery ManagedBy = "discovery"
 	// ManagedByLearnt: a node lookup found one of the group's members (an
-	// Exoscale instance pool learnt from NodeGroupForNode).
+	// Exoscale instance pool found through NodeGroupForNode).
 	ManagedByLearnt ManagedBy = "learnt"
 )
 
 // Management is why a group is managed: By, and Detail naming what chose it
-// (the --nodes spec, the discovery selector, the cluster), "" when there is
-// nothing more to say.
+// (the --nodes spec, the discovery selector, the cluster) or "".
 type Management struct {
 	By     ManagedBy
 	Detail string
@@ -42,12 +40,12 @@ func (m Management) String() string {
 }
 
 // debugManaged starts the part of a group's Debug text that says why it is
-// managed; the server ends every group's Debug with it (WithManaged).
+// managed.
 const debugManaged = "managed: "
 
-// WithManaged returns debug ended by "; managed: <m>", the form the server
-// sends in the NodeGroup message's Debug and ManagementFromDebug reads back;
-// debug unchanged when m says nothing.
+// WithManaged returns debug followed by "; managed: <m>", as the server sends
+// it in the NodeGroup message's Debug. It returns debug unchanged when m.By is
+// empty.
 func WithManaged(debug string, m Management) string {
 	if m.By == "" {
 		return debug
@@ -58,8 +56,8 @@ func WithManaged(debug string, m Management) string {
 	return debug + "; " + debugManaged + m.String()
 }
 
-// ManagementFromDebug reads back what WithManaged added to a Debug text;
-// false when it holds none (a server that does not say).
+// ManagementFromDebug reads back what WithManaged added to a Debug text. It
+// returns false when there is none.
 func ManagementFromDebug(debug string) (Management, bool) {
 	rest, ok := strings.CutPrefix(debug, debugManaged)
 	if !ok {

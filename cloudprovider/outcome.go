@@ -1,27 +1,25 @@
 package cloudprovider
 
 // MutationOutcome is what a mutating cloud call did to the cloud, as far as
-// its answer tells: the one value the mutation guard, the server's log line
-// and the mutations metric read, so none of them infers it on its own.
+// its answer tells. The mutation guard, the server's log line and the
+// mutations metric all read this one value.
 //
-// The outcome is stated where the answer is read, never guessed from an
-// error's shape: the thin clients build their errors with
-// cloudhttp.AnswerError, which sets it from the answer (AnswerOutcome), and
-// errors of our own say theirs with WithOutcome. An error that states none
-// is unknown: a call we cannot account for may have reached the cloud. The
-// mutation guard knows more: an error of a call that sent no request is
-// refused.
+// The outcome is set where the answer is read: the thin clients build their
+// errors with cloudhttp.AnswerError (which uses AnswerOutcome), and our own
+// errors set theirs with WithOutcome. An error without one is unknown, since
+// the call may have reached the cloud; the mutation guard treats an error of
+// a call that sent no request as refused.
 type MutationOutcome int
 
 const (
 	// MutationApplied: the cloud answered with success; the change is made.
-	// An error with this outcome is a success whose answer does not state
+	// An error with this outcome is a success whose answer does not give
 	// the resulting size (an empty, partial or unparsable body, a size
 	// other than asked, an Exoscale operation that timed out or finished
-	// partly): one read of the group establishes it.
+	// partly), so the group is read once.
 	MutationApplied MutationOutcome = iota
-	// MutationRefused: the cloud (or our own check before any call) refused
-	// the request, which proves nothing changed.
+	// MutationRefused: the cloud, or our own check before any call, refused
+	// the request, so nothing changed.
 	MutationRefused
 	// MutationUnknown: no answer, a 5xx, or a refusal that follows an
 	// attempt the cloud may have carried out; the change may still land.
@@ -40,10 +38,10 @@ func (o MutationOutcome) String() string {
 	}
 }
 
-// AnswerOutcome is the one rule that turns what the cloud answered into an
-// outcome. status is the HTTP status, 0 when no answer arrived (timeout,
-// reset); cloudError says the body carries the cloud's own error object
-// (Volcengine's ResponseMetadata.Error, sent with HTTP 200 too).
+// AnswerOutcome maps what the cloud answered to an outcome. status is the
+// HTTP status, 0 when no answer arrived (timeout, reset); cloudError says the
+// body carries the cloud's own error object (Volcengine's
+// ResponseMetadata.Error, sent with HTTP 200 too).
 //
 //   - no status or a 5xx: unknown, the cloud may have carried it out;
 //   - a 4xx (a throttle included), or a 2xx carrying the cloud's error
@@ -70,11 +68,11 @@ type outcomeError struct {
 func (e *outcomeError) Error() string { return e.err.Error() }
 func (e *outcomeError) Unwrap() error { return e.err }
 
-// WithOutcome returns err stating outcome, for errors that are not a cloud
-// answer: our own refusals made before any cloud call (MutationRefused), a
-// retry's refusal after an attempt the cloud may have carried out
-// (MutationUnknown), a change the cloud reported finished but did not
-// size (MutationApplied). The outermost statement wins. nil stays nil.
+// WithOutcome returns err carrying outcome, for errors that are not a cloud
+// answer: our own refusals before any cloud call (MutationRefused), a retry's
+// refusal after an attempt the cloud may have carried out (MutationUnknown),
+// a change the cloud reported done without its size (MutationApplied). The
+// outermost outcome wins. nil stays nil.
 func WithOutcome(err error, outcome MutationOutcome) error {
 	if err == nil {
 		return nil
@@ -85,10 +83,10 @@ func WithOutcome(err error, outcome MutationOutcome) error {
 // Refusal marks err as our own refusal made before any cloud call.
 func Refusal(err error) error { return WithOutcome(err, MutationRefused) }
 
-// OutcomeOf returns the outcome of a mutation that returned err: applied
-// for nil, else the outermost outcome stated on err's chain (WithOutcome,
-// or an APIError's), else unknown. SDK errors that keep their cause behind
-// OrigErr (the Volcengine SDK's) are looked through.
+// OutcomeOf returns the outcome of a mutation that returned err: applied for
+// nil, else the outermost outcome on err's chain (WithOutcome or an
+// APIError), else unknown. It also unwraps OrigErr, which the Volcengine
+// SDK's errors use.
 func OutcomeOf(err error) MutationOutcome {
 	if err == nil {
 		return MutationApplied
@@ -110,7 +108,7 @@ func statedOutcome(err error, depth int) (MutationOutcome, bool) {
 	case *outcomeError:
 		return e.outcome, true
 	case interface{ StatedOutcome() MutationOutcome }:
-		// A cloud answer's error (the HTTP stack's APIError) states it.
+		// cloudhttp.APIError.
 		return e.StatedOutcome(), true
 	}
 	switch u := err.(type) {
@@ -130,12 +128,12 @@ func statedOutcome(err error, depth int) (MutationOutcome, bool) {
 }
 
 // OutcomeUnknown reports whether a failed mutating call may still have been
-// applied by the cloud (OutcomeOf is MutationUnknown). After such an error
-// the group is quarantined and the next mutation re-reads it first, so an
-// absolute size computed from a stale snapshot cannot undo the change.
+// applied by the cloud (OutcomeOf is MutationUnknown). The group is then
+// quarantined and re-read before the next mutation, so an absolute size
+// computed from a stale snapshot cannot undo the change.
 func OutcomeUnknown(err error) bool { return err != nil && OutcomeOf(err) == MutationUnknown }
 
-// SizeUnstated reports whether err is a success whose answer does not state
-// the resulting size (OutcomeOf is MutationApplied with an error): the
-// group must be read once to know it.
+// SizeUnstated reports whether err is a success whose answer does not give
+// the resulting size (OutcomeOf is MutationApplied with an error), so the
+// group has to be read once.
 func SizeUnstated(err error) bool { return err != nil && OutcomeOf(err) == MutationApplied }

@@ -9,8 +9,8 @@ import (
 func BuildProviderID(prefix, id string) string { return prefix + id }
 
 // ParseProviderID strips prefix from providerID and returns the instance id.
-// It fails on a wrong prefix or an empty id, so a node of another cloud is never
-// mistaken for one of ours.
+// It fails on a wrong prefix or an empty id, so a node of another cloud is
+// never taken for one of ours.
 func ParseProviderID(prefix, providerID string) (string, error) {
 	if !strings.HasPrefix(providerID, prefix) {
 		return "", Errorf(ErrInvalidArgument, "providerID %q does not start with %q", providerID, prefix)

@@ -13,11 +13,10 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// APIError is a failed cloud API call: the one error shape every thin client
-// (vultrapi, volcapi, exoapi) returns for an answer it got, or did not get.
-// It unwraps to exactly one class sentinel (Class) and to the underlying SDK
-// or transport error (Cause), so callers test it with errors.Is and never
-// look at its text.
+// APIError is a failed cloud API call, with or without an answer. Every thin
+// client (vultrapi, volcapi, exoapi) returns it. It unwraps to exactly one
+// class sentinel (Class) and to the underlying SDK or transport error
+// (Cause), so callers test it with errors.Is, not by its text.
 type APIError struct {
 	// Cloud names the provider ("vultr", "volcengine", "exoscale").
 	Cloud string
@@ -35,15 +34,14 @@ type APIError struct {
 	RequestID string
 	// RetryAfter is the server-requested back-off (HTTP Retry-After), 0 when absent.
 	RetryAfter time.Duration
-	// Class is the sentinel this error classifies as; StatusClass(Status)
-	// unless a documented code family says more.
+	// Class is the error's class sentinel: StatusClass(Status), unless a
+	// documented cloud error code is more specific.
 	Class error
 	// Cause is the underlying error, if any.
 	Cause error
 	// Outcome is what the answer proves about a mutating call, set by
-	// AnswerError: AnswerOutcome(Status, cloud error in the body) for an
-	// answer, OutcomeOf(cause) for none (a call our own rate limit refused
-	// never left the process).
+	// AnswerError: AnswerOutcome for an answer, OutcomeOf(Cause) without one
+	// (a call our own rate limit refused never left the process).
 	Outcome cloudprovider.MutationOutcome
 }
 
@@ -89,9 +87,9 @@ func (e *APIError) Unwrap() []error {
 	return out
 }
 
-// StatedOutcome is the outcome the client stated (Outcome), except that an
-// error claiming a change applied without a success answer is unknown: only
-// a 2xx proves the cloud took the request. OutcomeOf reads it.
+// StatedOutcome returns Outcome, except that MutationApplied without a 2xx
+// status is unknown: only a 2xx proves the cloud accepted the request.
+// cloudprovider.OutcomeOf calls it.
 func (e *APIError) StatedOutcome() cloudprovider.MutationOutcome {
 	if e.Outcome == cloudprovider.MutationApplied && (e.Status < 200 || e.Status > 299) {
 		return cloudprovider.MutationUnknown
@@ -99,9 +97,9 @@ func (e *APIError) StatedOutcome() cloudprovider.MutationOutcome {
 	return e.Outcome
 }
 
-// StatusClass is the one HTTP status → class table. It is all the thin
-// clients use, except for documented code families (Volcengine's throttling
-// and capacity codes) that refine a class.
+// StatusClass maps an HTTP status to a class sentinel for every thin client.
+// Only documented cloud error codes (Volcengine's throttling and capacity
+// codes) override it.
 func StatusClass(status int) error {
 	switch {
 	case status == 0:
@@ -142,7 +140,8 @@ func Reclassify(err, class error) error {
 	return &c
 }
 
-// ErrorAnswer is what a thin client read of a failed call, for AnswerError.
+// ErrorAnswer is what a thin client read from a failed call; AnswerError
+// turns it into an APIError.
 type ErrorAnswer struct {
 	// Status is the HTTP status; 0 when no answer arrived.
 	Status int
@@ -154,23 +153,22 @@ type ErrorAnswer struct {
 	RequestID string
 	// RetryAfter is the answer's Retry-After, 0 when absent.
 	RetryAfter time.Duration
-	// CloudError says the answer states the request failed: the cloud's
-	// own error object (Volcengine's ResponseMetadata.Error), an Exoscale
-	// operation that failed on submission, an empty object for an id the
-	// cloud does not know. A refusal even in a 2xx.
+	// CloudError says the body reports a failure even if the status is 2xx:
+	// the cloud's own error object (Volcengine's ResponseMetadata.Error), an
+	// Exoscale operation that failed on submission, an empty object for an
+	// id the cloud does not know. It makes the outcome refused.
 	CloudError bool
-	// Class refines StatusClass(Status) for a documented code family
-	// (Volcengine's throttling and capacity codes); nil: StatusClass.
+	// Class overrides StatusClass(Status) for a documented cloud error code
+	// (Volcengine's throttling and capacity codes); nil uses StatusClass.
 	Class error
 	// Cause is the SDK's or transport's error, if any.
 	Cause error
 }
 
-// AnswerError is the one constructor of a cloud call's error: every thin
-// client turns what it read into an APIError here, so the class, the
-// message cut and the outcome follow one rule. The outcome is
-// AnswerOutcome(Status, CloudError) for an answer; for none (Status 0) it
-// is what the cause states (our rate limit's refusal, a retry's uncertain
+// AnswerError builds the APIError of a cloud call; every thin client uses
+// it, so class, message length and outcome follow one rule. The outcome is
+// AnswerOutcome(Status, CloudError) for an answer. Without one (Status 0) it
+// is the outcome Cause carries (our rate limit's refusal, a retry's uncertain
 // refusal), else unknown.
 func AnswerError(cloud, operation string, a ErrorAnswer) *APIError {
 	class := a.Class
@@ -189,17 +187,17 @@ func AnswerError(cloud, operation string, a ErrorAnswer) *APIError {
 		RequestID: a.RequestID, RetryAfter: a.RetryAfter, Class: class, Cause: a.Cause, Outcome: outcome}
 }
 
-// NoAnswer is the error of a call that got no answer: err is the transport's
-// (a timeout, a reset, our rate limit's refusal). Its outcome is the one err
-// states (our own refusal, a retry's uncertain refusal), else unknown.
+// NoAnswer is the error of a call that got no answer; err is the transport's
+// error (a timeout, a reset, our rate limit's refusal). Its outcome is the
+// one err carries, else unknown.
 func NoAnswer(cloud, operation string, err error) *APIError {
 	return AnswerError(cloud, operation, ErrorAnswer{Class: NoResponseClass(err), Cause: err})
 }
 
 // MalformedAnswer is the error of a success answer whose body the client
-// cannot use (empty, unparsable, without the object it must hold): class
-// ErrMalformedResponse, outcome applied (the cloud took the request; one
-// read establishes what it did).
+// cannot use (empty, unparsable, missing the expected object). Its class is
+// ErrMalformedResponse and its outcome applied: the cloud accepted the
+// request, and one read of the group shows what it did.
 func MalformedAnswer(cloud, operation string, status int, format string, args ...any) *APIError {
 	return AnswerError(cloud, operation, ErrorAnswer{Status: status, Message: fmt.Sprintf(format, args...),
 		Class: cloudprovider.ErrMalformedResponse})
@@ -208,11 +206,9 @@ func MalformedAnswer(cloud, operation string, status int, format string, args ..
 // maxMessage bounds a message carried in an APIError; AnswerError cuts it.
 const maxMessage = 256
 
-// DecodeJSON is the one decoding rule for a success answer: its body is
-// read as JSON into out whatever its Content-Type says (a gateway may
-// relabel it; NewHTTPClient's stack logs that once per operation). A body
-// that does not parse is a MalformedAnswer naming cloud, operation and
-// status.
+// DecodeJSON reads a success answer's body as JSON into out, whatever its
+// Content-Type says: a gateway may relabel it, and the HTTP stack logs that
+// once per operation. A body that does not parse is a MalformedAnswer.
 func DecodeJSON(cloud, operation string, resp *http.Response, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBody))
 	if err != nil {

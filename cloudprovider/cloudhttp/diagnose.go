@@ -82,18 +82,18 @@ func (f Failure) Answer() string {
 // ProxyFunc says which proxy a request to u goes through (nil: none).
 type ProxyFunc func(u *url.URL) (*url.URL, error)
 
-// EnvironmentProxy is the proxy NewHTTPClient's transport uses: the one
-// HTTPS_PROXY, HTTP_PROXY and NO_PROXY name.
+// EnvironmentProxy is the proxy NewHTTPClient's transport uses, from
+// HTTPS_PROXY, HTTP_PROXY and NO_PROXY.
 func EnvironmentProxy(u *url.URL) (*url.URL, error) {
 	return http.ProxyFromEnvironment(&http.Request{URL: u})
 }
 
-// Diagnose classifies a failed call's error once for every cloud: an
-// answer by its status, no answer by the network error in its chain
-// (looked for through Unwrap and the SDKs' OrigErr). proxy is the proxy
-// rule the client used (nil: EnvironmentProxy); a call with no answer that
-// went through a proxy is a proxy failure unless its TLS failed, which is
-// the cloud's certificate seen through the tunnel.
+// Diagnose classifies a failed call's error the same way for every cloud:
+// an answer by its status, no answer by the network error in its chain
+// (through Unwrap and the SDKs' OrigErr). proxy is the proxy rule the
+// client used (nil: EnvironmentProxy). A call without an answer that went
+// through a proxy is a proxy failure, unless TLS failed: that is the
+// cloud's certificate, seen through the tunnel.
 func Diagnose(err error, proxy ProxyFunc) Failure {
 	if proxy == nil {
 		proxy = EnvironmentProxy
@@ -155,8 +155,8 @@ func Diagnose(err error, proxy ProxyFunc) Failure {
 			f.Kind, f.Cause = FailureTLS, e
 			return true
 		}
-		// A timeout is named by the innermost error that says so: the walk
-		// goes on, and a deeper one replaces a wrapper's.
+		// The innermost timeout wins: the walk goes on, and a deeper one
+		// replaces a wrapper's.
 		var ne net.Error
 		if errors.Is(e, context.DeadlineExceeded) || (errors.As(e, &ne) && ne.Timeout()) {
 			f.Kind, f.Cause = FailureTimeout, e
@@ -203,9 +203,9 @@ func walk(err error, visit func(error) bool) bool {
 	return false
 }
 
-// TransportCause is the network error inside an SDK's error, with the
+// TransportCause returns the network error inside an SDK's error, with the
 // request's URL cut to its scheme and host (a query may carry ids and
-// signatures): what a thin client keeps as an APIError's Cause for a call
+// signatures). Thin clients keep it as an APIError's Cause for a call
 // without an answer. It is nil when err holds no *url.Error.
 func TransportCause(err error) error {
 	var found *url.Error

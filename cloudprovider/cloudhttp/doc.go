@@ -1,9 +1,8 @@
-// Package cloudhttp is the HTTP stack every cloud's thin client shares: one
-// client (NewHTTPClient) with the call lifetime, the retry rule
-// (RetryTransport, RetrySafe), the client-side rate limit (RateLimiter), the
-// answer record, and the one reading of a cloud's answer (APIError,
-// StatusClass, DecodeJSON), and why a call failed in an operator's terms
-// (Diagnose). It knows nothing of node groups: it turns a
-// request into an answer or an error that states its class and outcome in
-// the terms of package cloudprovider.
+// Package cloudhttp is the HTTP stack every cloud's thin client shares: the
+// client (NewHTTPClient) with the call lifetime, retries (RetryTransport,
+// RetrySafe), the client-side rate limit (RateLimiter) and the answer
+// record; the reading of a cloud's answer (APIError, StatusClass,
+// DecodeJSON); and why a call failed, for an operator (Diagnose). It knows
+// nothing of node groups: it turns a request into an answer, or an error
+// with a cloudprovider class and outcome.
 package cloudhttp

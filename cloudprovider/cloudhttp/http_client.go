@@ -15,9 +15,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Timeouts for cloud HTTP calls. The per-request context (CA's ~5 s deadline, or
-// the refresh budget) is the real bound; these stop a dead peer from pinning a
-// connection when a caller forgot one.
+// Timeouts for cloud HTTP calls. The request's context (CA's ~5 s deadline,
+// or the refresh budget) is the real bound; these stop a dead peer from
+// holding a connection when a caller sets no deadline.
 const (
 	httpDialTimeout           = 5 * time.Second
 	httpTLSHandshakeTimeout   = 5 * time.Second
@@ -31,8 +31,8 @@ const (
 )
 
 // CallLifetime is a cloud call's whole lifetime, retries and reading the body
-// included (see httpOverallTimeout): past it our own client has abandoned the
-// call, which bounds how long a call's outcome can stay unknown.
+// included. The client abandons the call after it, so it also bounds how long
+// a call's outcome can stay unknown.
 const CallLifetime = 60 * time.Second
 
 // maxErrorBody bounds how much of an error answer's body is kept.
@@ -42,9 +42,9 @@ const maxErrorBody = 4 << 10
 // as "GET /v2/kubernetes/clusters/{id}/node-pools".
 type OperationFunc func(*http.Request) string
 
-// ClientOptions is what the cloud HTTP client takes from the process's
-// options (registry.BuildOptions.ClientOptions); the fields mean what BuildOptions'
-// fields of the same names mean.
+// ClientOptions are the process options the cloud HTTP client uses
+// (registry.BuildOptions.ClientOptions). Each field means the same as the
+// BuildOptions field of that name.
 type ClientOptions struct {
 	UserAgent           string
 	InstrumentTransport func(base http.RoundTripper, operation OperationFunc) http.RoundTripper
@@ -53,16 +53,15 @@ type ClientOptions struct {
 	RateLimitNow        func() time.Time
 	RateLimitSleep      func(ctx context.Context, d time.Duration) error
 	// Dial and Proxy replace the network dialer and the proxy rule
-	// (HTTPS_PROXY/NO_PROXY by default), so tests fail a call's network
-	// the way a real one fails without touching the network.
+	// (HTTPS_PROXY/NO_PROXY by default), so tests can fail a call's network
+	// without touching the network.
 	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	Proxy func(*http.Request) (*url.URL, error)
 }
 
 // HTTPStack is what one cloud adds to the shared HTTP stack: its operation
-// names, its credentials when they travel as a transport, and retry tuning.
-// Everything else (lifetime, answer record, retries, rate limit,
-// instrumentation, User-Agent) is NewHTTPClient's, the same for every cloud.
+// names, its credentials when they are a transport, and retry tuning.
+// NewHTTPClient adds the rest, the same for every cloud.
 type HTTPStack struct {
 	// Cloud names the cloud in logs ("vultr", "volcengine", "exoscale").
 	Cloud string
@@ -78,11 +77,10 @@ type HTTPStack struct {
 	Retry RetryOptions
 }
 
-// NewHTTPClient returns the one HTTP client a provider's thin client uses:
-// its own transport (never http.DefaultTransport, which SDKs and libraries
-// may mutate), explicit timeouts, no redirects across hosts, proxies only
-// from the standard HTTPS_PROXY/NO_PROXY variables. It assembles the stack
-// in one place; a request passes the layers in this order:
+// NewHTTPClient returns the HTTP client a provider's thin client uses: its
+// own transport (not http.DefaultTransport, which SDKs and libraries may
+// change), explicit timeouts, no redirects across hosts, proxies only from
+// HTTPS_PROXY/NO_PROXY. A request passes the layers in this order:
 //
 //  1. lifetime: a context deadline of httpOverallTimeout over the whole
 //     call, retries included, released when the body is closed or read to
@@ -90,7 +88,7 @@ type HTTPStack struct {
 //  2. answer record: the final answer's status, Retry-After and error body
 //     for the thin client (RecordAnswer; SDKs drop them), the V(5) call
 //     log, and the once-per-operation log of a JSON body with another
-//     content type (ReadJSON accepts it);
+//     content type (DecodeJSON accepts it);
 //  3. the cloud's auth (stack.Auth), when it is a transport;
 //  4. retries (RetryTransport) with the one retry-safety rule, RetrySafe;
 //  5. User-Agent;
@@ -98,10 +96,10 @@ type HTTPStack struct {
 //     above the instrumentation so a call refused locally is not counted
 //     as a cloud call;
 //  7. instrumentation (opts.InstrumentTransport): every attempt that leaves;
-//  8. the send mark (TrackSends): the call's records learn a request left;
+//  8. the send mark (TrackSends): records that a request left;
 //  9. the network transport.
 //
-// Each call builds its own limiter: a provider builds one client, so the
+// Each call builds its own limiter. A provider builds one client, so the
 // budget is per cloud account.
 func NewHTTPClient(opts ClientOptions, stack HTTPStack) *http.Client {
 	operation := stack.Operation
@@ -196,9 +194,9 @@ func (b *cancelOnClose) Close() error {
 	return err
 }
 
-// Answer is what the cloud answered to one call, as the shared stack saw
-// it: the thin clients over SDKs that drop statuses and headers classify
-// from it (RecordAnswer).
+// Answer is the cloud's final answer to one call as the HTTP stack saw it.
+// Thin clients over SDKs that drop statuses and headers classify from it
+// (RecordAnswer).
 type Answer struct {
 	mu         sync.Mutex
 	status     int
@@ -236,10 +234,10 @@ func RecordAnswer(ctx context.Context) (context.Context, *Answer) {
 	return context.WithValue(ctx, answerKey{}, a), a
 }
 
-// answerTransport records the final answer (RecordAnswer), logs each call
-// at V(5) (method, operation and status only: never headers or bodies, which
-// carry credentials) and, once per operation, a success answer whose body
-// is labelled as something other than JSON.
+// answerTransport records the final answer (RecordAnswer) and logs each call
+// at V(5): operation and status only, never headers or bodies, which carry
+// credentials. Once per operation it also logs a success answer labelled as
+// something other than JSON.
 type answerTransport struct {
 	base      http.RoundTripper
 	cloud     string

@@ -81,11 +81,10 @@ func HasMutationPriority(ctx context.Context) bool {
 	return v
 }
 
-// RateLimiter is a token bucket shared by every call to one cloud. Waiting
-// for a token counts against the caller's deadline: a call that could only
-// get a token after its deadline is refused at once with ErrRateLimited
-// instead of waiting in vain. Mutations come first: a read takes a token only
-// while no mutation waits and one token stays in reserve for a mutation.
+// RateLimiter is a token bucket shared by every call to one cloud. A call
+// that would get its token only after its deadline is refused at once with
+// ErrRateLimited. Mutations come first: a read takes a token only while no
+// mutation waits, and it leaves one token for a mutation.
 type RateLimiter struct {
 	limit RateLimit
 	now   func() time.Time
@@ -99,8 +98,8 @@ type RateLimiter struct {
 	mutationsWaiting int
 }
 
-// RateLimiterOptions injects the clock and the sleep (tests advance a manual
-// clock instead of sleeping) and the observer metrics use.
+// RateLimiterOptions injects the clock and the sleep (tests use a manual
+// clock) and the observer the metrics use.
 type RateLimiterOptions struct {
 	Now     func() time.Time
 	Sleep   func(context.Context, time.Duration) error
@@ -175,8 +174,8 @@ func (l *RateLimiter) Wait(ctx context.Context) error {
 		}
 		wait := time.Duration((need - l.tokens) / l.limit.Rate * float64(time.Second))
 		if wait <= 0 {
-			// A read held back by a waiting mutation looks again once the
-			// mutation had a chance to take its token.
+			// A read held back by a waiting mutation tries again after one
+			// token's time, so the mutation can take its token first.
 			wait = time.Duration(float64(time.Second) / l.limit.Rate)
 		}
 		if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
@@ -214,11 +213,10 @@ func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return t.base.RoundTrip(req)
 }
 
-// NoResponseClass classifies an error that came back without an HTTP
-// response: ErrRateLimited when the client-side budget refused the call
-// (it never left the process, so its outcome is known: not applied), else
-// ErrUnavailable. It also looks through SDK errors that keep their cause
-// behind OrigErr instead of Unwrap (the Volcengine SDK's).
+// NoResponseClass classifies an error that came without an HTTP response:
+// ErrRateLimited when the client-side budget refused the call (it never left
+// the process), else ErrUnavailable. It also unwraps OrigErr, which the
+// Volcengine SDK's errors use.
 func NoResponseClass(err error) error {
 	for depth := 0; err != nil && depth < 8; depth++ {
 		if errors.Is(err, cloudprovider.ErrRateLimited) {

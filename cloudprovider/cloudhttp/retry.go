@@ -31,12 +31,11 @@ const maxRetryAfterSeconds = 86400
 // maxUnboundedWait caps a Retry-After wait for requests without a deadline.
 const maxUnboundedWait = 30 * time.Second
 
-// RetryTransport retries throttled and failed cloud calls without ever
-// outliving the request's context: a 429 honours Retry-After only when the
-// wait fits before the deadline, otherwise the 429 is returned at once so the
-// caller can report "rate limited" within CA's RPC deadline. Other 4xx are never
-// retried; no answer and 5xx are retried when RetrySafe allows. NewHTTPClient
-// puts it in every cloud's stack.
+// RetryTransport retries throttled and failed cloud calls within the
+// request's context. A 429 is retried after Retry-After only when the wait
+// fits before the deadline; otherwise it is returned at once, so the caller
+// can report "rate limited" within CA's RPC deadline. Other 4xx are not
+// retried; no answer and 5xx are retried when RetrySafe allows.
 type RetryTransport struct {
 	Base http.RoundTripper
 	Opts RetryOptions
@@ -59,31 +58,30 @@ func NewRetryTransport(base http.RoundTripper, opts RetryOptions) *RetryTranspor
 	return &RetryTransport{Base: base, Opts: opts}
 }
 
-// CallKind is how a cloud call may be repeated. The thin client that makes
-// a call states it on the call's context (WithCallKind) where the HTTP
-// method does not tell: Volcengine sends every action as a GET, and an
-// Exoscale eviction is a PUT.
+// CallKind says whether a cloud call may be repeated. A thin client sets it
+// on the call's context (WithCallKind) when the HTTP method is misleading:
+// Volcengine sends every action as a GET, and an Exoscale eviction is a PUT.
 type CallKind int
 
 const (
-	// CallByMethod leaves it to the HTTP method: GET, HEAD and OPTIONS
-	// read; PUT and DELETE are idempotent; anything else runs once.
+	// CallByMethod follows the HTTP method: GET, HEAD and OPTIONS read;
+	// PUT and DELETE are idempotent; anything else runs once.
 	CallByMethod CallKind = iota
 	// CallRead changes nothing in the cloud.
 	CallRead
 	// CallIdempotent changes the cloud so that a repeat changes nothing
-	// more: an absolute size, the deletion of one named instance (a repeat
+	// more: setting an absolute size, deleting one named instance (a repeat
 	// after a lost answer finds it gone, which the caller handles).
 	CallIdempotent
 	// CallOnce must not be repeated after an attempt the cloud may have
-	// carried out: the eviction or removal of a set of members, which a
-	// repeat would see refused for the members already gone.
+	// carried out: evicting or removing a set of members, which the cloud
+	// refuses once some of them are gone.
 	CallOnce
 )
 
 type callKindKey struct{}
 
-// WithCallKind returns ctx stating the kind of the calls made with it.
+// WithCallKind returns ctx carrying the kind of the calls made with it.
 func WithCallKind(ctx context.Context, kind CallKind) context.Context {
 	return context.WithValue(ctx, callKindKey{}, kind)
 }
@@ -101,10 +99,9 @@ func callKindOf(req *http.Request) CallKind {
 	return CallOnce
 }
 
-// RetrySafe is the one retry-safety rule, for every cloud: a request may be
-// repeated after an attempt that got no answer or a 5xx unless it is a
-// CallOnce. (A 429 is always retried when its wait fits the deadline: the
-// cloud refused it, so nothing ran.)
+// RetrySafe is the retry-safety rule for every cloud: a request may be
+// repeated after no answer or a 5xx unless it is a CallOnce. A 429 is always
+// retried when its wait fits the deadline, since nothing ran.
 func RetrySafe(req *http.Request) bool { return callKindOf(req) != CallOnce }
 
 // mutating reports whether req changes the cloud.
@@ -130,11 +127,11 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.Base.RoundTrip(req)
 	}
 	backoff := t.Opts.BaseBackoff
-	// uncertain is set once an attempt of a mutating request failed in a
-	// way that leaves open whether the cloud carried it out (no answer, or
-	// a 5xx): a refusal of a later attempt then says nothing about the
-	// first (a pool refusing a resize as busy because the first attempt
-	// already resized it), so it must not reach the caller as a refusal.
+	// uncertain is set once an attempt of a mutating request got no answer
+	// or a 5xx, so the cloud may have carried it out. A later refusal then
+	// says nothing about the first attempt (a pool refuses a resize as busy
+	// because the first attempt already resized it), so it must not reach
+	// the caller as a refusal.
 	uncertain := false
 	for attempt := 1; ; attempt++ {
 		try := req
@@ -203,14 +200,12 @@ func drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// afterUncertain returns the last attempt's answer, except after an attempt
-// the cloud may have carried out: a 4xx refusal then becomes an error
-// stating MutationUnknown, so the mutation guard re-reads and quarantines
-// the group, and so does a later attempt's failure to leave at all (our
-// rate limit's refusal, which alone would read as "nothing changed"). A 404
-// stays: the thing is gone, most likely by the earlier attempt, and a
-// mutation answered NotFound already makes the next one re-read
-// (MutationGuard.Record).
+// afterUncertain returns the last attempt's answer. After an attempt the
+// cloud may have carried out, a 4xx refusal or an error (such as our rate
+// limit's refusal) becomes an error with MutationUnknown, so the mutation
+// guard quarantines and re-reads the group. A 404 is kept: the earlier
+// attempt most likely removed the thing, and a NotFound already makes the
+// next mutation re-read.
 func afterUncertain(req *http.Request, resp *http.Response, err error, uncertain bool) (*http.Response, error) {
 	if !uncertain {
 		return resp, err

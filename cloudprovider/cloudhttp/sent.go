@@ -6,11 +6,10 @@ import (
 	"sync/atomic"
 )
 
-// Sends records whether a request made with a context left this process
-// for the cloud: the HTTP stack marks it just before the network transport,
-// so a call refused by our own checks, our rate limit or a request that
-// could not be built is known to have sent nothing. The mutation guard
-// reads it to state such a call's outcome as refused.
+// Sends records whether a request made with a context left this process.
+// The HTTP stack marks it just before the network transport, so a call
+// stopped by our own checks, our rate limit or a build error is known to
+// have sent nothing; the mutation guard then treats it as refused.
 type Sends struct {
 	sent   atomic.Bool
 	parent *Sends
@@ -22,17 +21,17 @@ func (s *Sends) Sent() bool { return s.sent.Load() }
 type sendsKey struct{}
 
 // TrackSends returns ctx carrying a new record of the requests made with
-// it. A record ctx already carries is marked too, so nested tracking
-// (a mutation, one call of it) sees every request.
+// it. Records further out in ctx are marked too, so nested tracking (a
+// mutation, and one call of it) sees every request.
 func TrackSends(ctx context.Context) (context.Context, *Sends) {
 	parent, _ := ctx.Value(sendsKey{}).(*Sends)
 	s := &Sends{parent: parent}
 	return context.WithValue(ctx, sendsKey{}, s), s
 }
 
-// MarkSent marks every record ctx carries: a request is leaving for the
-// cloud. The HTTP stack calls it for each attempt; a cloud reached without
-// this stack (an in-process fake) calls it for each request it receives.
+// MarkSent marks every record ctx carries as sent. The HTTP stack calls it
+// for each attempt; an in-process fake, which bypasses the stack, calls it
+// for each request it receives.
 func MarkSent(ctx context.Context) {
 	s, _ := ctx.Value(sendsKey{}).(*Sends)
 	for ; s != nil; s = s.parent {

@@ -34,17 +34,17 @@ func ClientOf(ctx context.Context) string {
 	return clientCA
 }
 
-// toolConnections remembers which tool connections were logged, so each
-// one is logged once; the set is cleared when it grows large, as connections
-// come and go. Each interceptor holds its own.
+// toolConnections remembers which tool connections were logged, so each is
+// logged once. The set is cleared when it grows large, since connections
+// come and go. Each interceptor has its own.
 type toolConnections struct {
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
-// note logs the first RPC of each connection from one of our tools:
-// inspect at the default level, as an operator runs it by hand; the probe,
-// which a kubelet runs every few seconds, at V(2).
+// note logs the first RPC of each connection from one of our tools: inspect
+// at the default level, since an operator runs it by hand; the probe, which
+// a kubelet runs every few seconds, at V(2).
 func (tc *toolConnections) note(ctx context.Context, method string) {
 	tool := ClientOf(ctx)
 	if tool == clientCA {

@@ -25,15 +25,15 @@ var classification = []struct {
 	{cloudprovider.ErrPermissionDenied, codes.PermissionDenied},
 	{cloudprovider.ErrNotFound, codes.NotFound},
 	{cloudprovider.ErrUnavailable, codes.Unavailable},
-	// A garbled answer is a transport failure as far as CA is concerned: the
-	// request may have been applied, and retrying later may succeed.
+	// CA should treat a garbled answer as a transport failure: the request
+	// may have been applied, and a later retry may succeed.
 	{cloudprovider.ErrMalformedResponse, codes.Unavailable},
 }
 
-// toStatus is the one place provider errors become gRPC status codes.
+// toStatus maps provider errors to gRPC status codes for every handler.
 // optional marks the four RPCs on which CA reads Unimplemented as "not
-// implemented"; on the others ErrNotImplemented is a plain Internal error,
-// because Unimplemented would only confuse operators reading CA's logs.
+// implemented"; on the others ErrNotImplemented becomes Internal, because
+// Unimplemented there would only confuse operators reading CA's logs.
 func toStatus(err error, optional bool) error {
 	if err == nil {
 		return nil

@@ -16,15 +16,15 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
-// Two generations of CA speak to the server (see the header of
-// externalgrpc.proto): answers carry both, requests are read from the current
-// fields first and the legacy ones second, so CA 1.29 to 1.36 all work with
-// nothing to configure.
+// Two generations of CA use the server (see the header of
+// externalgrpc.proto). Answers carry both sets of fields; requests are read
+// from the current fields first and the legacy ones second, so CA 1.29 to
+// 1.36 all work without configuration.
 
-// noteGeneration counts a request whose fields tell the CA generation, and
+// noteGeneration counts a request whose fields show the CA generation, and
 // logs the first one of each generation, so an operator can see which CA
-// talks to the server. gen "" (a request that carries neither) and requests
-// from our own tools (inspect) are ignored.
+// talks to the server. gen "" (a request with neither) and requests from
+// our own tools (inspect) are ignored.
 func (s *Server) noteGeneration(ctx context.Context, gen metrics.ProtocolGeneration, message string) {
 	if gen == "" || ClientOf(ctx) != clientCA {
 		return

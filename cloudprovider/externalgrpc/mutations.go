@@ -12,16 +12,13 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/reporting"
 )
 
-// The mutation RPCs: each request is checked, applied through the group (whose
-// decoration reports what it left, the reporting package), logged once and counted by
-// outcome.
+// The mutation RPCs: each request is checked, applied through the group,
+// logged once and counted by outcome.
 
-// mutate runs one resize of group id: the request is checked (bad is non-nil
-// for a malformed request) before the group is touched, so a bad request never
-// reaches the cloud; the group's decoration reports the sizes and the
-// quarantine the change leaves (reporting.Provider.Mutate). Every request ends in one log line at the default level and one count, with its
-// outcome (cloudprovider.OutcomeOf): what an operator follows of the
-// autoscaler's decisions.
+// mutate runs one resize of group id. bad is non-nil for a malformed
+// request, which is refused before the group is touched, so it never reaches
+// the cloud. Every request ends in one log line at the default level and one
+// count by outcome (reporting.Provider.Mutate).
 func (s *Server) mutate(ctx context.Context, id string, c reporting.Change, bad error, apply func(cloudprovider.NodeGroup) error) error {
 	g, err := s.group(ctx, id)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 // bounded by its own timeout rather than by CA's per-RPC deadline, so a slow
 // cloud never fails CA's loop and a refresh is never abandoned half-way.
 type refresher struct {
-	// provider is the server's decorated provider: its Refresh also
-	// reports (the reporting package).
+	// provider is the server's provider wrapped by reporting.Wrap, so each
+	// Refresh is reported.
 	provider cloudprovider.CloudProvider
 	timeout  time.Duration
 	now      func() time.Time
@@ -38,8 +38,9 @@ type refreshRun struct {
 // Ready reports whether a refresh has succeeded at least once.
 func (r *refresher) Ready() bool { return r.ready.Load() }
 
-// The two log messages of a failed refresh: what the server serves
-// meanwhile depends on whether a refresh ever succeeded.
+// The two log messages of a failed refresh; which one applies depends on
+// whether a refresh ever succeeded, since that decides what is served
+// meanwhile.
 const (
 	msgRefreshFailedLastGood   = "Refresh failed, serving the last good snapshot"
 	msgRefreshFailedNoSnapshot = "Refresh failed and none has succeeded yet: no snapshot to serve; until one succeeds, the Refresh RPC answers this error, NodeGroups answers no node groups and the server reports not ready"
@@ -126,9 +127,8 @@ func (r *refresher) RefreshUntilReady(ctx context.Context, sleep func(context.Co
 
 // Refresh implements the Refresh RPC. The provider refresh runs in the
 // background; the RPC waits for it until shortly before CA's deadline. If it
-// is still running then, the RPC answers OK and the last snapshot (with all
-// local bookkeeping) keeps being served, because a Refresh error aborts CA's
-// whole loop.
+// is still running then, the RPC answers OK and the last snapshot is still
+// served, because a Refresh error aborts CA's whole loop.
 func (s *Server) Refresh(ctx context.Context, _ *protos.RefreshRequest) (*protos.RefreshResponse, error) {
 	run := s.triggerRefresh()
 	wait := 4500 * time.Millisecond

@@ -15,11 +15,9 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/reporting"
 )
 
-// The server's jobs live in one file each: this file builds the server and
-// holds what every handler shares; reads.go, pricing.go and mutations.go
-// are the RPC handlers by family; refresh.go is the refresh runner and the
-// Refresh RPC; the reporting package decorates the provider with what is reported
-// after a refresh or a mutation.
+// This file builds the server and holds what every handler shares; the
+// handlers are in reads.go, pricing.go and mutations.go, the refresh runner
+// in refresh.go.
 
 // Options tunes a Server.
 type Options struct {
@@ -50,9 +48,9 @@ type Server struct {
 	// RefreshOnce and RefreshUntilReady.
 	refresher
 
-	// provider is the provider decorated with the server's reporting
-	// (reporting.Wrap): handlers and the refresh runner go through it, so
-	// every refresh and every mutation is reported.
+	// provider is the provider wrapped by reporting.Wrap. Handlers and the
+	// refresh runner go through it, so every refresh and mutation is
+	// reported.
 	provider *reporting.Provider
 	opts     Options
 

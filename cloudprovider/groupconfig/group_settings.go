@@ -18,15 +18,15 @@ import (
 // Per-group settings read from a group's cloud metadata (tags or labels).
 //
 // Two spellings are read. The AWS spelling is the one CA's AWS provider reads
-// from Auto Scaling group tags, so users' habits carry over; it suits metadata
-// that stays in the cloud (Volcengine scaling-group tags, Exoscale plain
-// instance-pool labels). Its keys have several slashes, so they are not valid
-// Kubernetes label keys: metadata that the cloud also puts on the nodes as
-// labels (Vultr node-pool labels, Exoscale SKS nodepool labels) uses the
-// node-label spelling instead, whose keys are valid label keys under our own
-// domain and whose values are valid label values, so they are harmless on the
-// nodes. Label and taint hints have no node-label spelling: such pools carry
-// their own labels and taints, which the template shows already.
+// from Auto Scaling group tags, so users' habits carry over; it is for
+// metadata that stays in the cloud (Volcengine scaling-group tags, Exoscale
+// plain instance-pool labels). Its keys have several slashes, so they are not
+// valid Kubernetes label keys. Metadata that the cloud also copies to the
+// nodes as labels (Vultr node-pool labels, Exoscale SKS nodepool labels) uses
+// the node-label spelling instead: valid label keys under our own domain,
+// with valid label values. Label and taint hints have no node-label
+// spelling: such pools carry their own labels and taints, which the template
+// already shows.
 const (
 	// SettingsKeyPrefix starts every key of the AWS spelling.
 	SettingsKeyPrefix = "k8s.io/cluster-autoscaler/node-template/"
@@ -189,7 +189,7 @@ func (s GroupSettings) Status() cloudprovider.GroupStatus {
 
 // GetOptions is NodeGroup.GetOptions for a group with these settings: the
 // overrides on top of defaults, or ErrNotImplemented when the group overrides
-// nothing (an answer would make CA zero the options the protocol cannot carry).
+// nothing (any answer makes CA zero the options the protocol cannot carry).
 func (s GroupSettings) GetOptions(defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	if s.Options.Empty() {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no option overrides in the %s", s.source())
@@ -246,8 +246,8 @@ func (s GroupSettings) HintsSummary() string {
 }
 
 // HintsAnnotation is the template-node annotation that lists the hints merged
-// into a template and where they came from, for inspect and for people
-// reading CA's templates; CA ignores annotations of template nodes.
+// into a template and their source, for inspect and for people reading CA's
+// templates. CA ignores annotations of template nodes.
 const HintsAnnotation = "autoscaler.ca-providers.io/template-hints"
 
 func plural(n int, one, many string) string {
@@ -258,7 +258,7 @@ func plural(n int, one, many string) string {
 }
 
 // ParseGroupSettings reads the settings in metadata (a group's tags or
-// labels; entries that are not settings are skipped). source names where
+// labels) and skips entries that are not settings. source names where
 // metadata came from, for messages. Entries are read in key order, so the
 // result does not depend on map order.
 func ParseGroupSettings(source string, metadata map[string]string) GroupSettings {
@@ -359,8 +359,8 @@ func nodeLabelResourceName(key string) (string, bool) {
 }
 
 // resourceSeen remembers, per resource hint, the entry that set it, so a
-// resource given twice with different values (ambiguous: as for options,
-// neither is used) can be reported on both entries.
+// resource given twice with different values can be reported on both
+// entries; as for options, neither value is used.
 type resourceSeen map[corev1.ResourceName]*cloudprovider.SettingProblem
 
 // addResource adds one resource hint from entry key=value.

@@ -76,8 +76,8 @@ func ParseNodeGroupSpecs(values []string) ([]NodeGroupSpec, error) {
 	return specs, nil
 }
 
-// specError is a --nodes problem: its text names the specs, and it wraps
-// ErrConfig so the process exits 2 wherever it surfaces.
+// specError is a --nodes problem. Its text names the specs, and it wraps
+// ErrConfig so the process exits 2 wherever it is returned.
 type specError string
 
 func (e specError) Error() string { return string(e) }
@@ -90,13 +90,12 @@ type SpecCandidate struct {
 	// Names are the other names a spec may use for the group (a pool label,
 	// an instance-pool or nodepool name, a nodepool id).
 	Names []string
-	// Preferred breaks a name tie: among several groups sharing a name, the
-	// one preferred candidate wins (Exoscale: the nodepool inside the
-	// configured SKS cluster).
+	// Preferred breaks a tie between groups sharing a name: the preferred
+	// candidate wins (Exoscale: the nodepool of the configured SKS cluster).
 	Preferred bool
 }
 
-// SpecResolution is where every --nodes spec landed after one listing.
+// SpecResolution is the group each --nodes spec matched in one listing.
 type SpecResolution struct {
 	// ByGroup maps a group id to the spec that names it.
 	ByGroup map[string]NodeGroupSpec
@@ -136,11 +135,11 @@ func (r SpecResolution) Problems() []string {
 	return out
 }
 
-// ResolveSpecs is the one resolution of --nodes specs every provider uses: a
-// spec matches the group whose id it names; otherwise the one group one of
-// whose names it is; otherwise, among several, the one preferred group.
-// Anything else is unmatched or ambiguous, never a silent pick; two specs
-// landing on one group are a duplicate, never "last one wins".
+// ResolveSpecs matches --nodes specs to groups, for every provider. A spec
+// matches the group whose id it names; else the only group with that name;
+// else, among several with that name, the preferred one. Anything else is
+// unmatched or ambiguous, never a silent pick. Two specs matching one group
+// are a duplicate, never "last one wins".
 func ResolveSpecs(specs []NodeGroupSpec, candidates []SpecCandidate) SpecResolution {
 	res := SpecResolution{ByGroup: map[string]NodeGroupSpec{}, Ambiguous: map[string][]string{}}
 	namedByID := map[string]bool{}
@@ -191,14 +190,12 @@ func ResolveSpecs(specs []NodeGroupSpec, candidates []SpecCandidate) SpecResolut
 }
 
 // SpecWatch reports --nodes specs that name no group, several groups, or a
-// group another spec names too. The first successful listing's problems are
-// a configuration error (Check returns an error wrapping ErrConfig: the
-// operator mistyped a name or gave one group twice, and main exits 2 naming
-// the specs); later ones, a group that disappeared or was renamed onto
-// another spec's name, are logged at error level on every Refresh and
-// counted in a metric, while the other groups keep being served (a
-// duplicate's kept spec included), so a change in the cloud never turns into
-// a crash loop.
+// group another spec names too. Problems in the first successful listing
+// are a configuration error: Check returns an error wrapping ErrConfig and
+// main exits 2 naming the specs. Later problems (a group deleted, or renamed
+// to another spec's name) are logged at error level on every Refresh and
+// counted in a metric while the other groups are still served, so a change
+// in the cloud never causes a crash loop.
 type SpecWatch struct {
 	// Provider names the provider in logs.
 	Provider string

@@ -17,10 +17,10 @@ type InstanceTypeShape struct {
 	MemoryGiB float64
 }
 
-// PriceCatalog is what a provider tells the shared pricing model: prices per
-// instance type (from the cloud, or from a price sheet) and the shapes of the
-// instance types its groups use. Calls are served from the provider's
-// snapshot; they make no cloud call.
+// PriceCatalog feeds the shared pricing model: prices per instance type
+// (from the cloud or a price sheet) and the shapes of the instance types
+// the groups use. It answers from the provider's snapshot, without a cloud
+// call.
 type PriceCatalog interface {
 	// InstanceTypeOfNode returns the instance type of a node without the
 	// well-known instance-type label, from the group owning its providerID;
@@ -36,9 +36,9 @@ type PriceCatalog interface {
 
 // Prices is the PriceCatalog every provider serves: the instance types its
 // snapshot knows, priced by the --price-sheet when there is one (then the
-// only price source, so every price is in the sheet's one currency), else by
-// the cloud's own prices where its API has them. A provider tells only what
-// its snapshot knows; the rules about where prices come from live here.
+// only source, so all prices share the sheet's currency), else by the
+// cloud's own prices where its API has them. The provider supplies only its
+// snapshot; the choice of price source is made here.
 type Prices struct {
 	// Sheet is the --price-sheet, nil without one.
 	Sheet *PriceSheet
@@ -53,8 +53,8 @@ type Prices struct {
 	Snapshot SnapshotTypes
 }
 
-// SnapshotTypes is what a provider's snapshot tells Prices about instance
-// types, without a cloud call.
+// SnapshotTypes is the instance-type data a provider's snapshot gives
+// Prices, without a cloud call.
 type SnapshotTypes interface {
 	// InstanceTypeOf returns the instance type of the group holding the
 	// instance with this id; "" when unknown.
@@ -68,7 +68,7 @@ var _ PriceCatalog = Prices{}
 
 // Model returns the pricing model over these prices, or an error wrapping
 // ErrNotImplemented when there is no price source (no sheet, and a cloud
-// without prices): CA then does without prices rather than fail on each.
+// without prices), so CA works without prices instead of failing on each.
 func (p Prices) Model() (cloudprovider.PricingModel, error) {
 	if p.Sheet == nil && p.CloudPrice == nil {
 		return nil, cloudprovider.Errorf(cloudprovider.ErrNotImplemented, "no --price-sheet")

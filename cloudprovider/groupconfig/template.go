@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ResourceGPU is the extended resource GPU nodes expose (the NVIDIA device
-// plugin's), the one the three clouds' GPU nodes carry.
+// ResourceGPU is the extended resource of the NVIDIA device plugin, which
+// the three clouds' GPU nodes carry.
 const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
 
 // DefaultMaxPods is the pod capacity of template nodes: the kubelet default
@@ -47,10 +47,9 @@ type TemplateSpec struct {
 	// Taints are the taints the group's nodes register with.
 	Taints []corev1.Taint
 	// Settings are the group's per-group settings: their hints (labels,
-	// taints, resources) are added, their source is named in the
-	// HintsAnnotation, and a cloud label that is a malformed entry (one of
-	// their Problems) is left out, as every malformed entry is ignored.
-	// Hinted labels never override well-known labels either.
+	// taints, resources) are added and their source named in the
+	// HintsAnnotation. A cloud label that is a malformed entry (one of their
+	// Problems) is left out. Hinted labels never override well-known labels.
 	Settings GroupSettings
 }
 
@@ -61,14 +60,14 @@ type TemplateHints struct {
 	Resources corev1.ResourceList
 }
 
-// TemplateNodeName is the one name scheme of template nodes.
+// TemplateNodeName returns the name of a group's template node.
 func TemplateNodeName(groupID string) string { return "template-node-for-" + groupID }
 
-// BuildTemplateNode is the one template builder. Label precedence, lowest
-// first: cloud labels, hint labels, provider labels, then the well-known
-// labels (corev1 constants: os, arch, instance type, region, zone,
-// hostname), which nothing overrides: a user label on a pool must not make
-// CA believe a node is of another architecture or zone than it will be.
+// BuildTemplateNode builds a group's template node for every provider. Label
+// precedence, lowest first: cloud labels, hint labels, provider labels, then
+// the well-known labels (os, arch, instance type, region, zone, hostname),
+// which nothing overrides, so a user label on a pool cannot make CA expect
+// another architecture or zone than the node will have.
 func BuildTemplateNode(spec TemplateSpec) *corev1.Node {
 	name := TemplateNodeName(spec.GroupID)
 	osName, arch := spec.OS, spec.Arch

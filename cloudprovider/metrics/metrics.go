@@ -169,9 +169,9 @@ func (m *Metrics) ObserveProtocolGeneration(g ProtocolGeneration) {
 	}
 }
 
-// SetBuildInfo publishes the one build_info series: version of the binary,
-// the provider it serves. Its absence is what alerts read as "the provider
-// is down", so the server sets it at start, before the first refresh.
+// SetBuildInfo publishes the build_info series: the binary's version and
+// the provider it serves. Alerts read its absence as "the provider is
+// down", so the server sets it at start, before the first refresh.
 func (m *Metrics) SetBuildInfo(version, provider string) {
 	if m == nil {
 		return
@@ -225,7 +225,7 @@ func (m *Metrics) ObserveRateLimit(provider string) func(waited time.Duration, r
 }
 
 // NodeLookupFailed returns the counter of provider's NodeGroupForNode
-// answers of "no group" after a failed lookup
+// answers of "no group" given because a lookup failed
 // (registry.BuildOptions.NodeLookupFailed); nil on nil Metrics.
 func (m *Metrics) NodeLookupFailed(provider string) func() {
 	if m == nil {
@@ -340,9 +340,9 @@ func (t *instrumentedTransport) RoundTrip(req *http.Request) (*http.Response, er
 	return resp, err
 }
 
-// groupMetrics are what an operator follows of the groups' changes: every
-// mutation by outcome, the groups refusing changes after an unknown
-// outcome, and the instances each group lists by state.
+// groupMetrics track the groups' changes: every mutation by outcome, the
+// groups refusing changes after an unknown outcome, and the instances each
+// group lists by state.
 type groupMetrics struct {
 	mutations   *prometheus.CounterVec
 	quarantined prometheus.Gauge
@@ -370,11 +370,10 @@ func newGroupMetrics(reg prometheus.Registerer) groupMetrics {
 	return g
 }
 
-// register registers c with reg and returns it. A collector reg already
-// holds from an earlier New (a process that builds its provider again, as
-// CA's in-process tests do with CA's one registry) is returned instead, so
-// both count into the same series; any other conflict panics, as
-// MustRegister does.
+// register registers c with reg and returns it. If reg already holds the
+// collector from an earlier New (CA's in-process tests build the provider
+// again against CA's one registry), that one is returned, so both count
+// into the same series. Any other conflict panics, as MustRegister does.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	err := reg.Register(c)
 	if err == nil {

@@ -7,13 +7,13 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// Answers is the part of a CloudProvider every provider answers alike, for
-// a provider to embed: its name, its GPU label, its prices and its Cleanup.
+// Answers implements the CloudProvider methods every provider answers
+// alike (name, GPU label, prices, Cleanup); providers embed it.
 type Answers struct {
 	// ProviderName is the registered name.
 	ProviderName string
-	// GPULabelKey is the label whose presence marks a GPU node. CA caches
-	// the answer for the life of its process, so it is fixed.
+	// GPULabelKey is the label whose presence marks a GPU node. It is fixed,
+	// since CA caches the answer for the life of its process.
 	GPULabelKey string
 	// Prices is where the provider's prices come from.
 	Prices groupconfig.Prices

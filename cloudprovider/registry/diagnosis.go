@@ -9,9 +9,9 @@ import (
 )
 
 // Endpoint is where a provider's calls go and what the operator sets to
-// change it, so advice about a failed call fits the provider: Vultr has one
-// host and no zone, Exoscale's zone decides its host, Volcengine's one
-// gateway serves every region.
+// change it, so the advice for a failed call fits the provider: Vultr has
+// one host and no zone, Exoscale's zone decides its host, and Volcengine's
+// one gateway serves every region.
 type Endpoint struct {
 	// Host is the API host calls go to.
 	Host string
@@ -41,10 +41,9 @@ func (l Location) Known() bool {
 	return l.Name == "" || len(l.Published) == 0 || slices.Contains(l.Published, l.Name)
 }
 
-// Warning is the offline check of a zone or region: the words
-// --check-config and preflight both print, "" when there is nothing to say.
-// An unknown one is a warning, not an error: the cloud may have opened it
-// after this release.
+// Warning checks the zone or region without a cloud call and returns the
+// warning --check-config and preflight print, or "". An unknown location is
+// a warning, not an error: the cloud may have opened it after this release.
 func (l Location) Warning(provider string) string {
 	if l.Known() {
 		return ""
@@ -53,10 +52,10 @@ func (l Location) Warning(provider string) string {
 		l.Kind, l.Name, l.Setting, provider, l.Kind, strings.Join(l.Published, ", "), l.Kind)
 }
 
-// Diagnosis is a failed call in one line: the step, the cause with the
-// chained error, and the fix, in words that fit the provider. The cause
-// comes from cloudhttp.Diagnose; ok is false for a failure it cannot name
-// (the provider's own error), which the caller prints as it is.
+// Diagnosis describes a failed call in one line: the step, the cause with
+// the chained error, and the fix for this provider. The cause comes from
+// cloudhttp.Diagnose; ok is false when it cannot name one (the provider's
+// own error), and the caller prints the error as it is.
 func Diagnosis(provider string, f cloudhttp.Failure, loc Location, ep Endpoint) (string, bool) {
 	step := provider + ": "
 	if f.Operation != "" {
@@ -102,9 +101,9 @@ func Diagnosis(provider string, f cloudhttp.Failure, loc Location, ep Endpoint) 
 	return "", false
 }
 
-// reach is the fix for a call that got no answer: the override when there
-// is one, the zone's endpoint where the zone decides the host, else what
-// the provider's one host needs.
+// reach is the fix for a call that got no answer: check the override when
+// there is one, else the zone's endpoint when the zone decides the host,
+// else the provider's one host.
 func (ep Endpoint) reach(loc Location, general string) string {
 	switch {
 	case ep.Host == "":

@@ -44,14 +44,12 @@ type BuildOptions struct {
 	// budget on a manual clock; main leaves them nil.
 	RateLimitNow   func() time.Time
 	RateLimitSleep func(ctx context.Context, d time.Duration) error
-	// Guard is how the provider's MutationGuards measure the quarantine
-	// after an outcome-unknown mutation: main sets its window from
-	// --unknown-outcome-window; tests and the kit give a manual clock.
-	// Providers pass it to every NewMutationGuard.
+	// Guard sets the quarantine after a mutation of unknown outcome: main
+	// sets the window from --unknown-outcome-window; tests and the kit give
+	// a manual clock. Providers pass it to every NewMutationGuard.
 	Guard groupstate.GuardOptions
-	// PriceSheet is the validated --price-sheet, nil without one. Providers
-	// whose cloud API has no prices serve NodePrice and PodPrice from it; with
-	// it, it is every provider's only price source.
+	// PriceSheet is the validated --price-sheet, nil without one. When set,
+	// it is every provider's only price source.
 	PriceSheet *groupconfig.PriceSheet
 	// ReportUnmatchedSpecs, when set, receives after every listing how many
 	// --nodes specs name no node group (see SpecWatch).
@@ -61,12 +59,11 @@ type BuildOptions struct {
 	// UnknownNodeLookup).
 	NodeLookupFailed func()
 	// NodeIdentityMismatch, when set, counts a node of groupID refused
-	// because what it says about itself (a label naming its instance)
-	// disagrees with its providerID.
+	// because its label naming an instance disagrees with its providerID.
 	NodeIdentityMismatch func(groupID string)
-	// SimulateFaults is --simulate-faults as main validated it (the fault
-	// mix of the simcloud package); only a Simulator reads it, and injects
-	// those faults into its fake cloud.
+	// SimulateFaults is the validated --simulate-faults (a simcloud fault
+	// mix); only a Simulator reads it, to inject those faults into its fake
+	// cloud.
 	SimulateFaults string
 	// SimulateCloudAddress is --simulate-cloud-address: where a Simulator
 	// serves its fake cloud's HTTP API ("": a free loopback port).
@@ -92,7 +89,7 @@ type Simulation struct {
 	Close func()
 	// Deliberate lists what the demo data does wrong on purpose (a
 	// malformed per-group setting), each logged once at start-up, so the
-	// warnings they cause read as the example they are. Optional.
+	// warnings they cause are known to be expected. Optional.
 	Deliberate []string
 	// State serves the fake cloud's own state and the faults injected so far
 	// (simcloud.State), read-only; main serves it on --metrics-address.
@@ -106,8 +103,8 @@ func DeliberateMalformedSetting(group, option, value string) string {
 	return fmt.Sprintf("node group %s carries %s=%q on purpose, to show how a malformed per-group setting is reported: the warning about it is expected", group, option, value)
 }
 
-// Builder constructs a provider. It must not exit the process; it returns errors
-// naming the offending field.
+// Builder constructs a provider. It does not exit the process; its errors
+// name the offending field.
 type Builder func(ctx context.Context, opts BuildOptions) (cloudprovider.CloudProvider, error)
 
 // Simulator starts a fake cloud seeded with a demo cluster and a provider bound to it.
@@ -137,17 +134,17 @@ type Registration struct {
 	// limits (see docs/flags.md); --cloud-api-rate-limit overrides it.
 	RateLimit cloudhttp.RateLimit
 	// Location, when set, returns the zone or region the configuration
-	// names, so --check-config, preflight and the server warn about one
-	// outside the published list without a call (Location.Warning), and
-	// preflight names it when the cloud refuses it or holds no group
-	// there. Optional.
+	// names. --check-config, preflight and the server warn, without a cloud
+	// call, when it is not in the published list (Location.Warning);
+	// preflight names it when the cloud refuses it or has no group there.
+	// Optional.
 	Location func(opts BuildOptions) Location
 	// Endpoint, when set, says where the configuration sends calls and
 	// what to check when one fails (Diagnosis). Optional.
 	Endpoint func(opts BuildOptions) Endpoint
-	// OptionalOperations are read operations, as the provider's
-	// OperationFunc names them, whose refusal only costs a template detail:
-	// preflight warns about them instead of failing. Optional.
+	// OptionalOperations are read operations (as the provider's
+	// OperationFunc names them) that only add template details, so preflight
+	// warns instead of failing when the cloud refuses them. Optional.
 	OptionalOperations []string
 }
 
@@ -198,9 +195,9 @@ func (opts BuildOptions) MaxStalenessOrDefault() time.Duration {
 	return groupstate.DefaultMaxStaleness
 }
 
-// WireLookups hands opts' staleness bound and metric hooks to a provider's
-// memory of unknown nodes and to its watch over the --nodes specs, so every
-// provider remembers an absent node for as long and reports the same way.
+// WireLookups passes opts' staleness bound and metric hooks to a provider's
+// unknown-node lookup and --nodes spec watch, so every provider remembers
+// an absent node for as long and reports the same way.
 func (opts BuildOptions) WireLookups(unknown *groupstate.UnknownNodeLookup, specs *groupconfig.SpecWatch) {
 	unknown.Remember = opts.MaxStalenessOrDefault()
 	unknown.Failed = opts.NodeLookupFailed

@@ -10,14 +10,13 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
-// StartSimulation runs the steps every Simulator takes around its fake
-// cloud, once seeded: serve it on opts.SimulateCloudAddress (a loopback
-// port when empty), make it misbehave as
-// opts.SimulateFaults says and serve its state (simcloud.Wire; groups is
-// read on every request), then build the provider against the endpoint. A
-// step that fails closes the fake again, so a simulation that fails to
-// start leaves nothing listening. The Simulation returned has Provider, URL,
-// Close and State set; the Simulator adds what it knows of its demo.
+// StartSimulation runs the steps every Simulator takes once its fake cloud
+// is seeded: serve it on opts.SimulateCloudAddress (a loopback port when
+// empty), inject opts.SimulateFaults and serve its state (simcloud.Wire;
+// groups is read on every request), then build the provider against it. If
+// a step fails the fake is closed, so nothing is left listening. The
+// returned Simulation has Provider, URL, Close and State set; the Simulator
+// fills in the rest for its demo.
 func StartSimulation(name string, fake *fakecloud.API, opts BuildOptions, groups func() []simcloud.Group,
 	build func(endpoint string) (cloudprovider.CloudProvider, error)) (*Simulation, error) {
 	endpoint, err := fake.ServeAt(opts.SimulateCloudAddress)
@@ -37,9 +36,9 @@ func StartSimulation(name string, fake *fakecloud.API, opts BuildOptions, groups
 	return &Simulation{Provider: p, URL: endpoint, Close: fake.Close, State: state}, nil
 }
 
-// SimulationCredential is the credential a simulation signs with: the one in
-// the environment variable env when it is set, so a test can follow a known
-// credential through the whole binary, else the simulation's dummy.
+// SimulationCredential is the credential a simulation signs with: the
+// environment variable env when set (so a test can follow a known
+// credential through the whole binary), else the simulation's dummy.
 func SimulationCredential(env, dummy string) string {
 	if v := strings.TrimSpace(os.Getenv(env)); v != "" {
 		return v

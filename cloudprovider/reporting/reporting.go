@@ -1,8 +1,7 @@
-// Package reporting is what is reported about a provider's node groups,
-// wherever the provider is served (the externalgrpc server, or in-tree
-// through CA's own router): a decorator (Wrap) that logs and counts after
-// each refresh and mutation, and the one log line of a mutation
-// (LogMutation).
+// Package reporting logs and counts what happens to a provider's node
+// groups, whether the provider is served over externalgrpc or in-tree: a
+// decorator (Wrap) that reports after each refresh and mutation, and the
+// log line of a mutation (LogMutation).
 package reporting
 
 import (
@@ -19,22 +18,20 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
 
-// Provider decorates the provider a server serves with what is
-// reported about its node groups: after each successful refresh, each
-// group's arrival, departure and change of bounds or of why it is managed
-// (logged once, at the default level), every group's sizes, instances by
-// state and settings problems (counted, and logged when they change) and
-// the number of quarantined groups; after each
-// mutation a group runs, the quarantined groups again and, when the change
-// was applied, the group's sizes. A failed refresh is counted.
+// Provider wraps a served provider and reports on its node groups.
 //
-// Like a metrics decorator around a cloud provider, it observes the calls
-// as they return instead of the server walking the groups again through
-// optional interfaces: everything it reads is in the NodeGroup contract
-// (sizes, Nodes, Status), so every provider is reported alike and no
-// provider holds reporting code. The requests themselves (a mutation's log
-// line and outcome count, per-RPC metrics) stay with the handlers, which
-// also see the requests refused before they reach a group.
+// After each successful refresh it logs each group that arrives, leaves, or
+// changes its bounds or why it is managed; it counts every group's sizes,
+// instances by state and settings problems (logging the problems when they
+// change) and the quarantined groups. After each mutation it counts the
+// quarantined groups again and, if the change was applied, the group's
+// sizes. A failed refresh is counted.
+//
+// It reads only the NodeGroup contract (sizes, Nodes, Status), so every
+// provider is reported alike and no provider holds reporting code. The
+// handlers keep what is about requests (a mutation's log line and outcome
+// count, per-RPC metrics), since they also see requests refused before
+// they reach a group.
 type Provider struct {
 	cloudprovider.CloudProvider
 	metrics *metrics.Metrics
@@ -44,20 +41,19 @@ type Provider struct {
 	settingsMu     sync.Mutex
 	settingsLogged map[string]string
 
-	// members holds each group as its arrival or last change was logged;
-	// nil until the first refresh.
+	// members holds each group as last logged; nil until the first refresh.
 	membersMu sync.Mutex
 	members   map[string]member
 }
 
-// member is what the membership log says of a group.
+// member is the part of a group that reportMembers logs.
 type member struct {
 	min, max int
 	why      cloudprovider.Management
 }
 
 // Wrap decorates p; m may be nil (the settings are still logged).
-// Decorate a provider once, or everything is reported twice.
+// Wrap a provider once, or everything is reported twice.
 func Wrap(p cloudprovider.CloudProvider, m *metrics.Metrics) *Provider {
 	return &Provider{CloudProvider: p, metrics: m}
 }
@@ -115,8 +111,8 @@ func (r *Provider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (clo
 	return reportedGroup{NodeGroup: g, r: r}, nil
 }
 
-// reportedGroup is a group of a Provider: each mutation is
-// reported when it returns (mutated).
+// reportedGroup is a group of a Provider; each mutation is reported when it
+// returns.
 type reportedGroup struct {
 	cloudprovider.NodeGroup
 	r *Provider
@@ -137,10 +133,10 @@ func (g reportedGroup) DecreaseTargetSize(ctx context.Context, delta int) error 
 	return g.r.mutated(ctx, g.NodeGroup, g.NodeGroup.DecreaseTargetSize(ctx, delta))
 }
 
-// mutated reports what a mutation of g that returned err left, and returns
-// err: the quarantined groups whatever the outcome (an unknown one starts a
-// quarantine, and a refusal may be one), and g's sizes when the change was
-// applied.
+// mutated reports the state a mutation of g left, and returns its err: the
+// quarantined groups whatever the outcome (an unknown outcome starts a
+// quarantine, and a refusal may come from one), and g's sizes when the
+// change was applied.
 func (r *Provider) mutated(ctx context.Context, g cloudprovider.NodeGroup, err error) error {
 	if r.metrics == nil {
 		return err
@@ -217,9 +213,8 @@ func instanceCounts(ctx context.Context, g cloudprovider.NodeGroup) metrics.Inst
 }
 
 // reportMembers logs, at the default level, each group that arrived since
-// the last refresh, changed its bounds or why it is managed, or left: the
-// one place every provider's groups are announced, so an operator reads in
-// the log which groups CA may scale, within which bounds, and why.
+// the last refresh, left, or changed its bounds or why it is managed, so the
+// log shows which groups CA may scale, within which bounds, and why.
 func (r *Provider) reportMembers(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
 	r.membersMu.Lock()
 	defer r.membersMu.Unlock()
@@ -252,8 +247,8 @@ func (r *Provider) reportMembers(ctx context.Context, groups []cloudprovider.Nod
 }
 
 // reportSettings logs and counts, per group, the settings in the cloud's
-// metadata that the provider ignored as malformed. This is the one place it
-// happens for every provider; a provider only lists the problems.
+// metadata that the provider ignored as malformed. Providers only list the
+// problems (GroupStatus.SettingProblems).
 func (r *Provider) reportSettings(ctx context.Context, groups []cloudprovider.NodeGroup, statuses []cloudprovider.GroupStatus) {
 	counts := make(map[string]int, len(groups))
 	r.settingsMu.Lock()
@@ -301,10 +296,10 @@ type Change struct {
 	Nodes []string
 }
 
-// LogMutation writes the one line of a mutation, at the default level:
-// group, target from -> to (the target asked for), the instances named,
-// the outcome and the client (CA's address, or "in-tree"). from is -1 when
-// the group is unknown.
+// LogMutation logs a mutation in one line at the default level: group,
+// target from -> to (the target asked for), the instances named, the
+// outcome and the client (CA's address, or "in-tree"). from is -1 when the
+// group is unknown.
 func LogMutation(id string, c Change, from int, outcome cloudprovider.MutationOutcome, err error, client string) {
 	kv := []any{"nodeGroup", id, "operation", c.Operation}
 	if from >= 0 {
@@ -325,10 +320,9 @@ func LogMutation(id string, c Change, from int, outcome cloudprovider.MutationOu
 	klog.ErrorS(err, "Node group change not applied", kv...)
 }
 
-// Mutate runs apply, a mutation of g that the caller has checked, and
-// reports it: one log line (LogMutation) and one count by outcome
-// (cloudprovider.OutcomeOf). g is a group of r, so its decoration reports
-// the sizes and quarantine the change leaves.
+// Mutate runs apply, a mutation of g the caller has checked, and reports it:
+// one log line (LogMutation) and one count by outcome. g is a group of r, so
+// its decoration reports the sizes and quarantine the change leaves.
 func (r *Provider) Mutate(ctx context.Context, g cloudprovider.NodeGroup, c Change, client string, apply func() error) error {
 	id := g.Id(ctx)
 	from, _ := g.TargetSize(ctx)

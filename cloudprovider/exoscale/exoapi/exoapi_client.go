@@ -33,9 +33,9 @@ type Options struct {
 	// Endpoint is the zone API base URL including "/v2".
 	Endpoint string
 	// Build carries what main sets on every cloud client (User-Agent,
-	// instrumentation, rate limit) into cloudhttp.NewHTTPClient; the
-	// client never uses egoscale's own, which retries for ~15 s and hides
-	// status codes.
+	// instrumentation, rate limit) into cloudhttp.NewHTTPClient. egoscale's
+	// own HTTP client is not used: it retries for ~15 s and hides status
+	// codes.
 	Build registry.BuildOptions
 	// Retry tunes the retries (tests inject Sleep); zero values take the defaults.
 	Retry cloudhttp.RetryOptions
@@ -53,7 +53,8 @@ func (o Options) GoString() string { return o.String() }
 type Client struct {
 	endpoint string
 	// apiKey and apiSecret are checked before every call: egoscale copies
-	// the key pair into its client once, so a rotated file means a new one.
+	// the key pair into its client once, so a rotated key file needs a new
+	// SDK client.
 	apiKey, apiSecret *credential.Credential
 	build             func(key, secret credential.Secret) (*v3.Client, error)
 
@@ -226,8 +227,8 @@ func (c *Client) GetInstancePool(ctx context.Context, id string) (InstancePool, 
 		return InstancePool{}, err
 	}
 	if p.ID == "" {
-		// The API has answered unknown ids with an empty 200 before (egoscale#772):
-		// a definite answer that the object does not exist.
+		// The API can answer an unknown id with an empty 200, which says
+		// that the pool does not exist.
 		return InstancePool{}, cloudhttp.AnswerError(cloudName, "GetInstancePool", cloudhttp.ErrorAnswer{Status: http.StatusOK, Message: "empty object", CloudError: true, Class: cloudprovider.ErrNotFound})
 	}
 	return fromPool(*p), nil
@@ -300,8 +301,8 @@ func (c *Client) ScaleInstancePool(ctx context.Context, poolID string, size int)
 // EvictInstancePoolMembers removes members from a plain pool, shrinking it by
 // as many, and returns the operation without waiting for it.
 func (c *Client) EvictInstancePoolMembers(ctx context.Context, poolID string, instanceIDs []string) (Operation, error) {
-	// A repeat after a lost answer would be refused for the members already
-	// gone, and read as a refusal of the whole eviction.
+	// A repeat after a lost answer would be refused because some members
+	// are already gone, and read as a refusal of the whole eviction.
 	ctx = cloudhttp.WithCallKind(ctx, cloudhttp.CallOnce)
 	return op(call(ctx, "EvictInstancePoolMembers", func(ctx context.Context) (*v3.Operation, error) {
 		return c.sdk().EvictInstancePoolMembers(ctx, v3.UUID(poolID), v3.EvictInstancePoolMembersRequest{Instances: uuids(instanceIDs)})

@@ -31,10 +31,9 @@ func errorMessage(body []byte) string {
 	return msg
 }
 
-// call runs one SDK call and classifies its error, with the status,
-// Retry-After and error body the shared stack recorded (egoscale turns
-// statuses into text errors and drops headers), so classification is exact
-// without parsing text.
+// call runs one SDK call and classifies its error from the status,
+// Retry-After and error body the shared stack recorded, since egoscale turns
+// statuses into text errors and drops headers. No error text is parsed.
 func call[T any](ctx context.Context, op string, fn func(ctx context.Context) (T, error)) (T, error) {
 	actx, ans := cloudhttp.RecordAnswer(ctx)
 	out, err := fn(actx)
@@ -47,7 +46,7 @@ func call[T any](ctx context.Context, op string, fn func(ctx context.Context) (T
 	case status == 0:
 		return zero, cloudhttp.NoAnswer(cloudName, op, err)
 	case status >= 200 && status < 300:
-		// The cloud took the request; its body did not parse.
+		// The cloud accepted the request; only its body did not parse.
 		return zero, cloudhttp.MalformedAnswer(cloudName, op, status, "body does not parse: %v", err)
 	}
 	return zero, cloudhttp.AnswerError(cloudName, op, cloudhttp.ErrorAnswer{Status: status, Message: errorMessage(ans.ErrorBody()),

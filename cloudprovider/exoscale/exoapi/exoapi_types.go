@@ -1,6 +1,6 @@
-// Package exoapi is the thin Exoscale client the provider uses: the calls it
-// needs on top of egoscale v3, plain result types, and errors classified into
-// the provider contract's sentinels by HTTP status (never by message text).
+// Package exoapi is the provider's thin Exoscale client: the calls it needs,
+// on top of egoscale v3, with plain result types and errors classified by
+// HTTP status (never by message text).
 package exoapi
 
 import "time"

@@ -108,12 +108,12 @@ func (r RelatedInstance) InstanceFailed() bool {
 }
 
 // ListScalingGroups lists scaling groups, all pages. With ids it asks for
-// those only; the API may still answer with other groups (its docs say unknown
-// ids "query other scaling groups"), so callers must match ids themselves.
+// those only, but the API may still answer with other groups (its docs say
+// unknown ids "query other scaling groups"), so callers match ids
+// themselves.
 //
 // More than MaxFilterIDs ids are asked for in batches of MaxFilterIDs, each
-// paged; a group answered by two batches (unknown ids may bring back others)
-// is kept once.
+// paged; a group returned by two batches is kept once.
 func (c *Client) ListScalingGroups(ctx context.Context, ids []string) ([]ScalingGroup, error) {
 	if len(ids) == 0 {
 		return c.listScalingGroups(ctx, nil)
@@ -208,8 +208,8 @@ func (c *Client) scalingGroupsPage(ctx context.Context, ids []string, page int) 
 	return out, nil
 }
 
-// lastPage decides when paging stops: a short page always ends it (a wrong
-// TotalCount must not make us loop), and so does reaching TotalCount.
+// lastPage reports whether paging stops: after a short page (so a wrong
+// TotalCount cannot make us loop), or once TotalCount is reached.
 func lastPage(pageLen, seen, total int) bool {
 	return pageLen < PageSize || seen >= total
 }
@@ -310,8 +310,8 @@ func (c *Client) SetDesiredInstances(ctx context.Context, groupID string, desire
 
 // RemoveInstances releases up to MaxRemoveBatch instances of a group. With
 // decreaseDesired the desired number drops by len(ids); without it the group
-// keeps its desired number (and replaces the instances), and forceDelete lets
-// the removal go below the group's min.
+// keeps its desired number and replaces the instances. forceDelete lets the
+// removal go below the group's min.
 func (c *Client) RemoveInstances(ctx context.Context, groupID string, ids []string, decreaseDesired bool) (string, error) {
 	if len(ids) == 0 || len(ids) > MaxRemoveBatch {
 		return "", fmt.Errorf("volcengine %s: %d instance ids, want 1 to %d", ActionRemoveInstances, len(ids), MaxRemoveBatch)
@@ -326,8 +326,8 @@ func (c *Client) RemoveInstances(ctx context.Context, groupID string, ids []stri
 		in.ForceDelete = &force
 	}
 	actx, ans := cloudhttp.RecordAnswer(ctx)
-	// A repeat after a lost answer would be refused for the instances
-	// already leaving, and read as a refusal of the whole batch.
+	// A repeat after a lost answer would be refused because some instances
+	// are already leaving, and read as a refusal of the whole batch.
 	actx = cloudhttp.WithCallKind(actx, cloudhttp.CallOnce)
 	resp, err := c.as.RemoveInstancesWithContext(actx, in)
 	if err != nil {
@@ -393,10 +393,9 @@ func (c *Client) listScalingConfigurations(ctx context.Context, ids []string) ([
 }
 
 // ActivitiesSince returns the group's scaling activities created at or after
-// since, newest first. The API does not document the order it lists
-// activities in, so every page is read and the order is made here; since
-// keeps older activities (which explain nothing about a change made after
-// them) out of the answer.
+// since, newest first. The API does not document its listing order, so
+// every page is read and sorted here. Older activities are left out: they
+// cannot explain a change made after them.
 func (c *Client) ActivitiesSince(ctx context.Context, groupID string, since time.Time) ([]Activity, error) {
 	var out []Activity
 	for page := 1; page <= MaxPages; page++ {

@@ -1,9 +1,9 @@
-// Package volcapi is the thin client the Volcengine provider uses: the handful of
-// Auto Scaling, ECS and VPC calls it needs, made through the official
-// volcengine-go-sdk over the shared HTTP stack (cloudhttp.NewHTTPClient),
-// no SDK retries (ours are bounded by the caller's deadline) and errors typed
-// from the response's error code. The SDK signs each request before it
-// reaches the stack, so Volcengine adds no layer of its own.
+// Package volcapi is the Volcengine provider's thin client: the few Auto
+// Scaling, ECS and VPC calls it needs, made through the official
+// volcengine-go-sdk over the shared HTTP stack (cloudhttp.NewHTTPClient).
+// The SDK's retries are off (ours respect the caller's deadline), and errors
+// are classified from the response's error code. The SDK signs each request
+// before it reaches the stack, so Volcengine adds no layer of its own.
 package volcapi
 
 import (
@@ -60,8 +60,8 @@ type Client struct {
 	keys rotatingCredentials
 }
 
-// rotatingCredentials hands the SDK the current keys; the SDK re-reads them
-// once a key file changed.
+// rotatingCredentials gives the SDK the current keys; the SDK reads them
+// again after a key file changes.
 type rotatingCredentials struct{ accessKey, secretKey *credential.Credential }
 
 // Retrieve implements credentials.Provider.
@@ -105,9 +105,9 @@ func New(cfg Config) (*Client, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("volcapi: missing %s", strings.Join(missing, ", "))
 	}
-	// The stack's outermost layer wraps the network transport, so the SDK,
-	// which replaces Proxy on a bare *http.Transport with one that ignores
-	// NO_PROXY, leaves it alone.
+	// The SDK replaces Proxy on a bare *http.Transport with one that ignores
+	// NO_PROXY. The stack's outermost layer is not an *http.Transport, so
+	// the SDK leaves it alone.
 	hc := cloudhttp.NewHTTPClient(cfg.Build.ClientOptions(), cloudhttp.HTTPStack{Cloud: cloudName, Operation: Operation, Retry: cfg.Retry})
 	keys := rotatingCredentials{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey}
 	vcfg := volcengine.NewConfig().
@@ -165,9 +165,9 @@ func strs(in []string) []*string {
 	return out
 }
 
-// fail turns an SDK error into ours. The caller's context error wins so that
-// a deadline reads as one. Server messages are scrubbed of our keys: an
-// authentication error may quote the access key it rejected.
+// fail turns an SDK error into ours. The caller's context error wins, so a
+// deadline is reported as one. Server messages are scrubbed of our keys,
+// since an authentication error may quote the access key it rejected.
 func (c *Client) fail(ctx context.Context, action string, ans *cloudhttp.Answer, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("volcengine %s: %w", action, cerr)

@@ -29,18 +29,18 @@ func IsCode(err error, codes ...string) bool {
 	return false
 }
 
-// throttleCodes are the throttling codes the SDK's retryer documents (it
-// retries them even in an HTTP 200 answer); the gateway's own is the
-// FlowLimitExceeded family (AccountFlowLimitExceeded), which terraform
-// detects by that substring.
+// throttleCodes are the throttling codes the SDK's retryer lists (it retries
+// them even in an HTTP 200 answer). The gateway's own throttling codes form
+// the FlowLimitExceeded family (AccountFlowLimitExceeded), matched by
+// substring in classOf.
 var throttleCodes = []string{"throttling", "throttlingexception", "requestlimitexceeded", "requestthrottled", "toomanyrequestsexception"}
 
-// classOf is the class of an error answer: the HTTP status decides
-// (cloudhttp.StatusClass), refined only by code families: throttling
-// (documented, see throttleCodes) and capacity (quota and stock-out codes,
-// matched by family substring, because CA must see them as ResourceExhausted
-// to back the group off and Volcengine publishes no list of Auto Scaling
-// codes). An error code inside an HTTP 200 is a refusal.
+// classOf returns the class of an error answer. The HTTP status decides
+// (cloudhttp.StatusClass), except for throttling codes and capacity codes
+// (quota, stock-out). Capacity codes are matched by substring because
+// Volcengine publishes no list of Auto Scaling codes, and CA must see them
+// as ResourceExhausted to back the group off. An error code in an HTTP 200
+// is a refusal.
 func classOf(code string, status int) error {
 	lc := strings.ToLower(code)
 	switch {
@@ -55,8 +55,8 @@ func classOf(code string, status int) error {
 	return cloudhttp.StatusClass(status)
 }
 
-// classify turns an SDK error into a *cloudhttp.APIError stating the
-// call's outcome. ans is the answer the shared stack saw: the SDK keeps no
+// classify turns an SDK error into a *cloudhttp.APIError with the call's
+// outcome. ans is the answer the shared stack saw, since the SDK keeps no
 // status for a body it could not decode (a 2xx with an empty body, a
 // gateway's HTML error page).
 func classify(action string, ans *cloudhttp.Answer, err error) error {
@@ -91,11 +91,11 @@ func classify(action string, ans *cloudhttp.Answer, err error) error {
 			return cloudprovider.Errorf(cloudprovider.ErrUnauthenticated, "volcengine %s: no credentials", action)
 		}
 	}
-	// No answer: the outcome is what the transport's error states (our
+	// No answer: the outcome is the one the transport's error carries (our
 	// rate limit's refusal), else unknown. The message leaves out the
-	// chained errors, which quote the full request URL; the cause keeps
-	// the network error (a DNS failure, a refused connection) with the
-	// URL cut to its host.
+	// chained errors, which quote the full request URL; the cause keeps the
+	// network error (a DNS failure, a refused connection) with the URL cut
+	// to its host.
 	return cloudhttp.AnswerError(cloudName, action, cloudhttp.ErrorAnswer{Message: sdkMessage(err),
 		Class: cloudhttp.NoResponseClass(err), Cause: cloudhttp.TransportCause(err)})
 }

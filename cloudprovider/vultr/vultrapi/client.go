@@ -1,18 +1,18 @@
 // Package vultrapi is a small client for the part of the Vultr API v2 that the
 // cluster-autoscaler provider uses: VKE node pools, their nodes, and plans.
 //
-// Why not github.com/vultr/govultr/v3: the SDK drops the HTTP status code of
-// failed calls (errors are "error returned from api : <message>" with a nil
-// *http.Response), so 404, 401 and 429 cannot be told apart; it silently
-// decodes nothing when the content type is not exactly application/json; and
-// its go-retryablehttp layer honours Retry-After without any cap, which can
-// outlive CA's 5 s RPC deadline. Each of those matters here: DeleteNodes must
-// distinguish "node already gone", Refresh must report rate limiting, and every
-// call must finish within the deadline. The calls we need are six plain JSON
-// requests, so a thin own client costs less than working around the SDK.
+// It does not use github.com/vultr/govultr/v3, because that SDK drops the
+// HTTP status of failed calls (errors are "error returned from api :
+// <message>" with a nil *http.Response), so 404, 401 and 429 look alike; it
+// silently decodes nothing when the content type is not exactly
+// application/json; and it honours Retry-After without a cap, which can
+// outlive CA's 5 s RPC deadline. DeleteNodes must tell "node already gone"
+// apart, Refresh must report rate limiting, and every call must end within
+// the deadline. The provider needs six plain JSON requests, so its own thin
+// client costs less than working around the SDK.
 //
-// The client's HTTP stack is cloudhttp.NewHTTPClient's; Vultr adds only
-// the bearer token (golang.org/x/oauth2 transport).
+// The HTTP stack is cloudhttp.NewHTTPClient's; Vultr adds only the bearer
+// token (golang.org/x/oauth2 transport).
 package vultrapi
 
 import (
@@ -158,8 +158,8 @@ func (c *Client) SetNodePoolQuantity(ctx context.Context, clusterID, poolID stri
 		return nil, err
 	}
 	if out.Pool == nil {
-		// Vultr answered 2xx: the quantity is set, only the answer does not
-		// say what the pool looks like now.
+		// Vultr answered 2xx, so the quantity is set; only the pool's new
+		// state is missing from the answer.
 		return nil, cloudhttp.MalformedAnswer(cloudName, http.MethodPatch+" "+path, http.StatusOK,
 			"set node pool %s quantity to %d: no node_pool in the answer", poolID, quantity)
 	}
