@@ -6,19 +6,12 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 )
 
-// send runs one guarded change whose call the cloud accepts with effect.
-func send(t *testing.T, g *Group, effect Effect) {
+// accept runs one change of g that the cloud accepts with effect.
+func accept(t *testing.T, g *Group, effect Effect) {
 	t.Helper()
-	err := g.Guard().Do(context.Background(), Mutation{Read: func(context.Context) error { return nil }, Plan: func() (Plan, error) {
-		return Plan{Send: func(ctx context.Context) (Effect, error) {
-			cloudhttp.MarkSent(ctx)
-			return effect, nil
-		}}, nil
-	}})
-	if err != nil {
+	if err := send(g, effect, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -59,8 +52,8 @@ func TestInstallSettlingUndoesAFailedOperation(t *testing.T) {
 	l, _ := newTestLedger()
 	g := l.Group("g", slotID, SlotsOutsideSize)
 	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
-	send(t, g, pending("up", 5))
-	send(t, g, pending("evict", 4, "c"))
+	accept(t, g, pending("up", 5))
+	accept(t, g, pending("evict", 4, "c"))
 	ops := g.Pending()
 	if len(ops) != 2 || ops[0].Change != 2 || ops[1].Change != -1 || len(ops[1].Deleting) != 1 || ops[1].Data != "record of evict" {
 		t.Fatalf("pending after a scale 3->5 and an eviction of c = %+v, want changes +2 and -1, c deleting, the provider's data", ops)
@@ -110,7 +103,7 @@ func TestInstallSettlingAsksOnlyOfOperationsAnsweredBeforeTheListing(t *testing.
 	g := l.Group("g", nil, SlotsOutsideSize)
 	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
 	older := l.Begin()
-	send(t, g, pending("up", 5))
+	accept(t, g, pending("up", 5))
 	var asked []string
 	g.InstallSettling(older, View{Min: 1, Max: 9, Target: 3, Unfilled: -1}, results(map[string]OperationResult{"up": {Done: true}}, &asked))
 	if len(asked) != 0 || len(g.Pending()) != 1 || g.Target() != 5 {
@@ -131,10 +124,10 @@ func TestInstallSettlingOvertakenDropsOnlyStale(t *testing.T) {
 	g := l.Group("g", slotID, SlotsOutsideSize)
 	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
 	g.Failed().Add(1, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
-	send(t, g, pending("old", 4))
+	accept(t, g, pending("old", 4))
 	clock.Advance(2 * time.Hour)
 	listing := l.Begin()
-	send(t, g, pending("new", 6))
+	accept(t, g, pending("new", 6))
 	var asked []string
 	kept := g.InstallSettling(listing, View{Min: 1, Max: 9, Target: 4, Unfilled: -1}, results(map[string]OperationResult{"old": {Done: true}, "new": {Done: true}}, &asked))
 	if !kept || len(asked) != 0 {
