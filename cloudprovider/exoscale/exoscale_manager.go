@@ -38,9 +38,9 @@ type snapshot struct {
 	membersByPool  map[string][]exoapi.Instance
 }
 
-// manager owns the snapshot and the node groups. Lock order: refreshGate, then
-// a group's mu, then mu, then the locks of groupstate (a group's served
-// state, then the ledger's own); mu is never held while taking a group's mu.
+// manager owns the snapshot and the node groups. Lock order: refreshGate,
+// then mu, then the locks of groupstate (a group's served state, then the
+// ledger's own); a group's mu (its record) is held alone.
 type manager struct {
 	cfg    Config
 	client cloudAPI

@@ -191,8 +191,8 @@ func TestPendingOperations(t *testing.T) {
 		if calls := e.fake.OperationCounts(); fmt.Sprint(calls) != fmt.Sprint(want) {
 			t.Fatalf("Refresh after a scale-up made %v, want %v", calls, want)
 		}
-		if n, _ := g.TargetSize(ctx); n != 5 || len(g.pending) != 0 {
-			t.Fatalf("target %d with %d pending, want 5 and 0", n, len(g.pending))
+		if n, _ := g.TargetSize(ctx); n != 5 || len(g.Pending()) != 0 {
+			t.Fatalf("target %d with %d pending, want 5 and 0", n, len(g.Pending()))
 		}
 	})
 
@@ -220,8 +220,8 @@ func TestPendingOperations(t *testing.T) {
 		deleteOne(t, g, members[1])
 		e.fake.ResetRequests()
 		e.refresh(t)
-		if n := polls(e); n != 0 || len(g.pending) != 0 {
-			t.Fatalf("%d polls, %d pending; want 0 and 0", n, len(g.pending))
+		if n := polls(e); n != 0 || len(g.Pending()) != 0 {
+			t.Fatalf("%d polls, %d pending; want 0 and 0", n, len(g.Pending()))
 		}
 		if n, _ := g.TargetSize(ctx5s(t)); n != 1 {
 			t.Fatalf("target %d, want 1", n)
@@ -239,8 +239,8 @@ func TestPendingOperations(t *testing.T) {
 		deleteOne(t, g, members[0])
 		e.fake.ResetRequests()
 		e.refresh(t)
-		if n := polls(e); n != 2 || len(g.pending) != 2 {
-			t.Fatalf("%d polls, %d pending; want 2 and 2", n, len(g.pending))
+		if n := polls(e); n != 2 || len(g.Pending()) != 2 {
+			t.Fatalf("%d polls, %d pending; want 2 and 2", n, len(g.Pending()))
 		}
 	})
 
@@ -254,15 +254,15 @@ func TestPendingOperations(t *testing.T) {
 			if n := polls(e); n != 1 {
 				t.Fatalf("queued operation polled %d times in a Refresh, want 1", n)
 			}
-			if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 1 {
-				t.Fatalf("target %d with %d pending while queued, want 4 and 1", n, len(g.pending))
+			if n, _ := g.TargetSize(ctx); n != 4 || len(g.Pending()) != 1 {
+				t.Fatalf("target %d with %d pending while queued, want 4 and 1", n, len(g.Pending()))
 			}
 		}
 		e.fake.SetPoolState(e.workersPool, "") // runs again: the queued scale applies
 		e.fake.ResetRequests()
 		e.refresh(t)
-		if n := polls(e); n != 0 || len(g.pending) != 0 {
-			t.Fatalf("once the pool showed the size: %d polls, %d pending; want 0 and 0", n, len(g.pending))
+		if n := polls(e); n != 0 || len(g.Pending()) != 0 {
+			t.Fatalf("once the pool showed the size: %d polls, %d pending; want 0 and 0", n, len(g.Pending()))
 		}
 		if n, _ := g.TargetSize(ctx); n != 4 {
 			t.Fatalf("target %d, want 4", n)
@@ -282,8 +282,8 @@ func TestPendingOperations(t *testing.T) {
 		if n, lists := polls(e), e.fake.OperationCounts()["GET /v2/instance-pool"]; n != 1 || lists != 2 {
 			t.Fatalf("%d polls and %d pool lists, want 1 and 2", n, lists)
 		}
-		if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 0 {
-			t.Fatalf("target %d with %d pending after a success newer than the first pool list, want 4 and 0", n, len(g.pending))
+		if n, _ := g.TargetSize(ctx); n != 4 || len(g.Pending()) != 0 {
+			t.Fatalf("target %d with %d pending after a success newer than the first pool list, want 4 and 0", n, len(g.Pending()))
 		}
 	})
 
@@ -299,13 +299,13 @@ func TestPendingOperations(t *testing.T) {
 			t.Fatalf("%d polls, want 1", n)
 		}
 		// The first list's old size (3) must not be served as settled.
-		if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 1 {
-			t.Fatalf("target %d with %d pending after the second list failed, want 4 and 1", n, len(g.pending))
+		if n, _ := g.TargetSize(ctx); n != 4 || len(g.Pending()) != 1 {
+			t.Fatalf("target %d with %d pending after the second list failed, want 4 and 1", n, len(g.Pending()))
 		}
 		e.fake.ResetRequests()
 		e.refresh(t)
-		if n := polls(e); n != 0 || len(g.pending) != 0 {
-			t.Fatalf("next Refresh: %d polls, %d pending; want 0 and 0", n, len(g.pending))
+		if n := polls(e); n != 0 || len(g.Pending()) != 0 {
+			t.Fatalf("next Refresh: %d polls, %d pending; want 0 and 0", n, len(g.Pending()))
 		}
 		if n, _ := g.TargetSize(ctx); n != 4 {
 			t.Fatalf("target %d, want 4", n)
@@ -324,16 +324,16 @@ func TestPendingOperations(t *testing.T) {
 		}}
 		e.fake.ResetRequests()
 		e.refresh(t)
-		if n := polls(e); n != 0 || len(g.pending) != 2 {
-			t.Fatalf("overtaken refresh: %d polls, %d pending; want 0 and 2", n, len(g.pending))
+		if n := polls(e); n != 0 || len(g.Pending()) != 2 {
+			t.Fatalf("overtaken refresh: %d polls, %d pending; want 0 and 2", n, len(g.Pending()))
 		}
 		if n, _ := g.TargetSize(ctx); n != 5 {
 			t.Fatalf("target %d after the overtaken refresh, want 5", n)
 		}
 		e.fake.ResetRequests()
 		e.refresh(t)
-		if n := polls(e); n != 2 || len(g.pending) != 2 {
-			t.Fatalf("next refresh: %d polls, %d pending; want 2 and 2", n, len(g.pending))
+		if n := polls(e); n != 2 || len(g.Pending()) != 2 {
+			t.Fatalf("next refresh: %d polls, %d pending; want 2 and 2", n, len(g.Pending()))
 		}
 		if n, _ := g.TargetSize(ctx); n != 5 {
 			t.Fatalf("target %d while both scales are queued, want 5", n)
@@ -347,8 +347,8 @@ func TestPendingOperations(t *testing.T) {
 		e.refresh(t)
 		e.fake.ResetRequests()
 		e.refresh(t)
-		if n := polls(e); n != 0 || len(g.pending) != 0 {
-			t.Fatalf("after a 404: %d polls, %d pending; want 0 and 0", n, len(g.pending))
+		if n := polls(e); n != 0 || len(g.Pending()) != 0 {
+			t.Fatalf("after a 404: %d polls, %d pending; want 0 and 0", n, len(g.Pending()))
 		}
 	})
 }
@@ -465,8 +465,8 @@ func TestMutationDuringRefresh(t *testing.T) {
 		t.Fatalf("target after a refresh that listed before the increase = %d, want 5", n)
 	}
 	e.refresh(t)
-	if n, _ := g.TargetSize(ctx); n != 5 || len(g.pending) != 0 {
-		t.Fatalf("next refresh: target %d, %d pending; want 5 and 0", n, len(g.pending))
+	if n, _ := g.TargetSize(ctx); n != 5 || len(g.Pending()) != 0 {
+		t.Fatalf("next refresh: target %d, %d pending; want 5 and 0", n, len(g.Pending()))
 	}
 }
 
@@ -504,8 +504,8 @@ func TestOlderListingKeepsReadSize(t *testing.T) {
 	if n := e.fake.CountOperation("GET /v2/instance-pool/{id}") - reads; n != 1 {
 		t.Fatalf("%d pool reads after an increase with an unusable answer, want 1", n)
 	}
-	if n, _ := g.TargetSize(ctx); n != 4 || len(g.pending) != 0 {
-		t.Fatalf("target %d with %d pending after the read, want 4 and 0", n, len(g.pending))
+	if n, _ := g.TargetSize(ctx); n != 4 || len(g.Pending()) != 0 {
+		t.Fatalf("target %d with %d pending after the read, want 4 and 0", n, len(g.Pending()))
 	}
 	close(release)
 	released = true
@@ -546,14 +546,14 @@ func TestPolledSuccessSettlesInOneRefresh(t *testing.T) {
 	// The pool is back at 3, so the list cannot tell the eviction (3 -> 2)
 	// was applied: it is polled, and still pending.
 	e.refresh(t)
-	if n, _ := g.TargetSize(ctx); n != 2 || len(g.pending) != 1 {
-		t.Fatalf("while the eviction is pending: target %d with %d pending, want 2 and 1", n, len(g.pending))
+	if n, _ := g.TargetSize(ctx); n != 2 || len(g.Pending()) != 1 {
+		t.Fatalf("while the eviction is pending: target %d with %d pending, want 2 and 1", n, len(g.Pending()))
 	}
 	e.fake.Settle()
 	e.refresh(t)
 	p, _ := e.fake.Pool(e.workersPool)
-	if n, _ := g.TargetSize(ctx); n != p.Size || len(g.pending) != 0 {
-		t.Fatalf("after the cloud finished: target %d with %d pending, want the cloud's %d and 0", n, len(g.pending), p.Size)
+	if n, _ := g.TargetSize(ctx); n != p.Size || len(g.Pending()) != 0 {
+		t.Fatalf("after the cloud finished: target %d with %d pending, want the cloud's %d and 0", n, len(g.Pending()), p.Size)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -50,25 +49,21 @@ const (
 	opEvict = "evict"
 )
 
-// pendingOp is a scale or evict the cloud accepted and has not been seen
-// finishing yet.
-type pendingOp struct {
-	op exoapi.Operation
-	// seq is the ledger's sequence once the cloud answered (Ledger.Seq),
-	// taken inside the guarded call, before the guard records its end: a
-	// listing that began while the call was in flight is not After it, one
-	// that began after the cloud accepted the operation is.
-	seq      uint64
+// submittedOp is Exoscale's record of a scale or evict the cloud accepted
+// (groupstate.Operation.Data), kept in the ledger until a refresh settles
+// it.
+type submittedOp struct {
+	// op is the cloud's answer: final already when it finished on
+	// submission (or had no operation to follow).
+	op       exoapi.Operation
 	kind     string
 	from, to int
-	// evicted are the providerIDs an eviction names.
-	evicted   []string
-	submitted time.Time
-	quotaHit  bool
-	// polled is a success GET /operation showed after the pool list of
-	// its refresh was taken; the next refresh settles it.
-	polled *exoapi.Operation
+	// quotaHit says a scale-up asked past the instance quota last read.
+	quotaHit bool
 }
+
+// settled reports whether the answer alone settles the operation.
+func (o submittedOp) settled() bool { return o.op.Done() || o.op.ID == "" }
 
 // nodeGroup is one Exoscale instance pool (plain, or an SKS nodepool's).
 // Objects persist across refreshes so that locks and bookkeeping do.
@@ -81,22 +76,17 @@ type pendingOp struct {
 // the pool's size (groupstate.SlotsOutsideSize), shown as failed creations
 // until CA deletes them. Members requested but not listed yet are not in
 // Nodes: CA counts them as upcoming from TargetSize, and
-// DecreaseTargetSize may cancel them. Beside it the group keeps only what
-// Exoscale adds: the pool's record and the operations pending.
+// DecreaseTargetSize may cancel them. The operations pending are the
+// ledger's (groupstate.Group.Pending, Data a submittedOp). Beside it the
+// group keeps only the pool's record.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
 	id string
 
-	// mu guards rec and pending, and orders what changes the served
-	// state: a refresh's install and settling, a mutation's fresh read,
-	// plan and recorded operation, and every change of the failed slots,
-	// so that a plan sees the target and the slots agree. It is released
-	// during cloud calls, and reads (TargetSize, Nodes, NodeGroups) never
-	// take it: CA aborts its loop when TargetSize fails.
-	mu      sync.Mutex
-	rec     poolRecord
-	pending []*pendingOp
+	// mu guards rec; it is never held while taking another lock.
+	mu  sync.Mutex
+	rec poolRecord
 }
 
 // String identifies the group; it never prints the manager and its config.
@@ -122,157 +112,37 @@ func (g *nodeGroup) record() poolRecord {
 	return g.rec
 }
 
-// live counts members that exist and are not being removed.
-func (g *nodeGroup) live() int {
-	deleting := g.Deleting()
-	n := 0
-	for _, in := range g.Read().Instances {
-		if !deleting.Holds(in.Id) && !removing(in) {
-			n++
-		}
-	}
-	return n
-}
-
-// submittedOp is what a refresh needs of an operation submitted before it.
-type submittedOp struct {
-	id       string
-	kind     string
-	from, to int
-	// settled is true when the outcome is known without a poll (the cloud
-	// answered with a final state); applySnapshot settles those.
-	settled bool
-	polled  *exoapi.Operation
-}
-
-// submittedOperations returns the pending operations the cloud accepted
-// before listing began, oldest first.
-func (g *nodeGroup) submittedOperations(listing groupstate.Listing) []submittedOp {
+// install serves a refresh's snapshot of the group, taken by the listing
+// that began at listing, and settles the operations it shows finished
+// (groupstate.Group.InstallSettling): results are the outcomes this
+// refresh found by polling; an operation final on submission settles by
+// its own answer. Failed slots are not in the listing (the pool's size
+// never counted them): a failed scale-up adds them, and they end when CA
+// deletes them or after staleOperation.
+func (g *nodeGroup) install(rec poolRecord, v groupstate.View, results map[string]exoapi.Operation, listing groupstate.Listing) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	var ops []submittedOp
-	for _, p := range g.pending {
-		if listing.After(p.seq) {
-			ops = append(ops, submittedOp{id: p.op.ID, kind: p.kind, from: p.from, to: p.to, settled: p.op.Done() || p.op.ID == "", polled: p.polled})
-		}
-	}
-	return ops
-}
-
-// notePolled keeps a success seen by GET /operation for the next refresh.
-func (g *nodeGroup) notePolled(id string, op exoapi.Operation) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, p := range g.pending {
-		if p.op.ID == id {
-			p.polled = &op
-		}
-	}
-}
-
-// applySnapshot installs a new snapshot of the group, taken by the refresh
-// whose listing began at listing, and settles the operations that finished
-// before it was taken. The ledger's rules (groupstate.Group.Install) decide
-// what the listing may overwrite: a listing older than a mutation of ours
-// (or than a mutation's fresh read) keeps the size served now, and it ends
-// the Deleting state of members it no longer holds. Failed slots are not in
-// the listing (the pool's size never counted them): a failed scale-up adds
-// them here, and they end when CA deletes them or after staleOperation.
-func (g *nodeGroup) applySnapshot(rec poolRecord, v groupstate.View, results map[string]exoapi.Operation, listing groupstate.Listing) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.rec = rec
-	// Under mu: a fresh read (readPool) and an operation's recording
-	// change the served state under mu too, so none lands between the
-	// settling planned here and the install.
-	s := g.settle(results, listing, false, g.Read().Target)
-	if len(s.pending) > 0 {
-		v.Target = s.target
-	}
-	// The slots and Deleting changes land with the view, under the
-	// group's lock (groupstate.Group.InstallWith): no read sees the target
-	// without a failed operation's slots.
-	g.InstallWith(listing, v, func(kept bool) {
-		if kept {
-			// The listing may predate a mutation of ours or a fresh read:
-			// its size is not served, and it settles no operation, since
-			// the size served once they settle would be the older one
-			// kept. The next refresh settles them.
-			s = g.settle(nil, listing, true, 0)
-		}
-		g.pending = s.pending
-		for _, p := range s.stale {
-			klog.InfoS("Dropping operation still pending after an hour", "provider", ProviderName, "nodeGroup", g.id, "operation", p.op.ID)
-		}
-		for _, f := range s.failed {
-			// The cloud did not apply it: the target planned above no
-			// longer expects it.
-			p, res := f.p, f.res
-			klog.InfoS("Operation failed", "provider", ProviderName, "nodeGroup", g.id, "operation", res.ID, "kind", p.kind, "state", res.State, "reason", res.Reason, "message", res.Message)
-			switch p.kind {
-			case opScale:
-				// A scale-down that failed leaves no slot (Add ignores n <= 0).
-				g.Failed().Add(p.to-p.from, operationErrorInfo(res, p.quotaHit))
-			case opEvict:
-				g.Deleting().Forget(p.evicted...)
-			}
-		}
-		// CA deletes a failed slot within its --max-node-provision-time;
-		// one it never deletes ends with the operations it came from.
-		g.Failed().Prune(staleOperation)
-	})
-}
-
-// settlement is what a listing settles of a group's pending operations.
-type settlement struct {
-	// pending are the operations still pending, stale those dropped after
-	// staleOperation, failed those the cloud did not apply.
-	pending, stale []*pendingOp
-	failed         []failedOp
-	// target is the size the cloud was asked for, once the failed
-	// operations no longer count.
-	target int
-}
-
-type failedOp struct {
-	p   *pendingOp
-	res exoapi.Operation
-}
-
-// settle plans what a listing that began at listing settles, given the
-// results this refresh found (results), and changes nothing: an overtaken
-// listing (kept) settles only operations gone stale, and no target.
-// served is the target served now. Callers hold mu.
-func (g *nodeGroup) settle(results map[string]exoapi.Operation, listing groupstate.Listing, kept bool, served int) settlement {
-	s := settlement{target: served}
-	for _, p := range g.pending {
-		res, done := results[p.op.ID]
-		if !done && !kept && listing.After(p.seq) && (p.op.Done() || p.op.ID == "") {
-			res, done = p.op, true
+	g.mu.Unlock()
+	g.InstallSettling(listing, v, groupstate.Settling{MaxAge: staleOperation, Result: func(o groupstate.Operation) groupstate.OperationResult {
+		sub, _ := o.Data.(submittedOp)
+		res, done := results[o.ID]
+		if !done && sub.settled() {
+			res, done = sub.op, true
 		}
 		switch {
-		case !done && listing.At.Sub(p.submitted) > staleOperation:
-			s.stale = append(s.stale, p)
 		case !done:
-			s.pending = append(s.pending, p)
-		case res.State != exoapi.OperationSuccess:
-			s.failed = append(s.failed, failedOp{p: p, res: res})
-			switch p.kind {
-			case opScale:
-				s.target -= p.to - p.from
-			case opEvict:
-				s.target += len(p.evicted)
-			}
+			return groupstate.OperationResult{}
+		case res.State == exoapi.OperationSuccess:
+			return groupstate.OperationResult{Done: true}
 		}
-	}
-	return s
+		return groupstate.OperationResult{Done: true, Failed: true, Info: operationErrorInfo(res, sub.quotaHit),
+			Detail: []any{"provider", ProviderName, "kind", sub.kind, "state", res.State, "reason", res.Reason, "message", res.Message}}
+	}})
 }
 
 // Debug implements cloudprovider.NodeGroup.
 func (g *nodeGroup) Debug(context.Context) string {
-	g.mu.Lock()
-	rec, pending := g.rec, len(g.pending)
-	g.mu.Unlock()
+	rec, pending := g.record(), len(g.Pending())
 	v := g.Read()
 	d := fmt.Sprintf("Exoscale %s (instance pool %s, min %d, max %d, target %d, pending operations %d)",
 		rec.displayName(), g.id, v.Min, v.Max, g.Target(), pending)
@@ -309,14 +179,12 @@ func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, 
 // readPool re-reads the instance pool before a mutation (after an
 // unconfirmed change, and before a shrink by absolute size): its size is
 // the cloud's target, and members it lists that the snapshot lacks are
-// counted as starting. Callers hold the mutation lock but not mu.
+// counted as starting. Callers hold the mutation lock.
 func (g *nodeGroup) readPool(ctx context.Context) error {
 	p, err := g.m.client.GetInstancePool(ctx, g.id)
 	if err != nil {
 		return fmt.Errorf("read instance pool %s: %w", g.id, err)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.FreshFrom(func(v groupstate.View) groupstate.View {
 		v.Target = p.Size
 		// The pool answer may leave members out; the snapshot's stand.
@@ -374,27 +242,22 @@ func operationFailureClass(reason string) error {
 // scale under the shared mutation discipline and returns; the new members
 // are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	if err := g.CheckManaged(); err != nil {
-		return err
-	}
 	return g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			g.mu.Lock()
-			defer g.mu.Unlock()
 			v := g.Read()
 			if err := groupstate.CheckIncrease(g.id, delta, g.Target(), v.Max); err != nil {
 				return groupstate.Plan{}, err
 			}
 			from := v.Target
-			return groupstate.Plan{Call: func(ctx context.Context) error { return g.scaleUp(ctx, from, from+delta) }}, nil
+			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.scaleUp(ctx, from, from+delta) }}, nil
 		},
 		Read: g.readPool,
 	})
 }
 
-// scaleUp submits the absolute size to and records the pending operation;
-// callers hold the mutation lock but not mu.
-func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
+// scaleUp submits the absolute size to and returns its effect: the new
+// target, with the operation left pending.
+func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) (groupstate.Effect, error) {
 	delta := to - from
 	quota := g.m.quotaSnapshot()
 	quotaHit := quota != nil && quota.Limit >= 0 && quota.Usage+int64(delta) > quota.Limit
@@ -411,13 +274,20 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 			// quota read at Refresh says why, so CA sees ResourceExhausted
 			// (one class, not two: FailedPrecondition would win).
 			err = cloudhttp.Reclassify(err, cloudprovider.ErrQuotaExceeded)
-			return fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
+			return groupstate.Effect{}, fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
 		}
-		return fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
+		return groupstate.Effect{}, fmt.Errorf("scale node group %s from %d to %d: %w", g.id, from, to, err)
 	}
-	g.accepted(&pendingOp{op: op, kind: opScale, from: from, to: to, quotaHit: quotaHit})
 	klog.V(2).InfoS("Scaled up node group", "provider", ProviderName, "nodeGroup", g.id, "from", from, "to", to, "operation", op.ID)
-	return nil
+	return pendingEffect(op, submittedOp{op: op, kind: opScale, from: from, to: to, quotaHit: quotaHit}), nil
+}
+
+// pendingEffect is the effect of an operation the cloud accepted: the
+// target it asks for, left pending until a refresh settles it.
+func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
+	e := groupstate.Resize(sub.to)
+	e.Pending = &groupstate.Operation{ID: op.ID, Data: sub}
+	return e
 }
 
 // DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not yet
@@ -427,144 +297,87 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) error {
 // since the snapshot is counted. Anything more is an error, never
 // upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	if err := g.CheckManaged(); err != nil {
-		return err
-	}
-	return g.Guard().Do(ctx, groupstate.Mutation{
+	err := g.Guard().Do(ctx, groupstate.Mutation{
 		Plan: func() (groupstate.Plan, error) {
-			g.mu.Lock()
-			defer g.mu.Unlock()
 			target := g.Target()
-			if err := groupstate.CheckDecrease(g.id, delta, target, g.live()); err != nil {
+			if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
 				return groupstate.Plan{}, err
 			}
-			d := decrease{target: target, delta: delta, from: g.Read().Target}
+			// Failed slots first, the oldest by number; by number, so a
+			// slot a refresh prunes meanwhile takes no other with it.
+			var drop []int
 			for _, f := range g.Failed().List() {
-				if len(d.dropFailed) == -delta {
+				if len(drop) == -delta {
 					break
 				}
-				d.dropFailed = append(d.dropFailed, f.N)
+				drop = append(drop, f.N)
 			}
-			d.scaleDown = -delta - len(d.dropFailed)
+			cancel := -delta - len(drop)
+			if cancel == 0 {
+				return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
+			}
 			// Cancelling requested members is a smaller absolute size.
-			return groupstate.Plan{Shrinks: d.scaleDown > 0, Call: func(ctx context.Context) error { return g.decrease(ctx, d) }}, nil
+			from := g.Read().Target
+			return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
+				return g.cancel(ctx, from, from-cancel, drop)
+			}}, nil
 		},
 		Read: g.readPool,
 	})
-}
-
-// decrease is a DecreaseTargetSize as planned from the snapshot: failed
-// slots dropped first (the oldest, by number), then requested members
-// cancelled by a smaller size.
-type decrease struct {
-	target, delta, from int
-	dropFailed          []int
-	scaleDown           int
-}
-
-// decrease carries out d; callers hold the mutation lock but not mu.
-func (g *nodeGroup) decrease(ctx context.Context, d decrease) error {
-	if d.scaleDown > 0 {
-		to := d.from - d.scaleDown
-		op, err := g.scale(ctx, to)
-		if err == nil {
-			err = failedImmediately(op)
-		}
-		if err != nil {
-			return fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, d.from, to, err)
-		}
-		g.accepted(&pendingOp{op: op, kind: opScale, from: d.from, to: to})
+	if err == nil {
+		klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "by", -delta, "target", g.Target())
 	}
-	// By number: a slot a Refresh pruned during the cloud call already
-	// lowered the target, and no other takes its place.
-	g.dropFailedSlots(d.dropFailed)
-	klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "from", d.target, "to", d.target+d.delta, "droppedFailed", len(d.dropFailed))
-	return nil
+	return err
 }
 
-// accepted notes an operation the cloud accepted as pending, and serves
-// the size it asks for; for an eviction, the members it names show Deleting
-// with that size. It takes the ledger's sequence now, inside the guarded
-// call (pendingOp.seq).
-func (g *nodeGroup) accepted(p *pendingOp) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	p.seq, p.submitted = g.m.ledger.Seq(), g.m.now()
-	g.pending = append(g.pending, p)
-	g.Update(func(v *groupstate.View) {
-		v.Target = p.to
-		// Under the group's lock: Nodes shows them Deleting together
-		// with the target that no longer counts them.
-		g.Deleting().Add(p.evicted...)
-	})
-}
-
-// deleteRequest is a DeleteNodes call sorted by what each node is.
-type deleteRequest struct {
-	evict       []string
-	failedSlots []int
-	counted     []*corev1.Node
-}
-
-// classify checks every node belongs to this group; already-removed
-// instances are skipped so CA's repeated deletions stay harmless. Callers
-// hold mu.
-func (g *nodeGroup) classify(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
-	var req deleteRequest
-	seen := map[string]bool{}
-	members := map[string]cloudprovider.Instance{}
-	for _, in := range g.Read().Instances {
-		members[in.Id] = in
+// cancel scales the pool from from down to to, cancelling members not yet
+// created, and gives up the failed slots drop with it.
+func (g *nodeGroup) cancel(ctx context.Context, from, to int, drop []int) (groupstate.Effect, error) {
+	op, err := g.scale(ctx, to)
+	if err == nil {
+		err = failedImmediately(op)
 	}
-	deleting := g.Deleting()
-	for _, n := range nodes {
-		if n == nil {
-			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: nil node", g.id)
-		}
-		pid := n.Spec.ProviderID
-		name := cloudprovider.NodeName(n.Name, pid)
-		if seen[pid] {
-			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s listed twice", g.id, name)
-		}
-		seen[pid] = true
-		if rest, ok := strings.CutPrefix(pid, placeholderPrefix); ok {
-			groupID, slot, _ := strings.Cut(rest, "/")
-			if groupID != g.id {
-				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s belongs to node group %s", g.id, name, groupID)
-			}
-			num, err := strconv.Atoi(strings.TrimPrefix(slot, failedSlotPrefix))
-			if err != nil || !strings.HasPrefix(slot, failedSlotPrefix) {
-				return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
-			}
-			if g.Failed().Holds(num) {
-				req.failedSlots = append(req.failedSlots, num)
-				req.counted = append(req.counted, n)
-			}
-			continue
-		}
-		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
-		if err != nil {
-			return req, fmt.Errorf("node group %s: node %s: %w", g.id, name, err)
-		}
-		in, member := members[pid]
-		if !member && owners[id] != g.id {
-			return req, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s is not a member of this instance pool", g.id, name)
-		}
-		if deleting.Holds(pid) || (member && removing(in)) {
-			continue
-		}
-		req.evict = append(req.evict, id)
-		req.counted = append(req.counted, n)
+	if err != nil {
+		return groupstate.Effect{}, fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, from, to, err)
 	}
-	return req, nil
+	e := pendingEffect(op, submittedOp{op: op, kind: opScale, from: from, to: to})
+	e.DropSlots = drop
+	return e, nil
 }
 
-// DeleteNodes implements cloudprovider.NodeGroup: ownership and min checks
-// first, then one evict call; it returns once Exoscale accepted the eviction.
+// deletionID resolves a node DeleteNodes names to its providerID: a real
+// member's, or one of this group's failed slots ("" when the slot is no
+// longer held, so CA's repeated deletions stay harmless). Another group's
+// slot or a malformed one is refused.
+func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
+	pid := n.Spec.ProviderID
+	name := cloudprovider.NodeName(n.Name, pid)
+	rest, slot := strings.CutPrefix(pid, placeholderPrefix)
+	if !slot {
+		if _, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid); err != nil {
+			return "", fmt.Errorf("node group %s: node %s: %w", g.id, name, err)
+		}
+		return pid, nil
+	}
+	groupID, last, _ := strings.Cut(rest, "/")
+	if groupID != g.id {
+		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s belongs to node group %s", g.id, name, groupID)
+	}
+	num, err := strconv.Atoi(strings.TrimPrefix(last, failedSlotPrefix))
+	if err != nil || !strings.HasPrefix(last, failedSlotPrefix) {
+		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
+	}
+	if !g.Failed().Holds(num) {
+		return "", nil
+	}
+	return pid, nil
+}
+
+// DeleteNodes implements cloudprovider.NodeGroup: the shared checks
+// (groupstate.Group.PlanDeletion) first, then one evict call; it returns
+// once Exoscale accepted the eviction. Failed slots need no call: they
+// are given up with the eviction, or alone.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	if err := g.CheckManaged(); err != nil {
-		return err
-	}
 	if len(nodes) == 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", g.id)
 	}
@@ -576,80 +389,71 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		}
 	}
+	// A member the index places in this pool, though the snapshot lacks it
+	// (found by a lookup since the last refresh).
 	owners := g.m.ownerOf(ids)
+	member := func(pid string) bool {
+		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
+		return err == nil && owners[id] == g.id
+	}
 	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
-		req, err := groupstate.Prepare(tx, func() (deleteRequest, error) { return g.planDeletion(nodes, owners) })
-		if err != nil || len(req.counted) == 0 {
+		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, g.deletionID, member) })
+		if err != nil {
 			return err
 		}
-		if len(req.evict) > 0 {
-			// An eviction names its members: the cloud lowers the size by
-			// as many, no absolute size is sent.
-			if err := tx.Step(func() (groupstate.Plan, error) {
-				return groupstate.Plan{Call: func(ctx context.Context) error { return g.evictMembers(ctx, req.evict) }}, nil
-			}); err != nil {
-				return err
-			}
+		if d.Empty() {
+			klog.V(4).InfoS("Nodes already being deleted", "provider", ProviderName, "nodeGroup", g.id, "nodes", len(nodes))
+			return nil
 		}
-		g.dropFailedSlots(req.failedSlots)
-		return nil
+		if len(d.Instances) == 0 {
+			err := tx.Step(func() (groupstate.Plan, error) {
+				return groupstate.Plan{Apply: groupstate.Effect{DropSlots: d.Slots}}, nil
+			})
+			if err == nil {
+				klog.V(2).InfoS("Gave up failed slots", "provider", ProviderName, "nodeGroup", g.id, "slots", len(d.Slots))
+			}
+			return err
+		}
+		// An eviction names its members: the cloud lowers the size by as
+		// many, no absolute size is sent.
+		return tx.Step(func() (groupstate.Plan, error) {
+			from := g.Read().Target
+			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+				return g.evictMembers(ctx, from, d.Instances, d.Slots)
+			}}, nil
+		})
 	})
 }
 
-// planDeletion sorts a DeleteNodes request against the snapshot and applies
-// the min rule to what it would remove.
-func (g *nodeGroup) planDeletion(nodes []*corev1.Node, owners map[string]string) (deleteRequest, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	req, err := g.classify(nodes, owners)
-	if err != nil {
-		return req, err
+// evictMembers evicts the members pids name from a pool of size from and
+// returns the effect: the target lowered by as many, the members Deleting,
+// the failed slots drop given up, and the operation pending. An eviction
+// the cloud took without a usable answer, or that timed out or finished
+// partly, states MutationApplied and the guard reads the pool; only after
+// an unusable answer are the members known to leave, as below.
+func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, drop []int) (groupstate.Effect, error) {
+	ids := make([]string, len(pids))
+	for i, pid := range pids {
+		ids[i], _ = cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
 	}
-	if len(req.counted) == 0 {
-		klog.V(4).InfoS("Nodes already being deleted", "provider", ProviderName, "nodeGroup", g.id, "nodes", len(nodes))
-		return req, nil
-	}
-	return req, groupstate.CheckDeleteMin(g.id, g.Target(), g.Read().Min, req.counted)
-}
-
-// evictMembers evicts ids and records the pending operation; callers hold
-// the mutation lock but not mu, so reads never wait behind the call. An
-// eviction the cloud took without a usable answer, or that timed out or
-// finished partly, states MutationApplied and the guard reads the pool; only
-// after an unusable answer are the members known to leave, as below.
-func (g *nodeGroup) evictMembers(ctx context.Context, ids []string) error {
-	from := g.Read().Target
 	op, err := g.evict(ctx, ids)
 	if err == nil {
 		err = failedImmediately(op)
 	}
 	if err != nil && !(cloudprovider.SizeUnstated(err) && errors.Is(err, cloudprovider.ErrMalformedResponse)) {
-		return fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
+		return groupstate.Effect{}, fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
 	if err != nil {
 		// Applied, but the answer names no operation to follow: record it as
 		// done, or settling would read the empty operation as a failure and
 		// give the evicted members back to the target.
 		op = exoapi.Operation{ID: op.ID, State: exoapi.OperationSuccess}
+		err = fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
-	evicted := make([]string, len(ids))
-	for i, id := range ids {
-		evicted[i] = cloudprovider.BuildProviderID(ProviderIDPrefix, id)
-	}
-	g.accepted(&pendingOp{op: op, kind: opEvict, from: from, to: from - len(ids), evicted: evicted})
 	klog.V(2).InfoS("Evicted node group members", "provider", ProviderName, "nodeGroup", g.id, "instances", strings.Join(ids, ","), "operation", op.ID)
-	if err != nil {
-		return fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
-	}
-	return nil
-}
-
-// dropFailedSlots ends the failed slots CA deleted: they never reached the
-// cloud's size, so no cloud call is needed.
-func (g *nodeGroup) dropFailedSlots(nums []int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.Failed().Drop(nums...)
+	e := pendingEffect(op, submittedOp{op: op, kind: opEvict, from: from, to: from - len(ids)})
+	e.Deleting, e.DropSlots = pids, drop
+	return e, err
 }
 
 // TemplateNodeInfo implements cloudprovider.NodeGroup.

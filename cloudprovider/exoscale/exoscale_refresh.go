@@ -54,17 +54,16 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 		// that list it waits for the next refresh.
 		if fresh, err := m.client.ListInstancePools(ctx); err == nil {
 			pools = fresh
-			for _, ops := range seen {
-				for _, op := range ops {
-					opResults[op.ID] = op
-				}
+			for _, op := range seen {
+				opResults[op.ID] = op
 			}
 		} else {
 			klog.V(4).InfoS("Cannot list pools again after a polled success; settling it at the next refresh", "provider", ProviderName, "err", err)
-			for g, ops := range seen {
-				for _, op := range ops {
-					g.notePolled(op.ID, op)
-				}
+			if m.reads.polled == nil {
+				m.reads.polled = map[string]exoapi.Operation{}
+			}
+			for _, op := range seen {
+				m.reads.polled[op.ID] = op
 			}
 		}
 	}
@@ -139,103 +138,102 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	}
 	m.fetchTypes(ctx, selected, snap)
 
-	// Apply to groups without holding mu (lock order).
-	m.mu.RLock()
-	existing := m.groups
-	m.mu.RUnlock()
-	next := make(map[string]*nodeGroup, len(selected))
+	states := make(map[string]func(*nodeGroup), len(selected))
 	for id, sel := range selected {
 		rec, v := m.buildState(id, sel, snap)
-		g, ok := existing.Get(id)
-		if !ok {
-			g = newNodeGroup(m, id)
-		}
-		g.applySnapshot(rec, v, opResults, listing)
-		next[id] = g
+		states[id] = func(g *nodeGroup) { g.install(rec, v, opResults, listing) }
 	}
 
+	// Under mu, like learn's making of a group: the ledger keeps exactly the
+	// groups served, and a group dropped answers NotFound to a CA that
+	// still holds it.
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, g := range m.groups.List() {
-		if _, ok := next[g.id]; ok {
-			continue
-		}
-		if m.learned[g.id] && !learned[g.id] {
-			// Learnt by a lookup while this refresh ran; the next one covers it.
-			next[g.id] = g
-		}
+	ids := make(map[string]bool, len(selected))
+	for id := range selected {
+		ids[id] = true
 	}
 	for id := range m.learned {
+		if m.groups.Holds(id) && !learned[id] {
+			// Learnt by a lookup while this refresh ran; the next one covers it.
+			ids[id] = true
+		}
 		if _, ok := snap.pools[id]; !ok && learned[id] {
 			delete(m.learned, id)
 		}
 	}
+	m.groups = m.groups.Next(groupstate.SortedIDs(ids), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
+		if install, ok := states[g.id]; ok {
+			install(g)
+		}
+	}, m.ledger)
+	m.reads.keepPolled(m.groups.List())
 	m.snap = snap
-	// Under mu, like learn's making of a group: the ledger keeps exactly the
-	// groups served, and a group dropped answers NotFound to a CA that
-	// still holds it.
-	m.groups = m.groups.Replace(groupstate.NewGroups(groupstate.SortedIDs(next), next), m.ledger)
 	m.instancePool = index
 	m.unknownNodes.Refreshed()
 	m.lastRefresh = now
 	m.refreshed = true
 	m.fresh.End(round)
-	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "nodeGroups", len(next), "pools", len(pools), "poolMembers", len(members))
+	klog.V(4).InfoS("Refreshed snapshot", "provider", ProviderName, "nodeGroups", m.groups.Len(), "pools", len(pools), "poolMembers", len(members))
 	return nil
 }
 
 // settleOperations returns the operations accepted before listing began
-// that this refresh settles, by id, and the successes it saw by polling,
-// by group. The pool list, taken after they were submitted, settles most
+// that this refresh settles, by id, and the successes it saw by polling. The pool list, taken after they were submitted, settles most
 // without a call (poolShows). The rest cost one GET /operation each: a
 // failed operation leaves the pool as it was, just like one still queued
 // behind a busy pool. A failure settles at once (the cloud changed nothing, so the
 // lists agree with it); a success seen after the pool list was taken may
 // not be in it yet, so it settles only with a pool list taken after the
 // poll (see refresh). Failures to read one leave it pending.
-func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (map[string]exoapi.Operation, map[*nodeGroup][]exoapi.Operation) {
+func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (results map[string]exoapi.Operation, seen []exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
 		sizes[p.ID] = p.Size
 	}
-	results := map[string]exoapi.Operation{}
-	seen := map[*nodeGroup][]exoapi.Operation{}
+	results = map[string]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
 		if m.ledger.Overtaken(listing, g.id) {
 			// A listing a mutation of the group overtook settles none of its
-			// operations (applySnapshot): their polls would be wasted.
+			// operations (InstallSettling): their polls would be wasted.
 			continue
 		}
-		ops := g.submittedOperations(listing)
+		var ops []submittedOp
+		for _, o := range g.Pending() {
+			if sub, ok := o.Data.(submittedOp); ok && listing.After(o.Seq) {
+				ops = append(ops, sub)
+			}
+		}
 		if size, listed := sizes[g.id]; listed && poolShows(ops, size) {
 			for _, o := range ops {
-				if !o.settled {
-					results[o.id] = exoapi.Operation{ID: o.id, State: exoapi.OperationSuccess}
+				if !o.settled() {
+					results[o.op.ID] = exoapi.Operation{ID: o.op.ID, State: exoapi.OperationSuccess}
 				}
 			}
 			continue
 		}
 		for _, o := range ops {
-			switch {
-			case o.settled:
-				continue
-			case o.polled != nil:
-				results[o.id] = *o.polled
+			id := o.op.ID
+			if o.settled() {
 				continue
 			}
-			op, err := m.client.GetOperation(ctx, o.id)
+			if polled, ok := m.reads.polled[id]; ok {
+				results[id] = polled
+				continue
+			}
+			op, err := m.client.GetOperation(ctx, id)
 			switch {
 			case err == nil && !op.Done():
 			case err == nil && op.State != exoapi.OperationSuccess:
-				results[o.id] = op
+				results[id] = op
 			case err == nil:
-				op.ID = o.id // keyed as submitted, whatever the answer echoes
-				seen[g] = append(seen[g], op)
+				op.ID = id // keyed as submitted, whatever the answer echoes
+				seen = append(seen, op)
 			case errors.Is(err, cloudprovider.ErrNotFound):
 				// Expired operations are gone; the lists tell the truth now.
-				seen[g] = append(seen[g], exoapi.Operation{ID: o.id, State: exoapi.OperationSuccess})
+				seen = append(seen, exoapi.Operation{ID: id, State: exoapi.OperationSuccess})
 			default:
-				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", o.id, "err", err)
+				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", id, "err", err)
 			}
 		}
 	}
@@ -468,6 +466,29 @@ type refreshReads struct {
 	membersAt           time.Time
 	// pools is the pool list at the last instance read.
 	pools []exoapi.InstancePool
+	// polled are successes GET /operation showed after the pool list of
+	// their refresh was taken, by operation id, when no second list could
+	// show them: the next refresh settles them.
+	polled map[string]exoapi.Operation
+}
+
+// keepPolled forgets the polled successes of operations no group holds
+// pending any more.
+func (r *refreshReads) keepPolled(groups []*nodeGroup) {
+	if len(r.polled) == 0 {
+		return
+	}
+	pending := map[string]bool{}
+	for _, g := range groups {
+		for _, o := range g.Pending() {
+			pending[o.ID] = true
+		}
+	}
+	for id := range r.polled {
+		if !pending[id] {
+			delete(r.polled, id)
+		}
+	}
 }
 
 // plan decides what this refresh reads besides the pool list.

@@ -56,11 +56,6 @@ func instanceStatus(state string) *cloudprovider.InstanceStatus {
 	}
 }
 
-// removing reports whether the cloud lists the member as being removed.
-func removing(in cloudprovider.Instance) bool {
-	return in.Status != nil && in.Status.State == cloudprovider.InstanceDeleting
-}
-
 // operationErrorInfo describes a failed scale-up operation for the
 // placeholders of the instances it did not create. Capacity and quota
 // failures use the out-of-resources class so CA tries other groups.

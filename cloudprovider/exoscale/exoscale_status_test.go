@@ -36,8 +36,8 @@ func TestInstanceStatus(t *testing.T) {
 				t.Fatalf("error info without code or state: %+v", s)
 			}
 			in := member("i-1", tc.state)
-			if in.Id != ProviderIDPrefix+"i-1" || removing(in) != (tc.want == cloudprovider.InstanceDeleting) {
-				t.Fatalf("member(i-1, %q) = %+v (removing %v), want providerID %si-1 and removing only when Deleting", tc.state, in, removing(in), ProviderIDPrefix)
+			if in.Id != ProviderIDPrefix+"i-1" || in.Status == nil || in.Status.State != tc.want {
+				t.Fatalf("member(i-1, %q) = %+v, want providerID %si-1 in state %v", tc.state, in, ProviderIDPrefix, tc.want)
 			}
 		})
 	}

@@ -42,6 +42,11 @@ type Operation struct {
 	// Listing.After), Submitted the ledger's time then.
 	Seq       uint64
 	Submitted time.Time
+	// Change is how far the Effect that carried it moved the target, and
+	// Deleting the instances it made Deleting: what settling undoes when
+	// the cloud reports the operation failed (Group.InstallSettling).
+	Change   int
+	Deleting []string
 }
 
 // apply applies e to the served state. The guard calls it while the call
@@ -55,11 +60,15 @@ func (g *Group) apply(e Effect) {
 	if e.Pending != nil {
 		o := *e.Pending
 		o.Seq, o.Submitted = g.ledger.Seq(), g.ledger.now()
+		o.Deleting = append([]string(nil), e.Deleting...)
 		op = &o
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e.SetTarget {
+		if op != nil {
+			op.Change = e.Target - g.target()
+		}
 		g.view.Target = e.Target
 	}
 	// Under the group's lock: Nodes shows the instances Deleting together
@@ -68,5 +77,14 @@ func (g *Group) apply(e Effect) {
 	g.Failed().Drop(e.DropSlots...)
 	if op != nil {
 		g.ledger.addPending(g.id, *op)
+	}
+}
+
+// applyLocal applies e, the Effect of a plan that needs no cloud call (a
+// failed slot outside the cloud's size given up): nothing was sent, so
+// the ledger records no call and no listing is overtaken.
+func (tx *Txn) applyLocal(e Effect) {
+	if g := tx.g.served(); g != nil {
+		g.apply(e)
 	}
 }

@@ -271,6 +271,9 @@ type Plan struct {
 	// applied. Its error states the outcome as Call's does. Send is used
 	// when set, in place of Call.
 	Send func(ctx context.Context) (Effect, error)
+	// Apply is the Effect of a change that needs no cloud call (Call and
+	// Send nil), applied at once under the group's lock.
+	Apply Effect
 }
 
 // PlanFunc computes a change from the group's snapshot as it is when the
@@ -391,6 +394,7 @@ func (tx *Txn) Shrink(plan PlanFunc) error {
 
 func (tx *Txn) send(p Plan) error {
 	if p.Call == nil && p.Send == nil {
+		tx.applyLocal(p.Apply)
 		return nil
 	}
 	tx.fresh = false
