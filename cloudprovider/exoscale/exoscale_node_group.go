@@ -95,8 +95,12 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 // GoString never prints the manager and its config.
 func (g *nodeGroup) GoString() string { return g.String() }
 
+// slotsOutsidePoolSize: a failed scale-up never raised the pool's size, so
+// the served target adds its failed slots.
+const slotsOutsidePoolSize = true
+
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), groupstate.SlotsOutsideSize), m: m, id: id}
+	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), slotsOutsidePoolSize), m: m, id: id}
 }
 
 // slotIDs builds the providerIDs of group's failed slots from their numbers
@@ -123,7 +127,7 @@ func (g *nodeGroup) install(rec poolRecord, v groupstate.View, results map[strin
 	g.mu.Lock()
 	g.rec = rec
 	g.mu.Unlock()
-	g.InstallSettling(listing, v, groupstate.Settling{MaxAge: staleOperation, Result: func(o groupstate.Operation) groupstate.OperationResult {
+	g.Install(listing, v, groupstate.Settling{MaxAge: staleOperation, Result: func(o groupstate.Operation) groupstate.OperationResult {
 		sub, _ := o.Data.(submittedOp)
 		res, done := results[o.ID]
 		if !done && sub.settled() {
@@ -185,7 +189,7 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read instance pool %s: %w", g.id, err)
 	}
-	g.FreshFrom(func(v groupstate.View) groupstate.View {
+	g.Fresh(func(v groupstate.View) groupstate.View {
 		v.Target = p.Size
 		// The pool answer may leave members out; the snapshot's stand.
 		known := make(map[string]bool, len(v.Instances))
@@ -242,16 +246,13 @@ func operationFailureClass(reason string) error {
 // scale under the shared mutation discipline and returns; the new members
 // are tracked through Nodes and Refresh.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			v := g.Read()
-			if err := groupstate.CheckIncrease(g.id, delta, g.Target(), v.Max); err != nil {
-				return groupstate.Plan{}, err
-			}
-			from := v.Target
-			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.scaleUp(ctx, from, from+delta) }}, nil
-		},
-		Read: g.readPool,
+	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		v := g.Read()
+		if err := groupstate.CheckIncrease(g.id, delta, g.Target(), v.Max); err != nil {
+			return groupstate.Plan{}, err
+		}
+		from := v.Target
+		return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.scaleUp(ctx, from, from+delta) }}, nil
 	})
 }
 
@@ -297,32 +298,29 @@ func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
 // since the snapshot is counted. Anything more is an error, never
 // upstream's silent no-op.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	err := g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			target := g.Target()
-			if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
-				return groupstate.Plan{}, err
+	err := g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		target := g.Target()
+		if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
+			return groupstate.Plan{}, err
+		}
+		// Failed slots first, the oldest by number; by number, so a
+		// slot a refresh prunes meanwhile takes no other with it.
+		var drop []int
+		for _, f := range g.FailedSlots() {
+			if len(drop) == -delta {
+				break
 			}
-			// Failed slots first, the oldest by number; by number, so a
-			// slot a refresh prunes meanwhile takes no other with it.
-			var drop []int
-			for _, f := range g.Failed().List() {
-				if len(drop) == -delta {
-					break
-				}
-				drop = append(drop, f.N)
-			}
-			cancel := -delta - len(drop)
-			if cancel == 0 {
-				return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
-			}
-			// Cancelling requested members is a smaller absolute size.
-			from := g.Read().Target
-			return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return g.cancel(ctx, from, from-cancel, drop)
-			}}, nil
-		},
-		Read: g.readPool,
+			drop = append(drop, f.N)
+		}
+		cancel := -delta - len(drop)
+		if cancel == 0 {
+			return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
+		}
+		// Cancelling requested members is a smaller absolute size.
+		from := g.Read().Target
+		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return g.cancel(ctx, from, from-cancel, drop)
+		}}, nil
 	})
 	if err == nil {
 		klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "by", -delta, "target", g.Target())
@@ -367,7 +365,7 @@ func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 	if err != nil || !strings.HasPrefix(last, failedSlotPrefix) {
 		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
 	}
-	if !g.Failed().Holds(num) {
+	if !g.SlotFailed(num) {
 		return "", nil
 	}
 	return pid, nil
@@ -396,7 +394,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
 		return err == nil && owners[id] == g.id
 	}
-	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+	return g.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, g.deletionID, member) })
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -162,7 +163,7 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 			delete(m.learned, id)
 		}
 	}
-	m.groups = m.groups.Next(groupstate.SortedIDs(ids), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
+	m.groups = m.groups.Next(slices.Sorted(maps.Keys(ids)), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
 		if install, ok := states[g.id]; ok {
 			install(g)
 		}

@@ -8,51 +8,38 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// OperationResult is what the provider found the cloud did with a pending
-// operation (Effect.Pending).
+// OperationResult is what the cloud did with a pending operation.
 type OperationResult struct {
 	// Done says the cloud finished it; false leaves it pending.
 	Done bool
 	// Failed says the cloud did not apply it: settling undoes its effect.
 	Failed bool
-	// Info is why it failed, shown on the failed slots of an increase the
-	// cloud did not carry out; nil adds no slot.
+	// Info is why it failed; a failed increase with Info leaves failed
+	// slots for CA to see.
 	Info *cloudprovider.InstanceErrorInfo
-	// Detail are key-value pairs logged with the failure (the cloud's
-	// state and reason).
+	// Detail are key-value pairs logged with the failure.
 	Detail []any
 }
 
-// Settling is how a listing settles the group's pending operations.
+// Settling is how Install settles the group's pending operations. The zero
+// value settles nothing.
 type Settling struct {
-	// Result says what the cloud did with op. It is asked only of the
-	// operations the listing may settle, under the group's lock, so it
-	// must not call the Group.
+	// Result says what the cloud did with op. It runs under the group's
+	// lock, so it must not call the Group.
 	Result func(op Operation) OperationResult
-	// MaxAge is how long an operation may stay pending: one older when
-	// the listing began is dropped and the cloud's size trusted again.
-	// Failed slots older than it end too, should CA never delete them.
+	// MaxAge is how long an operation may stay pending before the cloud's
+	// size is trusted again. Failed slots older than it end too.
 	MaxAge time.Duration
 }
 
-// InstallSettling is Install for a cloud whose changes finish later
-// (Effect.Pending): with the listing, under the group's lock, it settles
-// the pending operations the cloud answered before the listing began
-// (Listing.After). A finished one is dropped; a failed one has its effect
-// undone (the target moved back by its change, its instances no longer
-// Deleting, and the slots of a failed increase added as failed slots,
-// with s.Result's Info); one pending longer than s.MaxAge is dropped.
-// While some stay pending the target served is the one asked for, less
-// the failed changes; once none do, the listed size is served. A listing
-// a mutation overtook (Ledger.Reconcile) keeps the size served now and
-// settles only the operations gone stale: the size they would leave is
-// the older one.
-func (g *Group) InstallSettling(listing Listing, v View, s Settling) (kept bool) {
-	g.retired.Store(false)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	served := g.target()
-	kept = g.ledger.Reconcile(listing, g.id, g.listing(v)).KeepSize
+// settle settles the pending operations the cloud answered before the
+// listing began, and returns the target to serve; served is the target
+// before the listing. A finished one is
+// dropped; a failed one is undone (target, Deleting, failed slots); one
+// pending longer than MaxAge is dropped. While some stay pending the
+// served target stays, less the failed changes. An overtaken listing
+// settles only the stale ones. Callers hold g.mu.
+func (g *Group) settle(listing Listing, v View, s Settling, kept bool, served int) int {
 	var left []Operation
 	undo := 0
 	for _, op := range g.ledger.pendingOf(g.id) {
@@ -68,20 +55,16 @@ func (g *Group) InstallSettling(listing Listing, v View, s Settling) (kept bool)
 		case r.Failed:
 			klog.InfoS("Operation failed; undoing its effect", append([]any{"nodeGroup", g.id, "operation", op.ID, "targetChange", -op.Change, "noLongerDeleting", len(op.Deleting)}, r.Detail...)...)
 			undo += op.Change
-			g.Deleting().Forget(op.Deleting...)
+			g.deleting().forget(op.Deleting...)
 			if op.Change > 0 && r.Info != nil {
-				g.Failed().Add(op.Change, r.Info)
+				g.failed().add(op.Change, r.Info)
 			}
 		}
 	}
-	switch {
-	case kept:
-		v.Target = g.view.Target
-	case len(left) > 0:
-		v.Target = served - undo
-	}
-	g.view = v
 	g.ledger.setPending(g.id, left)
-	g.Failed().Prune(s.MaxAge)
-	return kept
+	g.failed().prune(s.MaxAge)
+	if len(left) > 0 && !kept {
+		return served - undo
+	}
+	return v.Target
 }

@@ -125,9 +125,6 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 	return m
 }
 
-// guard returns the mutation guard of group id.
-func (m *manager) guard(id string) *groupstate.MutationGuard { return m.ledger.Guard(id) }
-
 // group returns the snapshot's node group id.
 func (m *manager) group(id string) (*nodeGroup, bool) {
 	m.mu.RLock()
@@ -147,7 +144,7 @@ func (m *manager) groupList() []*nodeGroup {
 func (m *manager) groupForInstance(instanceID string) (*nodeGroup, bool) {
 	if id, n, ok := parseSlotID(instanceID); ok {
 		g, managed := m.group(id)
-		if !managed || !g.Failed().Holds(n) {
+		if !managed || !g.SlotFailed(n) {
 			return nil, false
 		}
 		return g, true

@@ -129,7 +129,7 @@ func (n *nodeGroup) install(listing groupstate.Listing, r groupRead) {
 	v := view(r)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.Install(listing, v)
+	n.Install(listing, v, groupstate.Settling{})
 	n.cloud = r.cloud
 	n.settings = groupconfig.ParseGroupSettings(settingsSource, r.cloud.Tags)
 	n.statuses, n.failures = statusesOf(r.instances), r.failures
@@ -165,7 +165,7 @@ func (n *nodeGroup) reload(ctx context.Context) error {
 	r.min, r.max = managedGroup{cloud: *cg, spec: n.m.staticSpec(n.id)}.bounds()
 	n.mu.Lock()
 	r.failures = n.failures
-	n.Fresh(view(r))
+	n.Fresh(func(groupstate.View) groupstate.View { return view(r) })
 	// The description's size fields follow the read; its name, state and
 	// tags stay as the last Refresh read them.
 	n.cloud.Min, n.cloud.Max, n.cloud.HasMin, n.cloud.HasMax, n.cloud.Desired = cg.Min, cg.Max, cg.HasMin, cg.HasMax, cg.Desired
@@ -208,24 +208,21 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 	if malformed {
 		return check(n.state())
 	}
-	return n.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			s := n.state()
-			if err := check(s); err != nil {
-				return groupstate.Plan{}, err
-			}
-			if !s.active() {
-				return groupstate.Plan{}, errDisabled(s, verb+" it")
-			}
-			if !s.hasDesired() {
-				return groupstate.Plan{}, errNoDesired(n.id)
-			}
-			from, want := s.Target, s.Target+delta
-			return groupstate.Plan{Shrinks: want < from, Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return n.sendDesired(ctx, verb, from, want)
-			}}, nil
-		},
-		Read: n.reload,
+	return n.Do(ctx, n.reload, func() (groupstate.Plan, error) {
+		s := n.state()
+		if err := check(s); err != nil {
+			return groupstate.Plan{}, err
+		}
+		if !s.active() {
+			return groupstate.Plan{}, errDisabled(s, verb+" it")
+		}
+		if !s.hasDesired() {
+			return groupstate.Plan{}, errNoDesired(n.id)
+		}
+		from, want := s.Target, s.Target+delta
+		return groupstate.Plan{Shrinks: want < from, Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return n.sendDesired(ctx, verb, from, want)
+		}}, nil
 	})
 }
 
@@ -270,7 +267,7 @@ type deletion struct {
 // (groupstate.Group.PlanDeletion: ownership, duplicates, nodes already
 // leaving, the min rule), then sorted by Auto Scaling status (byStatus).
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	return n.Guard().Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
+	return n.Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (deletion, error) {
 			planned, err := n.PlanDeletion(nodes, n.providerID, nil)
 			if err != nil {
@@ -389,9 +386,9 @@ func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 		asked[pid] = true
 	}
 	// The asked instances the group still lists, and that stay.
-	deleting, listed := n.Deleting(), 0
+	listed := 0
 	for _, in := range s.Instances {
-		if asked[in.Id] && groupstate.Stays(in, deleting) {
+		if asked[in.Id] && n.Stays(in) {
 			listed++
 		}
 	}
@@ -424,10 +421,9 @@ func (n *nodeGroup) planDropSlots(slots []int) groupstate.Plan {
 	s := n.state()
 	// A Refresh since the request was checked may have ended slots the
 	// service filled: only those still failed are given up.
-	failed := n.Failed()
 	held := make([]int, 0, len(slots))
 	for _, slot := range slots {
-		if failed.Holds(slot) {
+		if n.SlotFailed(slot) {
 			held = append(held, slot)
 		}
 	}

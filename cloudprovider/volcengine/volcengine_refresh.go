@@ -151,7 +151,7 @@ func (m *manager) attempts(id string) uint64 {
 	if _, managed := m.group(id); !managed {
 		return 0
 	}
-	return m.guard(id).Attempts()
+	return m.ledger.Attempts(id)
 }
 
 func (r *catalogRead) put(g volcapi.ScalingGroup) {
@@ -443,7 +443,7 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, roun
 	fresh := make([]bool, len(picked))
 	attempts := make([]uint64, len(picked))
 	for i, p := range picked {
-		attempts[i] = m.guard(p.cloud.ID).Attempts()
+		attempts[i] = m.ledger.Attempts(p.cloud.ID)
 	}
 	sem := make(chan struct{}, refreshParallelism)
 	var wg sync.WaitGroup
@@ -503,7 +503,7 @@ func (m *manager) unfilled(failures map[string]groupFailure, id string, live, de
 	}
 	n := max(desired-live, 0)
 	if f.unknown {
-		slots := m.ledger.Failed(id).List()
+		slots := m.ledger.Group(id, slotIDs(id), false).FailedSlots()
 		if len(slots) <= n {
 			return -1, nil
 		}

@@ -52,7 +52,7 @@ func newNodeGroup(m *manager, id string) *nodeGroup {
 func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int, why cloudprovider.Management) {
 	v := view(p, minSize, maxSize)
 	v.Managed = why
-	g.Install(listing, v)
+	g.Install(listing, v, groupstate.Settling{})
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool = p
@@ -91,17 +91,14 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 // quantity under the shared mutation discipline; the nodes are created by
 // VKE in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			v := g.Read()
-			if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
-				return groupstate.Plan{}, err
-			}
-			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return g.setQuantity(ctx, "increase", v.Target, v.Target+delta)
-			}}, nil
-		},
-		Read: g.readPool,
+	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		v := g.Read()
+		if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
+			return groupstate.Plan{}, err
+		}
+		return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return g.setQuantity(ctx, "increase", v.Target, v.Target+delta)
+		}}, nil
 	})
 }
 
@@ -110,17 +107,14 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 // nodes that exist; the shared discipline re-reads the pool right before the
 // PATCH because nodes may have appeared since the last Refresh.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			v := g.Read()
-			if err := g.checkDecrease(delta, v); err != nil {
-				return groupstate.Plan{}, err
-			}
-			return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta)
-			}}, nil
-		},
-		Read: g.readPool,
+	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		v := g.Read()
+		if err := g.checkDecrease(delta, v); err != nil {
+			return groupstate.Plan{}, err
+		}
+		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta)
+		}}, nil
 	})
 }
 
@@ -165,7 +159,7 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.FreshFrom(answered(*np))
+	g.Fresh(answered(*np))
 	return nil
 }
 
@@ -188,7 +182,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	}
 	resolved := func(n *corev1.Node) (string, error) { return pids[n], nil }
 
-	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+	return g.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, resolved, nil) })
 		if err != nil {
 			return err
