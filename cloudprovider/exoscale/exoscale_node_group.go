@@ -118,7 +118,7 @@ func (g *nodeGroup) record() poolRecord {
 
 // install serves a refresh's snapshot of the group, taken by the listing
 // that began at listing, and settles the operations it shows finished
-// (groupstate.Group.InstallSettling): results are the outcomes this
+// (groupstate.Group.Install with a Settling): results are the outcomes this
 // refresh found by polling; an operation final on submission settles by
 // its own answer. Failed slots are not in the listing (the pool's size
 // never counted them): a failed scale-up adds them, and they end when CA

@@ -32,7 +32,7 @@ type Operation struct {
 	ID string
 	// Data is the provider's own record of the operation.
 	Data any
-	// Seq orders the cloud's answer against listings (Listing.After);
+	// Seq orders the cloud's answer against listings (Group.Settleable);
 	// Submitted is when it came, on the ledger's clock.
 	Seq       uint64
 	Submitted time.Time

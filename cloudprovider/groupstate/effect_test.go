@@ -115,8 +115,8 @@ func TestPendingOperationStampedWhenAnswered(t *testing.T) {
 	if !ops[0].Submitted.Equal(clock.Now()) {
 		t.Errorf("submitted %v, want the ledger's time %v", ops[0].Submitted, clock.Now())
 	}
-	if before.After(ops[0].Seq) || !after.After(ops[0].Seq) {
-		t.Errorf("Listing.After: a listing begun before the call says it shows the operation (%v), or one begun after says not (%v)", before.After(ops[0].Seq), after.After(ops[0].Seq))
+	if before.after(ops[0].Seq) || !after.after(ops[0].Seq) {
+		t.Errorf("Listing.after: a listing begun before the call says it shows the operation (%v), or one begun after says not (%v)", before.after(ops[0].Seq), after.after(ops[0].Seq))
 	}
 }
 

@@ -102,9 +102,9 @@ func (l *Ledger) Begin() Listing {
 	return Listing{seq: l.seq, At: now}
 }
 
-// Overtaken reports whether a change of group id ended since listing
+// overtaken reports whether a change of group id ended since listing
 // began, or one is in flight: the listing may predate it.
-func (l *Ledger) Overtaken(listing Listing, id string) bool {
+func (l *Ledger) overtaken(listing Listing, id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	g, ok := l.groups[id]
@@ -120,9 +120,9 @@ func (l *Ledger) seqNow() uint64 {
 	return l.seq
 }
 
-// After reports whether the cloud answered the call numbered seq
+// after reports whether the cloud answered the call numbered seq
 // (Operation.Seq) before the listing began, so the listing shows it.
-func (listing Listing) After(seq uint64) bool { return seq < listing.seq }
+func (listing Listing) after(seq uint64) bool { return seq < listing.seq }
 
 // read records that a fresh read of group id ended. One that succeeded
 // overtakes every listing that began before it.
@@ -214,7 +214,7 @@ type groupListing struct {
 func (l *Ledger) reconcile(listing Listing, id string, listed groupListing) (keepSize bool) {
 	g := l.group(id)
 	g.deleting.reconcile(listing.At, listed.holds)
-	overtaken := l.Overtaken(listing, id)
+	overtaken := l.overtaken(listing, id)
 	if listed.unfilled >= 0 && !overtaken {
 		g.failed.set(listed.unfilled, listed.failure)
 	}

@@ -39,13 +39,13 @@ func TestLedgerListingOlderThanMutationIsOvertaken(t *testing.T) {
 	if err := mutate(t, l, "g", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !l.Overtaken(before, "g") {
+	if !l.overtaken(before, "g") {
 		t.Error("a listing that began before an accepted mutation must not overwrite it")
 	}
-	if l.Overtaken(before, "other") {
+	if l.overtaken(before, "other") {
 		t.Error("a mutation of one group overtook another group's listing")
 	}
-	if l.Overtaken(l.Begin(), "g") {
+	if l.overtaken(l.Begin(), "g") {
 		t.Error("a listing that began after the mutation ended must be served")
 	}
 }
@@ -57,14 +57,14 @@ func TestLedgerListingDuringMutationIsOvertaken(t *testing.T) {
 	var inflight bool
 	if err := mutate(t, l, "g", func() {
 		during = l.Begin()
-		inflight = l.Overtaken(during, "g")
+		inflight = l.overtaken(during, "g")
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !inflight {
 		t.Error("a listing installed while a mutation is in flight must keep the size served")
 	}
-	if !l.Overtaken(during, "g") {
+	if !l.overtaken(during, "g") {
 		t.Error("a listing that began while the mutation was in flight must not overwrite it once it ended")
 	}
 }
@@ -77,13 +77,13 @@ func TestLedgerRefusedMutationDoesNotOvertake(t *testing.T) {
 	if err := mutate(t, l, "g", nil, refused); err == nil {
 		t.Fatal("the refusal was lost")
 	}
-	if l.Overtaken(before, "g") {
+	if l.overtaken(before, "g") {
 		t.Error("a refused mutation changed nothing, so the listing must be served")
 	}
 	unknown := errors.New("connection reset")
 	before = l.Begin()
 	_ = mutate(t, l, "g", nil, unknown)
-	if !l.Overtaken(before, "g") {
+	if !l.overtaken(before, "g") {
 		t.Error("a mutation the cloud may have applied must overtake an older listing")
 	}
 }
@@ -94,10 +94,10 @@ func TestLedgerSeqOrdersOwnCalls(t *testing.T) {
 	first := l.seqNow()
 	_ = mutate(t, l, "g", nil, nil)
 	listing := l.Begin()
-	if !listing.After(first) {
+	if !listing.after(first) {
 		t.Error("a call whose sequence was taken before an earlier mutation ended precedes the listing")
 	}
-	if listing.After(l.seqNow()) {
+	if listing.after(l.seqNow()) {
 		t.Error("a call sent after the listing began cannot precede it")
 	}
 }
@@ -199,7 +199,7 @@ func TestLedgerFreshReadOvertakesOlderListing(t *testing.T) {
 	if err == nil {
 		t.Fatal("a failed re-read must refuse the shrink")
 	}
-	if l.Overtaken(before, "g") {
+	if l.overtaken(before, "g") {
 		t.Error("a failed read installed nothing, yet overtook the listing")
 	}
 	reads := 0
@@ -209,17 +209,17 @@ func TestLedgerFreshReadOvertakesOlderListing(t *testing.T) {
 	if err != nil || reads != 1 {
 		t.Fatalf("Shrink: err %v, reads %d, want nil and 1", err, reads)
 	}
-	if !l.Overtaken(before, "g") {
+	if !l.overtaken(before, "g") {
 		t.Error("a listing that began before a mutation's fresh read must not overwrite what the read installed")
 	}
-	if l.Overtaken(l.Begin(), "g") {
+	if l.overtaken(l.Begin(), "g") {
 		t.Error("a listing that began after the read must be served")
 	}
 	var during Listing
 	var racing bool
 	err = l.guard("g").Transact(context.Background(), func(context.Context) error {
 		during = l.Begin()
-		racing = l.Overtaken(during, "g")
+		racing = l.overtaken(during, "g")
 		return nil
 	}, func(tx *Txn) error {
 		return tx.Shrink(func() (Plan, error) { return Plan{}, nil })
@@ -230,7 +230,7 @@ func TestLedgerFreshReadOvertakesOlderListing(t *testing.T) {
 	if !racing {
 		t.Error("a listing racing with a fresh read was served while the read installed its state")
 	}
-	if !l.Overtaken(during, "g") {
+	if !l.overtaken(during, "g") {
 		t.Error("a listing that began during a fresh read must not overwrite what the read installed")
 	}
 }

@@ -32,6 +32,22 @@ type Settling struct {
 	MaxAge time.Duration
 }
 
+// Settleable returns the pending operations a listing that began at
+// listing may settle: none when a change overtook it, else those the
+// cloud answered before it began. The provider polls only these.
+func (g *Group) Settleable(listing Listing) []Operation {
+	if g.ledger.overtaken(listing, g.id) {
+		return nil
+	}
+	var ops []Operation
+	for _, op := range g.ledger.pendingOf(g.id) {
+		if listing.after(op.Seq) {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
 // settle settles the pending operations the cloud answered before the
 // listing began, and returns the target to serve; served is the target
 // before the listing. A finished one is
@@ -44,7 +60,7 @@ func (g *Group) settle(listing Listing, v View, s Settling, kept bool, served in
 	undo := 0
 	for _, op := range g.ledger.pendingOf(g.id) {
 		var r OperationResult
-		if !kept && listing.After(op.Seq) {
+		if !kept && listing.after(op.Seq) {
 			r = s.Result(op)
 		}
 		switch {

@@ -104,6 +104,9 @@ func TestInstallSettlingAsksOnlyOfOperationsAnsweredBeforeTheListing(t *testing.
 	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}, Settling{})
 	older := l.Begin()
 	accept(t, g, pending("up", 5))
+	if got, newer := g.Settleable(older), g.Settleable(l.Begin()); len(got) != 0 || len(newer) != 1 || newer[0].ID != "up" {
+		t.Fatalf("Settleable: older listing %v, newer %v; want none and up", got, newer)
+	}
 	var asked []string
 	g.Install(older, View{Min: 1, Max: 9, Target: 3, Unfilled: -1}, results(map[string]OperationResult{"up": {Done: true}}, &asked))
 	if len(asked) != 0 || len(g.Pending()) != 1 || g.Target() != 5 {
@@ -128,6 +131,9 @@ func TestInstallSettlingOvertakenDropsOnlyStale(t *testing.T) {
 	clock.Advance(2 * time.Hour)
 	listing := l.Begin()
 	accept(t, g, pending("new", 6))
+	if got := g.Settleable(listing); len(got) != 0 {
+		t.Fatalf("an overtaken listing may settle %v, want none", got)
+	}
 	var asked []string
 	kept := g.Install(listing, View{Min: 1, Max: 9, Target: 4, Unfilled: -1}, results(map[string]OperationResult{"old": {Done: true}, "new": {Done: true}}, &asked))
 	if !kept || len(asked) != 0 {
@@ -160,7 +166,7 @@ func TestPlanApplyChangesWithoutACall(t *testing.T) {
 	if g.failed().holds(1) || !g.failed().holds(2) || g.Target() != 2 {
 		t.Fatalf("after dropping slot 1: slots %+v, target %d; want slot 2 left and target 2", g.failed().list(), g.Target())
 	}
-	if l.Overtaken(listing, "g") || !g.ChangedAt().IsZero() {
+	if l.overtaken(listing, "g") || !g.ChangedAt().IsZero() {
 		t.Fatal("a change with no cloud call was recorded as one")
 	}
 }

@@ -123,7 +123,7 @@ func TestGroupRetiredAnswersNotFoundUntilInstalledAgain(t *testing.T) {
 	}
 }
 
-func TestGroupFreshFromBuildsOnTheServedView(t *testing.T) {
+func TestGroupFreshBuildsOnTheServedView(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
@@ -138,7 +138,7 @@ func TestGroupFreshFromBuildsOnTheServedView(t *testing.T) {
 	})
 	v := g.Read()
 	if v.Min != 1 || v.Max != 5 || v.Target != 3 || len(v.Instances) != 3 {
-		t.Errorf("served after FreshFrom = %+v, want bounds 1..5, target 3, three instances", v)
+		t.Errorf("served after Fresh = %+v, want bounds 1..5, target 3, three instances", v)
 	}
 }
 
