@@ -17,8 +17,7 @@ import (
 const DeletingGrace = 15 * time.Minute
 
 // deletingSet holds the instances whose deletion the cloud accepted, by
-// providerID, each with when it was accepted. It is safe for concurrent
-// use.
+// providerID, with when.
 type deletingSet struct {
 	grace time.Duration
 	now   func() time.Time
@@ -69,8 +68,8 @@ func (s *deletingSet) len() int {
 	return len(s.since)
 }
 
-// reconcile applies a listing that began at start: it drops every id the
-// listing lacks, and every id whose grace had passed when it began.
+// reconcile drops the ids a listing that began at start lacks, and those
+// whose grace had passed then.
 func (s *deletingSet) reconcile(start time.Time, listed func(id string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

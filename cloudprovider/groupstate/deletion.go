@@ -8,15 +8,13 @@ import (
 
 // Deletion is a DeleteNodes request checked against the served state.
 type Deletion struct {
-	// Instances are the providerIDs to remove, in request order, each
-	// once, none already leaving.
+	// Instances are the providerIDs to remove, in request order.
 	Instances []string
-	// Slots are the numbers of the failed slots to give up.
+	// Slots are the failed slots to give up.
 	Slots []int
 }
 
-// Empty reports whether the request removes nothing: every node named is
-// already leaving.
+// Empty reports whether every node named is already leaving.
 func (d Deletion) Empty() bool { return len(d.Instances) == 0 && len(d.Slots) == 0 }
 
 // PlanDeletion checks a DeleteNodes request against the served state.

@@ -7,29 +7,20 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// FailedSlot is a place in a group's size the cloud failed to fill. The
-// group shows it as a failed creation under an id built from N, so CA
-// backs the group off and deletes the slot.
+// FailedSlot is a place in a group's size the cloud failed to fill (Info
+// says why). The group shows it as a failed creation under an id built
+// from N, which never repeats, so CA backs off and deletes the slot.
 type FailedSlot struct {
-	// N numbers the slot; it never repeats within the group.
-	N int
-	// Info says why the cloud failed to fill it.
-	Info *cloudprovider.InstanceErrorInfo
-	// Since is when the slot was first reported.
+	N     int
+	Info  *cloudprovider.InstanceErrorInfo
 	Since time.Time
 	// listed says a listing reports it (set), not a failed operation (add).
 	listed bool
 }
 
 // failedSlots holds a group's failed slots until CA deletes them or the
-// cloud fills them. A cloud reports them one of two ways:
-//
-//   - its listing shows fewer instances than its desired size after a
-//     failed scaling activity (Volcengine): each listing sets the count;
-//   - an operation to raise the size failed (Exoscale): the slots are
-//     outside the cloud's size, added once, and pruned when old.
-//
-// It is safe for concurrent use.
+// cloud fills them. Volcengine's listings set the count; Exoscale's failed
+// operations add slots outside the pool's size, pruned when old.
 type failedSlots struct {
 	now func() time.Time
 
@@ -123,7 +114,6 @@ func (f *failedSlots) holds(n int) bool {
 	return false
 }
 
-// list returns the slots, oldest first.
 func (f *failedSlots) list() []FailedSlot {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -5,13 +5,11 @@ import (
 	"time"
 )
 
-// Freshness decides when a provider reads something again: nothing it
-// serves may be older than the bound (--max-staleness). What a refresh
-// reads is served until the next refresh ends; the horizon estimates that
-// time from CA's pace and the last refresh's length. A read is due when
-// its age plus the horizon reaches the bound, so what is served between
-// two refreshes stays younger than the bound. It is safe for concurrent
-// use.
+// Freshness decides when a provider reads something again, so nothing it
+// serves is older than the bound (--max-staleness). What a refresh reads
+// is served until the next refresh ends; the horizon estimates that time
+// from CA's pace and the last refresh's length, and a read is due when its
+// age plus the horizon reaches the bound.
 type Freshness struct {
 	bound time.Duration
 	now   func() time.Time
@@ -36,7 +34,6 @@ func NewFreshness(bound time.Duration, now func() time.Time) *Freshness {
 
 // Round is one refresh's start and horizon.
 type Round struct {
-	// At is when the round began.
 	At      time.Time
 	horizon time.Duration
 	bound   time.Duration

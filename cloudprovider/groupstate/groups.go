@@ -53,8 +53,7 @@ func (s Groups[G]) IDs() []string { return append([]string(nil), s.order...) }
 // Len is the number of groups.
 func (s Groups[G]) Len() int { return len(s.order) }
 
-// replace retires the groups next drops (CA may still hold them: they
-// answer NotFound), forgets them in ledger, and returns next.
+// replace retires and forgets the groups next drops, and returns next.
 func (s Groups[G]) replace(next Groups[G], ledger *Ledger) Groups[G] {
 	for id, g := range s.byID {
 		if !next.Holds(id) {
@@ -67,9 +66,9 @@ func (s Groups[G]) replace(next Groups[G], ledger *Ledger) Groups[G] {
 	return next
 }
 
-// Next is the set a refresh serves next: for each of ids, in order, the
-// group s holds or one create makes, passed to install; the groups ids
-// leave out are retired and forgotten by ledger.
+// Next is the set a refresh serves next: ids in order, each the group s
+// holds or one create makes, passed to install. Groups left out are
+// retired (CA may still hold them: they answer NotFound) and forgotten.
 func (s Groups[G]) Next(ids []string, create func(id string) G, install func(G), ledger *Ledger) Groups[G] {
 	byID := make(map[string]G, len(ids))
 	order := make([]string, 0, len(ids))

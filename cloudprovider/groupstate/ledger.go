@@ -7,17 +7,11 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// Ledger records the changes we sent to a cloud, per node group, and
-// orders them against listings with one sequence. It holds each group's
-// guard, the instances whose deletion the cloud accepted, the slots the
-// cloud failed to fill and the operations still pending.
-//
-// A listing that began before our latest change of a group, or while one
-// was in flight, does not overwrite the change's effect: the served size
-// stays until a later listing. A change's fresh read counts as such a
-// change. So a refresh never waits for a running change.
-//
-// A Ledger is safe for concurrent use.
+// Ledger holds each group's guard and bookkeeping, and orders our changes
+// against listings with one sequence: a listing that began before our
+// latest change of a group, or during one, keeps the size that change
+// served. So a refresh never waits for a running change. A Ledger is safe
+// for concurrent use.
 type Ledger struct {
 	opts GuardOptions
 	now  func() time.Time
@@ -32,18 +26,15 @@ type ledgerGroup struct {
 	deleting *deletingSet
 	failed   *failedSlots
 	view     *Group
-	// last is the sequence after the latest change that may have applied;
-	// inflight counts the calls and reads not yet ended.
-	last     uint64
-	inflight int
-	// changedAt is when the latest change that reached the cloud ended.
+	// last is the sequence after the latest change that may have applied.
+	last      uint64
+	inflight  int
 	changedAt time.Time
-	// pending are the operations not yet settled, oldest first.
-	pending []Operation
+	pending   []Operation
 }
 
-// NewLedger returns an empty ledger whose guards use opts and whose
-// timers use now (nil means time.Now).
+// NewLedger returns an empty ledger; now (nil: time.Now) times its
+// bookkeeping.
 func NewLedger(opts GuardOptions, now func() time.Time) *Ledger {
 	if now == nil {
 		now = time.Now
@@ -70,12 +61,10 @@ func (l *Ledger) group(id string) *ledgerGroup {
 func (l *Ledger) guard(id string) *mutationGuard { return l.group(id).guard }
 
 // Attempts counts the changes of group id that took its lock, whatever
-// their outcome: a refresh that reuses earlier reads compares it to tell
-// that the group may have changed, even when an answer was lost.
+// their outcome, so a refresh can tell that the group may have changed.
 func (l *Ledger) Attempts(id string) uint64 { return l.guard(id).attempts.Load() }
 
-// forget drops the groups keep rejects; a group managed again starts
-// afresh.
+// forget drops the groups keep rejects.
 func (l *Ledger) forget(keep func(id string) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -103,7 +92,7 @@ func (l *Ledger) Begin() Listing {
 }
 
 // overtaken reports whether a change of group id ended since listing
-// began, or one is in flight: the listing may predate it.
+// began, or is in flight.
 func (l *Ledger) overtaken(listing Listing, id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -112,20 +101,19 @@ func (l *Ledger) overtaken(listing Listing, id string) bool {
 }
 
 // seqNow is the sequence now. An operation takes it once the cloud
-// answered, still inside the call: taken before, another group's call
-// ending meanwhile would make a racing listing look later than it is.
+// answered but before the call ends, so a racing listing never looks
+// later than the answer.
 func (l *Ledger) seqNow() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.seq
 }
 
-// after reports whether the cloud answered the call numbered seq
-// (Operation.Seq) before the listing began, so the listing shows it.
+// after reports whether the listing began after the answer numbered seq.
 func (listing Listing) after(seq uint64) bool { return seq < listing.seq }
 
-// read records that a fresh read of group id ended. One that succeeded
-// overtakes every listing that began before it.
+// read records the end of a fresh read; one that succeeded overtakes
+// earlier listings.
 func (l *Ledger) read(id string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -140,7 +128,6 @@ func (l *Ledger) read(id string, err error) {
 	}
 }
 
-// sending records that a call or read of group id starts.
 func (l *Ledger) sending(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -149,9 +136,8 @@ func (l *Ledger) sending(id string) {
 	}
 }
 
-// sent records that a call ended with err. Anything but a refusal may
-// have changed the group, so it overtakes earlier listings; reached says
-// a request left.
+// sent records the end of a call. Anything but a refusal may have changed
+// the group, so it overtakes earlier listings.
 func (l *Ledger) sent(id string, err error, reached bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -199,8 +185,7 @@ func (l *Ledger) setPending(id string, ops []Operation) {
 	g.pending = append([]Operation(nil), ops...)
 }
 
-// groupListing is what one listing says of a group: which instances it
-// holds, and how many slots are unfilled and why (-1: it does not say).
+// groupListing is what one listing says of a group.
 type groupListing struct {
 	holds    func(id string) bool
 	unfilled int
@@ -208,9 +193,8 @@ type groupListing struct {
 }
 
 // reconcile applies a listing of group id and reports whether the served
-// size stays. It ends Deleting for instances gone or past their grace, and
-// sets the unfilled slots unless a change overtook the listing: an older
-// count may name slots the change gave up.
+// size stays. An overtaken listing sets no slots: its count may name slots
+// the change gave up.
 func (l *Ledger) reconcile(listing Listing, id string, listed groupListing) (keepSize bool) {
 	g := l.group(id)
 	g.deleting.reconcile(listing.At, listed.holds)
@@ -221,9 +205,8 @@ func (l *Ledger) reconcile(listing Listing, id string, listed groupListing) (kee
 	return overtaken
 }
 
-// fresh applies a change's fresh read of group id, newer than anything
-// served. The read counts as in flight meanwhile, so reconcile would keep
-// the old size.
+// fresh applies a change's fresh read, which is newer than anything
+// served.
 func (l *Ledger) fresh(id string, read groupListing) {
 	g := l.group(id)
 	g.deleting.reconcile(l.now(), read.holds)

@@ -14,23 +14,18 @@ import (
 )
 
 // DefaultUnknownOutcomeWindow is how long a group's changes are refused
-// after one whose outcome is unknown. It equals the HTTP client's request
-// lifetime: a request still held by a gateway after that long is one our
-// client gave up on too, and is assumed never to land.
+// after one whose outcome is unknown: the HTTP client's request lifetime,
+// after which a request still held somewhere is assumed never to land.
 const DefaultUnknownOutcomeWindow = cloudhttp.CallLifetime
 
-// NoUnknownOutcomeWindow, as GuardOptions.UnknownOutcomeWindow, turns the
-// quarantine off (--unknown-outcome-window=0); the fresh read before the
-// next change stays.
+// NoUnknownOutcomeWindow turns the quarantine off
+// (--unknown-outcome-window=0); the fresh read before the next change stays.
 const NoUnknownOutcomeWindow time.Duration = -1
 
-// GuardOptions set the clock and window of the quarantine. The zero value
-// is production's: the wall clock and DefaultUnknownOutcomeWindow.
+// GuardOptions set the quarantine's clock (nil: time.Now) and length
+// (zero: DefaultUnknownOutcomeWindow; negative: none).
 type GuardOptions struct {
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// UnknownOutcomeWindow is the quarantine's length; zero means
-	// DefaultUnknownOutcomeWindow, negative means none.
+	Now                  func() time.Time
 	UnknownOutcomeWindow time.Duration
 }
 
@@ -51,23 +46,14 @@ func (o GuardOptions) now() time.Time {
 	return o.Now()
 }
 
-// mutationGuard runs every change of one group:
-//
-//  1. it takes the group's lock, or gives up when the caller's context
-//     ends, so a queue behind a slow call still answers in CA's deadline;
-//  2. it plans the change from the served state, so bad input is refused
-//     without a cloud call;
-//  3. it re-reads the group first when the last outcome is unknown, or
-//     when the change shrinks an absolute size, and plans again;
-//  4. it makes the one cloud call and applies its Effect when the cloud
-//     applied it;
-//  5. after an unknown outcome it refuses every change of the group with
-//     ErrUnavailable until the window has passed.
-//
-// The quarantine exists because all three clouds resize by absolute size:
-// a resize the client gave up on can land after a newer one, and its
-// smaller size then removes instances nobody asked to delete. A fresh read
-// cannot see a request that has not landed yet; only waiting helps.
+// mutationGuard runs every change of one group: it takes the group's lock
+// (giving up when the caller's context ends), plans from the served state
+// so bad input costs no call, re-reads first after an unknown outcome or
+// before shrinking an absolute size, makes the call and applies its
+// Effect. After an unknown outcome it refuses the group's changes until
+// the window has passed: all three clouds resize by absolute size, so a
+// lost resize that lands after a newer one removes instances nobody asked
+// to delete, and no read can see a request that has not landed yet.
 type mutationGuard struct {
 	group     string
 	opts      GuardOptions
@@ -75,12 +61,8 @@ type mutationGuard struct {
 	unknown   atomic.Bool
 	unknownAt atomic.Int64 // Unix nanoseconds on opts' clock; 0: none
 	attempts  atomic.Uint64
-	// ledger, when set, records each call so a racing listing keeps its
-	// effect.
-	ledger *Ledger
-	// view is the group whose state the guard's changes update; nil for
-	// a guard outside a ledger.
-	view atomic.Pointer[Group]
+	ledger    *Ledger
+	view      atomic.Pointer[Group] // nil outside a ledger
 }
 
 func newMutationGuard(group string, opts GuardOptions) *mutationGuard {
@@ -91,8 +73,7 @@ func newMutationGuard(group string, opts GuardOptions) *mutationGuard {
 func (g *mutationGuard) Lock(ctx context.Context) (unlock func(), err error) {
 	select {
 	case g.sem <- struct{}{}:
-		// Counted when taken and when released, so a reader that sampled
-		// the count during the change sees it move afterwards.
+		// Counted on release too, so a count sampled mid-change moves.
 		g.attempts.Add(1)
 		return func() { g.attempts.Add(1); <-g.sem }, nil
 	case <-ctx.Done():
@@ -114,8 +95,7 @@ func (g *mutationGuard) begin(ctx context.Context) (unlock func(), err error) {
 	return unlock, nil
 }
 
-// QuarantinedUntil returns when the quarantine ends, or the zero time when
-// there is none.
+// QuarantinedUntil returns when the quarantine ends; zero when none.
 func (g *mutationGuard) QuarantinedUntil() time.Time {
 	at := g.unknownAt.Load()
 	if at == 0 {
@@ -128,12 +108,10 @@ func (g *mutationGuard) QuarantinedUntil() time.Time {
 	return until
 }
 
-// record notes a call's outcome and returns err. An unknown outcome
-// quarantines the group and makes the next change re-read first. A change
-// applied without its resulting size, or answered NotFound, only makes the
-// next change re-read: nothing is in flight, but the served state may be
-// wrong (a retried delete whose first answer was lost finds the instance
-// gone and the target already lower).
+// record notes a call's outcome. An unknown one quarantines the group. An
+// applied one without its size, or NotFound, only makes the next change
+// re-read: a retried delete whose first answer was lost finds the
+// instance gone and the target already lower.
 func (g *mutationGuard) record(err error) error {
 	switch {
 	case err == nil:
@@ -146,10 +124,9 @@ func (g *mutationGuard) record(err error) error {
 	return err
 }
 
-// finish records err. When the cloud applied the change without stating
-// the resulting size, it re-reads the group at once, so the served target
-// is what the cloud did, not a guess; an error that was only a bad answer
-// body then becomes nil.
+// finish records err and, when the cloud applied the change without
+// stating the size, re-reads the group at once; a bad answer body is then
+// no error.
 func (g *mutationGuard) finish(ctx context.Context, err error, read func(ctx context.Context) error) error {
 	err = g.record(err)
 	if !cloudprovider.SizeUnstated(err) {
@@ -168,16 +145,14 @@ func (g *mutationGuard) finish(ctx context.Context, err error, read func(ctx con
 
 // Plan is one change, computed from the served state when the guard asks.
 type Plan struct {
-	// Shrinks marks a change the cloud applies as an absolute size below
-	// its current one: the guard re-reads the group first and plans again.
+	// Shrinks marks an absolute size below the cloud's: the guard re-reads
+	// the group first and plans again.
 	Shrinks bool
-	// Send makes the one cloud call and returns what it did. Its error
-	// states the outcome (cloudprovider.OutcomeOf); nil means applied.
-	// A cloud reached without the HTTP stack marks its requests with
-	// cloudhttp.MarkSent; an error of a call that sent nothing is refused.
+	// Send makes the one cloud call; its error states the outcome
+	// (cloudprovider.OutcomeOf). A call that sent no request is refused;
+	// a cloud reached without the HTTP stack uses cloudhttp.MarkSent.
 	Send func(ctx context.Context) (Effect, error)
-	// Apply is the effect of a change with no cloud call (Send nil),
-	// applied at once under the group's lock.
+	// Apply is the effect of a change with no cloud call (Send nil).
 	Apply Effect
 }
 
@@ -186,18 +161,16 @@ func (g *mutationGuard) Do(ctx context.Context, read func(ctx context.Context) e
 	return g.Transact(ctx, read, func(tx *Txn) error { return tx.Step(plan) })
 }
 
-// Txn is a change of several cloud calls under one lock. Each step plans
-// from the state the previous steps left.
+// Txn is a change of several cloud calls under one lock.
 type Txn struct {
-	g    *mutationGuard
-	ctx  context.Context
-	read func(ctx context.Context) error
-	// fresh says the group was read and nothing was sent since.
-	fresh bool
+	g     *mutationGuard
+	ctx   context.Context
+	read  func(ctx context.Context) error
+	fresh bool // read, and nothing sent since
 }
 
-// Transact runs body under the group's lock. An error of a transaction
-// that sent no request is refused: nothing left the process.
+// Transact runs body under the lock. An error when no request was sent is
+// refused: nothing left the process.
 func (g *mutationGuard) Transact(ctx context.Context, read func(ctx context.Context) error, body func(tx *Txn) error) error {
 	unlock, err := g.begin(ctx)
 	if err != nil {
@@ -213,7 +186,6 @@ func (g *mutationGuard) Transact(ctx context.Context, read func(ctx context.Cont
 	return unsentRefused(body(&Txn{g: g, ctx: ctx, read: read}), sends)
 }
 
-// unsentRefused states err as refused when no request was sent.
 func unsentRefused(err error, sends *cloudhttp.Sends) error {
 	if err == nil || sends.Sent() || cloudprovider.OutcomeOf(err) == cloudprovider.MutationRefused {
 		return err
@@ -234,9 +206,8 @@ func (tx *Txn) reread() (err error) {
 	return nil
 }
 
-// Step plans one change and sends it. It plans from the served state
-// first; when the change shrinks or the last outcome is unknown, it
-// re-reads the group (unless fresh) and plans again.
+// Step plans one change and sends it, planning again after a fresh read
+// when it shrinks or the last outcome is unknown.
 func (tx *Txn) Step(plan func() (Plan, error)) error {
 	p, err := planned(tx, plan, func(p Plan) bool { return p.Shrinks })
 	if err != nil {
@@ -245,8 +216,7 @@ func (tx *Txn) Step(plan func() (Plan, error)) error {
 	return tx.send(p)
 }
 
-// Shrink is Step for a change the cloud applies as an absolute size: it
-// plans only from a fresh read.
+// Shrink is Step that plans only from a fresh read.
 func (tx *Txn) Shrink(plan func() (Plan, error)) error {
 	if !tx.fresh {
 		if err := tx.reread(); err != nil {
@@ -260,15 +230,12 @@ func (tx *Txn) Shrink(plan func() (Plan, error)) error {
 	return tx.send(p)
 }
 
-// Prepare checks a request of several calls (the instances to remove) like
-// Step plans: from the served state, and again from a fresh read when the
-// last outcome is unknown. An error refuses the transaction.
+// Prepare checks a request of several calls like Step plans; its error
+// refuses the transaction.
 func Prepare[T any](tx *Txn, plan func() (T, error)) (T, error) {
 	return planned(tx, plan, func(T) bool { return false })
 }
 
-// planned runs plan, and again after a fresh read when the result shrinks
-// or the last outcome is unknown.
 func planned[T any](tx *Txn, plan func() (T, error), shrinks func(T) bool) (T, error) {
 	v, err := plan()
 	if err != nil {
@@ -296,9 +263,8 @@ func (tx *Txn) send(p Plan) error {
 	return tx.g.finish(tx.ctx, tx.call(p), tx.read)
 }
 
-// call makes p's call, counted in flight in the ledger from before it
-// starts until after its effect is applied, so a racing listing keeps the
-// effect.
+// call counts p's call in flight until its effect is applied, so a racing
+// listing keeps the effect.
 func (tx *Txn) call(p Plan) (err error) {
 	ctx, sends := cloudhttp.TrackSends(tx.ctx)
 	if l := tx.g.ledger; l != nil {

@@ -8,33 +8,27 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// OperationResult is what the cloud did with a pending operation.
+// OperationResult is what the cloud did with a pending operation: not
+// Done leaves it pending; Failed undoes it, and a failed increase with
+// Info leaves failed slots for CA to see. Detail is logged.
 type OperationResult struct {
-	// Done says the cloud finished it; false leaves it pending.
-	Done bool
-	// Failed says the cloud did not apply it: settling undoes its effect.
+	Done   bool
 	Failed bool
-	// Info is why it failed; a failed increase with Info leaves failed
-	// slots for CA to see.
-	Info *cloudprovider.InstanceErrorInfo
-	// Detail are key-value pairs logged with the failure.
+	Info   *cloudprovider.InstanceErrorInfo
 	Detail []any
 }
 
-// Settling is how Install settles the group's pending operations. The zero
-// value settles nothing.
+// Settling is how Install settles pending operations; the zero value
+// settles nothing. Result runs under the group's lock and must not call
+// the Group. After MaxAge an operation is dropped and the cloud's size
+// trusted again; failed slots older than it end too.
 type Settling struct {
-	// Result says what the cloud did with op. It runs under the group's
-	// lock, so it must not call the Group.
 	Result func(op Operation) OperationResult
-	// MaxAge is how long an operation may stay pending before the cloud's
-	// size is trusted again. Failed slots older than it end too.
 	MaxAge time.Duration
 }
 
-// Settleable returns the pending operations a listing that began at
-// listing may settle: none when a change overtook it, else those the
-// cloud answered before it began. The provider polls only these.
+// Settleable returns the pending operations a listing may settle: none
+// when a change overtook it, else those answered before it began.
 func (g *Group) Settleable(listing Listing) []Operation {
 	if g.ledger.overtaken(listing, g.id) {
 		return nil
@@ -48,13 +42,9 @@ func (g *Group) Settleable(listing Listing) []Operation {
 	return ops
 }
 
-// settle settles the pending operations the cloud answered before the
-// listing began, and returns the target to serve; served is the target
-// before the listing. A finished one is
-// dropped; a failed one is undone (target, Deleting, failed slots); one
-// pending longer than MaxAge is dropped. While some stay pending the
-// served target stays, less the failed changes. An overtaken listing
-// settles only the stale ones. Callers hold g.mu.
+// settle settles pending operations and returns the target to serve:
+// while some stay pending, served less the failed changes. Callers hold
+// g.mu.
 func (g *Group) settle(listing Listing, v View, s Settling, kept bool, served int) int {
 	var left []Operation
 	undo := 0

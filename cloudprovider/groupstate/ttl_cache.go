@@ -20,8 +20,7 @@ type ttlEntry[V any] struct {
 	at time.Time
 }
 
-// NewTTLCache returns an empty cache whose entries live for ttl, measured
-// with now (nil means time.Now).
+// NewTTLCache returns an empty cache timed by now (nil: time.Now).
 func NewTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *TTLCache[K, V] {
 	if now == nil {
 		now = time.Now
@@ -29,13 +28,11 @@ func NewTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *
 	return &TTLCache[K, V]{ttl: ttl, now: now, entries: map[K]ttlEntry[V]{}}
 }
 
-// get returns k's value if it was put less than ttl ago.
 func (c *TTLCache[K, V]) get(k K) (V, bool) {
 	v, _, ok := c.getAt(k)
 	return v, ok
 }
 
-// getAt returns k's value and when it was put, if less than ttl ago.
 func (c *TTLCache[K, V]) getAt(k K) (V, time.Time, bool) {
 	now := c.now()
 	c.mu.Lock()
@@ -52,7 +49,6 @@ func (c *TTLCache[K, V]) getAt(k K) (V, time.Time, bool) {
 	return e.v, e.at, true
 }
 
-// put stores v under k, now.
 func (c *TTLCache[K, V]) put(k K, v V) {
 	now := c.now()
 	c.mu.Lock()
@@ -73,14 +69,12 @@ func (c *TTLCache[K, V]) PutIfAbsent(k K, v V) bool {
 	return true
 }
 
-// drop drops k.
 func (c *TTLCache[K, V]) drop(k K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.entries, k)
 }
 
-// prune drops every expired entry.
 func (c *TTLCache[K, V]) prune() {
 	now := c.now()
 	c.mu.Lock()
@@ -92,7 +86,7 @@ func (c *TTLCache[K, V]) prune() {
 	}
 }
 
-// len counts the entries held, expired ones not yet dropped included.
+// len counts expired entries not yet dropped too.
 func (c *TTLCache[K, V]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

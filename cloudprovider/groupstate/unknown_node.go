@@ -28,7 +28,6 @@ const lookupMargin = 500 * time.Millisecond
 //
 // Set the exported fields before first use; each zero value works.
 type UnknownNodeLookup struct {
-	// Provider names the provider in logs.
 	Provider string
 	// Lookup lists the cloud and adds what it finds to the provider's
 	// index. Its context ends lookupMargin before the caller's deadline.

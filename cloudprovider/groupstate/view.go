@@ -14,38 +14,33 @@ import (
 // View is what one listing or read says of a node group, in CA's terms.
 type View struct {
 	Min, Max int
-	// Target is the cloud's desired size.
-	Target int
-	// TargetFromInstances says the cloud keeps no desired size: the target
-	// is the instances that stay (Group.Stays), counted when read.
+	Target   int
+	// TargetFromInstances says the cloud keeps no desired size: the
+	// target is the instances that stay, counted when read.
 	TargetFromInstances bool
-	// Instances have Id the providerID and Status the cloud's state.
-	Instances []cloudprovider.Instance
+	Instances           []cloudprovider.Instance
 	// Unfilled is how many slots the cloud failed to fill, and Failure
 	// why; -1 when the listing does not say.
 	Unfilled int
 	Failure  *cloudprovider.InstanceErrorInfo
-	// Managed is why the provider manages the group. A refresh decides
-	// it; a fresh read keeps the served one.
+	// Managed is why the provider manages the group; a fresh read keeps
+	// the served one.
 	Managed cloudprovider.Management
 }
 
-// Group is the state a provider serves for one node group: the view its
-// last listing or read installed, with our changes' effects on it, and the
-// ledger's rules applied. Reads never wait for a cloud call. A provider's
-// node group embeds a *Group and keeps beside it only what its cloud adds.
-// It is safe for concurrent use.
+// Group is the state a provider serves for one node group: the last
+// listing or read, with our changes' effects applied. A provider's node
+// group embeds it. Reads never wait for a cloud call. It is safe for
+// concurrent use.
 type Group struct {
 	id     string
 	ledger *Ledger
 	slotID func(n int) string
-	// outside says failed slots are outside the cloud's size, so the
-	// served target adds them.
+	// outside says the cloud's size does not count failed slots.
 	outside bool
 
-	mu   sync.RWMutex
-	view View
-	// retired says the provider's snapshot no longer holds the group.
+	mu      sync.RWMutex
+	view    View
 	retired atomic.Bool
 }
 
@@ -62,22 +57,21 @@ func (l *Ledger) Group(id string, slotID func(n int) string, outside bool) *Grou
 	return lg.view
 }
 
-// guard returns the group's guard, bound to g. A retired group the ledger
-// forgot gets a new guard, whose changes g's CheckManaged then refuses.
+// guard returns the group's guard, bound to g, so that a retired group's
+// changes are refused even after the ledger forgot it.
 func (g *Group) guard() *mutationGuard {
 	guard := g.ledger.guard(g.id)
 	guard.view.CompareAndSwap(nil, g)
 	return guard
 }
 
-// Do runs a change of one cloud call under the group's guard: plan
-// computes it from the served state, and again after read when the guard
-// re-reads the group.
+// Do runs a change of one cloud call; read re-reads the group when the
+// guard asks for a fresh state.
 func (g *Group) Do(ctx context.Context, read func(ctx context.Context) error, plan func() (Plan, error)) error {
 	return g.guard().Do(ctx, read, plan)
 }
 
-// Transact runs a change of several cloud calls under the group's guard.
+// Transact runs a change of several cloud calls under one lock.
 func (g *Group) Transact(ctx context.Context, read func(ctx context.Context) error, body func(tx *Txn) error) error {
 	return g.guard().Transact(ctx, read, body)
 }
@@ -86,10 +80,9 @@ func (g *Group) deleting() *deletingSet { return g.ledger.group(g.id).deleting }
 
 func (g *Group) failed() *failedSlots { return g.ledger.group(g.id).failed }
 
-// Install serves a listing of the group that began at listing. The listed
-// size is served unless a change of ours overtook the listing; then the
-// served size stays until a later listing. s settles pending operations
-// under the same lock. It reports whether the size was kept.
+// Install serves a listing that began at listing and settles pending
+// operations by s. If a change of ours overtook the listing, the served
+// size stays until a later listing; it reports whether it did.
 func (g *Group) Install(listing Listing, v View, s Settling) (kept bool) {
 	g.retired.Store(false)
 	g.mu.Lock()
@@ -106,10 +99,9 @@ func (g *Group) Install(listing Listing, v View, s Settling) (kept bool) {
 	return kept
 }
 
-// Fresh installs a change's fresh read of the group. build gets a copy of
-// the served view and returns the view to install, under the group's lock,
-// so a cloud whose answer leaves fields out keeps the served ones without
-// a racing refresh undoing them. The reason the group is managed stays.
+// Fresh installs a change's fresh read. build turns a copy of the served
+// view into the one to install, under the lock, so a partial answer keeps
+// the served fields without a racing refresh undoing them.
 func (g *Group) Fresh(build func(served View) View) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -130,13 +122,11 @@ func (g *Group) listing(v View) groupListing {
 	return groupListing{holds: func(id string) bool { return held[id] }, unfilled: v.Unfilled, failure: v.Failure}
 }
 
-// retire marks the group dropped from the provider's snapshot. CA may
-// still hold it until its next Refresh, so it answers NotFound instead of
-// the last state, until a listing installs it again.
+// retire marks the group dropped from the snapshot. CA may still hold it,
+// so it answers NotFound until a listing installs it again.
 func (g *Group) retire() { g.retired.Store(true) }
 
-// CheckManaged returns ErrNodeGroupNotFound once the group is retired, so
-// a change of a group the provider no longer manages sends nothing.
+// CheckManaged returns ErrNodeGroupNotFound once the group is retired.
 func (g *Group) CheckManaged() error {
 	if !g.retired.Load() {
 		return nil
@@ -144,8 +134,7 @@ func (g *Group) CheckManaged() error {
 	return cloudprovider.Errorf(cloudprovider.ErrNodeGroupNotFound, "node group %s is no longer managed: it left the cloud, or --nodes and auto-discovery no longer take it", g.id)
 }
 
-// Read returns a copy of the served view as installed, without the
-// Deleting overlay and failed slots that Nodes adds.
+// Read returns a copy of the served view, without what Nodes adds.
 func (g *Group) Read() View {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
@@ -155,8 +144,7 @@ func (g *Group) Read() View {
 	return v
 }
 
-// target is the view's target, or the instances that stay when the cloud
-// keeps no desired size. Callers hold mu.
+// target and live need mu held.
 func (g *Group) target() int {
 	if !g.view.TargetFromInstances {
 		return g.view.Target
@@ -164,7 +152,6 @@ func (g *Group) target() int {
 	return g.live()
 }
 
-// live counts the instances that stay. Callers hold mu.
 func (g *Group) live() int {
 	deleting := g.deleting()
 	n := 0
@@ -176,17 +163,15 @@ func (g *Group) live() int {
 	return n
 }
 
-// Stays reports whether an instance counts towards the target: neither
-// the cloud lists it Deleting nor did the cloud accept its deletion from
-// us.
+// Stays reports whether an instance counts towards the target: it is not
+// Deleting, by the cloud's listing or by our accepted deletion.
 func (g *Group) Stays(in cloudprovider.Instance) bool { return stays(in, g.deleting()) }
 
 func stays(in cloudprovider.Instance, deleting *deletingSet) bool {
 	return (in.Status == nil || in.Status.State != cloudprovider.InstanceDeleting) && !deleting.holds(in.Id)
 }
 
-// StatusWith is the group's NodeGroup.Status: its settings, the end of its
-// quarantine and why it is managed.
+// StatusWith is NodeGroup.Status: settings, quarantine and why managed.
 func (g *Group) StatusWith(settings groupconfig.GroupSettings) cloudprovider.GroupStatus {
 	st := settings.Status()
 	st.QuarantinedUntil = g.guard().QuarantinedUntil()
@@ -213,8 +198,7 @@ func (g *Group) MaxSize(context.Context) int {
 	return g.view.Max
 }
 
-// TargetSize implements cloudprovider.NodeGroup: Target, or
-// ErrNodeGroupNotFound once retired.
+// TargetSize implements cloudprovider.NodeGroup.
 func (g *Group) TargetSize(context.Context) (int, error) {
 	if err := g.CheckManaged(); err != nil {
 		return 0, err
@@ -222,10 +206,8 @@ func (g *Group) TargetSize(context.Context) (int, error) {
 	return g.Target(), nil
 }
 
-// Target is the served size, plus the failed slots where the cloud's size
-// does not count them.
+// Target is the served size, plus failed slots the cloud does not count.
 func (g *Group) Target() int {
-	// Under the lock: an install changes the slots with the view.
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	t := g.target()
@@ -235,8 +217,7 @@ func (g *Group) Target() int {
 	return t
 }
 
-// Nodes implements cloudprovider.NodeGroup: Instances, or
-// ErrNodeGroupNotFound once retired.
+// Nodes implements cloudprovider.NodeGroup.
 func (g *Group) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 	if err := g.CheckManaged(); err != nil {
 		return nil, err
@@ -245,11 +226,10 @@ func (g *Group) Nodes(context.Context) ([]cloudprovider.Instance, error) {
 }
 
 // Instances returns the instances, those whose deletion the cloud
-// accepted shown Deleting, and the failed slots as failed creations,
-// sorted by id.
+// accepted shown Deleting, and the failed slots as failed creations.
 func (g *Group) Instances() []cloudprovider.Instance {
 	deleting := g.deleting()
-	// Under the lock: an install changes the slots with the view.
+	// The slots are read under the lock: an install sets them with the view.
 	g.mu.RLock()
 	var slots []FailedSlot
 	if g.slotID != nil {
@@ -273,10 +253,9 @@ func (g *Group) Instances() []cloudprovider.Instance {
 // FailedSlots returns the group's failed slots, oldest first.
 func (g *Group) FailedSlots() []FailedSlot { return g.failed().list() }
 
-// SlotFailed reports whether failed slot n is still failed.
+// SlotFailed reports whether slot n is still failed.
 func (g *Group) SlotFailed(n int) bool { return g.failed().holds(n) }
 
-// slot returns the number of the failed slot providerID names, if any.
 func (g *Group) slot(providerID string) (int, bool) {
 	if g.slotID == nil {
 		return 0, false
@@ -289,18 +268,15 @@ func (g *Group) slot(providerID string) (int, bool) {
 	return 0, false
 }
 
-// Live counts the instances that stay: a decrease may not cancel them,
-// and a target never goes below them.
+// Live counts the instances that stay: no decrease may cancel them.
 func (g *Group) Live() int {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.live()
 }
 
-// ChangedAt is when the group's latest change the cloud may have applied
-// ended; zero when none.
+// ChangedAt is when our latest change that reached the cloud ended.
 func (g *Group) ChangedAt() time.Time { return g.ledger.changedAt(g.id) }
 
-// Pending returns the operations the cloud accepted for the group and
-// has not been seen finishing, oldest first.
+// Pending returns the operations not yet settled, oldest first.
 func (g *Group) Pending() []Operation { return g.ledger.pendingOf(g.id) }
