@@ -48,7 +48,7 @@ type CloudGroup struct {
 
 // InMemoryProvider implements cloudprovider.CloudProvider over an InMemoryCloud
 // the way a real provider should: reads from a snapshot taken at Refresh,
-// every mutation through the shared groupstate.MutationGuard (checked
+// every mutation through the shared groupstate.Group.Do and Transact (checked
 // against the snapshot before any cloud call, the group re-read before an
 // absolute shrink or after an unknown outcome), every listing reconciled
 // with our mutations by the shared groupstate.Ledger (an older listing

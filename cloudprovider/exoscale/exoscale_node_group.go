@@ -73,7 +73,7 @@ func (o submittedOp) settled() bool { return o.op.Done() || o.op.ID == "" }
 // size the cloud was last asked for while operations are pending (the
 // pool's size otherwise), members whose eviction the cloud accepted show
 // Deleting, and the slots of scale-ups whose operation failed are outside
-// the pool's size (groupstate.SlotsOutsideSize), shown as failed creations
+// the pool's size (slotsOutsidePoolSize), shown as failed creations
 // until CA deletes them. Members requested but not listed yet are not in
 // Nodes: CA counts them as upcoming from TargetSize, and
 // DecreaseTargetSize may cancel them. The operations pending are the

@@ -85,9 +85,8 @@ type manager struct {
 	specWatch groupconfig.SpecWatch
 
 	// ledger is the record of our mutations per group: each group's
-	// MutationGuard, the instances whose removal the API accepted
-	// (DeletingSet), the slots the service failed to fill (FailedSlots),
-	// and the one sequence that tells a Refresh whether a mutation
+	// guard, the instances whose removal the API accepted, the slots the
+	// service failed to fill, and the one sequence that tells a Refresh whether a mutation
 	// overtook its listing. It outlives snapshots.
 	ledger *groupstate.Ledger
 

@@ -201,7 +201,7 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 }
 
 // setDesired moves the desired number by delta under the group's mutation
-// discipline (groupstate.MutationGuard). A malformed request is refused
+// discipline (groupstate.Group.Do). A malformed request is refused
 // from the snapshot without any cloud call. ModifyScalingGroup sets an
 // absolute number, so a decrease is planned from a fresh read of the group.
 func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(state) error) error {
@@ -249,7 +249,7 @@ func taken(err error) bool { return cloudprovider.OutcomeOf(err) == cloudprovide
 // Scaling API reference, RemoveInstances). An Error instance is removed by
 // the service's health check, which replaces it unless the desired number
 // drops: so lowering the desired number is its deletion. A failed slot (one
-// the service failed to fill, groupstate.FailedSlots) has no instance:
+// the service failed to fill, groupstate.FailedSlot) has no instance:
 // lowering the desired number gives it up.
 type deletion struct {
 	// inService and broken are ECS instance ids.
@@ -353,7 +353,7 @@ func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, do
 	decrease := true
 	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	if err != nil && s.Target-len(batch) < s.Min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-		// Only never-registered instances get here (CheckDeleteMin). If
+		// Only never-registered instances get here (Group.PlanDeletion's min rule). If
 		// the API will not lower the desired number below min, remove them
 		// anyway and let the group replace them: CA needs them gone.
 		decrease = false

@@ -22,7 +22,7 @@ import (
 type groupRecord struct {
 	cloud volcapi.ScalingGroup
 	at    time.Time
-	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// attempts is the group's mutation attempts (Ledger.Attempts)
 	// when the record was read: a mutation since makes the next refresh
 	// read it again.
 	attempts uint64
@@ -376,7 +376,7 @@ func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWit
 // the rotation would not read this time. Callers hold refreshGate.
 func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	// Taken before the first call: a mutation accepted from now on may be
-	// missing from what this refresh reads (Ledger.Reconcile).
+	// missing from what this refresh reads (Group.Install).
 	listing := m.ledger.Begin()
 	// A lookup between two of CA's refreshes says nothing of CA's pace.
 	round := m.fresh.Begin(!wholeList)
@@ -412,7 +412,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		r.min, r.max = p.bounds()
 		// A listing a mutation overtook may count slots that mutation gave
 		// up: Install leaves the slots as they are until a listing that
-		// began after it (Ledger.Reconcile).
+		// began after it (Group.Install).
 		r.unfilled, r.failure = m.unfilled(groupFailures, id, liveListed(instances[i]), p.cloud.Desired)
 		ids[i], reads[id] = id, r
 		for _, si := range instances[i] {
@@ -490,7 +490,7 @@ type groupFailure struct {
 }
 
 // unfilled returns how many slots of group id the service failed to fill
-// (GroupListing.Unfilled), and why, given the group's live instances and
+// (View.Unfilled), and why, given the group's live instances and
 // desired number: the whole shortfall when the latest activity failed, none
 // when the group is not short or its latest activity did not fail. When the
 // activities could not be read, the slots stay as they are (-1), but no
@@ -711,7 +711,7 @@ func (m managedGroup) bounds() (minSize, maxSize int) {
 type groupListing struct {
 	desired, total int
 	lifecycle      string
-	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// attempts is the group's mutation attempts (Ledger.Attempts)
 	// when the listing started: a mutation whose answer was lost counts
 	// too.
 	attempts  uint64

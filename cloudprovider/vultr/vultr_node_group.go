@@ -22,7 +22,7 @@ import (
 // the pool's record and the settings read from its labels.
 //
 // Every read-compute-mutate sequence runs under the group's guard
-// (Group.Guard), so concurrent IncreaseSize calls each PATCH an absolute
+// (Group.Do), so concurrent IncreaseSize calls each PATCH an absolute
 // quantity computed from the previous one and can never jointly pass max;
 // waiting for it respects the caller's deadline. Refresh never takes it:
 // the ledger keeps a running mutation's effect instead. mu guards the
