@@ -66,19 +66,11 @@ type submittedOp struct {
 func (o submittedOp) settled() bool { return o.op.Done() || o.op.ID == "" }
 
 // nodeGroup is one Exoscale instance pool (plain, or an SKS nodepool's).
-// Objects persist across refreshes so that locks and bookkeeping do.
-//
-// Its served state is the shared groupstate.Group (Id, MinSize, MaxSize,
-// TargetSize, Nodes, the guard and the ledger's rules): the target is the
-// size the cloud was last asked for while operations are pending (the
-// pool's size otherwise), members whose eviction the cloud accepted show
-// Deleting, and the slots of scale-ups whose operation failed are outside
-// the pool's size (slotsOutsidePoolSize), shown as failed creations
-// until CA deletes them. Members requested but not listed yet are not in
-// Nodes: CA counts them as upcoming from TargetSize, and
-// DecreaseTargetSize may cancel them. The operations pending are the
-// ledger's (groupstate.Group.Pending, Data a submittedOp). Beside it the
-// group keeps only the pool's record.
+// Its served state is the embedded groupstate.Group: while operations are
+// pending the target is the size last asked for, and failed scale-ups
+// leave failed slots outside the pool's size. Members requested but not
+// listed yet are not in Nodes: CA counts them as upcoming from TargetSize.
+// Beside it the group keeps the pool's record.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
@@ -116,13 +108,9 @@ func (g *nodeGroup) record() poolRecord {
 	return g.rec
 }
 
-// install serves a refresh's snapshot of the group, taken by the listing
-// that began at listing, and settles the operations it shows finished
-// (groupstate.Group.Install with a Settling): results are the outcomes this
-// refresh found by polling; an operation final on submission settles by
-// its own answer. Failed slots are not in the listing (the pool's size
-// never counted them): a failed scale-up adds them, and they end when CA
-// deletes them or after staleOperation.
+// install serves a refresh's snapshot of the group and settles the
+// operations it shows finished: results are what this refresh polled; an
+// operation final on submission settles by its own answer.
 func (g *nodeGroup) install(rec poolRecord, v groupstate.View, results map[string]exoapi.Operation, listing groupstate.Listing) {
 	g.mu.Lock()
 	g.rec = rec
@@ -180,10 +168,8 @@ func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, 
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
 }
 
-// readPool re-reads the instance pool before a mutation (after an
-// unconfirmed change, and before a shrink by absolute size): its size is
-// the cloud's target, and members it lists that the snapshot lacks are
-// counted as starting. Callers hold the mutation lock.
+// readPool re-reads the instance pool for the guard: its size is the
+// target, and members the snapshot lacks count as starting.
 func (g *nodeGroup) readPool(ctx context.Context) error {
 	p, err := g.m.client.GetInstancePool(ctx, g.id)
 	if err != nil {
@@ -206,13 +192,10 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	return nil
 }
 
-// failedImmediately turns an operation that was final on submission and did
-// not succeed into the cloud's answer as an error. A failure is a refusal:
-// the cloud did nothing, so the group is not quarantined. A timeout or a
-// partial failure may have changed the pool, though nothing is left in
-// flight: it states MutationApplied, so the guard reads the pool at once
-// (and before the next change if that read fails), again without a
-// quarantine.
+// failedImmediately turns an operation final on submission that did not
+// succeed into an error. A failure is a refusal: the cloud did nothing. A
+// timeout or partial failure may have changed the pool, with nothing left
+// in flight: it states MutationApplied, so the guard reads the pool.
 func failedImmediately(op exoapi.Operation) error {
 	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
 		return nil
@@ -243,8 +226,7 @@ func operationFailureClass(reason string) error {
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup: it submits an absolute
-// scale under the shared mutation discipline and returns; the new members
-// are tracked through Nodes and Refresh.
+// scale and returns; Refresh tracks the new members.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		v := g.Read()
@@ -291,12 +273,10 @@ func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
 	return e
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not yet
-// created can be cancelled: failed slots are dropped locally, requested but
-// unlisted members by a smaller absolute size (Exoscale removes the newest
-// members first), after a fresh read of the pool so that a member launched
-// since the snapshot is counted. Anything more is an error, never
-// upstream's silent no-op.
+// DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not
+// yet created can be cancelled: failed slots locally, requested members by
+// a smaller absolute size (Exoscale removes the newest first), planned
+// from a fresh read. Anything more is an error.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	err := g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		target := g.Target()
@@ -372,9 +352,8 @@ func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 }
 
 // DeleteNodes implements cloudprovider.NodeGroup: the shared checks
-// (groupstate.Group.PlanDeletion) first, then one evict call; it returns
-// once Exoscale accepted the eviction. Failed slots need no call: they
-// are given up with the eviction, or alone.
+// (groupstate.Group.PlanDeletion), then one evict call. Failed slots need
+// no call: they are given up with the eviction, or alone.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	if len(nodes) == 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", g.id)
@@ -423,12 +402,9 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	})
 }
 
-// evictMembers evicts the members pids name from a pool of size from and
-// returns the effect: the target lowered by as many, the members Deleting,
-// the failed slots drop given up, and the operation pending. An eviction
-// the cloud took without a usable answer, or that timed out or finished
-// partly, states MutationApplied and the guard reads the pool; only after
-// an unusable answer are the members known to leave, as below.
+// evictMembers evicts pids from a pool of size from and returns the
+// effect: the target lowered by as many, the members Deleting, the slots
+// drop given up, and the operation pending.
 func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, drop []int) (groupstate.Effect, error) {
 	ids := make([]string, len(pids))
 	for i, pid := range pids {
