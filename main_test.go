@@ -87,11 +87,11 @@ func TestRateLimitDefaultsToTheCloud(t *testing.T) {
 func TestUnknownOutcomeWindowReachesTheGuards(t *testing.T) {
 	for flagValue, want := range map[time.Duration]time.Duration{
 		groupstate.DefaultUnknownOutcomeWindow: groupstate.DefaultUnknownOutcomeWindow,
-		0:                                      0,
+		0:                                      groupstate.NoUnknownOutcomeWindow,
 		90 * time.Second:                       90 * time.Second,
 	} {
 		c := config{provider: testProvider, unknownOutcomeWindow: flagValue}
-		if got := c.buildOptions(nil).Guard.Window(); got != want {
+		if got := c.buildOptions(nil).Guard.UnknownOutcomeWindow; got != want {
 			t.Errorf("--unknown-outcome-window %s: guards quarantine for %s, want %s", flagValue, got, want)
 		}
 	}

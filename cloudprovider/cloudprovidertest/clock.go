@@ -15,8 +15,8 @@ func MutationClock() *fakecloud.ManualClock {
 	return fakecloud.NewManualClock(time.Now())
 }
 
-// GuardOptions makes MutationGuards measure their quarantine with c and the
-// default window (BuildOptions.Guard, or NewMutationGuard's options).
+// GuardOptions makes the groups' guards measure their quarantine with c
+// and the default window (BuildOptions.Guard, or a Ledger's options).
 func GuardOptions(c *fakecloud.ManualClock) groupstate.GuardOptions {
 	return groupstate.GuardOptions{Now: c.Now}
 }

@@ -32,7 +32,7 @@ var deletionPaths = []deletionPath{
 // victim before any Refresh. Where the deletion lowers the cloud's size to
 // an absolute number, a number computed from the snapshot is one too low
 // and the cloud removes an instance of its own choosing; the rule
-// (groupstate.MutationGuard's transaction: its absolute-size step always
+// (groupstate.Group.Transact: its absolute-size step, Txn.Shrink, always
 // re-reads first) keeps every instance CA did not ask to delete, and the
 // group at or above min.
 func checkDeletionRereadsBeforeShrink(t *testing.T, h Harness) {

@@ -19,7 +19,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
-// The safety rules every provider shares (groupstate.MutationGuard,
+// The safety rules every provider shares (groupstate.Group.Do and Transact,
 // cloudprovider.OutcomeUnknown, the one APIError class table): each check
 // below fails for a provider that drops one of them.
 
@@ -268,7 +268,7 @@ func checkLostAnswerNotUndone(t *testing.T, k *kit) {
 // bigger increase. All three clouds resize by absolute size, so the late,
 // older size would shrink the group and the cloud would remove instances
 // nobody asked to delete; a fresh read cannot see a request that has not
-// landed. The rule (groupstate.MutationGuard's quarantine) refuses every
+// landed. The rule (the quarantine of groupstate.Group's guard) refuses every
 // change of the group until the unknown request can no longer land, then
 // re-reads the group before the next one.
 func checkLateResizeRemovesNone(t *testing.T, k *kit) {

@@ -18,7 +18,7 @@ import (
 // shows Deleting while the cloud still lists it live, disappears once a
 // listing no longer holds it, and, if the cloud keeps listing it, stops
 // showing Deleting once groupstate.DeletingGrace has passed (the one
-// rule, groupstate.DeletingSet), so CA can delete it again.
+// rule, in groupstate.Group), so CA can delete it again.
 func checkDeletingEndsByGrace(t *testing.T, h Harness) {
 	t.Run("DisappearsOnceUnlisted", func(t *testing.T) {
 		t.Parallel()
@@ -193,7 +193,7 @@ func (k *kit) olderListingKeepsIncrease(fault *fakecloud.Fault) {
 }
 
 // checkDeletedFailedSlotEnds: a slot the cloud failed to fill shows as a
-// failed creation until CA deletes it (groupstate.FailedSlots); once
+// failed creation until CA deletes it (groupstate.Group.FailedSlots); once
 // DeleteNodes of it succeeds, it is gone from Nodes and the target no
 // longer counts it, at once and after the cloud settles and a Refresh, so
 // CA neither deletes it again nor waits for it.

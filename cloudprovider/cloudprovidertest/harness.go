@@ -8,7 +8,7 @@
 // checks on deletion, the min rule for registered versus never-registered
 // nodes, TargetSize following mutations at once, lookups by providerID,
 // concurrency safety, and the state those rules protect: an instance being
-// deleted until the cloud agrees (groupstate.DeletingSet), and a listing
+// deleted until the cloud agrees (groupstate.DeletingGrace), and a listing
 // older than a mutation keeping the mutation's effect.
 package cloudprovidertest
 

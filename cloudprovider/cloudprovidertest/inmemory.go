@@ -48,7 +48,7 @@ type CloudGroup struct {
 
 // InMemoryProvider implements cloudprovider.CloudProvider over an InMemoryCloud
 // the way a real provider should: reads from a snapshot taken at Refresh,
-// every mutation through the shared groupstate.MutationGuard (checked
+// every mutation through the shared groupstate.Group.Do and Transact (checked
 // against the snapshot before any cloud call, the group re-read before an
 // absolute shrink or after an unknown outcome), every listing reconciled
 // with our mutations by the shared groupstate.Ledger (an older listing
@@ -339,7 +339,7 @@ func view(cg cloudGroup) groupstate.View {
 // reconcile applies a listing of the group that began at listing
 // (groupstate.Group.Install).
 func (g *inMemoryGroup) reconcile(listing groupstate.Listing, cg cloudGroup) {
-	g.Install(listing, view(cg))
+	g.Install(listing, view(cg), groupstate.Settling{})
 	g.setSpec(cg.spec)
 }
 
@@ -358,7 +358,7 @@ func (g *inMemoryGroup) read(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read group %s: %w", g.Id(ctx), err)
 	}
-	g.Fresh(view(cg))
+	g.Fresh(func(groupstate.View) groupstate.View { return view(cg) })
 	g.setSpec(cg.spec)
 	g.p.reindex(g)
 	return nil
@@ -386,25 +386,25 @@ func (g *inMemoryGroup) Debug(ctx context.Context) string {
 
 // IncreaseSize raises the desired number by delta through the guard.
 func (g *inMemoryGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
+	return g.Do(ctx, g.read, func() (groupstate.Plan, error) {
 		v := g.Read()
 		if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
 			return groupstate.Plan{}, err
 		}
 		return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.resize(ctx, v.Target, v.Target+delta) }}, nil
-	}})
+	})
 }
 
 // DecreaseTargetSize lowers the desired number by -delta through the guard;
 // the size is absolute, so the guard plans it from a fresh read.
 func (g *inMemoryGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{Read: g.read, Plan: func() (groupstate.Plan, error) {
+	return g.Do(ctx, g.read, func() (groupstate.Plan, error) {
 		from := g.Target()
 		if err := groupstate.CheckDecrease(g.Id(ctx), delta, from, g.existing()); err != nil {
 			return groupstate.Plan{}, err
 		}
 		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) { return g.resize(ctx, from, from+delta) }}, nil
-	}})
+	})
 }
 
 // resize sets the cloud's desired number; once the cloud took it, that is
@@ -420,14 +420,13 @@ func (g *inMemoryGroup) resize(ctx context.Context, from, to int) (groupstate.Ef
 }
 
 // existing counts the instances a decrease must keep: those that stay
-// (groupstate.Stays, as Group.Live counts them) but the ones still being
+// (Group.Stays, as Group.Live counts them) but the ones still being
 // created for a request, which this cloud cancels on a shrink. One read,
 // so both counts come from the same listing.
 func (g *inMemoryGroup) existing() int {
-	deleting := g.Deleting()
 	n := 0
 	for _, in := range g.Read().Instances {
-		if groupstate.Stays(in, deleting) && !cancellable(in) {
+		if g.Stays(in) && !cancellable(in) {
 			n++
 		}
 	}
@@ -456,7 +455,7 @@ func slotIDs(group string) func(n int) string {
 // not removed in their place. Slots have no instance, so lowering the
 // desired number (an absolute size) gives them up.
 func (g *inMemoryGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	return g.Guard().Transact(ctx, g.read, func(tx *groupstate.Txn) error {
+	return g.Transact(ctx, g.read, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, providerID, nil) })
 		if err != nil {
 			return err
@@ -490,10 +489,9 @@ func providerID(n *corev1.Node) (string, error) {
 // meanwhile is an instance now, which CA sees at the next Refresh. Once
 // the cloud took the size, the slots end in the ledger.
 func (g *inMemoryGroup) planDropSlots(slots []int) (groupstate.Plan, error) {
-	failed := g.Failed()
 	held := 0
 	for _, n := range slots {
-		if failed.Holds(n) {
+		if g.SlotFailed(n) {
 			held++
 		}
 	}

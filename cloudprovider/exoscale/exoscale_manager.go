@@ -220,7 +220,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	// the groups.
 	g := newNodeGroup(m, poolID)
 	g.rec = rec
-	g.Install(snap.listing, v)
+	g.Install(snap.listing, v, groupstate.Settling{})
 	m.groups = m.groups.With(poolID, g)
 	klog.V(2).InfoS("Learnt node group from a node lookup", "provider", ProviderName, "nodeGroup", poolID, "name", rec.displayName(), "min", v.Min, "max", v.Max)
 	return g

@@ -66,19 +66,11 @@ type submittedOp struct {
 func (o submittedOp) settled() bool { return o.op.Done() || o.op.ID == "" }
 
 // nodeGroup is one Exoscale instance pool (plain, or an SKS nodepool's).
-// Objects persist across refreshes so that locks and bookkeeping do.
-//
-// Its served state is the shared groupstate.Group (Id, MinSize, MaxSize,
-// TargetSize, Nodes, the guard and the ledger's rules): the target is the
-// size the cloud was last asked for while operations are pending (the
-// pool's size otherwise), members whose eviction the cloud accepted show
-// Deleting, and the slots of scale-ups whose operation failed are outside
-// the pool's size (groupstate.SlotsOutsideSize), shown as failed creations
-// until CA deletes them. Members requested but not listed yet are not in
-// Nodes: CA counts them as upcoming from TargetSize, and
-// DecreaseTargetSize may cancel them. The operations pending are the
-// ledger's (groupstate.Group.Pending, Data a submittedOp). Beside it the
-// group keeps only the pool's record.
+// Its served state is the embedded groupstate.Group: while operations are
+// pending the target is the size last asked for, and failed scale-ups
+// leave failed slots outside the pool's size. Members requested but not
+// listed yet are not in Nodes: CA counts them as upcoming from TargetSize.
+// Beside it the group keeps the pool's record.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
@@ -95,8 +87,12 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 // GoString never prints the manager and its config.
 func (g *nodeGroup) GoString() string { return g.String() }
 
+// slotsOutsidePoolSize: a failed scale-up never raised the pool's size, so
+// the served target adds its failed slots.
+const slotsOutsidePoolSize = true
+
 func newNodeGroup(m *manager, id string) *nodeGroup {
-	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), groupstate.SlotsOutsideSize), m: m, id: id}
+	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), slotsOutsidePoolSize), m: m, id: id}
 }
 
 // slotIDs builds the providerIDs of group's failed slots from their numbers
@@ -112,18 +108,14 @@ func (g *nodeGroup) record() poolRecord {
 	return g.rec
 }
 
-// install serves a refresh's snapshot of the group, taken by the listing
-// that began at listing, and settles the operations it shows finished
-// (groupstate.Group.InstallSettling): results are the outcomes this
-// refresh found by polling; an operation final on submission settles by
-// its own answer. Failed slots are not in the listing (the pool's size
-// never counted them): a failed scale-up adds them, and they end when CA
-// deletes them or after staleOperation.
+// install serves a refresh's snapshot of the group and settles the
+// operations it shows finished: results are what this refresh polled; an
+// operation final on submission settles by its own answer.
 func (g *nodeGroup) install(rec poolRecord, v groupstate.View, results map[string]exoapi.Operation, listing groupstate.Listing) {
 	g.mu.Lock()
 	g.rec = rec
 	g.mu.Unlock()
-	g.InstallSettling(listing, v, groupstate.Settling{MaxAge: staleOperation, Result: func(o groupstate.Operation) groupstate.OperationResult {
+	g.Install(listing, v, groupstate.Settling{MaxAge: staleOperation, Result: func(o groupstate.Operation) groupstate.OperationResult {
 		sub, _ := o.Data.(submittedOp)
 		res, done := results[o.ID]
 		if !done && sub.settled() {
@@ -176,16 +168,14 @@ func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, 
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
 }
 
-// readPool re-reads the instance pool before a mutation (after an
-// unconfirmed change, and before a shrink by absolute size): its size is
-// the cloud's target, and members it lists that the snapshot lacks are
-// counted as starting. Callers hold the mutation lock.
+// readPool re-reads the instance pool for the guard: its size is the
+// target, and members the snapshot lacks count as starting.
 func (g *nodeGroup) readPool(ctx context.Context) error {
 	p, err := g.m.client.GetInstancePool(ctx, g.id)
 	if err != nil {
 		return fmt.Errorf("read instance pool %s: %w", g.id, err)
 	}
-	g.FreshFrom(func(v groupstate.View) groupstate.View {
+	g.Fresh(func(v groupstate.View) groupstate.View {
 		v.Target = p.Size
 		// The pool answer may leave members out; the snapshot's stand.
 		known := make(map[string]bool, len(v.Instances))
@@ -202,13 +192,10 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	return nil
 }
 
-// failedImmediately turns an operation that was final on submission and did
-// not succeed into the cloud's answer as an error. A failure is a refusal:
-// the cloud did nothing, so the group is not quarantined. A timeout or a
-// partial failure may have changed the pool, though nothing is left in
-// flight: it states MutationApplied, so the guard reads the pool at once
-// (and before the next change if that read fails), again without a
-// quarantine.
+// failedImmediately turns an operation final on submission that did not
+// succeed into an error. A failure is a refusal: the cloud did nothing. A
+// timeout or partial failure may have changed the pool, with nothing left
+// in flight: it states MutationApplied, so the guard reads the pool.
 func failedImmediately(op exoapi.Operation) error {
 	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
 		return nil
@@ -239,19 +226,15 @@ func operationFailureClass(reason string) error {
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup: it submits an absolute
-// scale under the shared mutation discipline and returns; the new members
-// are tracked through Nodes and Refresh.
+// scale and returns; Refresh tracks the new members.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			v := g.Read()
-			if err := groupstate.CheckIncrease(g.id, delta, g.Target(), v.Max); err != nil {
-				return groupstate.Plan{}, err
-			}
-			from := v.Target
-			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.scaleUp(ctx, from, from+delta) }}, nil
-		},
-		Read: g.readPool,
+	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		v := g.Read()
+		if err := groupstate.CheckIncrease(g.id, delta, g.Target(), v.Max); err != nil {
+			return groupstate.Plan{}, err
+		}
+		from := v.Target
+		return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.scaleUp(ctx, from, from+delta) }}, nil
 	})
 }
 
@@ -290,39 +273,34 @@ func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
 	return e
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not yet
-// created can be cancelled: failed slots are dropped locally, requested but
-// unlisted members by a smaller absolute size (Exoscale removes the newest
-// members first), after a fresh read of the pool so that a member launched
-// since the snapshot is counted. Anything more is an error, never
-// upstream's silent no-op.
+// DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not
+// yet created can be cancelled: failed slots locally, requested members by
+// a smaller absolute size (Exoscale removes the newest first), planned
+// from a fresh read. Anything more is an error.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	err := g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			target := g.Target()
-			if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
-				return groupstate.Plan{}, err
+	err := g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		target := g.Target()
+		if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
+			return groupstate.Plan{}, err
+		}
+		// Failed slots first, the oldest by number; by number, so a
+		// slot a refresh prunes meanwhile takes no other with it.
+		var drop []int
+		for _, f := range g.FailedSlots() {
+			if len(drop) == -delta {
+				break
 			}
-			// Failed slots first, the oldest by number; by number, so a
-			// slot a refresh prunes meanwhile takes no other with it.
-			var drop []int
-			for _, f := range g.Failed().List() {
-				if len(drop) == -delta {
-					break
-				}
-				drop = append(drop, f.N)
-			}
-			cancel := -delta - len(drop)
-			if cancel == 0 {
-				return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
-			}
-			// Cancelling requested members is a smaller absolute size.
-			from := g.Read().Target
-			return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return g.cancel(ctx, from, from-cancel, drop)
-			}}, nil
-		},
-		Read: g.readPool,
+			drop = append(drop, f.N)
+		}
+		cancel := -delta - len(drop)
+		if cancel == 0 {
+			return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
+		}
+		// Cancelling requested members is a smaller absolute size.
+		from := g.Read().Target
+		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return g.cancel(ctx, from, from-cancel, drop)
+		}}, nil
 	})
 	if err == nil {
 		klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "by", -delta, "target", g.Target())
@@ -367,16 +345,15 @@ func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 	if err != nil || !strings.HasPrefix(last, failedSlotPrefix) {
 		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: malformed placeholder %s", g.id, pid)
 	}
-	if !g.Failed().Holds(num) {
+	if !g.SlotFailed(num) {
 		return "", nil
 	}
 	return pid, nil
 }
 
 // DeleteNodes implements cloudprovider.NodeGroup: the shared checks
-// (groupstate.Group.PlanDeletion) first, then one evict call; it returns
-// once Exoscale accepted the eviction. Failed slots need no call: they
-// are given up with the eviction, or alone.
+// (groupstate.Group.PlanDeletion), then one evict call. Failed slots need
+// no call: they are given up with the eviction, or alone.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	if len(nodes) == 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", g.id)
@@ -396,7 +373,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
 		return err == nil && owners[id] == g.id
 	}
-	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+	return g.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, g.deletionID, member) })
 		if err != nil {
 			return err
@@ -425,12 +402,9 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	})
 }
 
-// evictMembers evicts the members pids name from a pool of size from and
-// returns the effect: the target lowered by as many, the members Deleting,
-// the failed slots drop given up, and the operation pending. An eviction
-// the cloud took without a usable answer, or that timed out or finished
-// partly, states MutationApplied and the guard reads the pool; only after
-// an unusable answer are the members known to leave, as below.
+// evictMembers evicts pids from a pool of size from and returns the
+// effect: the target lowered by as many, the members Deleting, the slots
+// drop given up, and the operation pending.
 func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, drop []int) (groupstate.Effect, error) {
 	ids := make([]string, len(pids))
 	for i, pid := range pids {

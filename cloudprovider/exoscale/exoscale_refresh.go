@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -162,7 +163,7 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 			delete(m.learned, id)
 		}
 	}
-	m.groups = m.groups.Next(groupstate.SortedIDs(ids), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
+	m.groups = m.groups.Next(slices.Sorted(maps.Keys(ids)), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
 		if install, ok := states[g.id]; ok {
 			install(g)
 		}
@@ -193,14 +194,9 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 	}
 	results = map[string]exoapi.Operation{}
 	for _, g := range m.nodeGroups() {
-		if m.ledger.Overtaken(listing, g.id) {
-			// A listing a mutation of the group overtook settles none of its
-			// operations (InstallSettling): their polls would be wasted.
-			continue
-		}
 		var ops []submittedOp
-		for _, o := range g.Pending() {
-			if sub, ok := o.Data.(submittedOp); ok && listing.After(o.Seq) {
+		for _, o := range g.Settleable(listing) {
+			if sub, ok := o.Data.(submittedOp); ok {
 				ops = append(ops, sub)
 			}
 		}

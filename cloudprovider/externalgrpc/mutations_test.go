@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,78 +12,11 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"k8s.io/klog/v2"
 
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
 )
-
-// guardedProvider wraps the in-memory provider's groups so their increases
-// run through a real MutationGuard, with a scripted error for the next call.
-type guardedProvider struct {
-	*cloudprovidertest.InMemoryProvider
-	mu     sync.Mutex
-	guards map[string]*groupstate.MutationGuard
-	// guardOpts are the guards' options (a manual clock).
-	guardOpts groupstate.GuardOptions
-	next      error
-}
-
-type guardedGroup struct {
-	cloudprovider.NodeGroup
-	p     *guardedProvider
-	guard *groupstate.MutationGuard
-}
-
-func (p *guardedProvider) NodeGroups(ctx context.Context) ([]cloudprovider.NodeGroup, error) {
-	groups, err := p.InMemoryProvider.NodeGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]cloudprovider.NodeGroup, len(groups))
-	for i, g := range groups {
-		id := g.Id(ctx)
-		if p.guards[id] == nil {
-			p.guards[id] = groupstate.NewMutationGuard(id, p.guardOpts)
-		}
-		out[i] = guardedGroup{NodeGroup: g, p: p, guard: p.guards[id]}
-	}
-	return out, nil
-}
-
-func (p *guardedProvider) NodeGroup(ctx context.Context, id string) (cloudprovider.NodeGroup, error) {
-	groups, err := p.NodeGroups(ctx)
-	return cloudprovidertest.ScanNodeGroup(ctx, groups, err, id)
-}
-
-func (g guardedGroup) IncreaseSize(ctx context.Context, delta int) error {
-	call := func(ctx context.Context) error {
-		g.p.mu.Lock()
-		err := g.p.next
-		g.p.next = nil
-		g.p.mu.Unlock()
-		if err != nil {
-			// The injected answer stands for a request that reached the cloud.
-			cloudhttp.MarkSent(ctx)
-			return err
-		}
-		return g.NodeGroup.IncreaseSize(ctx, delta)
-	}
-	return g.guard.Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) { return groupstate.Plan{Call: call}, nil },
-		Read: func(context.Context) error { return nil },
-	})
-}
-
-func (g guardedGroup) Status(ctx context.Context) cloudprovider.GroupStatus {
-	st := g.NodeGroup.Status(ctx)
-	st.QuarantinedUntil = g.guard.QuarantinedUntil()
-	return st
-}
 
 // TestMutationLoggedAndCounted: every change CA asks for is one log line at
 // the default level (group, from -> to, instances, outcome, client) and one
@@ -93,8 +25,7 @@ func (g guardedGroup) Status(ctx context.Context) cloudprovider.GroupStatus {
 func TestMutationLoggedAndCounted(t *testing.T) {
 	buf := cloudprovidertest.CaptureKlog(t)
 	clock := cloudprovidertest.MutationClock()
-	p := &guardedProvider{InMemoryProvider: cloudprovidertest.SeededProvider(t, groupstate.GuardOptions{}), guards: map[string]*groupstate.MutationGuard{},
-		guardOpts: cloudprovidertest.GuardOptions(clock)}
+	p := cloudprovidertest.SeededProvider(t, cloudprovidertest.GuardOptions(clock))
 	reg := prometheus.NewRegistry()
 	client, srv := startServer(t, p, Options{Metrics: metrics.New(reg)})
 	if err := srv.RefreshOnce(context.Background()); err != nil {
@@ -123,9 +54,8 @@ func TestMutationLoggedAndCounted(t *testing.T) {
 	}
 	gauge(0)
 
-	p.mu.Lock()
-	p.next = &cloudhttp.APIError{Cloud: "test", Operation: "PATCH /pools/{id}", Class: cloudprovider.ErrUnavailable}
-	p.mu.Unlock()
+	// The cloud's answer to the next request is lost.
+	p.Cloud().FailNext(1)
 	_, err := client.NodeGroupIncreaseSize(rpcCtx(t), &protos.NodeGroupIncreaseSizeRequest{Id: "pool-a", Delta: 1})
 	if err == nil {
 		t.Fatal("the lost answer was not reported")

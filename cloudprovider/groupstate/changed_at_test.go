@@ -14,18 +14,18 @@ func TestChangedAtIgnoresAChangeThatSentNothing(t *testing.T) {
 	t.Parallel()
 	l, clock := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1})
+	g.Install(l.Begin(), View{Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
 	clock.Advance(time.Minute)
 	_ = send(g, Resize(2), nil)
 	sentAt := clock.Now()
 	clock.Advance(time.Minute)
-	err := g.Guard().Do(context.Background(), Mutation{Read: func(context.Context) error { return nil }, Plan: func() (Plan, error) {
+	err := g.Do(context.Background(), func(context.Context) error { return nil }, func() (Plan, error) {
 		return Plan{Send: func(context.Context) (Effect, error) { return Effect{Deleting: []string{"a"}}, nil }}, nil
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !g.Deleting().Holds("a") {
+	if !g.deleting().holds("a") {
 		t.Error("the effect of a change that sent nothing was not applied")
 	}
 	if !g.ChangedAt().Equal(sentAt) {

@@ -8,31 +8,29 @@ import (
 
 // Deletion is a DeleteNodes request checked against the served state.
 type Deletion struct {
-	// Instances are the providerIDs to remove, in request order, each
-	// once, none already leaving.
+	// Instances are the providerIDs to remove, in request order.
 	Instances []string
-	// Slots are the numbers of the failed slots to give up.
+	// Slots are the failed slots to give up.
 	Slots []int
 }
 
-// Empty reports whether the request removes nothing: every node named is
-// already leaving.
+// Empty reports whether every node named is already leaving.
 func (d Deletion) Empty() bool { return len(d.Instances) == 0 && len(d.Slots) == 0 }
 
-// PlanDeletion checks a DeleteNodes request against the served state, the
-// same way for every cloud. providerID turns a node into the providerID
-// it names (an error refuses the request; "" skips a node already gone).
-// Each node must be an instance the group serves, one of its failed slots,
-// or one member accepts (nil: none more); a node named twice is refused;
-// an instance already leaving is skipped, as CA repeats deletions until
-// the node is gone; and registered nodes never take the target below min.
+// PlanDeletion checks a DeleteNodes request against the served state.
+// providerID maps a node to its providerID (an error refuses the request;
+// "" skips a node already gone). Each node must be a served instance, a
+// failed slot, or one member accepts (member may be nil). A node named
+// twice is refused. An instance already leaving is skipped, as CA repeats
+// deletions until the node is gone. Registered nodes never take the
+// target below min.
 func (g *Group) PlanDeletion(nodes []*corev1.Node, providerID func(*corev1.Node) (string, error), member func(pid string) bool) (Deletion, error) {
 	var d Deletion
 	served := map[string]cloudprovider.Instance{}
 	for _, in := range g.Read().Instances {
 		served[in.Id] = in
 	}
-	deleting := g.Deleting()
+	deleting := g.deleting()
 	seen := map[string]bool{}
 	var counted []*corev1.Node
 	for _, n := range nodes {
@@ -51,7 +49,7 @@ func (g *Group) PlanDeletion(nodes []*corev1.Node, providerID func(*corev1.Node)
 			return Deletion{}, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s listed twice", g.id, name)
 		}
 		seen[pid] = true
-		if slot, ok := g.Slot(pid); ok {
+		if slot, ok := g.slot(pid); ok {
 			d.Slots = append(d.Slots, slot)
 			counted = append(counted, n)
 			continue
@@ -60,7 +58,7 @@ func (g *Group) PlanDeletion(nodes []*corev1.Node, providerID func(*corev1.Node)
 		if !ok && (member == nil || !member(pid)) {
 			return Deletion{}, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: node %s does not belong to it", g.id, name)
 		}
-		if deleting.Holds(pid) || (ok && !Stays(in, deleting)) {
+		if deleting.holds(pid) || (ok && !stays(in, deleting)) {
 			continue
 		}
 		d.Instances = append(d.Instances, pid)
@@ -69,5 +67,5 @@ func (g *Group) PlanDeletion(nodes []*corev1.Node, providerID func(*corev1.Node)
 	if len(counted) == 0 {
 		return d, nil
 	}
-	return d, CheckDeleteMin(g.id, g.Target(), g.Read().Min, counted)
+	return d, checkDeleteMin(g.id, g.Target(), g.Read().Min, counted)
 }

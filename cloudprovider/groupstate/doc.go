@@ -1,11 +1,6 @@
-// Package groupstate is the node-group state the safety rules protect and the
-// one discipline for changing it: a group's served state (Group, View) and
-// the provider's set of groups (Groups); the ledger of our mutations
-// (Ledger) that orders them against listings, with each group's deleting
-// set (DeletingSet) and failed slots (FailedSlots); the mutation guard
-// (MutationGuard, Plan, Txn) with its quarantine after an unknown outcome;
-// the size rules a change must pass; the refresh gate; which read is due
-// (Freshness, the staleness bound) and the small cache of enrichment data
-// (TTLCache); and the lookup of nodes a snapshot lacks (UnknownNodeLookup).
-// Providers change a group only through it.
+// Package groupstate is the node-group state providers serve and the one
+// way to change it. A provider's node group embeds a Group; a Ledger holds
+// every group's guard and orders our changes against listings; Groups is
+// the set a refresh serves. A change is a Plan run by Group.Do or
+// Group.Transact, and its Effect is applied only when the cloud applied it.
 package groupstate

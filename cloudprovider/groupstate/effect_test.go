@@ -17,12 +17,12 @@ import (
 // send runs one change of g whose call marks a request sent and answers
 // effect and err.
 func send(g *Group, effect Effect, err error) error {
-	return g.Guard().Do(context.Background(), Mutation{Read: func(context.Context) error { return nil }, Plan: func() (Plan, error) {
+	return g.Do(context.Background(), func(context.Context) error { return nil }, func() (Plan, error) {
 		return Plan{Send: func(ctx context.Context) (Effect, error) {
 			cloudhttp.MarkSent(ctx)
 			return effect, err
 		}}, nil
-	}})
+	})
 }
 
 func TestEffectAppliedOnlyWhenTheCloudAppliedTheChange(t *testing.T) {
@@ -44,15 +44,15 @@ func TestEffectAppliedOnlyWhenTheCloudAppliedTheChange(t *testing.T) {
 			t.Parallel()
 			l, _ := newTestLedger()
 			g := l.Group("g", slot, false)
-			g.Install(l.Begin(), View{Min: 0, Max: 5, Target: 3, Instances: running("a", "b"), Unfilled: 1})
+			g.Install(l.Begin(), View{Min: 0, Max: 5, Target: 3, Instances: running("a", "b"), Unfilled: 1}, Settling{})
 			_ = send(g, effect, c.err)
-			applied := g.Read().Target == 1 && g.Deleting().Holds("a") && g.Failed().Len() == 0 && len(g.Pending()) == 1
-			untouched := g.Read().Target == 3 && !g.Deleting().Holds("a") && g.Failed().Len() == 1 && len(g.Pending()) == 0
+			applied := g.Read().Target == 1 && g.deleting().holds("a") && g.failed().len() == 0 && len(g.Pending()) == 1
+			untouched := g.Read().Target == 3 && !g.deleting().holds("a") && g.failed().len() == 1 && len(g.Pending()) == 0
 			if c.applied && !applied {
-				t.Errorf("effect not applied: target %d, deleting a %v, slots %d, pending %d", g.Read().Target, g.Deleting().Holds("a"), g.Failed().Len(), len(g.Pending()))
+				t.Errorf("effect not applied: target %d, deleting a %v, slots %d, pending %d", g.Read().Target, g.deleting().holds("a"), g.failed().len(), len(g.Pending()))
 			}
 			if !c.applied && !untouched {
-				t.Errorf("effect of a call the cloud did not apply changed the state: target %d, deleting a %v, slots %d, pending %d", g.Read().Target, g.Deleting().Holds("a"), g.Failed().Len(), len(g.Pending()))
+				t.Errorf("effect of a call the cloud did not apply changed the state: target %d, deleting a %v, slots %d, pending %d", g.Read().Target, g.deleting().holds("a"), g.failed().len(), len(g.Pending()))
 			}
 		})
 	}
@@ -62,12 +62,12 @@ func TestEffectOfACallThatSentNothingIsNotApplied(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Max: 5, Target: 2, Unfilled: -1})
-	err := g.Guard().Do(context.Background(), Mutation{Read: func(context.Context) error { return nil }, Plan: func() (Plan, error) {
+	g.Install(l.Begin(), View{Max: 5, Target: 2, Unfilled: -1}, Settling{})
+	err := g.Do(context.Background(), func(context.Context) error { return nil }, func() (Plan, error) {
 		return Plan{Send: func(context.Context) (Effect, error) {
 			return Resize(4), cloudprovider.WithOutcome(errors.New("client check"), cloudprovider.MutationApplied)
 		}}, nil
-	}})
+	})
 	if cloudprovider.OutcomeOf(err) != cloudprovider.MutationRefused {
 		t.Errorf("outcome of a call that sent nothing = %v, want refused", cloudprovider.OutcomeOf(err))
 	}
@@ -80,7 +80,7 @@ func TestEffectReadInstallsTheAnswerThenTheRest(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1})
+	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
 	effect := Effect{Read: func(served View) View {
 		served.Target, served.Instances = 4, running("a", "b", "c")
 		return served
@@ -92,7 +92,7 @@ func TestEffectReadInstallsTheAnswerThenTheRest(t *testing.T) {
 	if v.Target != 4 || len(v.Instances) != 3 || v.Max != 5 {
 		t.Errorf("served after the answer's read = target %d, %d instances, max %d; want 4, 3, 5", v.Target, len(v.Instances), v.Max)
 	}
-	if !g.Deleting().Holds("c") {
+	if !g.deleting().holds("c") {
 		t.Error("the effect's Deleting was not applied after its read")
 	}
 }
@@ -101,7 +101,7 @@ func TestPendingOperationStampedWhenAnswered(t *testing.T) {
 	t.Parallel()
 	l, clock := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Max: 5, Target: 1, Unfilled: -1})
+	g.Install(l.Begin(), View{Max: 5, Target: 1, Unfilled: -1}, Settling{})
 	before := l.Begin()
 	clock.Advance(time.Minute)
 	if err := send(g, Effect{Pending: &Operation{ID: "op-1", Data: "scale"}}, nil); err != nil {
@@ -115,8 +115,8 @@ func TestPendingOperationStampedWhenAnswered(t *testing.T) {
 	if !ops[0].Submitted.Equal(clock.Now()) {
 		t.Errorf("submitted %v, want the ledger's time %v", ops[0].Submitted, clock.Now())
 	}
-	if before.After(ops[0].Seq) || !after.After(ops[0].Seq) {
-		t.Errorf("Listing.After: a listing begun before the call says it shows the operation (%v), or one begun after says not (%v)", before.After(ops[0].Seq), after.After(ops[0].Seq))
+	if before.after(ops[0].Seq) || !after.after(ops[0].Seq) {
+		t.Errorf("Listing.after: a listing begun before the call says it shows the operation (%v), or one begun after says not (%v)", before.after(ops[0].Seq), after.after(ops[0].Seq))
 	}
 }
 
@@ -124,7 +124,7 @@ func TestChangedAtFollowsChangesTheCloudMayHaveApplied(t *testing.T) {
 	t.Parallel()
 	l, clock := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Max: 5, Target: 1, Unfilled: -1})
+	g.Install(l.Begin(), View{Max: 5, Target: 1, Unfilled: -1}, Settling{})
 	if !g.ChangedAt().IsZero() {
 		t.Fatalf("ChangedAt = %v before any change", g.ChangedAt())
 	}
@@ -143,13 +143,13 @@ func TestGuardRefusesARetiredGroupWithoutACall(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Max: 5, Target: 1, Unfilled: -1})
-	g.Retire()
+	g.Install(l.Begin(), View{Max: 5, Target: 1, Unfilled: -1}, Settling{})
+	g.retire()
 	called := false
-	err := g.Guard().Do(context.Background(), Mutation{Read: func(context.Context) error { return nil }, Plan: func() (Plan, error) {
+	err := g.Do(context.Background(), func(context.Context) error { return nil }, func() (Plan, error) {
 		called = true
 		return Plan{Send: func(context.Context) (Effect, error) { return Resize(2), nil }}, nil
-	}})
+	})
 	if !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) || cloudprovider.OutcomeOf(err) != cloudprovider.MutationRefused {
 		t.Errorf("mutation of a retired group = %v (outcome %v), want NodeGroupNotFound, refused", err, cloudprovider.OutcomeOf(err))
 	}
@@ -164,8 +164,8 @@ func TestLiveCountsInstancesThatStay(t *testing.T) {
 	g := l.Group("g", nil, false)
 	ins := running("a", "b", "c")
 	ins[2].Status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
-	g.Install(l.Begin(), View{Max: 5, Target: 3, Instances: ins, Unfilled: -1})
-	g.Deleting().Add("b")
+	g.Install(l.Begin(), View{Max: 5, Target: 3, Instances: ins, Unfilled: -1}, Settling{})
+	g.deleting().add("b")
 	if got := g.Live(); got != 1 {
 		t.Errorf("Live = %d, want 1 (b is being deleted by us, c listed Deleting)", got)
 	}
@@ -189,8 +189,8 @@ func TestPlanDeletion(t *testing.T) {
 		g := l.Group("g", slot, false)
 		ins := running("a", "b", "c", "gone")
 		ins[3].Status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
-		g.Install(l.Begin(), View{Min: 2, Max: 6, Target: 5, Instances: ins, Unfilled: 1})
-		g.Deleting().Add("c")
+		g.Install(l.Begin(), View{Min: 2, Max: 6, Target: 5, Instances: ins, Unfilled: 1}, Settling{})
+		g.deleting().add("c")
 		return g
 	}
 	cases := []struct {
@@ -246,13 +246,13 @@ type retiring struct {
 	retired bool
 }
 
-func (r *retiring) Retire() { r.retired = true }
+func (r *retiring) retire() { r.retired = true }
 
 func TestGroupsNextReusesCreatesAndRetires(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	a, b := &retiring{id: "a"}, &retiring{id: "b"}
-	s := NewGroups([]string{"a", "b"}, map[string]*retiring{"a": a, "b": b})
+	s := Groups[*retiring]{byID: map[string]*retiring{"a": a, "b": b}, order: []string{"a", "b"}}
 	var installed []string
 	next := s.Next([]string{"b", "c"}, func(id string) *retiring { return &retiring{id: id} }, func(r *retiring) { installed = append(installed, r.id) }, l)
 	if got, _ := next.Get("b"); got != b {

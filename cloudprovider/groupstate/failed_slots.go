@@ -7,40 +7,21 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// FailedSlot is one place in a group's size the cloud failed to fill with
-// an instance. A provider reports it as an instance in the creating state
-// with its error info (cloudprovider.FailedCreation), under an id it builds
-// from N, so that CA sees the failure, backs the group off and deletes the
-// slot.
+// FailedSlot is a place in a group's size the cloud failed to fill (Info
+// says why). The group shows it as a failed creation under an id built
+// from N, which never repeats, so CA backs off and deletes the slot.
 type FailedSlot struct {
-	// N numbers the slot within its group; it never repeats, so an id
-	// built from it names one slot for as long as the group is managed.
-	N int
-	// Info says why the cloud failed to fill it.
-	Info *cloudprovider.InstanceErrorInfo
-	// Since is when the slot was first reported.
+	N     int
+	Info  *cloudprovider.InstanceErrorInfo
 	Since time.Time
-	// listed is a slot a listing reports (Set), as opposed to one a failed
-	// operation reports (Add).
+	// listed says a listing reports it (set), not a failed operation (add).
 	listed bool
 }
 
-// FailedSlots is the one rule for a slot the cloud failed to fill: it shows
-// as a failed creation until CA deletes it (Drop) or the cloud fills it. A
-// cloud reports failed slots in one of two ways, and each provider uses the
-// one its cloud has:
-//
-//   - its listing shows fewer instances than the desired number it keeps
-//     with a failed scaling activity (Volcengine): the slots are inside the
-//     cloud's size, and each listing sets how many there are (Set), which
-//     is how the cloud filling one ends it;
-//   - an operation that was to raise the size failed (Exoscale): the slots
-//     are outside the cloud's size, which never counted them; they are added
-//     once (Add) and end when CA deletes them, or when older than the bound
-//     the provider prunes with (Prune), should CA never do so.
-//
-// It is safe for concurrent use.
-type FailedSlots struct {
+// failedSlots holds a group's failed slots until CA deletes them or the
+// cloud fills them. Volcengine's listings set the count; Exoscale's failed
+// operations add slots outside the pool's size, pruned when old.
+type failedSlots struct {
 	now func() time.Time
 
 	mu    sync.Mutex
@@ -48,15 +29,13 @@ type FailedSlots struct {
 	slots []FailedSlot
 }
 
-func newFailedSlots(now func() time.Time) *FailedSlots {
-	return &FailedSlots{now: now}
+func newFailedSlots(now func() time.Time) *failedSlots {
+	return &failedSlots{now: now}
 }
 
-// Set makes the slots a listing reports exactly n, failed because of info:
-// the oldest n of those reported before stay (with their numbers and
-// times; info updates them); more are added, or the newest dropped, since
-// the cloud filled them.
-func (f *FailedSlots) Set(n int, info *cloudprovider.InstanceErrorInfo) {
+// set makes the listed slots exactly n: the oldest stay, more are added,
+// or the newest dropped because the cloud filled them.
+func (f *failedSlots) set(n int, info *cloudprovider.InstanceErrorInfo) {
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -79,9 +58,8 @@ func (f *FailedSlots) Set(n int, info *cloudprovider.InstanceErrorInfo) {
 	}
 }
 
-// Add records n slots outside the cloud's size that a failed operation
-// was to create, failed because of info.
-func (f *FailedSlots) Add(n int, info *cloudprovider.InstanceErrorInfo) {
+// add records n slots a failed operation was to create.
+func (f *failedSlots) add(n int, info *cloudprovider.InstanceErrorInfo) {
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -91,8 +69,8 @@ func (f *FailedSlots) Add(n int, info *cloudprovider.InstanceErrorInfo) {
 	}
 }
 
-// Drop ends the slots numbered nums: CA deleted them.
-func (f *FailedSlots) Drop(nums ...int) {
+// drop ends the slots numbered nums: CA deleted them.
+func (f *failedSlots) drop(nums ...int) {
 	if len(nums) == 0 {
 		return
 	}
@@ -111,9 +89,8 @@ func (f *FailedSlots) Drop(nums ...int) {
 	f.slots = kept
 }
 
-// Prune ends the slots added by a failed operation (Add) that are older
-// than maxAge.
-func (f *FailedSlots) Prune(maxAge time.Duration) {
+// prune ends the slots of failed operations older than maxAge.
+func (f *failedSlots) prune(maxAge time.Duration) {
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -126,8 +103,7 @@ func (f *FailedSlots) Prune(maxAge time.Duration) {
 	f.slots = kept
 }
 
-// Holds reports whether slot n is still failed.
-func (f *FailedSlots) Holds(n int) bool {
+func (f *failedSlots) holds(n int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.slots {
@@ -138,15 +114,13 @@ func (f *FailedSlots) Holds(n int) bool {
 	return false
 }
 
-// List returns the failed slots, oldest first.
-func (f *FailedSlots) List() []FailedSlot {
+func (f *failedSlots) list() []FailedSlot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]FailedSlot(nil), f.slots...)
 }
 
-// Len is the number of failed slots.
-func (f *FailedSlots) Len() int {
+func (f *failedSlots) len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.slots)

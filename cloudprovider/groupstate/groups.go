@@ -1,40 +1,18 @@
 package groupstate
 
-import "sort"
-
 // Groups is the set of node groups a provider's snapshot serves, in a
-// stable order: a refresh builds it whole (NewGroups), swaps it in under
-// the provider's lock, and retires the groups the new set drops
-// (Replace). It is immutable once built, so a reader may keep one while a
-// refresh swaps in the next.
-type Groups[G Retirable] struct {
+// stable order. A refresh builds the next set (Next) and swaps it in; a
+// set never changes once built, so a reader may keep one meanwhile.
+type Groups[G retirable] struct {
 	byID  map[string]G
 	order []string
 }
 
-// Retirable is a provider's node group as Groups keeps it: it embeds a
-// *Group, whose Retire answers NotFound once the snapshot drops it.
-type Retirable interface{ Retire() }
+// retirable is a provider's node group: it embeds a *Group.
+type retirable interface{ retire() }
 
-// NewGroups returns the groups byID in the given order of their ids
-// (every id in order is a key of byID).
-func NewGroups[G Retirable](order []string, byID map[string]G) Groups[G] {
-	return Groups[G]{byID: byID, order: order}
-}
-
-// SortedIDs returns the keys of byID in order, for NewGroups of a
-// provider that serves its groups by id.
-func SortedIDs[G any](byID map[string]G) []string {
-	ids := make([]string, 0, len(byID))
-	for id := range byID {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// With returns the set with g added as group id, last (a group a node
-// lookup made between two refreshes; the next refresh orders it).
+// With returns the set with g added as group id, last: a group a node
+// lookup found between two refreshes.
 func (s Groups[G]) With(id string, g G) Groups[G] {
 	byID := make(map[string]G, len(s.byID)+1)
 	for k, v := range s.byID {
@@ -75,25 +53,22 @@ func (s Groups[G]) IDs() []string { return append([]string(nil), s.order...) }
 // Len is the number of groups.
 func (s Groups[G]) Len() int { return len(s.order) }
 
-// Replace retires every group of s that next does not hold (CA may still
-// hold it until its next Refresh: it answers NotFound), drops them from
-// ledger, and returns next for the provider to swap in.
-func (s Groups[G]) Replace(next Groups[G], ledger *Ledger) Groups[G] {
+// replace retires and forgets the groups next drops, and returns next.
+func (s Groups[G]) replace(next Groups[G], ledger *Ledger) Groups[G] {
 	for id, g := range s.byID {
 		if !next.Holds(id) {
-			g.Retire()
+			g.retire()
 		}
 	}
 	if ledger != nil {
-		ledger.Forget(next.Holds)
+		ledger.forget(next.Holds)
 	}
 	return next
 }
 
-// Next is the set a refresh serves next: for each id of ids, in order, the
-// group s holds or one made by create, passed to install (which installs
-// the listing); the groups s holds that ids leave out are retired and
-// forgotten by ledger (Replace).
+// Next is the set a refresh serves next: ids in order, each the group s
+// holds or one create makes, passed to install. Groups left out are
+// retired (CA may still hold them: they answer NotFound) and forgotten.
 func (s Groups[G]) Next(ids []string, create func(id string) G, install func(G), ledger *Ledger) Groups[G] {
 	byID := make(map[string]G, len(ids))
 	order := make([]string, 0, len(ids))
@@ -108,5 +83,5 @@ func (s Groups[G]) Next(ids []string, create func(id string) G, install func(G),
 		}
 		byID[id] = g
 	}
-	return s.Replace(Groups[G]{byID: byID, order: order}, ledger)
+	return s.replace(Groups[G]{byID: byID, order: order}, ledger)
 }

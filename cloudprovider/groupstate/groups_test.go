@@ -12,8 +12,8 @@ func TestGroupsReplaceRetiresDroppedGroups(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	a, b := l.Group("a", nil, false), l.Group("b", nil, false)
-	old := NewGroups([]string{"a", "b"}, map[string]*Group{"a": a, "b": b})
-	next := old.Replace(NewGroups([]string{"b"}, map[string]*Group{"b": b}), l)
+	old := Groups[*Group]{byID: map[string]*Group{"a": a, "b": b}, order: []string{"a", "b"}}
+	next := old.replace(Groups[*Group]{byID: map[string]*Group{"b": b}, order: []string{"b"}}, l)
 	if got := next.IDs(); len(got) != 1 || got[0] != "b" {
 		t.Fatalf("IDs after Replace = %v, want [b]", got)
 	}

@@ -12,31 +12,32 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
-// countingMutation counts the reads and cloud calls a Mutation makes.
+// countingMutation counts the reads and cloud calls a change makes.
 type countingMutation struct {
 	reads, calls int
 	callErr      error
 }
 
-func (c *countingMutation) mutation() groupstate.Mutation {
-	return groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			return groupstate.Plan{Call: func(ctx context.Context) error { cloudhttp.MarkSent(ctx); c.calls++; return c.callErr }}, nil
-		},
-		Read: func(context.Context) error { c.reads++; return nil },
-	}
+func (c *countingMutation) read(context.Context) error { c.reads++; return nil }
+
+func (c *countingMutation) plan() (groupstate.Plan, error) {
+	return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+		cloudhttp.MarkSent(ctx)
+		c.calls++
+		return groupstate.Effect{}, c.callErr
+	}}, nil
 }
 
 func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
 	clock := cloudprovidertest.MutationClock()
 	ctx := context.Background()
-	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
+	g := groupstate.NewGuard("g", cloudprovidertest.GuardOptions(clock))
 	m := &countingMutation{callErr: context.DeadlineExceeded}
-	_ = g.Do(ctx, m.mutation())
+	_ = g.Do(ctx, m.read, m.plan)
 	m.callErr = nil
 
 	clock.Advance(groupstate.DefaultUnknownOutcomeWindow - time.Second)
-	err := g.Do(ctx, m.mutation())
+	err := g.Do(ctx, m.read, m.plan)
 	if !errors.Is(err, cloudprovider.ErrUnavailable) || m.calls != 1 || m.reads != 0 {
 		t.Fatalf("inside the window: err %v, calls %d, reads %d; want ErrUnavailable and no read or call", err, m.calls, m.reads)
 	}
@@ -52,7 +53,7 @@ func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
 	unlock()
 
 	cloudprovidertest.PassUnknownOutcomeWindow(clock)
-	if err := g.Do(ctx, m.mutation()); err != nil {
+	if err := g.Do(ctx, m.read, m.plan); err != nil {
 		t.Fatal(err)
 	}
 	if m.reads != 1 || m.calls != 2 {
@@ -62,24 +63,24 @@ func TestMutationGuardQuarantinesAfterUnknownOutcome(t *testing.T) {
 
 func TestMutationGuardRefusalIsNotQuarantined(t *testing.T) {
 	ctx := context.Background()
-	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock()))
+	g := groupstate.NewGuard("g", cloudprovidertest.GuardOptions(cloudprovidertest.MutationClock()))
 	m := &countingMutation{callErr: &cloudhttp.APIError{Status: 400, Class: cloudprovider.ErrInvalidArgument, Outcome: cloudprovider.MutationRefused}}
-	_ = g.Do(ctx, m.mutation())
+	_ = g.Do(ctx, m.read, m.plan)
 	m.callErr = nil
-	if err := g.Do(ctx, m.mutation()); err != nil || m.calls != 2 {
+	if err := g.Do(ctx, m.read, m.plan); err != nil || m.calls != 2 {
 		t.Fatalf("after a refusal the cloud answered: err %v, calls %d; want no quarantine", err, m.calls)
 	}
 }
 
 func TestUnknownOutcomeWindowZeroOnlyReReads(t *testing.T) {
 	ctx := context.Background()
-	g := groupstate.NewMutationGuard("g", groupstate.GuardOptions{
+	g := groupstate.NewGuard("g", groupstate.GuardOptions{
 		Now: cloudprovidertest.MutationClock().Now, UnknownOutcomeWindow: groupstate.NoUnknownOutcomeWindow,
 	})
 	m := &countingMutation{callErr: context.DeadlineExceeded}
-	_ = g.Do(ctx, m.mutation())
+	_ = g.Do(ctx, m.read, m.plan)
 	m.callErr = nil
-	if err := g.Do(ctx, m.mutation()); err != nil || m.reads != 1 {
+	if err := g.Do(ctx, m.read, m.plan); err != nil || m.reads != 1 {
 		t.Fatalf("window 0: err %v, reads %d; want the fresh read and the call", err, m.reads)
 	}
 }
@@ -95,19 +96,16 @@ func TestCallThatSentNothingIsRefused(t *testing.T) {
 		cloudhttp.NoAnswer("c", "PATCH /pools/{id}", errors.New("token source: file gone")),
 	} {
 		clock := cloudprovidertest.MutationClock()
-		g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
-		unsent := groupstate.Mutation{
-			Plan: func() (groupstate.Plan, error) {
-				return groupstate.Plan{Call: func(context.Context) error { return callErr }}, nil
-			},
-			Read: func(context.Context) error { return nil },
+		g := groupstate.NewGuard("g", cloudprovidertest.GuardOptions(clock))
+		unsent := func() (groupstate.Plan, error) {
+			return groupstate.Plan{Send: func(context.Context) (groupstate.Effect, error) { return groupstate.Effect{}, callErr }}, nil
 		}
-		err := g.Do(context.Background(), unsent)
+		err := g.Do(context.Background(), func(context.Context) error { return nil }, unsent)
 		if got := cloudprovider.OutcomeOf(err); got != cloudprovider.MutationRefused || !g.QuarantinedUntil().IsZero() {
 			t.Fatalf("%v without a request: outcome %s, quarantined until %s; want refused and no quarantine", callErr, got, g.QuarantinedUntil())
 		}
 		sent := &countingMutation{callErr: callErr}
-		err = g.Do(context.Background(), sent.mutation())
+		err = g.Do(context.Background(), sent.read, sent.plan)
 		if got := cloudprovider.OutcomeOf(err); got != cloudprovider.MutationUnknown || g.QuarantinedUntil().IsZero() {
 			t.Fatalf("%v after a request: outcome %s, quarantined until %s; want unknown and a quarantine", callErr, got, g.QuarantinedUntil())
 		}
@@ -118,7 +116,7 @@ func TestCallThatSentNothingIsRefused(t *testing.T) {
 // makes before any step sent a request is refused.
 func TestTransactionThatSentNothingIsRefused(t *testing.T) {
 	t.Parallel()
-	g := groupstate.NewMutationGuard("g", groupstate.GuardOptions{})
+	g := groupstate.NewGuard("g", groupstate.GuardOptions{})
 	err := g.Transact(context.Background(), nil, func(*groupstate.Txn) error { return errors.New("resolve nodes: bad label") })
 	if got := cloudprovider.OutcomeOf(err); got != cloudprovider.MutationRefused {
 		t.Fatalf("outcome %s, want refused", got)

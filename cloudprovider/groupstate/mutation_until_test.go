@@ -13,12 +13,12 @@ import (
 // of the window, then zero again once the window has passed.
 func TestQuarantinedUntil(t *testing.T) {
 	clock := cloudprovidertest.MutationClock()
-	g := groupstate.NewMutationGuard("g", cloudprovidertest.GuardOptions(clock))
+	g := groupstate.NewGuard("g", cloudprovidertest.GuardOptions(clock))
 	if until := g.QuarantinedUntil(); !until.IsZero() {
 		t.Fatalf("fresh guard quarantined until %s", until)
 	}
 	lost := &countingMutation{callErr: errors.New("connection reset")}
-	if err := g.Do(context.Background(), lost.mutation()); err == nil {
+	if err := g.Do(context.Background(), lost.read, lost.plan); err == nil {
 		t.Fatal("the lost call did not fail")
 	}
 	want := clock.Now().Add(groupstate.DefaultUnknownOutcomeWindow)

@@ -50,8 +50,8 @@ func slotID(n int) string { return "slot-" + string(rune('0'+n)) }
 func TestInstallSettlingUndoesAFailedOperation(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
-	g := l.Group("g", slotID, SlotsOutsideSize)
-	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
+	g := l.Group("g", slotID, true)
+	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}, Settling{})
 	accept(t, g, pending("up", 5))
 	accept(t, g, pending("evict", 4, "c"))
 	ops := g.Pending()
@@ -65,14 +65,14 @@ func TestInstallSettlingUndoesAFailedOperation(t *testing.T) {
 	info := &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OutOfResourcesErrorClass, ErrorCode: "no-capacity"}
 	var asked []string
 	listed := View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}
-	if g.InstallSettling(l.Begin(), listed, results(map[string]OperationResult{"up": {Done: true, Failed: true, Info: info}}, &asked)) {
+	if g.Install(l.Begin(), listed, results(map[string]OperationResult{"up": {Done: true, Failed: true, Info: info}}, &asked)) {
 		t.Fatal("a listing newer than every change kept the size")
 	}
 	if got := pendingIDs(g); len(got) != 1 || got[0] != "evict" || len(asked) != 2 {
 		t.Fatalf("pending %v after asking %v, want the eviction left after asking both", got, asked)
 	}
 	// 4 asked, less the failed +2, plus the 2 failed slots outside the size.
-	if got, slots := g.Target(), g.Failed().Len(); got != 4 || slots != 2 {
+	if got, slots := g.Target(), g.failed().len(); got != 4 || slots != 2 {
 		t.Fatalf("target %d with %d failed slots, want 4 and 2", got, slots)
 	}
 	if st := states(g); st["c"] != "deleting" || st[slotID(1)] != "creating+error" {
@@ -81,7 +81,7 @@ func TestInstallSettlingUndoesAFailedOperation(t *testing.T) {
 
 	asked = nil
 	listed.Target = 3
-	g.InstallSettling(l.Begin(), listed, results(map[string]OperationResult{"evict": {Done: true, Failed: true}}, &asked))
+	g.Install(l.Begin(), listed, results(map[string]OperationResult{"evict": {Done: true, Failed: true}}, &asked))
 	if got := g.Pending(); len(got) != 0 {
 		t.Fatalf("pending %v after the eviction failed", got)
 	}
@@ -100,16 +100,19 @@ func TestInstallSettlingUndoesAFailedOperation(t *testing.T) {
 func TestInstallSettlingAsksOnlyOfOperationsAnsweredBeforeTheListing(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
-	g := l.Group("g", nil, SlotsOutsideSize)
-	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
+	g := l.Group("g", nil, true)
+	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}, Settling{})
 	older := l.Begin()
 	accept(t, g, pending("up", 5))
+	if got, newer := g.Settleable(older), g.Settleable(l.Begin()); len(got) != 0 || len(newer) != 1 || newer[0].ID != "up" {
+		t.Fatalf("Settleable: older listing %v, newer %v; want none and up", got, newer)
+	}
 	var asked []string
-	g.InstallSettling(older, View{Min: 1, Max: 9, Target: 3, Unfilled: -1}, results(map[string]OperationResult{"up": {Done: true}}, &asked))
+	g.Install(older, View{Min: 1, Max: 9, Target: 3, Unfilled: -1}, results(map[string]OperationResult{"up": {Done: true}}, &asked))
 	if len(asked) != 0 || len(g.Pending()) != 1 || g.Target() != 5 {
 		t.Fatalf("older listing asked %v, left %v pending, target %d; want nothing asked, the operation pending, target 5", asked, pendingIDs(g), g.Target())
 	}
-	g.InstallSettling(l.Begin(), View{Min: 1, Max: 9, Target: 5, Unfilled: -1}, results(map[string]OperationResult{"up": {Done: true}}, &asked))
+	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 5, Unfilled: -1}, results(map[string]OperationResult{"up": {Done: true}}, &asked))
 	if len(asked) != 1 || len(g.Pending()) != 0 || g.Target() != 5 {
 		t.Fatalf("newer listing asked %v, left %v pending, target %d; want it asked and settled at 5", asked, pendingIDs(g), g.Target())
 	}
@@ -121,22 +124,25 @@ func TestInstallSettlingAsksOnlyOfOperationsAnsweredBeforeTheListing(t *testing.
 func TestInstallSettlingOvertakenDropsOnlyStale(t *testing.T) {
 	t.Parallel()
 	l, clock := newTestLedger()
-	g := l.Group("g", slotID, SlotsOutsideSize)
-	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
-	g.Failed().Add(1, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
+	g := l.Group("g", slotID, true)
+	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}, Settling{})
+	g.failed().add(1, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
 	accept(t, g, pending("old", 4))
 	clock.Advance(2 * time.Hour)
 	listing := l.Begin()
 	accept(t, g, pending("new", 6))
+	if got := g.Settleable(listing); len(got) != 0 {
+		t.Fatalf("an overtaken listing may settle %v, want none", got)
+	}
 	var asked []string
-	kept := g.InstallSettling(listing, View{Min: 1, Max: 9, Target: 4, Unfilled: -1}, results(map[string]OperationResult{"old": {Done: true}, "new": {Done: true}}, &asked))
+	kept := g.Install(listing, View{Min: 1, Max: 9, Target: 4, Unfilled: -1}, results(map[string]OperationResult{"old": {Done: true}, "new": {Done: true}}, &asked))
 	if !kept || len(asked) != 0 {
 		t.Fatalf("overtaken listing: kept %v, asked %v; want kept and nothing asked", kept, asked)
 	}
 	if got := pendingIDs(g); len(got) != 1 || got[0] != "new" {
 		t.Fatalf("pending %v, want only the new operation (the old one is stale)", got)
 	}
-	if got, slots := g.Target(), g.Failed().Len(); got != 6 || slots != 0 {
+	if got, slots := g.Target(), g.failed().len(); got != 6 || slots != 0 {
 		t.Fatalf("target %d with %d failed slots, want the served 6 and the stale slot gone", got, slots)
 	}
 }
@@ -147,20 +153,20 @@ func TestInstallSettlingOvertakenDropsOnlyStale(t *testing.T) {
 func TestPlanApplyChangesWithoutACall(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
-	g := l.Group("g", slotID, SlotsOutsideSize)
-	g.Install(l.Begin(), View{Min: 0, Max: 9, Target: 1, Instances: running("a"), Unfilled: -1})
-	g.Failed().Add(2, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
+	g := l.Group("g", slotID, true)
+	g.Install(l.Begin(), View{Min: 0, Max: 9, Target: 1, Instances: running("a"), Unfilled: -1}, Settling{})
+	g.failed().add(2, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
 	listing := l.Begin()
-	err := g.Guard().Do(context.Background(), Mutation{Read: func(context.Context) error { return nil }, Plan: func() (Plan, error) {
+	err := g.Do(context.Background(), func(context.Context) error { return nil }, func() (Plan, error) {
 		return Plan{Apply: Effect{DropSlots: []int{1}}}, nil
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Failed().Holds(1) || !g.Failed().Holds(2) || g.Target() != 2 {
-		t.Fatalf("after dropping slot 1: slots %+v, target %d; want slot 2 left and target 2", g.Failed().List(), g.Target())
+	if g.failed().holds(1) || !g.failed().holds(2) || g.Target() != 2 {
+		t.Fatalf("after dropping slot 1: slots %+v, target %d; want slot 2 left and target 2", g.failed().list(), g.Target())
 	}
-	if l.Overtaken(listing, "g") || !g.ChangedAt().IsZero() {
+	if l.overtaken(listing, "g") || !g.ChangedAt().IsZero() {
 		t.Fatal("a change with no cloud call was recorded as one")
 	}
 }

@@ -5,11 +5,9 @@ import (
 	"sync"
 )
 
-// RefreshGate serialises a provider's refreshes and gives its unknown-node
-// lookup (where that lookup is a refresh, as on clouds that cannot say which
-// group holds one instance) the rule that it skips when a refresh is already
-// running: that refresh brings the node anyway, and waiting behind it could
-// outlast CA's deadline for NodeGroupForNode.
+// RefreshGate serialises a provider's refreshes. A node lookup that is a
+// refresh skips while one runs: that refresh brings the node anyway, and
+// waiting could outlast CA's deadline.
 type RefreshGate struct {
 	mu sync.Mutex
 }
@@ -21,8 +19,7 @@ func (g *RefreshGate) Run(ctx context.Context, refresh func(context.Context) err
 	return refresh(ctx)
 }
 
-// RunUnlessBusy runs refresh only when no other refresh is running, and
-// otherwise returns nil at once.
+// RunUnlessBusy runs refresh unless one is running; then it returns nil.
 func (g *RefreshGate) RunUnlessBusy(ctx context.Context, refresh func(context.Context) error) error {
 	if !g.mu.TryLock() {
 		return nil

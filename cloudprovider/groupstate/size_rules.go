@@ -6,11 +6,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 )
 
-// The functions below hold the resize rules of the contract (§2.7 of the
-// externalgrpc contract doc) once, so that every provider enforces them alike and
-// before any cloud call.
-
-// CheckIncrease validates IncreaseSize(delta) against the current target and max.
+// CheckIncrease checks IncreaseSize(delta) against the target and max.
 func CheckIncrease(group string, delta, target, max int) error {
 	if delta <= 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size increase must be positive, got %d", group, delta)
@@ -21,9 +17,9 @@ func CheckIncrease(group string, delta, target, max int) error {
 	return nil
 }
 
-// CheckDecrease validates DecreaseTargetSize(delta): the target may only drop to
-// the number of instances that already exist, because only unfulfilled requests
-// may be cancelled.
+// CheckDecrease checks DecreaseTargetSize(delta): only requests not yet
+// filled may be cancelled, so the target never drops below the existing
+// instances.
 func CheckDecrease(group string, delta, target, existing int) error {
 	if delta >= 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: size decrease must be negative, got %d", group, delta)
@@ -34,9 +30,9 @@ func CheckDecrease(group string, delta, target, existing int) error {
 	return nil
 }
 
-// IsRegistered reports whether node is a real cluster node rather than one of the
-// fake nodes CA builds for instances that never registered or failed to create.
-func IsRegistered(node *corev1.Node) bool {
+// isRegistered reports whether node is a real node, not one CA makes up
+// for an instance that never registered.
+func isRegistered(node *corev1.Node) bool {
 	if node == nil {
 		return false
 	}
@@ -44,14 +40,13 @@ func IsRegistered(node *corev1.Node) bool {
 	return !fake
 }
 
-// CheckDeleteMin applies the min rule to a DeleteNodes request: registered nodes
-// are never taken below min, while instances that never registered (or failed to
-// create) can always be removed, because CA must be able to clean them up
-// (including under --force-delete-unregistered-nodes).
-func CheckDeleteMin(group string, target, min int, nodes []*corev1.Node) error {
+// checkDeleteMin refuses a deletion of registered nodes that takes the
+// target below min. Unregistered ones may always go: CA must be able to
+// clean them up.
+func checkDeleteMin(group string, target, min int, nodes []*corev1.Node) error {
 	registered := 0
 	for _, n := range nodes {
-		if IsRegistered(n) {
+		if isRegistered(n) {
 			registered++
 		}
 	}

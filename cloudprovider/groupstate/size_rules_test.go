@@ -73,13 +73,13 @@ func TestCheckDeleteMin(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckDeleteMin("g", tc.target, tc.min, tc.nodes)
+			err := checkDeleteMin("g", tc.target, tc.min, tc.nodes)
 			if tc.ok != (err == nil) || (err != nil && !errors.Is(err, cloudprovider.ErrFailedPrecondition)) {
 				t.Fatalf("CheckDeleteMin = %v, ok want %v", err, tc.ok)
 			}
 		})
 	}
-	if IsRegistered(nil) {
+	if isRegistered(nil) {
 		t.Fatal("a nil node is not registered")
 	}
 }

@@ -5,14 +5,8 @@ import (
 	"time"
 )
 
-// TTLCache is the one small cache of data a provider reads to enrich what
-// it serves (plans, instance types, images, template inputs) and of what it
-// remembers for a while (a node the cloud places in no group): an entry is
-// served for ttl after it was put, then it is gone. Entries are dropped
-// when read expired and by Prune, so the cache holds no more than what was
-// put within the last ttl plus what was put before the last Prune.
-//
-// It is safe for concurrent use.
+// TTLCache holds each entry for ttl after it was put. Entries are dropped
+// when read expired and by prune. It is safe for concurrent use.
 type TTLCache[K comparable, V any] struct {
 	ttl time.Duration
 	now func() time.Time
@@ -26,8 +20,7 @@ type ttlEntry[V any] struct {
 	at time.Time
 }
 
-// NewTTLCache returns an empty cache whose entries live for ttl, measured
-// with now (time.Now when nil).
+// NewTTLCache returns an empty cache timed by now (nil: time.Now).
 func NewTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *TTLCache[K, V] {
 	if now == nil {
 		now = time.Now
@@ -35,14 +28,12 @@ func NewTTLCache[K comparable, V any](ttl time.Duration, now func() time.Time) *
 	return &TTLCache[K, V]{ttl: ttl, now: now, entries: map[K]ttlEntry[V]{}}
 }
 
-// Get returns k's value if it was put less than ttl ago.
-func (c *TTLCache[K, V]) Get(k K) (V, bool) {
-	v, _, ok := c.GetAt(k)
+func (c *TTLCache[K, V]) get(k K) (V, bool) {
+	v, _, ok := c.getAt(k)
 	return v, ok
 }
 
-// GetAt returns k's value and when it was put, if less than ttl ago.
-func (c *TTLCache[K, V]) GetAt(k K) (V, time.Time, bool) {
+func (c *TTLCache[K, V]) getAt(k K) (V, time.Time, bool) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -58,8 +49,7 @@ func (c *TTLCache[K, V]) GetAt(k K) (V, time.Time, bool) {
 	return e.v, e.at, true
 }
 
-// Put stores v under k, now.
-func (c *TTLCache[K, V]) Put(k K, v V) {
+func (c *TTLCache[K, V]) put(k K, v V) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -67,7 +57,7 @@ func (c *TTLCache[K, V]) Put(k K, v V) {
 }
 
 // PutIfAbsent stores v under k unless k holds a live entry, and reports
-// whether it stored it: a repeated put does not extend an entry's life.
+// whether it did; a repeated put does not extend an entry's life.
 func (c *TTLCache[K, V]) PutIfAbsent(k K, v V) bool {
 	now := c.now()
 	c.mu.Lock()
@@ -79,15 +69,13 @@ func (c *TTLCache[K, V]) PutIfAbsent(k K, v V) bool {
 	return true
 }
 
-// Delete drops k.
-func (c *TTLCache[K, V]) Delete(k K) {
+func (c *TTLCache[K, V]) drop(k K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.entries, k)
 }
 
-// Prune drops every expired entry.
-func (c *TTLCache[K, V]) Prune() {
+func (c *TTLCache[K, V]) prune() {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -98,8 +86,8 @@ func (c *TTLCache[K, V]) Prune() {
 	}
 }
 
-// Len is the number of entries held, expired ones not yet dropped included.
-func (c *TTLCache[K, V]) Len() int {
+// len counts expired entries not yet dropped too.
+func (c *TTLCache[K, V]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)

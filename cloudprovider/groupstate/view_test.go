@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
@@ -38,18 +39,15 @@ func TestGroupInstallKeepsSizeOfAMutationTheListingMissed(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1})
+	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
 	older := l.Begin()
-	err := g.Guard().Do(context.Background(), Mutation{Read: func(context.Context) error { return nil }, Plan: func() (Plan, error) {
-		return Plan{Call: func(context.Context) error {
-			g.Update(func(v *View) { v.Target = 3 })
-			return nil
-		}}, nil
-	}})
+	err := g.Do(context.Background(), func(context.Context) error { return nil }, func() (Plan, error) {
+		return Plan{Send: func(context.Context) (Effect, error) { return Resize(3), nil }}, nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !g.Install(older, View{Min: 1, Max: 6, Target: 2, Instances: running("a", "b"), Unfilled: -1}) {
+	if !g.Install(older, View{Min: 1, Max: 6, Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{}) {
 		t.Error("Install of a listing older than the increase did not report the size kept")
 	}
 	if got := g.Target(); got != 3 {
@@ -58,7 +56,7 @@ func TestGroupInstallKeepsSizeOfAMutationTheListingMissed(t *testing.T) {
 	if got := g.MaxSize(context.Background()); got != 6 {
 		t.Errorf("max after the listing = %d, want the listed 6: bounds are not our mutation's", got)
 	}
-	if g.Install(l.Begin(), View{Min: 1, Max: 6, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}) {
+	if g.Install(l.Begin(), View{Min: 1, Max: 6, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}, Settling{}) {
 		t.Error("a listing newer than every mutation kept the old size")
 	}
 }
@@ -69,24 +67,24 @@ func TestGroupNodesOverlayDeletingAndSlots(t *testing.T) {
 	slot := func(n int) string { return fmt.Sprintf("slot-%d", n) }
 	g := l.Group("g", slot, false)
 	info := &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OutOfResourcesErrorClass, ErrorCode: "STOCK"}
-	g.Install(l.Begin(), View{Target: 4, Instances: running("a", "b"), Unfilled: 2, Failure: info})
-	g.Deleting().Add("a")
+	g.Install(l.Begin(), View{Target: 4, Instances: running("a", "b"), Unfilled: 2, Failure: info}, Settling{})
+	g.deleting().add("a")
 	got := states(g)
 	want := map[string]string{"a": fmt.Sprint(cloudprovider.InstanceDeleting), "b": fmt.Sprint(cloudprovider.InstanceRunning),
 		"slot-1": fmt.Sprint(cloudprovider.InstanceCreating) + "+error", "slot-2": fmt.Sprint(cloudprovider.InstanceCreating) + "+error"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Nodes = %v, want %v", got, want)
 	}
-	if n, ok := g.Slot("slot-2"); !ok || n != 2 {
+	if n, ok := g.slot("slot-2"); !ok || n != 2 {
 		t.Errorf("Slot(slot-2) = %d %v, want 2 true", n, ok)
 	}
-	if _, ok := g.Slot("b"); ok {
+	if _, ok := g.slot("b"); ok {
 		t.Error("an instance was taken for a failed slot")
 	}
 	if got := g.Target(); got != 4 {
 		t.Errorf("target = %d, want the cloud's 4: its slots are inside its size", got)
 	}
-	g.Fresh(View{Target: 3, Instances: running("b"), Unfilled: 1, Failure: info})
+	g.Fresh(func(View) View { return View{Target: 3, Instances: running("b"), Unfilled: 1, Failure: info} })
 	if got := states(g); len(got) != 2 || got["a"] != "" {
 		t.Errorf("Nodes after a fresh read without a and with one slot = %v", got)
 	}
@@ -95,14 +93,14 @@ func TestGroupNodesOverlayDeletingAndSlots(t *testing.T) {
 func TestGroupCountsSlotsOutsideTheCloudsSize(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
-	g := l.Group("g", func(n int) string { return fmt.Sprint("slot-", n) }, SlotsOutsideSize)
-	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
-	g.Failed().Add(2, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
+	g := l.Group("g", func(n int) string { return fmt.Sprint("slot-", n) }, true)
+	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
+	g.failed().add(2, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
 	if got := g.Target(); got != 4 {
 		t.Errorf("target = %d, want 4: two slots a failed operation was to add, outside the cloud's 2", got)
 	}
-	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
-	if got := g.Failed().Len(); got != 2 {
+	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
+	if got := g.failed().len(); got != 2 {
 		t.Errorf("a listing that says nothing of failures left %d slots, want 2", got)
 	}
 }
@@ -111,26 +109,26 @@ func TestGroupRetiredAnswersNotFoundUntilInstalledAgain(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
-	g.Retire()
+	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
+	g.retire()
 	if _, err := g.TargetSize(context.Background()); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
 		t.Errorf("TargetSize of a retired group: err %v, want ErrNodeGroupNotFound", err)
 	}
 	if _, err := g.Nodes(context.Background()); !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) {
 		t.Errorf("Nodes of a retired group: err %v, want ErrNodeGroupNotFound", err)
 	}
-	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1})
+	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
 	if n, err := g.TargetSize(context.Background()); err != nil || n != 2 {
 		t.Errorf("TargetSize of a group installed again = %d, %v; want 2, nil", n, err)
 	}
 }
 
-func TestGroupFreshFromBuildsOnTheServedView(t *testing.T) {
+func TestGroupFreshBuildsOnTheServedView(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
-	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1})
-	g.FreshFrom(func(served View) View {
+	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
+	g.Fresh(func(served View) View {
 		if served.Min != 1 || served.Max != 5 || served.Target != 2 || len(served.Instances) != 2 {
 			t.Errorf("build got %+v, want the served bounds 1..5, target 2 and two instances", served)
 		}
@@ -140,7 +138,7 @@ func TestGroupFreshFromBuildsOnTheServedView(t *testing.T) {
 	})
 	v := g.Read()
 	if v.Min != 1 || v.Max != 5 || v.Target != 3 || len(v.Instances) != 3 {
-		t.Errorf("served after FreshFrom = %+v, want bounds 1..5, target 3, three instances", v)
+		t.Errorf("served after Fresh = %+v, want bounds 1..5, target 3, three instances", v)
 	}
 }
 
@@ -150,30 +148,31 @@ func TestGroupTargetFromInstancesCountsThoseThatStayWhenRead(t *testing.T) {
 	g := l.Group("g", nil, false)
 	ins := running("a", "b", "c")
 	ins[2].Status = &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
-	g.Install(l.Begin(), View{Min: 0, Max: 5, Target: 99, TargetFromInstances: true, Instances: ins, Unfilled: -1})
+	g.Install(l.Begin(), View{Min: 0, Max: 5, Target: 99, TargetFromInstances: true, Instances: ins, Unfilled: -1}, Settling{})
 	if got := g.Target(); got != 2 {
 		t.Fatalf("target = %d, want 2: a and b stay, c is listed Deleting", got)
 	}
-	g.Deleting().Add("a")
+	g.deleting().add("a")
 	if got, read := g.Target(), g.Read().Target; got != 1 || read != 1 {
 		t.Fatalf("target = %d, Read().Target = %d after our deletion of a, want 1 and 1", got, read)
 	}
 	clock.Advance(DeletingGrace)
-	g.Install(l.Begin(), View{Min: 0, Max: 5, TargetFromInstances: true, Instances: ins, Unfilled: -1})
+	g.Install(l.Begin(), View{Min: 0, Max: 5, TargetFromInstances: true, Instances: ins, Unfilled: -1}, Settling{})
 	if got := g.Target(); got != 2 {
 		t.Fatalf("target = %d in the install that ends a's grace, want 2: a is listed live and no longer Deleting", got)
 	}
 }
 
-func TestGroupInstallWithLandsItsChangesWithTheView(t *testing.T) {
+func TestGroupInstallSettlesWithTheView(t *testing.T) {
 	t.Parallel()
 	l, _ := newTestLedger()
-	g := l.Group("g", func(n int) string { return fmt.Sprint("slot-", n) }, SlotsOutsideSize)
-	g.Install(l.Begin(), View{Target: 4, Instances: running("a", "b"), Unfilled: -1})
+	g := l.Group("g", func(n int) string { return fmt.Sprint("slot-", n) }, true)
+	g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{})
+	if err := send(g, Effect{Target: 4, SetTarget: true, Pending: &Operation{ID: "up"}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	read := make(chan int)
-	var sawKept *bool
-	g.InstallWith(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, func(kept bool) {
-		sawKept = &kept
+	kept := g.Install(l.Begin(), View{Target: 2, Instances: running("a", "b"), Unfilled: -1}, Settling{MaxAge: time.Hour, Result: func(Operation) OperationResult {
 		started := make(chan struct{})
 		go func() {
 			close(started)
@@ -184,13 +183,16 @@ func TestGroupInstallWithLandsItsChangesWithTheView(t *testing.T) {
 		for range 10 {
 			runtime.Gosched()
 		}
-		g.Failed().Add(2, &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass})
-	})
-	if sawKept == nil || *sawKept {
-		t.Fatalf("then was told kept = %v, want false for a listing newer than every mutation", sawKept)
+		return OperationResult{Done: true, Failed: true, Info: &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass}}
+	}})
+	if kept {
+		t.Fatal("Install kept the size of a listing newer than every change")
 	}
 	if got := <-read; got != 4 {
-		t.Fatalf("a read during the install saw target %d, want 4: the cloud's 2 and the 2 slots land together", got)
+		t.Fatalf("a read during the install saw target %d, want 4: the cloud's 2 and the 2 failed slots land together", got)
+	}
+	if got := g.Target(); got != 4 {
+		t.Fatalf("target after the install = %d, want 2 listed + 2 failed slots", got)
 	}
 }
 
@@ -203,16 +205,18 @@ func TestGroupManagedIsTheRefreshsChoice(t *testing.T) {
 	l, _ := newTestLedger()
 	g := l.Group("g", nil, false)
 	byNodes := cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: "1:5:g"}
-	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1, Managed: byNodes})
+	g.Install(l.Begin(), View{Min: 1, Max: 5, Target: 2, Instances: running("a", "b"), Unfilled: -1, Managed: byNodes}, Settling{})
 	if got := g.StatusWith(groupconfig.GroupSettings{}).Managed; got != byNodes {
 		t.Fatalf("status after install says managed %v, want %v", got, byNodes)
 	}
-	g.Fresh(View{Min: 1, Max: 5, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1})
+	g.Fresh(func(View) View {
+		return View{Min: 1, Max: 5, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1}
+	})
 	if got := g.Read().Managed; got != byNodes {
 		t.Fatalf("a fresh read changed why the group is managed to %v, want %v kept", got, byNodes)
 	}
 	learnt := cloudprovider.Management{By: cloudprovider.ManagedByLearnt}
-	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1, Managed: learnt})
+	g.Install(l.Begin(), View{Min: 1, Max: 9, Target: 3, Instances: running("a", "b", "c"), Unfilled: -1, Managed: learnt}, Settling{})
 	if got := g.StatusWith(groupconfig.GroupSettings{}).Managed; got != learnt {
 		t.Fatalf("status after the next install says managed %v, want %v", got, learnt)
 	}

@@ -46,7 +46,7 @@ type BuildOptions struct {
 	RateLimitSleep func(ctx context.Context, d time.Duration) error
 	// Guard sets the quarantine after a mutation of unknown outcome: main
 	// sets the window from --unknown-outcome-window; tests and the kit give
-	// a manual clock. Providers pass it to every NewMutationGuard.
+	// a manual clock. Providers pass it to their groupstate.NewLedger.
 	Guard groupstate.GuardOptions
 	// PriceSheet is the validated --price-sheet, nil without one. When set,
 	// it is every provider's only price source.

@@ -85,9 +85,8 @@ type manager struct {
 	specWatch groupconfig.SpecWatch
 
 	// ledger is the record of our mutations per group: each group's
-	// MutationGuard, the instances whose removal the API accepted
-	// (DeletingSet), the slots the service failed to fill (FailedSlots),
-	// and the one sequence that tells a Refresh whether a mutation
+	// guard, the instances whose removal the API accepted, the slots the
+	// service failed to fill, and the one sequence that tells a Refresh whether a mutation
 	// overtook its listing. It outlives snapshots.
 	ledger *groupstate.Ledger
 
@@ -125,9 +124,6 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 	return m
 }
 
-// guard returns the mutation guard of group id.
-func (m *manager) guard(id string) *groupstate.MutationGuard { return m.ledger.Guard(id) }
-
 // group returns the snapshot's node group id.
 func (m *manager) group(id string) (*nodeGroup, bool) {
 	m.mu.RLock()
@@ -147,7 +143,7 @@ func (m *manager) groupList() []*nodeGroup {
 func (m *manager) groupForInstance(instanceID string) (*nodeGroup, bool) {
 	if id, n, ok := parseSlotID(instanceID); ok {
 		g, managed := m.group(id)
-		if !managed || !g.Failed().Holds(n) {
+		if !managed || !g.SlotFailed(n) {
 			return nil, false
 		}
 		return g, true

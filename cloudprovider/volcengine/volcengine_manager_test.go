@@ -127,7 +127,7 @@ func TestBoundsFollowTheCloud(t *testing.T) {
 func newTestGroup(v groupstate.View) *nodeGroup {
 	m := newManager(nil, "cn-beijing", nil, nil, groupstate.GuardOptions{}, 0, nil)
 	g := newNodeGroup(m, mainGroupID)
-	g.Fresh(v)
+	g.Fresh(func(groupstate.View) groupstate.View { return v })
 	return g
 }
 
@@ -136,8 +136,14 @@ func TestInstancesViewSorted(t *testing.T) {
 	r := groupRead{cloud: volcapi.ScalingGroup{ID: mainGroupID, Desired: 2}, unfilled: -1,
 		instances: []volcapi.ScalingInstance{{ID: "i-b", Status: asStatusInService}, {ID: "i-a", Status: asStatusInService}}}
 	g := newTestGroup(groupstate.View{})
-	g.Deleting().Add(ProviderIDPrefix + "i-a")
-	g.Fresh(view(r))
+	// The cloud accepted i-a's deletion.
+	err := g.Do(testCtx(t), nil, func() (groupstate.Plan, error) {
+		return groupstate.Plan{Apply: groupstate.Effect{Deleting: []string{ProviderIDPrefix + "i-a"}}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Fresh(func(groupstate.View) groupstate.View { return view(r) })
 	got := g.Instances()
 	if got[0].Id != ProviderIDPrefix+"i-a" || got[0].Status.State != cloudprovider.InstanceDeleting || got[1].Status.State != cloudprovider.InstanceRunning {
 		t.Fatalf("view = %+v", got)

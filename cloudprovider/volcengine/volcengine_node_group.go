@@ -16,15 +16,11 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
-// nodeGroup is a scaling group as CA sees it. Its served state (bounds,
-// target, instances, and the ledger's rules over them) is the shared
-// groupstate.Group, which answers Id, MinSize and MaxSize, and TargetSize
-// and Nodes while the snapshot holds the group. Beside it the group keeps
-// only what Volcengine adds: the group's description as the last refresh
-// read it, how it was chosen, its settings, and each instance's Auto
-// Scaling status and failure message. The snapshot keeps one nodeGroup per
-// group for as long as it holds the group, so objects handed out before a
-// Refresh keep working after it.
+// nodeGroup is a scaling group as CA sees it. Its served state is the
+// embedded groupstate.Group; beside it the group keeps the description the
+// last refresh read, its settings, and each instance's Auto Scaling status
+// and failure message. The snapshot keeps one nodeGroup per group while it
+// holds the group, so objects handed out before a Refresh keep working.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
@@ -122,27 +118,21 @@ func (n *nodeGroup) debug() string {
 	return d
 }
 
-// install applies a Refresh's read of the group, whose listing began at
-// listing: the served state by the ledger's rules (groupstate.Group.Install),
+// install applies a Refresh's read of the group (groupstate.Group.Install)
 // and what Volcengine adds beside it.
 func (n *nodeGroup) install(listing groupstate.Listing, r groupRead) {
 	v := view(r)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.Install(listing, v)
+	n.Install(listing, v, groupstate.Settling{})
 	n.cloud = r.cloud
 	n.settings = groupconfig.ParseGroupSettings(settingsSource, r.cloud.Tags)
 	n.statuses, n.failures = statusesOf(r.instances), r.failures
 }
 
-// reload re-reads the group (bounds, desired number and instances) before a
-// mutation: after an unconfirmed change, and before every shrink, because
-// an instance launched since the snapshot would otherwise let the service
-// remove one of its own choosing. The guard calls it under the group's
-// guard, so what it reads is newer than anything served and is installed
-// whole (groupstate.Group.Fresh). It reads no scaling activities, so the
-// failed slots stay as the last Refresh set them and Error instances keep
-// the messages it read.
+// reload re-reads the group (bounds, desired number and instances) for the
+// guard (groupstate.Group.Fresh). It reads no scaling activities, so the
+// failed slots and Error messages stay as the last Refresh read them.
 func (n *nodeGroup) reload(ctx context.Context) error {
 	gs, err := n.m.api.ListScalingGroups(ctx, []string{n.id})
 	if err != nil {
@@ -165,7 +155,7 @@ func (n *nodeGroup) reload(ctx context.Context) error {
 	r.min, r.max = managedGroup{cloud: *cg, spec: n.m.staticSpec(n.id)}.bounds()
 	n.mu.Lock()
 	r.failures = n.failures
-	n.Fresh(view(r))
+	n.Fresh(func(groupstate.View) groupstate.View { return view(r) })
 	// The description's size fields follow the read; its name, state and
 	// tags stay as the last Refresh read them.
 	n.cloud.Min, n.cloud.Max, n.cloud.HasMin, n.cloud.HasMax, n.cloud.Desired = cg.Min, cg.Max, cg.HasMin, cg.HasMax, cg.Desired
@@ -176,9 +166,8 @@ func (n *nodeGroup) reload(ctx context.Context) error {
 }
 
 // IncreaseSize raises the group's desired number with one ModifyScalingGroup
-// call and returns; the service launches the instances on its own. (Upstream
-// instead schedules a policy and polls for up to 30 minutes, which cannot fit
-// CA's 5 s deadline.)
+// call and returns; the service launches the instances. Polling for them,
+// as upstream does for up to 30 minutes, cannot fit CA's deadline.
 func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return n.setDesired(ctx, "increase", delta, delta <= 0, func(s state) error {
 		return groupstate.CheckIncrease(n.id, delta, s.Target, s.Max)
@@ -200,38 +189,32 @@ func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	})
 }
 
-// setDesired moves the desired number by delta under the group's mutation
-// discipline (groupstate.MutationGuard). A malformed request is refused
-// from the snapshot without any cloud call. ModifyScalingGroup sets an
-// absolute number, so a decrease is planned from a fresh read of the group.
+// setDesired moves the desired number by delta (groupstate.Group.Do). The
+// number is absolute, so a decrease is planned from a fresh read.
 func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(state) error) error {
 	if malformed {
 		return check(n.state())
 	}
-	return n.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			s := n.state()
-			if err := check(s); err != nil {
-				return groupstate.Plan{}, err
-			}
-			if !s.active() {
-				return groupstate.Plan{}, errDisabled(s, verb+" it")
-			}
-			if !s.hasDesired() {
-				return groupstate.Plan{}, errNoDesired(n.id)
-			}
-			from, want := s.Target, s.Target+delta
-			return groupstate.Plan{Shrinks: want < from, Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return n.sendDesired(ctx, verb, from, want)
-			}}, nil
-		},
-		Read: n.reload,
+	return n.Do(ctx, n.reload, func() (groupstate.Plan, error) {
+		s := n.state()
+		if err := check(s); err != nil {
+			return groupstate.Plan{}, err
+		}
+		if !s.active() {
+			return groupstate.Plan{}, errDisabled(s, verb+" it")
+		}
+		if !s.hasDesired() {
+			return groupstate.Plan{}, errNoDesired(n.id)
+		}
+		from, want := s.Target, s.Target+delta
+		return groupstate.Plan{Shrinks: want < from, Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return n.sendDesired(ctx, verb, from, want)
+		}}, nil
 	})
 }
 
-// sendDesired sets the desired number from to want. Its effect is the new
-// target; the guard applies it once the service took the number, also when
-// the answer was unusable (it then reads the group for the number).
+// sendDesired sets the desired number from to want; its effect is the new
+// target.
 func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int) (groupstate.Effect, error) {
 	err := n.m.api.SetDesiredInstances(ctx, n.id, want)
 	if err != nil {
@@ -252,7 +235,7 @@ func taken(err error) bool { return cloudprovider.OutcomeOf(err) == cloudprovide
 // Scaling API reference, RemoveInstances). An Error instance is removed by
 // the service's health check, which replaces it unless the desired number
 // drops: so lowering the desired number is its deletion. A failed slot (one
-// the service failed to fill, groupstate.FailedSlots) has no instance:
+// the service failed to fill, groupstate.FailedSlot) has no instance:
 // lowering the desired number gives it up.
 type deletion struct {
 	// inService and broken are ECS instance ids.
@@ -262,15 +245,13 @@ type deletion struct {
 }
 
 // DeleteNodes removes exactly these instances: InService ones with
-// RemoveInstances (20 per call), which lowers the desired number by as
-// many; Error instances and failed slots by lowering the desired number,
-// an absolute value the transaction plans from a fresh read of the group
-// (groupstate.Txn.Shrink), so an instance launched since the snapshot is
-// not removed in their place. The request is checked the shared way
-// (groupstate.Group.PlanDeletion: ownership, duplicates, nodes already
-// leaving, the min rule), then sorted by Auto Scaling status (byStatus).
+// RemoveInstances (20 per call); Error instances and failed slots by
+// lowering the desired number, planned from a fresh read (Txn.Shrink) so
+// an instance launched since the snapshot is not removed in their place.
+// The request is checked by groupstate.Group.PlanDeletion, then sorted by
+// Auto Scaling status (byStatus).
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
-	return n.Guard().Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
+	return n.Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (deletion, error) {
 			planned, err := n.PlanDeletion(nodes, n.providerID, nil)
 			if err != nil {
@@ -349,14 +330,12 @@ func asProviderIDs(ids []string) []string {
 
 // removeBatch removes InService instances with RemoveInstances, lowering
 // the desired number by as many; done of total were removed before it, and
-// s is the state the batch was planned from. Its effect is the instances
-// leaving and the lower target, which the guard applies once the service
-// took the batch.
+// s is the state the batch was planned from.
 func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, done, total int) (groupstate.Effect, error) {
 	decrease := true
 	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	if err != nil && s.Target-len(batch) < s.Min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-		// Only never-registered instances get here (CheckDeleteMin). If
+		// Only never-registered instances get here (Group.PlanDeletion's min rule). If
 		// the API will not lower the desired number below min, remove them
 		// anyway and let the group replace them: CA needs them gone.
 		decrease = false
@@ -373,14 +352,12 @@ func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, do
 	return e, err
 }
 
-// planDropBroken plans the deletion of Error instances from the fresh
-// state: the desired number drops by as many of them as the group still
-// lists, so the health check removes them without replacing them. It never
-// drops below min (at min the service replaces them, which is what min asks
-// for) nor below the healthy instances, which the service would otherwise
-// remove instead. Its effect, applied once the service took the number
-// (or when there was none to lower), shows the instances Deleting, so a
-// repeated deletion does not lower it again.
+// planDropBroken plans the deletion of Error instances: the desired number
+// drops by as many as the group still lists, so the health check removes
+// them without replacing them, but never below min (the service then
+// replaces them, as min asks) nor below the healthy instances, which the
+// service would remove instead. Its effect shows them Deleting, so a
+// repeated deletion does not lower the number again.
 func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 	s := n.state()
 	pids := asProviderIDs(broken)
@@ -389,9 +366,9 @@ func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 		asked[pid] = true
 	}
 	// The asked instances the group still lists, and that stay.
-	deleting, listed := n.Deleting(), 0
+	listed := 0
 	for _, in := range s.Instances {
-		if asked[in.Id] && groupstate.Stays(in, deleting) {
+		if asked[in.Id] && n.Stays(in) {
 			listed++
 		}
 	}
@@ -413,21 +390,16 @@ func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 	}}
 }
 
-// planDropSlots plans giving up failed slots from the fresh state: a slot
-// has no instance, so deleting it means lowering the desired number, never
-// below min (the API refuses; at min the group keeps trying, as it must)
-// nor below the live instances (a slot the service filled since the
-// snapshot is not given up, and the service does not remove an instance of
-// its own choosing). Its effect, applied once the service took the lower
-// number, ends the slots given up (Effect.DropSlots).
+// planDropSlots plans giving up failed slots by lowering the desired
+// number, never below min (the API refuses) nor below the live instances
+// (a slot filled since the snapshot is not given up).
 func (n *nodeGroup) planDropSlots(slots []int) groupstate.Plan {
 	s := n.state()
 	// A Refresh since the request was checked may have ended slots the
 	// service filled: only those still failed are given up.
-	failed := n.Failed()
 	held := make([]int, 0, len(slots))
 	for _, slot := range slots {
-		if failed.Holds(slot) {
+		if n.SlotFailed(slot) {
 			held = append(held, slot)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 type groupRecord struct {
 	cloud volcapi.ScalingGroup
 	at    time.Time
-	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// attempts is the group's mutation attempts (Ledger.Attempts)
 	// when the record was read: a mutation since makes the next refresh
 	// read it again.
 	attempts uint64
@@ -151,7 +151,7 @@ func (m *manager) attempts(id string) uint64 {
 	if _, managed := m.group(id); !managed {
 		return 0
 	}
-	return m.guard(id).Attempts()
+	return m.ledger.Attempts(id)
 }
 
 func (r *catalogRead) put(g volcapi.ScalingGroup) {
@@ -376,7 +376,7 @@ func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWit
 // the rotation would not read this time. Callers hold refreshGate.
 func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	// Taken before the first call: a mutation accepted from now on may be
-	// missing from what this refresh reads (Ledger.Reconcile).
+	// missing from what this refresh reads (Group.Install).
 	listing := m.ledger.Begin()
 	// A lookup between two of CA's refreshes says nothing of CA's pace.
 	round := m.fresh.Begin(!wholeList)
@@ -412,7 +412,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		r.min, r.max = p.bounds()
 		// A listing a mutation overtook may count slots that mutation gave
 		// up: Install leaves the slots as they are until a listing that
-		// began after it (Ledger.Reconcile).
+		// began after it (Group.Install).
 		r.unfilled, r.failure = m.unfilled(groupFailures, id, liveListed(instances[i]), p.cloud.Desired)
 		ids[i], reads[id] = id, r
 		for _, si := range instances[i] {
@@ -443,7 +443,7 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, roun
 	fresh := make([]bool, len(picked))
 	attempts := make([]uint64, len(picked))
 	for i, p := range picked {
-		attempts[i] = m.guard(p.cloud.ID).Attempts()
+		attempts[i] = m.ledger.Attempts(p.cloud.ID)
 	}
 	sem := make(chan struct{}, refreshParallelism)
 	var wg sync.WaitGroup
@@ -490,7 +490,7 @@ type groupFailure struct {
 }
 
 // unfilled returns how many slots of group id the service failed to fill
-// (GroupListing.Unfilled), and why, given the group's live instances and
+// (View.Unfilled), and why, given the group's live instances and
 // desired number: the whole shortfall when the latest activity failed, none
 // when the group is not short or its latest activity did not fail. When the
 // activities could not be read, the slots stay as they are (-1), but no
@@ -503,7 +503,7 @@ func (m *manager) unfilled(failures map[string]groupFailure, id string, live, de
 	}
 	n := max(desired-live, 0)
 	if f.unknown {
-		slots := m.ledger.Failed(id).List()
+		slots := m.ledger.Group(id, slotIDs(id), false).FailedSlots()
 		if len(slots) <= n {
 			return -1, nil
 		}
@@ -711,7 +711,7 @@ func (m managedGroup) bounds() (minSize, maxSize int) {
 type groupListing struct {
 	desired, total int
 	lifecycle      string
-	// attempts is the group's mutation attempts (MutationGuard.Attempts)
+	// attempts is the group's mutation attempts (Ledger.Attempts)
 	// when the listing started: a mutation whose answer was lost counts
 	// too.
 	attempts  uint64

@@ -1,6 +1,7 @@
 package volcengine
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
@@ -102,11 +103,11 @@ func TestMutationWithLostAnswerListsTheGroup(t *testing.T) {
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)
-	unlock, err := e.p.m.guard(mainGroupID).Lock(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
+	// The attempt takes the group's lock; its plan refuses, so no answer
+	// confirms what changed.
+	if err := mustGroup(t, e.p.m, mainGroupID).Do(testCtx(t), nil, func() (groupstate.Plan, error) { return groupstate.Plan{}, errors.New("answer lost") }); err == nil {
+		t.Fatal("the refused attempt succeeded")
 	}
-	unlock()
 	if _, listings := e.refreshCalls(t); listings != 1 {
 		t.Fatalf("%d listings after a mutation attempt, want 1", listings)
 	}

@@ -16,18 +16,12 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// nodeGroup is one VKE node pool. Its served state (bounds, target, nodes,
-// the ledger's rules) is the shared groupstate.Group it embeds, which gives
-// Id, MinSize and MaxSize; beside it the group keeps only what Vultr adds:
-// the pool's record and the settings read from its labels.
-//
-// Every read-compute-mutate sequence runs under the group's guard
-// (Group.Guard), so concurrent IncreaseSize calls each PATCH an absolute
-// quantity computed from the previous one and can never jointly pass max;
-// waiting for it respects the caller's deadline. Refresh never takes it:
-// the ledger keeps a running mutation's effect instead. mu guards the
-// fields below and is held only for memory access, never across a cloud
-// call.
+// nodeGroup is one VKE node pool. Its served state is the embedded
+// groupstate.Group; beside it the group keeps the pool's record and the
+// settings read from its labels. Changes run under the group's guard
+// (Group.Do), so concurrent IncreaseSize calls each PATCH a quantity
+// computed from the previous one and never jointly pass max. mu guards the
+// fields below and is never held across a cloud call.
 type nodeGroup struct {
 	*groupstate.Group
 	m *manager
@@ -46,22 +40,19 @@ func newNodeGroup(m *manager, id string) *nodeGroup {
 }
 
 // update installs a pool from the listing that began at listing, with the
-// bounds and reason Refresh chose, by the ledger's rules (groupstate.Group.Install):
-// when a mutation of ours overtook the listing, the target served stands
-// until a later listing. It never waits for a running mutation.
+// bounds and reason Refresh chose (groupstate.Group.Install).
 func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int, why cloudprovider.Management) {
 	v := view(p, minSize, maxSize)
 	v.Managed = why
-	g.Install(listing, v)
+	g.Install(listing, v, groupstate.Settling{})
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool = p
 	g.settings = groupconfig.ParseGroupSettings(settingsSource, p.Labels)
 }
 
-// answered is the view of pool p as an answer or fresh read holds it,
-// with the bounds served now: they come from Refresh (--nodes or the
-// pool's flags), not from the pool alone.
+// answered is the view of pool p from an answer or fresh read, keeping
+// the served bounds, which Refresh chose.
 func answered(p vultrapi.NodePool) func(served groupstate.View) groupstate.View {
 	return func(served groupstate.View) groupstate.View { return view(p, served.Min, served.Max) }
 }
@@ -87,40 +78,31 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	return g.StatusWith(settings)
 }
 
-// IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute
-// quantity under the shared mutation discipline; the nodes are created by
-// VKE in the background.
+// IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the
+// absolute quantity; VKE creates the nodes in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			v := g.Read()
-			if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
-				return groupstate.Plan{}, err
-			}
-			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return g.setQuantity(ctx, "increase", v.Target, v.Target+delta)
-			}}, nil
-		},
-		Read: g.readPool,
+	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		v := g.Read()
+		if err := groupstate.CheckIncrease(g.Id(ctx), delta, v.Target, v.Max); err != nil {
+			return groupstate.Plan{}, err
+		}
+		return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return g.setQuantity(ctx, "increase", v.Target, v.Target+delta)
+		}}, nil
 	})
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup. VKE removes random
-// nodes when a pool shrinks, so the target may only drop to the number of
-// nodes that exist; the shared discipline re-reads the pool right before the
-// PATCH because nodes may have appeared since the last Refresh.
+// DecreaseTargetSize implements cloudprovider.NodeGroup. The quantity is
+// absolute, so the guard re-reads the pool before the PATCH.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
-	return g.Guard().Do(ctx, groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			v := g.Read()
-			if err := g.checkDecrease(delta, v); err != nil {
-				return groupstate.Plan{}, err
-			}
-			return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
-				return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta)
-			}}, nil
-		},
-		Read: g.readPool,
+	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
+		v := g.Read()
+		if err := g.checkDecrease(delta, v); err != nil {
+			return groupstate.Plan{}, err
+		}
+		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
+			return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta)
+		}}, nil
 	})
 }
 
@@ -158,22 +140,20 @@ func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int
 	return groupstate.Effect{Read: answered(*np)}, nil
 }
 
-// readPool re-reads the pool and installs Vultr's node_quantity and nodes;
-// the guard calls it, under the group's guard.
+// readPool re-reads the pool and installs its node_quantity and nodes.
 func (g *nodeGroup) readPool(ctx context.Context) error {
 	np, err := g.m.client.GetNodePool(ctx, g.m.clusterID, g.Id(ctx))
 	if err != nil {
 		return err
 	}
-	g.FreshFrom(answered(*np))
+	g.Fresh(answered(*np))
 	return nil
 }
 
-// DeleteNodes implements cloudprovider.NodeGroup. Every node is resolved
-// once, before the guard, and the whole request is checked
-// (Group.PlanDeletion) before the first DELETE, so a bad request deletes
-// nothing. Deletions run one by one, in request order, and stop at the
-// first failure.
+// DeleteNodes implements cloudprovider.NodeGroup. The whole request is
+// checked (Group.PlanDeletion) before the first DELETE, so a bad request
+// deletes nothing; deletions run in request order and stop at the first
+// failure.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	pids := make(map[*corev1.Node]string, len(nodes))
 	for _, n := range nodes {
@@ -188,7 +168,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	}
 	resolved := func(n *corev1.Node) (string, error) { return pids[n], nil }
 
-	return g.Guard().Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
+	return g.Transact(ctx, g.readPool, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (groupstate.Deletion, error) { return g.PlanDeletion(nodes, resolved, nil) })
 		if err != nil {
 			return err
@@ -243,9 +223,8 @@ func idList(pids []string) string {
 // itself, so deleting by either id could remove a machine CA did not choose.
 var errIdentityMismatch = errors.New("node-id label and providerID disagree")
 
-// identityMismatch logs and counts a node refused for errIdentityMismatch;
-// nothing else reports it, and it hints at a node relabelled by hand or by
-// a compromised kubelet.
+// identityMismatch logs and counts a node refused for errIdentityMismatch,
+// a hint of a node relabelled by hand or by a compromised kubelet.
 func (g *nodeGroup) identityMismatch(n *corev1.Node) {
 	klog.InfoS("Refusing to delete a node whose node-id label and providerID disagree", "provider", ProviderName,
 		"nodeGroup", g.Id(context.Background()), "node", n.Name, "label", n.Labels[LabelNodeID], "providerID", n.Spec.ProviderID)

@@ -83,7 +83,7 @@ func TestIdentityMismatchLoggedAndCountedRefused(t *testing.T) {
 	if got := mutationCount(t, reg, e.main.ID, metrics.OperationDelete, "unknown"); got != 0 {
 		t.Fatalf(`mutations_total{operation="delete",outcome="unknown"} = %v, want 0`, got)
 	}
-	if until := e.group(e.main.ID).Guard().QuarantinedUntil(); !until.IsZero() {
+	if until := e.group(e.main.ID).Status(e.ctx()).QuarantinedUntil; !until.IsZero() {
 		t.Fatalf("the refusal quarantined the group until %s", until)
 	}
 	if _, err := client.NodeGroupDeleteNodes(e.ctx(), &protos.NodeGroupDeleteNodesRequest{Id: e.main.ID, Nodes: []*protos.ExternalGrpcNode{{
@@ -102,11 +102,8 @@ func TestQuantityBelowOneRefusedWithoutQuarantine(t *testing.T) {
 	e := newTestEnv(t)
 	g := e.group(e.second.ID)
 	e.fake.ResetRequests()
-	err := g.Guard().Do(e.ctx(), groupstate.Mutation{
-		Plan: func() (groupstate.Plan, error) {
-			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.setQuantity(ctx, "decrease", 1, 0) }}, nil
-		},
-		Read: g.readPool,
+	err := g.Do(e.ctx(), g.readPool, func() (groupstate.Plan, error) {
+		return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) { return g.setQuantity(ctx, "decrease", 1, 0) }}, nil
 	})
 	if err == nil {
 		t.Fatal("node_quantity 0 was sent")
@@ -117,7 +114,7 @@ func TestQuantityBelowOneRefusedWithoutQuarantine(t *testing.T) {
 	if got := len(e.fake.Requests()); got != 0 {
 		t.Fatalf("the refusal made %d cloud calls", got)
 	}
-	if until := g.Guard().QuarantinedUntil(); !until.IsZero() {
+	if until := g.Status(e.ctx()).QuarantinedUntil; !until.IsZero() {
 		t.Fatalf("the refusal quarantined the group until %s", until)
 	}
 }

@@ -3,13 +3,14 @@ package vultr
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -59,7 +60,7 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	otherPoolNodes := map[string]bool{}
 
 	m.mu.Lock()
-	m.groups = m.groups.Next(groupstate.SortedIDs(sel), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
+	m.groups = m.groups.Next(slices.Sorted(maps.Keys(sel)), func(id string) *nodeGroup { return newNodeGroup(m, id) }, func(g *nodeGroup) {
 		s := sel[g.Id(ctx)]
 		g.update(listing, s.pool, s.min, s.max, s.why)
 	}, m.ledger)

@@ -25,7 +25,7 @@ func view(p vultrapi.NodePool, minSize, maxSize int) groupstate.View {
 // count as creating: CA then waits for the node to register instead of
 // treating it as gone.
 //
-// VKE has no failed slots (groupstate.FailedSlots): a pool's listing holds
+// VKE has no failed slots (groupstate.FailedSlot): a pool's listing holds
 // only nodes that exist, each with a status, and the node-pool API reports
 // neither a failed scaling activity nor a node it could not create. A
 // node_quantity above the listed nodes is a pool still filling them, which
