@@ -27,6 +27,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 	_ "github.com/ca-providers/cluster-autoscaler-provider/router"
@@ -91,7 +92,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.tlsClientCA, "tls-client-ca-file", "", "CA bundle (PEM) for client certificates; enables mTLS (client certificates required)")
 	fs.StringVar(&cfg.metricsAddress, "metrics-address", defaultMetricsAddress, "HTTP address for /metrics, /healthz and /readyz (loopback unless set, e.g. :8087 in a pod); empty disables")
 	fs.StringVar(&cfg.cloudRateLimit, "cloud-api-rate-limit", "", "client-side limit on cloud API calls as RATE or RATE:BURST (requests per second); empty takes the cloud's default (Vultr's documented 30/s; 10/s for Volcengine and Exoscale, which publish no number), off disables it")
-	fs.DurationVar(&cfg.maxStaleness, "max-staleness", groupstate.DefaultMaxStaleness, "oldest data the server may serve: a refresh that finds nothing changed in the cloud's group list reuses earlier detailed reads (instance listings) only while they are younger than this; 10s to 1h")
+	fs.DurationVar(&cfg.maxStaleness, "max-staleness", refresh.DefaultMaxStaleness, "oldest data the server may serve: a refresh that finds nothing changed in the cloud's group list reuses earlier detailed reads (instance listings) only while they are younger than this; 10s to 1h")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow plaintext gRPC on a non-loopback TCP address")
 	fs.BoolVar(&cfg.simulate, "simulate", false, "serve the provider against an embedded fake of its cloud seeded with a demo cluster (no account needed)")
 	fs.StringVar(&cfg.simulateFaults, "simulate-faults", "", "with --simulate, make the simulated cloud misbehave: kind:rate entries (kinds: "+simcloud.FaultKinds()+") and hold=DURATION for the slow kinds (default 30s), e.g. 5xx:0.05,lost-answer:0.02,slow-applied:0.01 (see docs/inspect.md)")

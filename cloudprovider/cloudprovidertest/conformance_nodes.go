@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
@@ -79,7 +79,7 @@ func (k *kit) caLoop(nodes []*corev1.Node, want map[string]string) int {
 // loops on the same clock, one with the gone nodes and one without; the
 // difference per loop is at most maxLookupCallsPerLoop, over loops that pass
 // --max-staleness (when the harness gives the clock), and none of the gone
-// nodes is ever claimed for a group (groupstate.UnknownNodeLookup).
+// nodes is ever claimed for a group (refresh.UnknownNodeLookup).
 func checkGoneNodesCostBounded(t *testing.T, h Harness) {
 	base := newKit(t, h)
 	k := newKit(t, h)
@@ -99,7 +99,7 @@ func checkGoneNodesCostBounded(t *testing.T, h Harness) {
 		nodes = append(nodes, goneNode(id))
 		want[id] = ""
 	}
-	step := groupstate.DefaultMaxStaleness / 3
+	step := refresh.DefaultMaxStaleness / 3
 	var extra []int
 	for loop := 0; loop < goneNodeLoops; loop++ {
 		if loop > 0 && k.env.Clock != nil && base.env.Clock != nil {

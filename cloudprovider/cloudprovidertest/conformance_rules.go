@@ -410,7 +410,7 @@ func newKit(t *testing.T, h Harness) *kit {
 // found by NodeGroupForNode at once with a targeted lookup, and asking again
 // within the same Refresh, for it or for a node of this cloud that belongs
 // to no group, costs no further call for the same lookup
-// (groupstate.UnknownNodeLookup).
+// (refresh.UnknownNodeLookup).
 func checkUnknownNodeHealsFast(t *testing.T, k *kit) {
 	k.require(HookAddUnseenInstance)
 	id := k.mainGroup().Id(k.ctx())

@@ -17,6 +17,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
 // In-memory provider constants.
@@ -54,7 +55,7 @@ type CloudGroup struct {
 // with our mutations by the shared groupstate.Ledger (an older listing
 // keeps a mutation's effect, Deleting until the cloud agrees, failed
 // slots), nodes the snapshot lacks looked up by the shared
-// groupstate.UnknownNodeLookup.
+// refresh.UnknownNodeLookup.
 type InMemoryProvider struct {
 	// Guard is the clock and quarantine window of every group's mutation
 	// guard (the zero value: wall clock, default window); set it before the
@@ -63,7 +64,7 @@ type InMemoryProvider struct {
 	Guard groupstate.GuardOptions
 
 	cloud        *InMemoryCloud
-	unknownNodes groupstate.UnknownNodeLookup
+	unknownNodes refresh.UnknownNodeLookup
 
 	ledgerOnce sync.Once
 	ledger     *groupstate.Ledger
@@ -206,7 +207,7 @@ func (p *InMemoryProvider) NodeGroup(_ context.Context, id string) (cloudprovide
 
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; an
 // in-memory node the snapshot lacks is looked up by the shared rule
-// (groupstate.UnknownNodeLookup).
+// (refresh.UnknownNodeLookup).
 func (p *InMemoryProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil
@@ -214,7 +215,7 @@ func (p *InMemoryProvider) NodeGroupForNode(ctx context.Context, node *corev1.No
 	if _, err := cloudprovider.ParseProviderID(InMemoryProviderIDPrefix, node.Spec.ProviderID); err != nil {
 		return nil, nil
 	}
-	return groupstate.ResolveNodeGroup(ctx, &p.unknownNodes, node.Spec.ProviderID, func(id string) (*inMemoryGroup, bool) {
+	return refresh.ResolveNodeGroup(ctx, &p.unknownNodes, node.Spec.ProviderID, func(id string) (*inMemoryGroup, bool) {
 		p.mu.RLock()
 		defer p.mu.RUnlock()
 		g, ok := p.byID[id]

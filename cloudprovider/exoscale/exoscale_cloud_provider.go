@@ -14,7 +14,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
@@ -59,7 +59,7 @@ func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudPr
 // useOptions applies what main passes besides the configuration: the
 // staleness bound, the price sheet and the metric hooks.
 func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
-	p.m.fresh = groupstate.NewFreshness(opts.MaxStalenessOrDefault(), p.m.now)
+	p.m.fresh = refresh.NewFreshness(opts.MaxStalenessOrDefault(), p.m.now)
 	opts.WireLookups(&p.m.unknownNodes, &p.m.specWatch)
 	p.Prices.Sheet = opts.PriceSheet
 }

@@ -29,7 +29,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
@@ -296,7 +296,7 @@ func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
 				e.fake.AddLabels(groupID, seed.NodeLabels(), taints)
 				// Nodepool labels leave no trace in the pool list: they are
 				// served within --max-staleness (docs/providers/exoscale.md).
-				e.clock.Advance(groupstate.DefaultMaxStaleness)
+				e.clock.Advance(refresh.DefaultMaxStaleness)
 			},
 			Clock: e.clock,
 			Budget: &cloudprovidertest.RefreshBudget{
@@ -419,7 +419,7 @@ func TestRefreshCallBudget(t *testing.T) {
 			}
 			// Once the other lists reach the staleness bound they are read
 			// again, so a change the pool list cannot show is served within it.
-			e.clock.Advance(groupstate.DefaultMaxStaleness)
+			e.clock.Advance(refresh.DefaultMaxStaleness)
 			e.fake.ResetRequests()
 			e.refresh(t)
 			want := map[string]int{"GET /v2/sks-cluster": 1, "GET /v2/instance-pool": 1, "GET /v2/instance": 1}
@@ -444,7 +444,7 @@ func TestNodepoolSettingsWithinBound(t *testing.T) {
 	g := e.group(t, e.workersPool)
 	unneeded := groupconfig.NodeLabelOptionKey(groupconfig.OptionScaleDownUnneededTime)
 	e.fake.AddLabels(e.workersPool, map[string]string{unneeded: "7m"}, nil)
-	e.clock.Advance(groupstate.DefaultMaxStaleness - time.Second)
+	e.clock.Advance(refresh.DefaultMaxStaleness - time.Second)
 	e.refresh(t)
 	if _, err := g.GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{}); !errors.Is(err, cloudprovider.ErrNotImplemented) {
 		t.Fatalf("GetOptions before the bound: %v, want the nodepool list not re-read (ErrNotImplemented)", err)
@@ -517,7 +517,7 @@ func TestNodeGroupForNodeIsServedFromIndex(t *testing.T) {
 		t.Fatalf("%d GETs of single instances, want 0: one listing answers for all", n)
 	}
 	e.fake.ResetRequests()
-	e.clock.Advance(groupstate.DefaultMaxStaleness)
+	e.clock.Advance(refresh.DefaultMaxStaleness)
 	e.refresh(t)
 	before := lookups()
 	for _, n := range []*corev1.Node{cp, ghost, cp, ghost} {

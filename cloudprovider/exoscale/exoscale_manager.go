@@ -12,6 +12,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
 // cloudAPI is the narrow set of Exoscale calls the provider makes.
@@ -48,11 +49,11 @@ type manager struct {
 
 	// refreshGate serialises refreshes and the member lookup; reads never
 	// wait for it.
-	refreshGate groupstate.RefreshGate
+	refreshGate refresh.Gate
 	// reads and fresh (the --max-staleness rule) let an unchanged refresh
 	// skip the cluster and instance lists; refreshGate guards reads.
 	reads refreshReads
-	fresh *groupstate.Freshness
+	fresh *refresh.Freshness
 
 	mu           sync.RWMutex
 	snap         *snapshot
@@ -61,7 +62,7 @@ type manager struct {
 	learned      map[string]bool   // pool ids learnt from NodeGroupForNode
 	// unknownNodes allows one instance listing per refresh for instances
 	// missing from the index, and remembers those in no pool.
-	unknownNodes groupstate.UnknownNodeLookup
+	unknownNodes refresh.UnknownNodeLookup
 	// ledger is the one record of our mutations per group: each group's
 	// served state (groupstate.Group) and guard, the members whose eviction
 	// the cloud accepted, the slots of failed scale-ups, and the sequence
@@ -100,7 +101,7 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupst
 		types:        map[string]exoapi.InstanceType{},
 		warned:       map[string]bool{},
 		specWatch:    groupconfig.SpecWatch{Provider: ProviderName},
-		fresh:        groupstate.NewFreshness(groupstate.DefaultMaxStaleness, now),
+		fresh:        refresh.NewFreshness(refresh.DefaultMaxStaleness, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupMembers
 	return m
@@ -135,11 +136,11 @@ func (m *manager) warnOnce(key, msg string, kv ...any) {
 
 // nodeGroupForInstance answers NodeGroupForNode for a real instance id from
 // the index; instances missing from it are resolved by the shared rule
-// (groupstate.UnknownNodeLookup) with one instance listing per refresh
+// (refresh.UnknownNodeLookup) with one instance listing per refresh
 // (lookupMembers), never one call per instance: a thousand gone instances
 // would otherwise cost a thousand GETs in every CA loop.
 func (m *manager) nodeGroupForInstance(ctx context.Context, id string) cloudprovider.NodeGroup {
-	return groupstate.ResolveNodeGroup(ctx, &m.unknownNodes, id, m.indexedGroup)
+	return refresh.ResolveNodeGroup(ctx, &m.unknownNodes, id, m.indexedGroup)
 }
 
 // lookupMembers is the lookup for instances missing from the index: the

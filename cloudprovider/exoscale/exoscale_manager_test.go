@@ -17,7 +17,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
 func TestRefreshErrorsKeepSnapshot(t *testing.T) {
@@ -35,7 +35,7 @@ func TestRefreshErrorsKeepSnapshot(t *testing.T) {
 			if op == "GET /v2/sks-cluster" {
 				// Nothing in the pool list needs the nodepool list: it is
 				// read again at the staleness bound.
-				e.clock.Advance(groupstate.DefaultMaxStaleness)
+				e.clock.Advance(refresh.DefaultMaxStaleness)
 			}
 			e.fake.AddFault(fakecloud.Fault{Status: 403, Operation: op})
 			err := e.provider.Refresh(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
 // refresh takes a new snapshot. The pool list comes first: what it shows
@@ -378,7 +379,7 @@ func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (pool
 
 // The caches: instance types (immutable, fetched once) and the instance
 // quota (re-read every quotaTTL), which give templates and default sizes.
-// Neither is a groupstate.TTLCache: a type never expires, and the quota
+// Neither is a refresh.TTLCache: a type never expires, and the quota
 // last read is served past its re-read time (a failed read keeps it).
 
 // quotaSnapshot returns a copy of the last instance quota read, or nil.
@@ -507,7 +508,7 @@ func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 // promises, not one refresh earlier as the horizon rule (round.Due) would.
 //
 // force reads both.
-func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round groupstate.Round) (readClusters, readMembers bool) {
+func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round refresh.Round) (readClusters, readMembers bool) {
 	readClusters = force || round.Expired(r.clustersAt) || !r.explains(pools)
 	readMembers = force || opSettled || round.Expired(r.membersAt) ||
 		!samePools(r.pools, pools) || !allRunning(r.members)

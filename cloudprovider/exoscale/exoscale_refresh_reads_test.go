@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
 // TestReadsPlan: what the pool list alone decides about the other two
@@ -61,7 +61,7 @@ func TestReadsPlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := tc.reads()
-			round := groupstate.NewFreshness(bound, func() time.Time { return at.Add(tc.after) }).Begin(true)
+			round := refresh.NewFreshness(bound, func() time.Time { return at.Add(tc.after) }).Begin(true)
 			clusters, instances := r.plan(tc.pools, false, tc.opSettled, round)
 			if clusters != tc.wantClusters || instances != tc.wantInstances {
 				t.Fatalf("plan reads nodepools %v, instances %v; want %v, %v", clusters, instances, tc.wantClusters, tc.wantInstances)

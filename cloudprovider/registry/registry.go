@@ -14,6 +14,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
 // BuildOptions is what a provider builder receives from main.
@@ -192,13 +193,13 @@ func (opts BuildOptions) MaxStalenessOrDefault() time.Duration {
 	if opts.MaxStaleness > 0 {
 		return opts.MaxStaleness
 	}
-	return groupstate.DefaultMaxStaleness
+	return refresh.DefaultMaxStaleness
 }
 
 // WireLookups passes opts' staleness bound and metric hooks to a provider's
 // unknown-node lookup and --nodes spec watch, so every provider remembers
 // an absent node for as long and reports the same way.
-func (opts BuildOptions) WireLookups(unknown *groupstate.UnknownNodeLookup, specs *groupconfig.SpecWatch) {
+func (opts BuildOptions) WireLookups(unknown *refresh.UnknownNodeLookup, specs *groupconfig.SpecWatch) {
 	unknown.Remember = opts.MaxStalenessOrDefault()
 	unknown.Failed = opts.NodeLookupFailed
 	specs.Report = opts.ReportUnmatchedSpecs

@@ -13,7 +13,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
@@ -151,7 +151,7 @@ func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.N
 // without a providerID, are "not autoscaled" (nil, nil), never an error: CA
 // treats an error here as a failure, not as "unmanaged". An instance the
 // snapshot does not know is looked up by the shared rule
-// (groupstate.UnknownNodeLookup): Auto Scaling cannot be asked which
+// (refresh.UnknownNodeLookup): Auto Scaling cannot be asked which
 // group holds one instance without naming the group, so one refresh answers
 // for every unknown node, at most once per refresh.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
@@ -163,7 +163,7 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 		// Another cloud's node, or none at all, is simply not ours.
 		return nil, nil
 	}
-	return groupstate.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, func(id string) (*nodeGroup, bool) {
+	return refresh.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, func(id string) (*nodeGroup, bool) {
 		g, _ := p.m.groupForInstance(id)
 		return g, false
 	}), nil

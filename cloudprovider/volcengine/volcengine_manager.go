@@ -10,6 +10,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -68,10 +69,10 @@ type manager struct {
 	// unknownNodes allows one refresh per CA refresh for nodes missing from
 	// the snapshot, and remembers instances it found in no managed group (a
 	// control plane, an unmanaged group).
-	unknownNodes groupstate.UnknownNodeLookup
+	unknownNodes refresh.UnknownNodeLookup
 
 	// refreshGate serialises Refresh calls and the lookup refresh.
-	refreshGate groupstate.RefreshGate
+	refreshGate refresh.Gate
 	// listings is each group's last instance listing; only Refresh (under
 	// refreshGate) reads and writes it.
 	listings map[string]groupListing
@@ -81,7 +82,7 @@ type manager struct {
 	// fresh is the one rule for when a refresh reads again what it read
 	// before (group descriptions, pages of the group list, instance
 	// listings): nothing served is older than --max-staleness.
-	fresh     *groupstate.Freshness
+	fresh     *refresh.Freshness
 	specWatch groupconfig.SpecWatch
 
 	// ledger is the record of our mutations per group: each group's
@@ -118,7 +119,7 @@ func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec,
 		byInstance: map[string]string{},
 		templates:  map[string]*templateEntry{},
 		listings:   map[string]groupListing{},
-		fresh:      groupstate.NewFreshness(maxStaleness, now),
+		fresh:      refresh.NewFreshness(maxStaleness, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
 	return m

@@ -10,6 +10,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -36,7 +37,7 @@ func TestRefreshRacingMutationKeepsMutation(t *testing.T) {
 	hook := &hookAPI{cloudAPI: e.p.m.api}
 	e.p.m.api = hook
 	// An old listing, so the Refresh lists the group's instances again.
-	e.clock.Advance(groupstate.DefaultMaxStaleness)
+	e.clock.Advance(refresh.DefaultMaxStaleness)
 	hook.onList = func() {
 		hook.onList = nil
 		// The group listing already happened with the old desired number.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
@@ -64,7 +64,7 @@ type catalogRead struct {
 	// round is the refresh's round of the freshness rule: what it reads is
 	// read at round.At, and a description is read again when round.Due
 	// says it would pass the bound before the next refresh has run.
-	round   groupstate.Round
+	round   refresh.Round
 	records map[string]groupRecord
 	// read are the page numbers read this refresh; last the one that ended
 	// the list.
@@ -79,7 +79,7 @@ type catalogRead struct {
 // readGroups returns every group the provider may manage, each described by
 // a DescribeScalingGroups answer younger than the staleness bound (or read
 // this refresh), in id order. whole reads every group.
-func (m *manager) readGroups(ctx context.Context, round groupstate.Round, whole bool) ([]volcapi.ScalingGroup, error) {
+func (m *manager) readGroups(ctx context.Context, round refresh.Round, whole bool) ([]volcapi.ScalingGroup, error) {
 	c := &m.catalog
 	r := &catalogRead{m: m, ctx: ctx, round: round, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
 	if r.records == nil {
@@ -437,7 +437,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 // listing where it is still good (groupListing.stillGood), otherwise a fresh
 // one, a few groups at a time. A refresh that finds nothing changed thus
 // costs the one DescribeScalingGroups call.
-func (m *manager) listInstances(ctx context.Context, picked []managedGroup, round groupstate.Round) ([][]volcapi.ScalingInstance, error) {
+func (m *manager) listInstances(ctx context.Context, picked []managedGroup, round refresh.Round) ([][]volcapi.ScalingInstance, error) {
 	out := make([][]volcapi.ScalingInstance, len(picked))
 	errs := make([]error, len(picked))
 	fresh := make([]bool, len(picked))
@@ -725,7 +725,7 @@ type groupListing struct {
 // in service, we made no change to the group since, and the listing is
 // younger than the staleness bound. Anything else lists the group, so a
 // change made in the cloud is served within the bound at the latest.
-func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, round groupstate.Round) bool {
+func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, round refresh.Round) bool {
 	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
 		!l.due(attempts, round)
 }
@@ -735,7 +735,7 @@ func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, round g
 // bound (Round.Expired: the plain bound, since every refresh checks the
 // listing again against DescribeScalingGroups), or an instance was not in
 // service.
-func (l groupListing) due(attempts uint64, round groupstate.Round) bool {
+func (l groupListing) due(attempts uint64, round refresh.Round) bool {
 	if l.attempts != attempts || round.Expired(l.at) {
 		return true
 	}

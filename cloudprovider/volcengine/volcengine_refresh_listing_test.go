@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -58,7 +59,7 @@ func TestGroupsAreListedAgainWithinTheBound(t *testing.T) {
 	e := newEnv(t)
 	e.fake.Settle()
 	e.refreshCalls(t)
-	e.clock.Advance(groupstate.DefaultMaxStaleness - 1)
+	e.clock.Advance(refresh.DefaultMaxStaleness - 1)
 	if _, listings := e.refreshCalls(t); listings != 0 {
 		t.Fatalf("%d listings before the bound, want 0", listings)
 	}

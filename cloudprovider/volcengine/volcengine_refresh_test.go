@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
@@ -98,8 +98,8 @@ func TestManyGroupsUnchangedRefreshCostsOneCall(t *testing.T) {
 		if listings := e.fake.CountOperation(fakeapi.ActionDescribeScalingInstances); listings == 0 && n != 1 || n > 3 {
 			t.Fatalf("refresh %d: %d DescribeScalingGroups calls with %d listings, want 1 (3 with listings)", i, n, listings)
 		}
-		if age := oldestRecord(e) + 10*time.Second; age >= groupstate.DefaultMaxStaleness {
-			t.Fatalf("refresh %d: a group's description will be %v old at the next refresh, want younger than the bound %v", i, age, groupstate.DefaultMaxStaleness)
+		if age := oldestRecord(e) + 10*time.Second; age >= refresh.DefaultMaxStaleness {
+			t.Fatalf("refresh %d: a group's description will be %v old at the next refresh, want younger than the bound %v", i, age, refresh.DefaultMaxStaleness)
 		}
 	}
 }
@@ -122,7 +122,7 @@ func TestChangeOnAnyPageIsServedWithinTheBound(t *testing.T) {
 		if target(t, e.group(t, last)) == 2 {
 			return
 		}
-		if elapsed >= groupstate.DefaultMaxStaleness {
+		if elapsed >= refresh.DefaultMaxStaleness {
 			t.Fatalf("desired 2 of %s not served after %v", last, elapsed)
 		}
 	}
@@ -141,7 +141,7 @@ func TestSlowRefreshesReadMoreThanOnePage(t *testing.T) {
 	for i := range 6 {
 		e.clock.Advance(interval)
 		total += groupsCalls(t, e)
-		if age := oldestRecord(e) + interval; age >= groupstate.DefaultMaxStaleness {
+		if age := oldestRecord(e) + interval; age >= refresh.DefaultMaxStaleness {
 			t.Fatalf("refresh %d: a group's description will be %v old at the next refresh, want younger than the bound", i, age)
 		}
 	}
@@ -164,7 +164,7 @@ func TestGroupShiftedToAnUnreadPageIsKept(t *testing.T) {
 	e.fake.DeleteGroup(gone)
 	addCatalogGroup(e.fake, added, true)
 	e.fake.Settle()
-	for elapsed := time.Duration(0); elapsed < groupstate.DefaultMaxStaleness; {
+	for elapsed := time.Duration(0); elapsed < refresh.DefaultMaxStaleness; {
 		e.clock.Advance(10 * time.Second)
 		elapsed += 10 * time.Second
 		if err := e.p.Refresh(testCtx(t)); err != nil {
@@ -247,7 +247,7 @@ func TestManyStaticIDsShareTheBudget(t *testing.T) {
 		if n, _ := e.refreshCalls(t); n != 1 {
 			t.Fatalf("refresh %d with nothing changed made %d calls, want 1", i, n)
 		}
-		if age := oldestRecord(e); age >= groupstate.DefaultMaxStaleness {
+		if age := oldestRecord(e); age >= refresh.DefaultMaxStaleness {
 			t.Fatalf("refresh %d: a group's description is %v old, want younger than the bound", i, age)
 		}
 	}
@@ -278,13 +278,13 @@ func TestStaticIDsInALargeAccountAreReadByID(t *testing.T) {
 		if listings := e.fake.CountOperation(fakeapi.ActionDescribeScalingInstances); listings == 0 && n != 1 {
 			t.Fatalf("refresh %d with nothing changed made %d DescribeScalingGroups calls, want 1 (one batch of ids)", i, n)
 		}
-		if age := oldestRecord(e); age >= groupstate.DefaultMaxStaleness {
+		if age := oldestRecord(e); age >= refresh.DefaultMaxStaleness {
 			t.Fatalf("refresh %d: a group's description is %v old, want younger than the bound", i, age)
 		}
 	}
 	e.fake.DeleteGroup(catalogGroupID(3))
 	for elapsed := time.Duration(0); slices.Contains(served(t, e), catalogGroupID(3)); {
-		if elapsed >= groupstate.DefaultMaxStaleness {
+		if elapsed >= refresh.DefaultMaxStaleness {
 			t.Fatalf("deleted %s still served after %v", catalogGroupID(3), elapsed)
 		}
 		e.clock.Advance(10 * time.Second)
@@ -330,7 +330,7 @@ func TestNodeInNoGroupCostsNoLookupAfterAFreshListing(t *testing.T) {
 	if n := ask(); n != 0 {
 		t.Fatalf("ask within the bound: %d calls, want 0", n)
 	}
-	e.clock.Advance(groupstate.DefaultMaxStaleness - 50*time.Second)
+	e.clock.Advance(refresh.DefaultMaxStaleness - 50*time.Second)
 	e.refreshCalls(t)
 	if n := ask(); n != 1 {
 		t.Fatalf("ask once the bound has passed: %d calls, want 1 (a lookup refresh)", n)
@@ -448,7 +448,7 @@ func TestSlowRefreshReadsAhead(t *testing.T) {
 	if n := groupsCalls(t, e); n != 2 {
 		t.Fatalf("%d DescribeScalingGroups calls, want 2 (pages 2 and 3, which would pass the bound before the next refresh ends)", n)
 	}
-	if age := oldestRecord(e) + 34*time.Second; age >= groupstate.DefaultMaxStaleness {
+	if age := oldestRecord(e) + 34*time.Second; age >= refresh.DefaultMaxStaleness {
 		t.Fatalf("a description will be %v old when the next refresh ends, want younger than the bound", age)
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
@@ -113,7 +113,7 @@ func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.N
 // carry only the providerID, and a node can write its own labels, so a label
 // never overrules it). Nodes of pools we do not manage, and nodes of other
 // clouds, belong to no group; a Vultr node the snapshot lacks is looked up
-// by the shared rule (groupstate.UnknownNodeLookup): one pool listing
+// by the shared rule (refresh.UnknownNodeLookup): one pool listing
 // answers for every such node, at most once per refresh.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
@@ -126,7 +126,7 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	if id == "" {
 		return nil, nil
 	}
-	return groupstate.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, p.m.indexed), nil
+	return refresh.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, p.m.indexed), nil
 }
 
 // GetAvailableGPUTypes implements cloudprovider.CloudProvider. Before the

@@ -9,6 +9,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
@@ -43,14 +44,14 @@ type manager struct {
 
 	// unknownNodes allows one pool listing per refresh for nodes missing
 	// from the snapshot, and remembers nodes in no pool.
-	unknownNodes groupstate.UnknownNodeLookup
+	unknownNodes refresh.UnknownNodeLookup
 	// identityMismatch counts a node refused because its node-id label and
 	// providerID disagree (BuildOptions.NodeIdentityMismatch); nil counts
 	// nothing.
 	identityMismatch func(groupID string)
 
 	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
-	refreshGate groupstate.RefreshGate
+	refreshGate refresh.Gate
 
 	mu       sync.RWMutex
 	groups   groupstate.Groups[*nodeGroup]
@@ -66,7 +67,7 @@ type manager struct {
 	// attempts remembers the enrichment reads (infoRead) tried within
 	// infoRetryInterval: one that failed, or a plan list that lacks a
 	// pool's plan, is not tried again before.
-	attempts *groupstate.TTLCache[infoRead, struct{}]
+	attempts *refresh.TTLCache[infoRead, struct{}]
 
 	// infoMu guards the enrichment data below; it is held only for memory
 	// access, so templates and prices never wait for the calls that read it.
@@ -107,7 +108,7 @@ func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroup
 		specWatch: groupconfig.SpecWatch{Provider: ProviderName},
 		byNodeID:  map[string]*nodeGroup{},
 		reported:  map[string]string{}, plans: map[string]planInfo{},
-		attempts: groupstate.NewTTLCache[infoRead, struct{}](infoRetryInterval, now),
+		attempts: refresh.NewTTLCache[infoRead, struct{}](infoRetryInterval, now),
 	}
 	m.unknownNodes.Provider, m.unknownNodes.Now, m.unknownNodes.Lookup = ProviderName, now, m.lookupRefresh
 	return m

@@ -168,7 +168,7 @@ func (m *manager) ensureInfo(ctx context.Context, pools []vultrapi.NodePool) {
 
 // plansDue reports whether the plan list is to be read at now: never
 // loaded, older than planCacheTTL, or lacking a pool's plan. An aged list
-// is kept, not dropped as a groupstate.TTLCache entry would be: a re-read
+// is kept, not dropped as a refresh.TTLCache entry would be: a re-read
 // that fails leaves templates and prices on the previous list.
 func (m *manager) plansDue(pools []vultrapi.NodePool, now time.Time) bool {
 	m.infoMu.Lock()

@@ -20,6 +20,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
@@ -98,7 +99,7 @@ func buildOptions(name string, rp registry.Registration, opts *coreoptions.Autos
 		NodeGroupSpecs:              do.NodeGroupSpecs,
 		NodeGroupAutoDiscoverySpecs: do.NodeGroupAutoDiscoverySpecs,
 		UserAgent:                   "cluster-autoscaler-provider-intree/" + name,
-		MaxStaleness:                groupstate.DefaultMaxStaleness,
+		MaxStaleness:                refresh.DefaultMaxStaleness,
 		RateLimit:                   rp.RateLimit,
 	}
 	if _, err := groupconfig.ParseNodeGroupSpecs(do.NodeGroupSpecs); err != nil {

@@ -1,4 +1,4 @@
-package groupstate
+package refresh
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package groupstate
+package refresh
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-func TestRefreshGateSkipsLookupWhileARefreshRuns(t *testing.T) {
-	var g RefreshGate
+func TestGateSkipsLookupWhileARefreshRuns(t *testing.T) {
+	var g Gate
 	ctx := context.Background()
 	inner := errors.New("inner ran")
 	err := g.Run(ctx, func(ctx context.Context) error {

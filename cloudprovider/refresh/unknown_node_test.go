@@ -1,4 +1,4 @@
-package groupstate_test
+package refresh_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
 // fakeIndex is a provider's index: ids in a group, ids known in no group,
@@ -50,8 +50,8 @@ func (f *fakeIndex) calls() int {
 	return f.lookups
 }
 
-func newLookup(f *fakeIndex, clock *fakecloud.ManualClock, failed *int) *groupstate.UnknownNodeLookup {
-	return &groupstate.UnknownNodeLookup{
+func newLookup(f *fakeIndex, clock *fakecloud.ManualClock, failed *int) *refresh.UnknownNodeLookup {
+	return &refresh.UnknownNodeLookup{
 		Provider: "test", Lookup: f.lookup, Remember: time.Minute, Now: clock.Now,
 		Failed: func() { *failed++ },
 	}
@@ -64,7 +64,7 @@ func TestUnknownNodesCostOneLookupPerRefreshAndAreRemembered(t *testing.T) {
 	var failed int
 	u := newLookup(f, clock, &failed)
 	ctx := context.Background()
-	resolve := func(id string) string { return groupstate.ResolveUnknownNode(ctx, u, id, f.index) }
+	resolve := func(id string) string { return refresh.ResolveUnknownNode(ctx, u, id, f.index) }
 
 	if got := resolve("known"); got != "g1" || f.calls() != 0 {
 		t.Fatalf("indexed node: group %q after %d lookups, want g1 after 0", got, f.calls())
@@ -123,7 +123,7 @@ func TestUnknownNodeLookupFailureAnswersNoGroup(t *testing.T) {
 	u := newLookup(f, clock, &failed)
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
-		if got := groupstate.ResolveUnknownNode(ctx, u, "new", f.index); got != "" {
+		if got := refresh.ResolveUnknownNode(ctx, u, "new", f.index); got != "" {
 			t.Fatalf("failing lookup: group %q, want none", got)
 		}
 	}
@@ -135,7 +135,7 @@ func TestUnknownNodeLookupFailureAnswersNoGroup(t *testing.T) {
 	f.fail = nil
 	f.mu.Unlock()
 	u.Refreshed()
-	if got := groupstate.ResolveUnknownNode(ctx, u, "new", f.index); got != "g2" {
+	if got := refresh.ResolveUnknownNode(ctx, u, "new", f.index); got != "g2" {
 		t.Fatalf("after the cloud recovered: group %q, want g2", got)
 	}
 }
@@ -145,13 +145,13 @@ func TestUnknownNodeLookupEndsBeforeTheDeadline(t *testing.T) {
 	defer cancel()
 	outer, _ := ctx.Deadline()
 	var inner time.Time
-	u := &groupstate.UnknownNodeLookup{Lookup: func(lctx context.Context) error {
+	u := &refresh.UnknownNodeLookup{Lookup: func(lctx context.Context) error {
 		inner, _ = lctx.Deadline()
 		return nil
 	}}
-	groupstate.ResolveUnknownNode(ctx, u, "a", func(string) (string, bool) { return "", false })
-	if !inner.Equal(outer.Add(-groupstate.LookupMargin)) {
-		t.Fatalf("lookup deadline %v, want %v", inner, outer.Add(-groupstate.LookupMargin))
+	refresh.ResolveUnknownNode(ctx, u, "a", func(string) (string, bool) { return "", false })
+	if !inner.Equal(outer.Add(-refresh.LookupMargin)) {
+		t.Fatalf("lookup deadline %v, want %v", inner, outer.Add(-refresh.LookupMargin))
 	}
 }
 
@@ -160,7 +160,7 @@ func TestUnknownNodeLookupSharesARunningLookup(t *testing.T) {
 	started := make(chan struct{})
 	var runs int
 	var mu sync.Mutex
-	u := &groupstate.UnknownNodeLookup{Lookup: func(context.Context) error {
+	u := &refresh.UnknownNodeLookup{Lookup: func(context.Context) error {
 		mu.Lock()
 		runs++
 		mu.Unlock()
@@ -170,10 +170,10 @@ func TestUnknownNodeLookupSharesARunningLookup(t *testing.T) {
 	}}
 	none := func(string) (string, bool) { return "", false }
 	done := make(chan string)
-	go func() { done <- groupstate.ResolveUnknownNode(context.Background(), u, "a", none) }()
+	go func() { done <- refresh.ResolveUnknownNode(context.Background(), u, "a", none) }()
 	<-started
 	second := make(chan string)
-	go func() { second <- groupstate.ResolveUnknownNode(context.Background(), u, "b", none) }()
+	go func() { second <- refresh.ResolveUnknownNode(context.Background(), u, "b", none) }()
 	close(release)
 	<-done
 	<-second
@@ -198,14 +198,14 @@ func TestResolveNodeGroupAnswersNoGroupAsNilInterface(t *testing.T) {
 		}
 		return nil, id == "foreign"
 	}
-	u := &groupstate.UnknownNodeLookup{Lookup: func(context.Context) error { return nil }}
-	if got := groupstate.ResolveNodeGroup(context.Background(), u, "in-g1", index); got != g1 {
+	u := &refresh.UnknownNodeLookup{Lookup: func(context.Context) error { return nil }}
+	if got := refresh.ResolveNodeGroup(context.Background(), u, "in-g1", index); got != g1 {
 		t.Fatalf("in-g1 resolved to %v, want g1", got)
 	}
 	for _, id := range []string{"foreign", "gone"} {
 		// A typed nil inside the interface would compare unequal to nil and
 		// be served as a group.
-		if got := groupstate.ResolveNodeGroup(context.Background(), u, id, index); got != nil {
+		if got := refresh.ResolveNodeGroup(context.Background(), u, id, index); got != nil {
 			t.Fatalf("%s resolved to %#v, want a nil NodeGroup", id, got)
 		}
 	}
