@@ -1,12 +1,13 @@
 // Package reporting is what is reported about a provider's node groups,
 // wherever the provider is served (the externalgrpc server, or in-tree
 // through CA's own router): a decorator (Wrap) that logs and counts after
-// each refresh and mutation, and the one log line of a mutation
-// (LogMutation).
+// each refresh and mutation and each template a group cannot give, and the
+// one log line of a mutation (LogMutation).
 package reporting
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,7 +27,9 @@ import (
 // state and settings problems (counted, and logged when they change) and
 // the number of quarantined groups; after each
 // mutation a group runs, the quarantined groups again and, when the change
-// was applied, the group's sizes. A failed refresh is counted.
+// was applied, the group's sizes. A failed refresh is counted, and so is
+// every TemplateNodeInfo answered without a template (logged when its
+// cause changes).
 //
 // Like a metrics decorator around a cloud provider, it observes the calls
 // as they return instead of the server walking the groups again through
@@ -48,6 +51,11 @@ type Provider struct {
 	// nil until the first refresh.
 	membersMu sync.Mutex
 	members   map[string]member
+
+	// templateReasons holds why each group last had no template, so the
+	// reason is logged when it changes, not on every CA loop.
+	templateMu      sync.Mutex
+	templateReasons map[string]string
 }
 
 // member is what the membership log says of a group.
@@ -135,6 +143,34 @@ func (g reportedGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) er
 // DecreaseTargetSize implements cloudprovider.NodeGroup.
 func (g reportedGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return g.r.mutated(ctx, g.NodeGroup, g.NodeGroup.DecreaseTargetSize(ctx, delta))
+}
+
+// TemplateNodeInfo implements cloudprovider.NodeGroup. A group that
+// answers no template loses only its scale from zero, so it is reported
+// (templateUnavailable) and the answer passes on as it is. An unknown
+// group or a caller that gave up is not the group's template's fault.
+func (g reportedGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, error) {
+	node, err := g.NodeGroup.TemplateNodeInfo(ctx)
+	if err != nil && !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) && ctx.Err() == nil {
+		g.r.templateUnavailable(g.Id(ctx), err)
+	}
+	return node, err
+}
+
+// templateUnavailable counts a group without a template on every answer
+// and logs why once per cause.
+func (r *Provider) templateUnavailable(groupID string, err error) {
+	r.metrics.TemplateUnavailable(groupID)
+	r.templateMu.Lock()
+	defer r.templateMu.Unlock()
+	if r.templateReasons == nil {
+		r.templateReasons = map[string]string{}
+	}
+	if r.templateReasons[groupID] == err.Error() {
+		return
+	}
+	r.templateReasons[groupID] = err.Error()
+	klog.ErrorS(err, "No template for node group; it cannot scale up from zero", "nodeGroup", groupID)
 }
 
 // mutated reports what a mutation of g that returned err left, and returns
