@@ -52,9 +52,6 @@ type envOptions struct {
 	env map[string]string
 	// build is what main would pass from its flags.
 	build registry.BuildOptions
-	// startErr, when set, receives the error of loading the configuration
-	// or of the first Refresh instead of failing the test.
-	startErr *error
 }
 
 func defaultEnvOptions() envOptions {
@@ -96,10 +93,6 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	env := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone, EnvAPIEndpoint: endpoint, EnvSKSCluster: o.cluster, EnvRefreshInterval: "0s"}
 	maps.Copy(env, o.env)
 	cfg, err := LoadConfig(registry.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
-	if err != nil && o.startErr != nil {
-		*o.startErr = err
-		return e
-	}
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -117,9 +110,6 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	// As Build does.
 	p.useOptions(o.build)
 	e.provider = p
-	if o.startErr != nil {
-		*o.startErr = p.Refresh(ctx5s(t))
-	}
 	return e
 }
 

@@ -48,9 +48,6 @@ type envConfig struct {
 	firstRefreshErr error
 	// build is what main would pass from its flags.
 	build registry.BuildOptions
-	// startErr, when set, receives the error of parsing the specs or of the
-	// first Refresh instead of failing the test.
-	startErr *error
 }
 
 // withFirstRefreshError expects the initial Refresh to fail with err.
@@ -102,10 +99,6 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	url := fake.Start()
 	t.Cleanup(fake.Close)
 	static, err := groupconfig.ParseNodeGroupSpecs(cfg.static)
-	if err != nil && cfg.startErr != nil {
-		*cfg.startErr = err
-		return nil
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,10 +122,6 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	}
 	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("build made %d cloud calls, want 0", n)
-	}
-	if cfg.startErr != nil {
-		*cfg.startErr = p.Refresh(testCtx(t))
-		return &testEnv{fake: fake, clock: clock, p: p, url: url}
 	}
 	if err := p.Refresh(testCtx(t)); cfg.firstRefreshErr != nil {
 		if !errors.Is(err, cfg.firstRefreshErr) {

@@ -39,9 +39,6 @@ type testEnv struct {
 	specs    []string
 	fakeOpts fakeapi.Options
 	build    registry.BuildOptions
-	// startErr, when set, receives the error of parsing the specs, building
-	// the provider or its first Refresh instead of failing the test.
-	startErr *error
 }
 
 type envOption func(*testEnv)
@@ -51,12 +48,6 @@ func withFake(f func(*fakeapi.Options)) envOption { return func(e *testEnv) { f(
 func withoutMetalPool() envOption                 { return func(e *testEnv) { e.noMetal = true } }
 func withBuildOptions(o registry.BuildOptions) envOption {
 	return func(e *testEnv) { e.build = o }
-}
-
-// startingWith builds the env with specs as main would and stores the error
-// of the start (parse, build, first Refresh) in err instead of failing.
-func startingWith(err *error, specs ...string) envOption {
-	return func(e *testEnv) { e.specs, e.startErr = specs, err }
 }
 
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
@@ -89,10 +80,6 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		e.metal = add(fakeapi.PoolSpec{ID: "d-metal", Label: "metal", Plan: "vbm-8c-132gb", Quantity: 1, Min: 1, Max: 2, AutoScaler: true})
 	}
 	specs, err := groupconfig.ParseNodeGroupSpecs(e.specs)
-	if err != nil && e.startErr != nil {
-		*e.startErr = err
-		return e
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +96,6 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	e.p = p
-	if e.startErr != nil {
-		*e.startErr = p.Refresh(e.ctx())
-		return e
-	}
 	e.refresh()
 	return e
 }
