@@ -13,12 +13,10 @@ import (
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoscaletest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/metrics"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/providertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcenginetest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrtest"
 )
 
 // TestConformanceThroughUpstream runs the conformance kit against each
@@ -31,9 +29,9 @@ func TestConformanceThroughUpstream(t *testing.T) {
 		name string
 		h    cloudprovidertest.Harness
 	}{
-		{"vultr", vultrtest.Harness(fakeapi.BusyNever)},
-		{"volcengine", volcenginetest.Harness(false)},
-		{"exoscale", exoscaletest.Harness(exoscaletest.Variants()[0])},
+		{"vultr", providertest.VultrHarness(fakeapi.BusyNever)},
+		{"volcengine", providertest.VolcengineHarness(false)},
+		{"exoscale", providertest.ExoscaleHarness(providertest.ExoscaleVariants()[0])},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

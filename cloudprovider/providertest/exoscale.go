@@ -1,10 +1,4 @@
-// Package exoscaletest is the conformance kit's harness for the Exoscale
-// provider: the provider built as main builds it (its registered Build,
-// with the kit's options) against a freshly seeded fake Exoscale API that
-// enforces the deployment example's role policy. The provider's own tests
-// run the kit with it, and the in-tree adapter's tests run the kit with it
-// through upstream's interface. It is test code: only tests import it.
-package exoscaletest
+package providertest
 
 import (
 	"context"
@@ -13,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,9 +15,6 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud/apispec"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
@@ -33,25 +23,25 @@ import (
 
 // The credentials and zone the fake accepts.
 const (
-	apiKey    = "EXOtestkey1234567890abcd"
-	apiSecret = "test-secret-must-never-leak-0123456789"
-	zone      = "ch-gva-2"
+	exoAPIKey    = "EXOtestkey1234567890abcd"
+	exoAPISecret = "test-secret-must-never-leak-0123456789"
+	exoZone      = "ch-gva-2"
 )
 
-// description is loaded once per test binary and only read after that.
-var description = apispec.Once(apispec.Exoscale)
+// exoscaleDescription is loaded once per test binary and only read after that.
+var exoscaleDescription = apispec.Once(apispec.Exoscale)
 
-// Variant is a plausible behaviour of the Exoscale API where it is
+// ExoscaleVariant is a plausible behaviour of the Exoscale API where it is
 // undocumented (a busy pool, which members a shrinking :scale removes, how
 // a scale past the quota is refused).
-type Variant struct {
+type ExoscaleVariant struct {
 	Name string
 	Set  func(*fakeapi.Options)
 }
 
-// Variants lists the behaviours the kit runs under.
-func Variants() []Variant {
-	return []Variant{
+// ExoscaleVariants lists the behaviours the kit runs under.
+func ExoscaleVariants() []ExoscaleVariant {
+	return []ExoscaleVariant{
 		{"default", func(*fakeapi.Options) {}},
 		// The kit makes several changes to one pool in a row, as CA does
 		// only across loops; without provisioning lag the pool is running
@@ -65,30 +55,30 @@ func Variants() []Variant {
 	}
 }
 
-// env is one provider bound to a freshly seeded fake, with the ids of the
-// seeded pools (the node groups).
-type env struct {
+// exoscaleEnv is one provider bound to a freshly seeded fake, with the ids
+// of the seeded pools (the node groups).
+type exoscaleEnv struct {
 	fake                                        *fakeapi.Server
 	clock                                       *fakecloud.ManualClock
 	p                                           cloudprovider.CloudProvider
 	workersPool, systemPool, gpuPool, batchPool string
 }
 
-// newEnv seeds SKS cluster "prod" with nodepools "workers" (3 running),
+// newExoscaleEnv seeds SKS cluster "prod" with nodepools "workers" (3 running),
 // "system" (2, no spec) and "gpu" (0, tainted), a plain pool "batch" (2)
 // and one unmanaged control-plane instance, checks every exchange with the
 // fake against Exoscale's API description, and builds the provider from
 // opts with specs as its --nodes (the kit's own when nil), configured from
 // the environment as upstream's provider is. It makes no cloud call.
-func newEnv(t *testing.T, v Variant, policy *fakecloud.Permissions, opts registry.BuildOptions, specs []string) (*env, error) {
+func newExoscaleEnv(t *testing.T, v ExoscaleVariant, policy *fakecloud.Permissions, opts registry.BuildOptions, specs []string) (*exoscaleEnv, error) {
 	t.Helper()
 	clock := fakecloud.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	fo := fakeapi.Options{ProvisionDelay: time.Minute, RemovalDelay: 30 * time.Second, QuotaLimit: 2000}
 	v.Set(&fo)
-	fo.Now, fo.APIKey, fo.APISecret, fo.Zone, fo.Policy = clock.Now, apiKey, apiSecret, zone, policy
+	fo.Now, fo.APIKey, fo.APISecret, fo.Zone, fo.Policy = clock.Now, exoAPIKey, exoAPISecret, exoZone, policy
 	fake := fakeapi.New(fo)
-	description.Watch(t, fake.API, nil)
-	e := &env{fake: fake, clock: clock}
+	exoscaleDescription.Watch(t, fake.API, nil)
+	e := &exoscaleEnv{fake: fake, clock: clock}
 	medium := fake.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30})
 	gpu := fake.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
 	cluster := fake.AddSKSCluster("prod")
@@ -108,7 +98,7 @@ func newEnv(t *testing.T, v Variant, policy *fakecloud.Permissions, opts registr
 	}
 	opts.NodeGroupSpecs = specs
 	environment := map[string]string{
-		exoscale.EnvAPIKey: apiKey, exoscale.EnvAPISecret: apiSecret, exoscale.EnvZone: zone,
+		exoscale.EnvAPIKey: exoAPIKey, exoscale.EnvAPISecret: exoAPISecret, exoscale.EnvZone: exoZone,
 		exoscale.EnvAPIEndpoint: endpoint, exoscale.EnvSKSCluster: "prod", exoscale.EnvRefreshInterval: "0s",
 	}
 	opts.Getenv = func(k string) string { return environment[k] }
@@ -122,28 +112,19 @@ func newEnv(t *testing.T, v Variant, policy *fakecloud.Permissions, opts registr
 	return e, err
 }
 
-// Harness builds every Env of the kit from a fake that behaves as v says,
+// ExoscaleHarness builds every Env of the kit from a fake that behaves as v says,
 // under the deployment example's role policy.
-func Harness(v Variant) cloudprovidertest.Harness {
+func ExoscaleHarness(v ExoscaleVariant) cloudprovidertest.Harness {
 	return cloudprovidertest.Harness{
-		Serve: func(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
-			return grpctest.Serve(t, p, externalgrpc.Options{})
-		},
-		ServeConn: func(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
-			return grpctest.ServeConn(t, p, externalgrpc.Options{})
-		},
+		Serve:     serve,
+		ServeConn: serveConn,
 		StartWithSpecs: func(t *testing.T, specs []string) error {
-			e, err := newEnv(t, v, examplePolicy(t), registry.BuildOptions{}, specs)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), cloudprovidertest.CallDeadline)
-			defer cancel()
-			return e.p.Refresh(ctx)
+			e, err := newExoscaleEnv(t, v, exoscalePolicy(t), registry.BuildOptions{}, specs)
+			return start(e.p, err)
 		},
 		NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-			policy := examplePolicy(t)
-			e, err := newEnv(t, v, policy, opts, nil)
+			policy := exoscalePolicy(t)
+			e, err := newExoscaleEnv(t, v, policy, opts, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,8 +136,8 @@ func Harness(v Variant) cloudprovidertest.Harness {
 	}
 }
 
-// examplePolicy is the role policy the deployment example ships.
-func examplePolicy(t *testing.T) *fakecloud.Permissions {
+// exoscalePolicy is the role policy the deployment example ships.
+func exoscalePolicy(t *testing.T) *fakecloud.Permissions {
 	t.Helper()
 	p, err := fakeapi.ExamplePolicy()
 	if err != nil {
@@ -167,7 +148,7 @@ func examplePolicy(t *testing.T) *fakecloud.Permissions {
 
 // kitEnv is the kit's view of e; the plain pool "batch" carries an option
 // override in its labels.
-func (e *env) kitEnv(t *testing.T, policy *fakecloud.Permissions) *cloudprovidertest.Env {
+func (e *exoscaleEnv) kitEnv(t *testing.T, policy *fakecloud.Permissions) *cloudprovidertest.Env {
 	ctx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.Background(), cloudprovidertest.CallDeadline)
 	}

@@ -4,16 +4,16 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrtest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/providertest"
 )
 
 // TestConformance runs the kit under each behaviour of a busy pool.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	for _, busy := range vultrtest.Busy() {
+	for _, busy := range providertest.VultrBusy() {
 		t.Run("busy="+string(busy), func(t *testing.T) {
 			t.Parallel()
-			cloudprovidertest.Run(t, vultrtest.Harness(busy))
+			cloudprovidertest.Run(t, providertest.VultrHarness(busy))
 		})
 	}
 }

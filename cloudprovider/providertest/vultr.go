@@ -1,9 +1,4 @@
-// Package vultrtest is the conformance kit's harness for the Vultr provider:
-// the provider built as main builds it (its registered Build, with the kit's
-// options) against a freshly seeded fake VKE API. The provider's own tests
-// run the kit with it, and the in-tree adapter's tests run the kit with it
-// through upstream's interface. It is test code: only tests import it.
-package vultrtest
+package providertest
 
 import (
 	"context"
@@ -15,15 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud/apispec"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
@@ -31,39 +22,37 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi/fakeapi"
 )
 
-// ClusterID is the seeded VKE cluster.
-const ClusterID = "c0ffee00-0000-4000-8000-000000000001"
-
-// The seeded pools' ids.
+// The seeded VKE cluster and its pools' ids.
 const (
-	MainPool   = "a-main"   // auto_scaler, min 2, 3 nodes, max 8
-	GPUPool    = "b-gpu"    // auto_scaler, min 1, 2 nodes, max 4, GPU plan, tainted
-	StaticPool = "c-static" // no auto_scaler, 1 node: not served
-	MetalPool  = "d-metal"  // auto_scaler, bare-metal plan
+	vultrCluster    = "c0ffee00-0000-4000-8000-000000000001"
+	vultrMainPool   = "a-main"   // auto_scaler, min 2, 3 nodes, max 8
+	vultrGPUPool    = "b-gpu"    // auto_scaler, min 1, 2 nodes, max 4, GPU plan, tainted
+	vultrStaticPool = "c-static" // no auto_scaler, 1 node: not served
+	vultrMetalPool  = "d-metal"  // auto_scaler, bare-metal plan
 )
 
-// description is loaded once per test binary and only read after that.
-var description = apispec.Once(apispec.Vultr)
+// vultrDescription is loaded once per test binary and only read after that.
+var vultrDescription = apispec.Once(apispec.Vultr)
 
-// Busy lists the plausible behaviours of a VKE pool while nodes are
+// VultrBusy lists the plausible behaviours of a VKE pool while nodes are
 // created, which Vultr does not document (fakeapi.Options.Busy); the kit
 // runs under each.
-func Busy() []fakeapi.BusyPolicy {
+func VultrBusy() []fakeapi.BusyPolicy {
 	return []fakeapi.BusyPolicy{fakeapi.BusyNever, fakeapi.BusyPending, fakeapi.BusyRefuse}
 }
 
-// env is one provider bound to a freshly seeded fake.
-type env struct {
+// vultrEnv is one provider bound to a freshly seeded fake.
+type vultrEnv struct {
 	fake  *fakeapi.Server
 	clock *fakecloud.ManualClock
 	p     cloudprovider.CloudProvider
 }
 
-// newEnv seeds a fake VKE API whose lag runs on a manual clock, checks every
+// newVultrEnv seeds a fake VKE API whose lag runs on a manual clock, checks every
 // exchange with it against Vultr's API description, and builds the provider
 // from opts with specs as its --nodes, as main builds it. It makes no cloud
 // call: the kit takes the first snapshot.
-func newEnv(t *testing.T, busy fakeapi.BusyPolicy, opts registry.BuildOptions, specs []string) (*env, error) {
+func newVultrEnv(t *testing.T, busy fakeapi.BusyPolicy, opts registry.BuildOptions, specs []string) (*vultrEnv, error) {
 	t.Helper()
 	clock := fakecloud.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	fo := fakeapi.Options{Now: clock.Now, ActiveAfter: 90 * time.Second, CloseLinger: 30 * time.Second, Seed: 42, Busy: busy}
@@ -75,24 +64,24 @@ func newEnv(t *testing.T, busy fakeapi.BusyPolicy, opts registry.BuildOptions, s
 		fo.ActiveAfter = 0
 	}
 	fake := fakeapi.New(fo)
-	description.Watch(t, fake.API, nil)
+	vultrDescription.Watch(t, fake.API, nil)
 	fake.Start()
 	t.Cleanup(fake.Close)
 	fake.AddPlans(fakeapi.StandardPlans()...)
 	fake.AddMetalPlans(fakeapi.StandardMetalPlans()...)
-	fake.AddCluster(fakeapi.ClusterSpec{ID: ClusterID, Label: "test", Region: "ams", Version: "v1.33.0+1"})
+	fake.AddCluster(fakeapi.ClusterSpec{ID: vultrCluster, Label: "test", Region: "ams", Version: "v1.33.0+1"})
 	for _, p := range []fakeapi.PoolSpec{
-		{ID: MainPool, Label: "main", Plan: "vc2-2c-4gb", Quantity: 3, Min: 2, Max: 8, AutoScaler: true, Labels: map[string]string{"tier": "web"}},
-		{ID: GPUPool, Label: "gpu", Plan: "vcg-a16-6c-64g-16vram", Quantity: 2, Min: 1, Max: 4, AutoScaler: true,
+		{ID: vultrMainPool, Label: "main", Plan: "vc2-2c-4gb", Quantity: 3, Min: 2, Max: 8, AutoScaler: true, Labels: map[string]string{"tier": "web"}},
+		{ID: vultrGPUPool, Label: "gpu", Plan: "vcg-a16-6c-64g-16vram", Quantity: 2, Min: 1, Max: 4, AutoScaler: true,
 			Taints: []fakeapi.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}}},
-		{ID: StaticPool, Label: "static", Plan: "vhf-4c-16gb", Quantity: 1, Min: 1, Max: 1},
-		{ID: MetalPool, Label: "metal", Plan: "vbm-8c-132gb", Quantity: 1, Min: 1, Max: 2, AutoScaler: true},
+		{ID: vultrStaticPool, Label: "static", Plan: "vhf-4c-16gb", Quantity: 1, Min: 1, Max: 1},
+		{ID: vultrMetalPool, Label: "metal", Plan: "vbm-8c-132gb", Quantity: 1, Min: 1, Max: 2, AutoScaler: true},
 	} {
-		if _, err := fake.AddPool(ClusterID, p); err != nil {
+		if _, err := fake.AddPool(vultrCluster, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := json.Marshal(map[string]string{"cluster_id": ClusterID, "token": fake.Token(), "api_url": fake.URL()})
+	cfg, err := json.Marshal(map[string]string{"cluster_id": vultrCluster, "token": fake.Token(), "api_url": fake.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,30 +98,21 @@ func newEnv(t *testing.T, busy fakeapi.BusyPolicy, opts registry.BuildOptions, s
 		opts.UserAgent = "conformance-kit"
 	}
 	p, err := vultr.Build(context.Background(), opts)
-	return &env{fake: fake, clock: clock, p: p}, err
+	return &vultrEnv{fake: fake, clock: clock, p: p}, err
 }
 
-// Harness builds every Env of the kit from a fake whose pools behave as
-// busy says while nodes are created.
-func Harness(busy fakeapi.BusyPolicy) cloudprovidertest.Harness {
+// VultrHarness builds every Env of the kit from a fake VKE API whose
+// pools behave as busy says while nodes are created.
+func VultrHarness(busy fakeapi.BusyPolicy) cloudprovidertest.Harness {
 	return cloudprovidertest.Harness{
-		Serve: func(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
-			return grpctest.Serve(t, p, externalgrpc.Options{})
-		},
-		ServeConn: func(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
-			return grpctest.ServeConn(t, p, externalgrpc.Options{})
-		},
+		Serve:     serve,
+		ServeConn: serveConn,
 		StartWithSpecs: func(t *testing.T, specs []string) error {
-			e, err := newEnv(t, busy, registry.BuildOptions{}, specs)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), cloudprovidertest.CallDeadline)
-			defer cancel()
-			return e.p.Refresh(ctx)
+			e, err := newVultrEnv(t, busy, registry.BuildOptions{}, specs)
+			return start(e.p, err)
 		},
 		NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-			e, err := newEnv(t, busy, opts, nil)
+			e, err := newVultrEnv(t, busy, opts, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +131,7 @@ func Harness(busy fakeapi.BusyPolicy) cloudprovidertest.Harness {
 
 // kitEnv is the kit's view of e; the gpu pool carries an option override
 // in its labels.
-func (e *env) kitEnv(t *testing.T) *cloudprovidertest.Env {
+func (e *vultrEnv) kitEnv(t *testing.T) *cloudprovidertest.Env {
 	return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
 		Provider:   e.p,
 		CloudCalls: e.fake.RequestCount,
@@ -170,7 +150,7 @@ func (e *env) kitEnv(t *testing.T) *cloudprovidertest.Env {
 			cloudprovidertest.MutationDeleteNodes:        {Method: http.MethodDelete, PathContains: "/nodes/"},
 		}.Injector(e.fake.AddFault),
 		AddUnseenInstance: func(groupID string) string {
-			n, err := e.fake.LaunchInstance(ClusterID, groupID)
+			n, err := e.fake.LaunchInstance(vultrCluster, groupID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +170,7 @@ func (e *env) kitEnv(t *testing.T) *cloudprovidertest.Env {
 			for _, t := range seed.Taints {
 				taints = append(taints, fakeapi.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 			}
-			if err := e.fake.SetPoolLabels(ClusterID, groupID, seed.NodeLabels(), taints); err != nil {
+			if err := e.fake.SetPoolLabels(vultrCluster, groupID, seed.NodeLabels(), taints); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -200,7 +180,7 @@ func (e *env) kitEnv(t *testing.T) *cloudprovidertest.Env {
 		// Every Refresh reads every node: a node launched behind the
 		// provider's back is a change like any other.
 		ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
-			n, err := e.fake.LaunchInstance(ClusterID, groupID)
+			n, err := e.fake.LaunchInstance(vultrCluster, groupID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,25 +188,13 @@ func (e *env) kitEnv(t *testing.T) *cloudprovidertest.Env {
 		},
 		// A spec names a pool by id or by its label.
 		SpecNames: func(groupID string) []string {
-			v, ok := e.fake.Pool(ClusterID, groupID)
+			v, ok := e.fake.Pool(vultrCluster, groupID)
 			if !ok {
 				t.Fatalf("fake has no pool %s", groupID)
 			}
 			return []string{v.Label}
 		},
 		// Every autoscaled pool's plan is known (c-static is not served).
-		TemplateGroups: []string{MainPool, GPUPool, MetalPool},
-	}, GPUPool)
-}
-
-// listsInstance recognises a group listing that holds providerID.
-func listsInstance(providerID string) func([]cloudprovider.Instance) bool {
-	return func(in []cloudprovider.Instance) bool {
-		for _, i := range in {
-			if i.Id == providerID {
-				return true
-			}
-		}
-		return false
-	}
+		TemplateGroups: []string{vultrMainPool, vultrGPUPool, vultrMetalPool},
+	}, vultrGPUPool)
 }

@@ -1,11 +1,4 @@
-// Package volcenginetest is the conformance kit's harness for the
-// Volcengine provider: the provider built as main builds it (its registered
-// Build, with the kit's options) against a freshly seeded fake Volcengine
-// API that enforces the deployment example's IAM policy. The provider's own
-// tests run the kit with it, and the in-tree adapter's tests run the kit
-// with it through upstream's interface. It is test code: only tests import
-// it.
-package volcenginetest
+package providertest
 
 import (
 	"context"
@@ -19,15 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud/apispec"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
@@ -38,72 +27,72 @@ import (
 
 // The seeded scaling groups and the credentials the fake accepts.
 const (
-	MainGroup  = "scg-main"  // min 1, max 10, 3 InService
-	OtherGroup = "scg-other" // min 0, max 5, 1 InService, GPU type
-	region     = "cn-beijing"
-	accessKey  = "AKLTsecretaccesskeyvalue42"
-	secretKey  = "TWFueSBoYW5kcyBtYWtlIGxpZ2h0IHdvcms="
+	volcMainGroup  = "scg-main"  // min 1, max 10, 3 InService
+	volcOtherGroup = "scg-other" // min 0, max 5, 1 InService, GPU type
+	volcRegion     = "cn-beijing"
+	volcAccessKey  = "AKLTsecretaccesskeyvalue42"
+	volcSecretKey  = "TWFueSBoYW5kcyBtYWtlIGxpZ2h0IHdvcms="
 )
 
-// description is loaded once per test binary and only read after that.
-var description = apispec.Once(apispec.Volcengine)
+// volcengineDescription is loaded once per test binary and only read after that.
+var volcengineDescription = apispec.Once(apispec.Volcengine)
 
-// seed fills f with the kit's seed: a main group (min 1, max 10, 3
+// seedVolcengine fills f with the kit's seed: a main group (min 1, max 10, 3
 // running) and a second group (min 0, max 5, 1 running), their template
 // inputs, and a group without the provider's tag, which is not served.
-func seed(f *fakeapi.Server) {
+func seedVolcengine(f *fakeapi.Server) {
 	f.AddSubnet(fakeapi.Subnet{ID: "subnet-a", ZoneID: "cn-beijing-a"})
 	f.AddSubnet(fakeapi.Subnet{ID: "subnet-b", ZoneID: "cn-beijing-b"})
 	f.AddImage(fakeapi.Image{ID: "image-linux", Architecture: "x86_64", OSType: "Linux"})
 	f.AddImage(fakeapi.Image{ID: "image-arm", Architecture: "arm64", OSType: "Linux"})
 	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.g3i.xlarge", CPUs: 4, MemoryMiB: 16384})
 	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.gni2.3xlarge", CPUs: 12, MemoryMiB: 47104, GPUCount: 1, GPUModel: "NVIDIA A10"})
-	f.AddConfiguration(fakeapi.Configuration{ID: "scc-main", GroupID: MainGroup, InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-linux"})
-	f.AddConfiguration(fakeapi.Configuration{ID: "scc-other", GroupID: OtherGroup, InstanceTypes: []string{"ecs.gni2.3xlarge"}, ImageID: "image-arm"})
-	f.AddGroup(fakeapi.Group{ID: MainGroup, Name: "main", Min: 1, Max: 10, Desired: 3, ActiveConfigID: "scc-main",
+	f.AddConfiguration(fakeapi.Configuration{ID: "scc-main", GroupID: volcMainGroup, InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-linux"})
+	f.AddConfiguration(fakeapi.Configuration{ID: "scc-other", GroupID: volcOtherGroup, InstanceTypes: []string{"ecs.gni2.3xlarge"}, ImageID: "image-arm"})
+	f.AddGroup(fakeapi.Group{ID: volcMainGroup, Name: "main", Min: 1, Max: 10, Desired: 3, ActiveConfigID: "scc-main",
 		SubnetIDs: []string{"subnet-a"}, Tags: map[string]string{"ca": "on", "pool": "main"}})
-	f.AddGroup(fakeapi.Group{ID: OtherGroup, Name: "other", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-other",
+	f.AddGroup(fakeapi.Group{ID: volcOtherGroup, Name: "other", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-other",
 		SubnetIDs: []string{"subnet-b"}, Tags: map[string]string{"ca": "on", "pool": "gpu"}})
 	f.AddGroup(fakeapi.Group{ID: "scg-unmanaged", Name: "unmanaged", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-main"})
 	f.Reconcile()
 	f.Settle()
 }
 
-// env is one provider bound to a freshly seeded fake.
-type env struct {
+// volcengineEnv is one provider bound to a freshly seeded fake.
+type volcengineEnv struct {
 	fake  *fakeapi.Server
 	clock *fakecloud.ManualClock
 	p     cloudprovider.CloudProvider
 }
 
-// newEnv seeds a fake whose lag runs on a manual clock, checks every
+// newVolcengineEnv seeds a fake whose lag runs on a manual clock, checks every
 // exchange with it against Volcengine's API description, and builds the
 // provider from opts with specs as its --nodes (both groups by id when
 // nil), configured as upstream's provider is (credentials, region and
 // endpoint in the environment). It makes no cloud call.
-func newEnv(t *testing.T, oldestFirst bool, policy *fakecloud.Permissions, opts registry.BuildOptions, specs []string) (*env, error) {
+func newVolcengineEnv(t *testing.T, oldestFirst bool, policy *fakecloud.Permissions, opts registry.BuildOptions, specs []string) (*volcengineEnv, error) {
 	t.Helper()
 	clock := fakecloud.NewManualClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
 	fake := fakeapi.New(fakeapi.Options{
 		Now: clock.Now, ProvisionDelay: time.Minute, RemoveDelay: time.Minute,
 		ActivitiesOldestFirst: oldestFirst, Policy: policy,
 	})
-	description.Watch(t, fake.API, nil)
-	seed(fake)
+	volcengineDescription.Watch(t, fake.API, nil)
+	seedVolcengine(fake)
 	endpoint, err := url.Parse(fake.Start())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fake.Close)
 	if specs == nil {
-		specs = []string{"1:10:" + MainGroup, "0:5:" + OtherGroup}
+		specs = []string{"1:10:" + volcMainGroup, "0:5:" + volcOtherGroup}
 	}
 	opts.NodeGroupSpecs = specs
 	opts.CloudConfig = filepath.Join(t.TempDir(), "cloud-config")
 	if err := os.WriteFile(opts.CloudConfig, []byte("[Global]\nscheme = http\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	environment := map[string]string{"ACCESS_KEY": accessKey, "SECRET_KEY": secretKey, "REGION_ID": region, "ENDPOINT": endpoint.Host}
+	environment := map[string]string{"ACCESS_KEY": volcAccessKey, "SECRET_KEY": volcSecretKey, "REGION_ID": volcRegion, "ENDPOINT": endpoint.Host}
 	opts.Getenv = func(k string) string { return environment[k] }
 	opts.Now = clock.Now
 	opts.RetrySleep = func(context.Context, time.Duration) error { return nil }
@@ -111,32 +100,23 @@ func newEnv(t *testing.T, oldestFirst bool, policy *fakecloud.Permissions, opts 
 		opts.UserAgent = "conformance-kit"
 	}
 	p, err := volcengine.Build(context.Background(), opts)
-	return &env{fake: fake, clock: clock, p: p}, err
+	return &volcengineEnv{fake: fake, clock: clock, p: p}, err
 }
 
-// Harness builds every Env of the kit from a fake that lists scaling
+// VolcengineHarness builds every Env of the kit from a fake that lists scaling
 // activities oldest first or newest first (the API does not document the
 // order), under the deployment example's IAM policy.
-func Harness(oldestFirst bool) cloudprovidertest.Harness {
+func VolcengineHarness(oldestFirst bool) cloudprovidertest.Harness {
 	return cloudprovidertest.Harness{
-		Serve: func(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
-			return grpctest.Serve(t, p, externalgrpc.Options{})
-		},
-		ServeConn: func(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
-			return grpctest.ServeConn(t, p, externalgrpc.Options{})
-		},
+		Serve:     serve,
+		ServeConn: serveConn,
 		StartWithSpecs: func(t *testing.T, specs []string) error {
-			e, err := newEnv(t, oldestFirst, examplePolicy(t), registry.BuildOptions{}, specs)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), cloudprovidertest.CallDeadline)
-			defer cancel()
-			return e.p.Refresh(ctx)
+			e, err := newVolcengineEnv(t, oldestFirst, volcenginePolicy(t), registry.BuildOptions{}, specs)
+			return start(e.p, err)
 		},
 		NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-			policy := examplePolicy(t)
-			e, err := newEnv(t, oldestFirst, policy, opts, nil)
+			policy := volcenginePolicy(t)
+			e, err := newVolcengineEnv(t, oldestFirst, policy, opts, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,8 +128,8 @@ func Harness(oldestFirst bool) cloudprovidertest.Harness {
 	}
 }
 
-// examplePolicy is the IAM policy the deployment example ships.
-func examplePolicy(t *testing.T) *fakecloud.Permissions {
+// volcenginePolicy is the IAM policy the deployment example ships.
+func volcenginePolicy(t *testing.T) *fakecloud.Permissions {
 	t.Helper()
 	p, err := fakeapi.ExamplePolicy()
 	if err != nil {
@@ -160,7 +140,7 @@ func examplePolicy(t *testing.T) *fakecloud.Permissions {
 
 // kitEnv is the kit's view of e; the other group carries an option
 // override in its tags.
-func (e *env) kitEnv(t *testing.T, policy *fakecloud.Permissions) *cloudprovidertest.Env {
+func (e *volcengineEnv) kitEnv(t *testing.T, policy *fakecloud.Permissions) *cloudprovidertest.Env {
 	return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
 		Provider:   e.p,
 		CloudCalls: e.fake.RequestCount,
@@ -267,7 +247,7 @@ func (e *env) kitEnv(t *testing.T, policy *fakecloud.Permissions) *cloudprovider
 		},
 		// Both served groups have a launch configuration with a known
 		// instance type (scg-unmanaged is not served).
-		TemplateGroups: []string{MainGroup, OtherGroup},
+		TemplateGroups: []string{volcMainGroup, volcOtherGroup},
 		Permissions:    policy,
-	}, OtherGroup)
+	}, volcOtherGroup)
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcenginetest"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/providertest"
 )
 
 // TestConformance runs the kit against the strict fake, with scaling
@@ -15,7 +15,7 @@ func TestConformance(t *testing.T) {
 	for _, oldestFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("activitiesOldestFirst=%v", oldestFirst), func(t *testing.T) {
 			t.Parallel()
-			cloudprovidertest.Run(t, volcenginetest.Harness(oldestFirst))
+			cloudprovidertest.Run(t, providertest.VolcengineHarness(oldestFirst))
 		})
 	}
 }
