@@ -343,6 +343,7 @@ func (lk *limitedKit) emptyBucket() refusal {
 // since it never left the process its outcome is known: the group takes the
 // next IncreaseSize at once instead of being quarantined.
 func checkRateLimitRefusesPastDeadline(t *testing.T, h Harness) {
+	requireCallerDeadline(t, h, "the check wants a call refused at once because the rate limit's next token comes after the caller's deadline")
 	lk := newLimitedKit(t, h)
 	r := lk.emptyBucket()
 	t.Logf("IncreaseSize with the budget spent: %v", r.err)
@@ -377,6 +378,7 @@ func checkRateLimitRefusesPastDeadline(t *testing.T, h Harness) {
 // read is then given up (handing it its tokens would run the limiter's
 // clock past the HTTP timeout) and the cloud checked with a full bucket.
 func checkRateLimitMutationsFirst(t *testing.T, h Harness) {
+	requireCallerDeadline(t, h, "the check empties the budget with calls refused at the caller's deadline, then makes a read and a mutation wait for tokens under deadlines an hour away")
 	lk := newLimitedKit(t, h)
 	lk.emptyBucket()
 	drv, before := lk.drv, lk.grpcTarget()
@@ -429,6 +431,7 @@ func checkRateLimitMutationsFirst(t *testing.T, h Harness) {
 // requests the cloud received for an IncreaseSize whose first answer is a
 // 429.
 func checkRateLimitCountsRetries(t *testing.T, h Harness) {
+	requireCallerDeadline(t, h, "the check empties the budget with calls refused at the caller's deadline, then makes a mutation wait for tokens under a deadline an hour away")
 	lk := newLimitedKit(t, h)
 	lk.require(HookInjectMutationFault, HookClearFaults)
 	lk.emptyBucket()

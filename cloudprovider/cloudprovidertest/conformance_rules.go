@@ -110,6 +110,12 @@ func checkReadsNeverWaitBehindMutation(t *testing.T, k *kit) {
 	case <-time.After(CallDeadline):
 		t.Fatal("reads waited behind a mutation held in its cloud call")
 	}
+	// The held mutation ends when its caller gives up; without the
+	// caller's context it ends when the fake closes.
+	if ok, why := hookPresent(t, k.h, k.env, HookCallerDeadline); !ok {
+		t.Log(why + "; the check's last part, the held IncreaseSize failing once its caller gives up, does not run")
+		return
+	}
 	release()
 	if err := <-mutated; err == nil {
 		t.Fatal("IncreaseSize succeeded although its cloud call never answered")
@@ -187,6 +193,9 @@ func checkMutationFaultMatrix(t *testing.T, h Harness) {
 
 // runMutationFault is one cell of checkMutationFaultMatrix.
 func runMutationFault(t *testing.T, h Harness, kind Mutation, name string, times int) {
+	if MutationFaults[name].Hang {
+		requireCallerDeadline(t, h, "the cell gives up a call the cloud holds forever at the caller's deadline")
+	}
 	k := newKit(t, h)
 	k.require(HookInjectMutationFault)
 	c := mutationCases[kind]
@@ -272,6 +281,7 @@ func checkLostAnswerNotUndone(t *testing.T, k *kit) {
 // change of the group until the unknown request can no longer land, then
 // re-reads the group before the next one.
 func checkLateResizeRemovesNone(t *testing.T, k *kit) {
+	requireCallerDeadline(t, k.h, "the check gives up a resize the cloud holds at the caller's deadline, then lets the cloud apply it")
 	k.require(HookInjectMutationFault, HookClearFaults)
 	g := k.mainGroup()
 	id, before := g.Id(k.ctx()), k.target(g)

@@ -40,6 +40,14 @@ const (
 	HookTemplateGroups        Hook = "Env.TemplateGroups"
 	HookOptionsGroups         Hook = "Env.OptionsGroups"
 	HookPermissions           Hook = "Env.Permissions"
+	// HookCallerDeadline is the caller's context reaching the provider:
+	// every call of the kit carries a deadline, as CA's externalgrpc client
+	// sends one, and some checks are about what the provider does with it
+	// (gives up a call the cloud holds, refuses a wait for the rate limit
+	// that would pass it). It has no field: it holds unless NotApplicable
+	// says why the harness's provider makes its own deadlines (the in-tree
+	// adapter: upstream's interface takes no context).
+	HookCallerDeadline Hook = "Harness.CallerDeadline"
 )
 
 // Hooks lists every optional hook.
@@ -50,7 +58,7 @@ var Hooks = []Hook{
 	HookHoldRemoval, HookInjectListingFault,
 	HookFailEnrichmentLookups, HookReportMutationFailed, HookRefuseForQuota,
 	HookClock, HookBudget, HookChangeUnseen, HookSpecNames,
-	HookTemplateGroups, HookOptionsGroups, HookPermissions,
+	HookTemplateGroups, HookOptionsGroups, HookPermissions, HookCallerDeadline,
 }
 
 // hookSet reports whether hook is set in h or env (nil when only Harness
@@ -103,6 +111,8 @@ func hookSet(h Harness, env *Env, hook Hook) bool {
 		return len(env.OptionsGroups) > 0
 	case HookPermissions:
 		return env.Permissions != nil
+	case HookCallerDeadline:
+		return h.NotApplicable[HookCallerDeadline] == ""
 	}
 	panic("cloudprovidertest: unknown hook " + string(hook))
 }
@@ -116,8 +126,11 @@ func hookPresent(t testing.TB, h Harness, env *Env, hook Hook) (bool, string) {
 		return true, ""
 	}
 	state := "is nil"
-	if hook == HookTemplateGroups || hook == HookOptionsGroups {
+	switch hook {
+	case HookTemplateGroups, HookOptionsGroups:
 		state = "declares no group"
+	case HookCallerDeadline:
+		state = "does not reach the provider"
 	}
 	if why := h.NotApplicable[hook]; why != "" {
 		return false, "not applicable: " + string(hook) + " " + state + ": " + why
@@ -148,6 +161,16 @@ func requireHooks(t testing.TB, h Harness, env *Env, hooks ...Hook) {
 	}
 	if len(reasons) > 0 {
 		t.Skip(strings.Join(reasons, "; "))
+	}
+}
+
+// requireCallerDeadline skips a check whose subject, what, is what the
+// provider does with its caller's deadline, when the harness's provider
+// does not receive it (HookCallerDeadline), with both reasons.
+func requireCallerDeadline(t testing.TB, h Harness, what string) {
+	t.Helper()
+	if ok, why := hookPresent(t, h, nil, HookCallerDeadline); !ok {
+		t.Skip(why + "; " + what)
 	}
 }
 

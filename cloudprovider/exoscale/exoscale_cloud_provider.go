@@ -3,7 +3,6 @@ package exoscale
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -23,7 +22,7 @@ func init() {
 		Build:    Build,
 		Simulate: Simulate,
 		CheckConfig: func(opts registry.BuildOptions) error {
-			_, err := LoadConfig(opts, os.Getenv)
+			_, err := LoadConfig(opts, opts.Env())
 			return err
 		},
 		RateLimit: DefaultRateLimit,
@@ -42,12 +41,12 @@ var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 // It makes no cloud call: the server takes the first snapshot through Refresh
 // before it starts serving.
 func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
-	cfg, err := LoadConfig(opts, os.Getenv)
+	cfg, err := LoadConfig(opts, opts.Env())
 	if err != nil {
 		// One problem per line, each naming the provider.
 		return nil, err
 	}
-	p, err := newProvider(cfg, providerDeps{build: opts})
+	p, err := newProvider(cfg, providerDeps{build: opts, now: opts.Now, retry: cloudhttp.RetryOptions{Sleep: opts.RetrySleep}})
 	if err != nil {
 		return nil, err
 	}

@@ -7,26 +7,20 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/exoscale/exoapi/fakeapi"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
@@ -58,9 +52,6 @@ type envOptions struct {
 	env map[string]string
 	// build is what main would pass from its flags.
 	build registry.BuildOptions
-	// startErr, when set, receives the error of loading the configuration
-	// or of the first Refresh instead of failing the test.
-	startErr *error
 }
 
 func defaultEnvOptions() envOptions {
@@ -102,10 +93,6 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	env := map[string]string{EnvAPIKey: testKey, EnvAPISecret: testSecret, EnvZone: testZone, EnvAPIEndpoint: endpoint, EnvSKSCluster: o.cluster, EnvRefreshInterval: "0s"}
 	maps.Copy(env, o.env)
 	cfg, err := LoadConfig(registry.BuildOptions{NodeGroupSpecs: o.specs}, func(k string) string { return env[k] })
-	if err != nil && o.startErr != nil {
-		*o.startErr = err
-		return e
-	}
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -123,9 +110,6 @@ func newTestEnv(t *testing.T, o envOptions) *testEnv {
 	// As Build does.
 	p.useOptions(o.build)
 	e.provider = p
-	if o.startErr != nil {
-		*o.startErr = p.Refresh(ctx5s(t))
-	}
 	return e
 }
 
@@ -155,198 +139,6 @@ func (e *testEnv) group(t *testing.T, id string) *nodeGroup {
 func node(providerID string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: strings.TrimPrefix(providerID, ProviderIDPrefix), Labels: map[string]string{"role": "worker"}},
 		Spec: corev1.NodeSpec{ProviderID: providerID}}
-}
-
-// fakeVariants are the plausible behaviours of the Exoscale API where it is
-// undocumented (busy pool, which members a shrinking :scale removes, how a
-// scale past the quota is refused); the provider's tests run under each.
-var fakeVariants = []struct {
-	name string
-	set  func(*fakeapi.Options)
-}{
-	{"default", func(*fakeapi.Options) {}},
-	// The kit makes several changes to one pool in a row, as CA does only
-	// across loops; without provisioning lag the pool is running again by
-	// the next one. TestBusyPoolQueued and TestConcurrentIncreaseBusyPool
-	// cover the busy pool itself.
-	{"busy-queued+oldest-first", func(o *fakeapi.Options) {
-		o.Busy, o.ScaleDownOldestFirst, o.ProvisionDelay, o.RemovalDelay = fakeapi.BusyQueue, true, 0, 0
-	}},
-	{"busy-refused", func(o *fakeapi.Options) { o.Busy, o.ProvisionDelay, o.RemovalDelay = fakeapi.BusyRefuse, 0, 0 }},
-	{"quota-as-failed-operation", func(o *fakeapi.Options) { o.QuotaAsFailedOperation = true }},
-}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	for _, v := range fakeVariants {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			runConformance(t, v.set)
-		})
-	}
-}
-
-// exampleRolePolicy is the role policy the deployment example ships; the
-// conformance kit runs the provider under it.
-const exampleRolePolicy = "../../examples/exoscale/iam-role-policy.json"
-
-// examplePolicy reads and parses exampleRolePolicy.
-func examplePolicy(t *testing.T) *fakecloud.Permissions {
-	t.Helper()
-	data, err := os.ReadFile(exampleRolePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := fakeapi.ParseRolePolicy(data)
-	if err != nil {
-		t.Fatalf("%s: %v", exampleRolePolicy, err)
-	}
-	return p
-}
-
-func runConformance(t *testing.T, variant func(*fakeapi.Options)) {
-	policy := examplePolicy(t)
-	withPolicy := func(o *fakeapi.Options) {
-		variant(o)
-		o.Policy = policy
-	}
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
-		o := defaultEnvOptions()
-		withPolicy(&o.fake)
-		var err error
-		o.specs, o.startErr = specs, &err
-		newTestEnv(t, o)
-		return err
-	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-		o := defaultEnvOptions()
-		o.build = opts
-		withPolicy(&o.fake)
-		e := newTestEnv(t, o)
-		refuseForQuota := func() {
-			// Exoscale refuses a scale past the organisation's instance
-			// quota with a bare 400; the provider learns why from the
-			// quota it reads at Refresh.
-			e.fake.SetQuotaLimit(1)
-			e.clock.Advance(quotaTTL)
-			if err := e.provider.Refresh(ctx5s(t)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// With QuotaAsFailedOperation the scale is accepted and its
-		// operation fails on submission: a refusal too, which CA must see
-		// as ResourceExhausted (a later failure: TestQuotaAsFailedOperation).
-		// The plain pool "batch" carries an option override in its labels.
-		return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
-			Provider:      e.provider,
-			CloudCalls:    e.fake.RequestCount,
-			Node:          func(in cloudprovider.Instance) *corev1.Node { return node(in.Id) },
-			Settle:        e.fake.Settle,
-			FailNextCalls: e.fake.FailNext,
-			InjectMutationFault: cloudprovidertest.MutationSelectors{
-				cloudprovidertest.MutationIncreaseSize:       {Method: http.MethodPut, PathContains: ":scale"},
-				cloudprovidertest.MutationDecreaseTargetSize: {Method: http.MethodPut, PathContains: ":scale"},
-				cloudprovidertest.MutationDeleteNodes:        {Method: http.MethodPut, PathContains: ":evict"},
-			}.Injector(e.fake.AddFault),
-			AddUnseenInstance: func(groupID string) string {
-				// Group ids are instance pool ids, for nodepools too.
-				id, err := e.fake.LaunchInstance(groupID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ProviderIDPrefix + id
-			},
-			AddFailedInstance: func(groupID string) string {
-				// A member the pool counts in its size whose start failed.
-				id, err := e.fake.LaunchInstance(groupID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				e.fake.SetInstanceState(id, "error")
-				return ProviderIDPrefix + id
-			},
-			FailNextScaleUp: func(string) {
-				e.fake.FailNextOperationLater(exoapi.OperationFailure, "busy", "instance pool is busy")
-			},
-			HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, ProviderIDPrefix)) },
-			// Refresh reads every pool's size from the instance-pool list.
-			InjectListingFault: func(f fakecloud.Fault) {
-				f.Method, f.Operation = http.MethodGet, "GET /v2/instance-pool"
-				e.fake.AddFault(f)
-			},
-			ClearFaults:    e.fake.ClearFaults,
-			RefuseForQuota: refuseForQuota,
-			// The next :scale or :evict is accepted and its operation ends
-			// in "failure" on submission, the pool unchanged.
-			ReportMutationFailed: func(cloudprovidertest.Mutation) {
-				e.fake.FailNextOperation(exoapi.OperationFailure, "busy", "instance pool is busy")
-			},
-			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
-				p, _ := e.fake.Pool(groupID)
-				if p.NodepoolID == "" {
-					// A plain pool's labels stay in the cloud: AWS spelling.
-					e.fake.AddLabels(groupID, seed.AWSKeys(), nil)
-					return
-				}
-				// Nodepool labels land on the nodes: node-label spelling, and
-				// hinted labels and taints as the nodepool's own.
-				var taints []exoapi.Taint
-				for _, tt := range seed.Taints {
-					taints = append(taints, exoapi.Taint{Key: tt.Key, Value: tt.Value, Effect: string(tt.Effect)})
-				}
-				e.fake.AddLabels(groupID, seed.NodeLabels(), taints)
-				// Nodepool labels leave no trace in the pool list: they are
-				// served within --max-staleness (docs/providers/exoscale.md).
-				e.clock.Advance(refresh.DefaultMaxStaleness)
-			},
-			Clock: e.clock,
-			Budget: &cloudprovidertest.RefreshBudget{
-				// The instance-pool list; the SKS nodepool list only at the
-				// bound or when the pool list shows a new, gone or unmapped pool.
-				Unchanged: 1,
-				// One /instance list covers every pool's members.
-				GroupPages: func(string) int { return 1 },
-			},
-			// A member that fails by itself: the instance-pool list still
-			// shows the same members, only /instance shows the state.
-			ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
-				p, _ := e.fake.Pool(groupID)
-				if len(p.Members) == 0 {
-					t.Fatalf("pool %s has no member to change", groupID)
-				}
-				id := p.Members[0].ID
-				e.fake.SetInstanceState(id, "error")
-				return func(in []cloudprovider.Instance) bool {
-					for _, i := range in {
-						if i.Id == ProviderIDPrefix+id {
-							return i.Status != nil && i.Status.ErrorInfo != nil
-						}
-					}
-					return false
-				}, "a member in state error"
-			},
-			// A spec names a pool by id, by its name, or by its nodepool's
-			// id or name.
-			SpecNames: func(groupID string) []string {
-				p, _ := e.fake.Pool(groupID)
-				return []string{p.Name, p.NodepoolID}
-			},
-			// Every served pool's instance type is known.
-			TemplateGroups: []string{e.workersPool, e.systemPool, e.gpuPool, e.batchPool},
-			Permissions:    policy,
-		}, e.batchPool)
-	}, NotApplicable: map[cloudprovidertest.Hook]string{
-		cloudprovidertest.HookFailEnrichmentLookups: "instance types are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
-	}})
-}
-
-// serveForKit serves a provider through the real gRPC server for the kit.
-func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
-	return grpctest.Serve(t, p, externalgrpc.Options{})
-}
-
-// serveConnForKit is serveForKit returning the connection, for both CA generations.
-func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
-	return grpctest.ServeConn(t, p, externalgrpc.Options{})
 }
 
 func TestDiscovery(t *testing.T) {

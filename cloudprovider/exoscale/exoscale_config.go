@@ -253,8 +253,8 @@ var publishedZones = []v3.ZoneName{
 
 // zoneLocation is the registration's Location: EXOSCALE_ZONE as read from
 // the environment, and the published zones.
-func zoneLocation(registry.BuildOptions) registry.Location {
-	loc := registry.Location{Name: strings.TrimSpace(os.Getenv(EnvZone)), Kind: "zone", Setting: EnvZone}
+func zoneLocation(opts registry.BuildOptions) registry.Location {
+	loc := registry.Location{Name: strings.TrimSpace(opts.Env()(EnvZone)), Kind: "zone", Setting: EnvZone}
 	for _, z := range publishedZones {
 		loc.Published = append(loc.Published, string(z))
 	}
@@ -264,11 +264,12 @@ func zoneLocation(registry.BuildOptions) registry.Location {
 // endpoint is the registration's Endpoint: the zone decides the host
 // (https://<environment>-<zone>.exoscale.com/v2) unless EXOSCALE_API_ENDPOINT
 // overrides it.
-func endpoint(registry.BuildOptions) registry.Endpoint {
+func endpoint(opts registry.BuildOptions) registry.Endpoint {
+	getenv := opts.Env()
 	c := Config{
-		Zone:        strings.TrimSpace(os.Getenv(EnvZone)),
-		Environment: strings.TrimSpace(os.Getenv(EnvAPIEnvironment)),
-		Endpoint:    strings.TrimSpace(os.Getenv(EnvAPIEndpoint)),
+		Zone:        strings.TrimSpace(getenv(EnvZone)),
+		Environment: strings.TrimSpace(getenv(EnvAPIEnvironment)),
+		Endpoint:    strings.TrimSpace(getenv(EnvAPIEndpoint)),
 	}
 	if c.Environment == "" {
 		c.Environment = defaultAPIEnvironment

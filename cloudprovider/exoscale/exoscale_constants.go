@@ -47,6 +47,11 @@ const (
 	EnvLearntPoolBounds = "EXOSCALE_LEARNT_POOL_BOUNDS"
 )
 
+// QuotaTTL is how long the provider serves the instance quota it read
+// before reading it again: a test that changes the quota moves its clock
+// past it.
+const QuotaTTL = 10 * time.Minute
+
 // Defaults.
 const (
 	defaultAPIEnvironment = "api"
@@ -55,7 +60,7 @@ const (
 	defaultUnlimitedMaxSize = 100
 	defaultRefreshInterval  = 5 * time.Second
 	// quotaTTL: the instance quota limit changes rarely; it only sets default maxima.
-	quotaTTL = 10 * time.Minute
+	quotaTTL = QuotaTTL
 	// staleOperation: an operation still pending after this long is dropped
 	// and the cloud's size is trusted again.
 	staleOperation = time.Hour

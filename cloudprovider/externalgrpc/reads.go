@@ -153,8 +153,8 @@ func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.Node
 			return nil, toStatus(err, true)
 		}
 		// A template that cannot be built costs only this group its scale
-		// from zero: Unimplemented is what CA reads as "no template".
-		s.templateUnavailable(req.GetId(), err)
+		// from zero: Unimplemented is what CA reads as "no template". The
+		// group is reported by its decoration (reporting.Provider).
 		return nil, status.Error(codes.Unimplemented, err.Error())
 	}
 	if node == nil {
@@ -189,19 +189,4 @@ func (s *Server) NodeGroupGetOptions(ctx context.Context, req *protos.NodeGroupA
 		return nil, status.Errorf(codes.Unimplemented, "node group %s has no option overrides", req.GetId())
 	}
 	return &protos.NodeGroupAutoscalingOptionsResponse{NodeGroupAutoscalingOptions: toPBOptions(*opts)}, nil
-}
-
-// templateUnavailable counts a group without a template and logs why.
-func (s *Server) templateUnavailable(groupID string, err error) {
-	s.opts.Metrics.TemplateUnavailable(groupID)
-	s.templateMu.Lock()
-	defer s.templateMu.Unlock()
-	if s.templateReasons == nil {
-		s.templateReasons = map[string]string{}
-	}
-	if s.templateReasons[groupID] == err.Error() {
-		return
-	}
-	s.templateReasons[groupID] = err.Error()
-	klog.ErrorS(err, "No template for node group; it cannot scale up from zero", "nodeGroup", groupID)
 }

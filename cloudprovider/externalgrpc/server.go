@@ -2,7 +2,6 @@ package externalgrpc
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,11 +56,6 @@ type Server struct {
 	// seenLegacy and seenCurrent record whether a CA of that protocol
 	// generation has been logged (once each).
 	seenLegacy, seenCurrent atomic.Bool
-
-	// templateReasons remembers why each group has no template, so the
-	// reason is logged when it changes, not on every CA loop.
-	templateMu      sync.Mutex
-	templateReasons map[string]string
 }
 
 // NewServer returns a server for provider.

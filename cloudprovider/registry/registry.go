@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -73,6 +74,25 @@ type BuildOptions struct {
 	// proxy rule (cloudhttp.ClientOptions); main leaves them nil.
 	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	Proxy func(*http.Request) (*url.URL, error)
+	// Getenv, when set, is the environment a provider reads its settings
+	// from (Env) instead of the process's; the in-tree build passes CA's,
+	// tests a map of their own, so they run in parallel.
+	Getenv func(string) string
+	// Now and RetrySleep, when set, are the provider's clock (the age of
+	// its reads, its graces) and its retries' sleep instead of the wall
+	// clock, so a test drives them as RateLimitNow drives the budget; main
+	// leaves them nil.
+	Now        func() time.Time
+	RetrySleep func(ctx context.Context, d time.Duration) error
+}
+
+// Env returns the environment a provider reads its settings from:
+// opts.Getenv, or the process's.
+func (opts BuildOptions) Env() func(string) string {
+	if opts.Getenv != nil {
+		return opts.Getenv
+	}
+	return os.Getenv
 }
 
 // Simulation is a provider wired to an in-process fake of its cloud.

@@ -1,11 +1,12 @@
 // Package reporting logs and counts what happens to a provider's node
 // groups, whether the provider is served over externalgrpc or in-tree: a
-// decorator (Wrap) that reports after each refresh and mutation, and the
-// log line of a mutation (LogMutation).
+// decorator (Wrap) that reports after each refresh, mutation and template
+// a group cannot give, and the log line of a mutation (LogMutation).
 package reporting
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,7 +32,8 @@ import (
 // provider is reported alike and no provider holds reporting code. The
 // handlers keep what is about requests (a mutation's log line and outcome
 // count, per-RPC metrics), since they also see requests refused before
-// they reach a group.
+// they reach a group. Every TemplateNodeInfo answered without a template
+// is counted, and logged when its cause changes.
 type Provider struct {
 	cloudprovider.CloudProvider
 	metrics *metrics.Metrics
@@ -44,6 +46,11 @@ type Provider struct {
 	// members holds each group as last logged; nil until the first refresh.
 	membersMu sync.Mutex
 	members   map[string]member
+
+	// templateReasons holds why each group last had no template, so the
+	// reason is logged when it changes, not on every CA loop.
+	templateMu      sync.Mutex
+	templateReasons map[string]string
 }
 
 // member is the part of a group that reportMembers logs.
@@ -131,6 +138,34 @@ func (g reportedGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) er
 // DecreaseTargetSize implements cloudprovider.NodeGroup.
 func (g reportedGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return g.r.mutated(ctx, g.NodeGroup, g.NodeGroup.DecreaseTargetSize(ctx, delta))
+}
+
+// TemplateNodeInfo implements cloudprovider.NodeGroup. A group that
+// answers no template loses only its scale from zero, so it is reported
+// (templateUnavailable) and the answer passes on as it is. An unknown
+// group or a caller that gave up is not the group's template's fault.
+func (g reportedGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, error) {
+	node, err := g.NodeGroup.TemplateNodeInfo(ctx)
+	if err != nil && !errors.Is(err, cloudprovider.ErrNodeGroupNotFound) && ctx.Err() == nil {
+		g.r.templateUnavailable(g.Id(ctx), err)
+	}
+	return node, err
+}
+
+// templateUnavailable counts a group without a template on every answer
+// and logs why once per cause.
+func (r *Provider) templateUnavailable(groupID string, err error) {
+	r.metrics.TemplateUnavailable(groupID)
+	r.templateMu.Lock()
+	defer r.templateMu.Unlock()
+	if r.templateReasons == nil {
+		r.templateReasons = map[string]string{}
+	}
+	if r.templateReasons[groupID] == err.Error() {
+		return
+	}
+	r.templateReasons[groupID] = err.Error()
+	klog.ErrorS(err, "No template for node group; it cannot scale up from zero", "nodeGroup", groupID)
 }
 
 // mutated reports the state a mutation of g left, and returns its err: the

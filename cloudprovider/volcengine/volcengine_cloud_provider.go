@@ -3,7 +3,6 @@ package volcengine
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"time"
 
@@ -69,7 +68,8 @@ func parseOptions(opts registry.BuildOptions, getenv func(string) string) (optio
 	}
 	static, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
-		errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "%v", err))
+		// Already a configuration error (ErrConfig), as for every provider.
+		errs = append(errs, err)
 	}
 	for _, s := range static {
 		if !groupIDPattern.MatchString(s.Name) {
@@ -97,17 +97,18 @@ var groupIDPattern = regexp.MustCompile(`^scg-[0-9A-Za-z][0-9A-Za-z-]*$`)
 
 // CheckConfig validates the configuration without contacting the cloud.
 func CheckConfig(opts registry.BuildOptions) error {
-	_, err := parseOptions(opts, os.Getenv)
+	_, err := parseOptions(opts, opts.Env())
 	return err
 }
 
 // Build constructs the provider. It makes no cloud call: the server takes the
 // first snapshot (and retries it) before it reports ready.
 func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
-	o, err := parseOptions(opts, os.Getenv)
+	o, err := parseOptions(opts, opts.Env())
 	if err != nil {
 		return nil, err
 	}
+	o.retrySleep, o.now = opts.RetrySleep, opts.Now
 	return build(ctx, opts, o)
 }
 

@@ -6,29 +6,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
-	"math"
-	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi/fakeapi"
 )
 
@@ -58,9 +48,6 @@ type envConfig struct {
 	firstRefreshErr error
 	// build is what main would pass from its flags.
 	build registry.BuildOptions
-	// startErr, when set, receives the error of parsing the specs or of the
-	// first Refresh instead of failing the test.
-	startErr *error
 }
 
 // withFirstRefreshError expects the initial Refresh to fail with err.
@@ -112,10 +99,6 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	url := fake.Start()
 	t.Cleanup(fake.Close)
 	static, err := groupconfig.ParseNodeGroupSpecs(cfg.static)
-	if err != nil && cfg.startErr != nil {
-		*cfg.startErr = err
-		return nil
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +122,6 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	}
 	if n := fake.RequestCount(); n != 0 {
 		t.Fatalf("build made %d cloud calls, want 0", n)
-	}
-	if cfg.startErr != nil {
-		*cfg.startErr = p.Refresh(testCtx(t))
-		return &testEnv{fake: fake, clock: clock, p: p, url: url}
 	}
 	if err := p.Refresh(testCtx(t)); cfg.firstRefreshErr != nil {
 		if !errors.Is(err, cfg.firstRefreshErr) {
@@ -184,174 +163,6 @@ func (e *testEnv) group(t *testing.T, id string) cloudprovider.NodeGroup {
 	}
 	t.Fatalf("group %s not served", id)
 	return nil
-}
-
-// TestConformance runs the kit against the strict fake, with scaling
-// activities listed in either order (the API does not document it).
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	for _, oldestFirst := range []bool{false, true} {
-		t.Run(fmt.Sprintf("activitiesOldestFirst=%v", oldestFirst), func(t *testing.T) {
-			t.Parallel()
-			runConformance(t, oldestFirst)
-		})
-	}
-}
-
-// exampleIAMPolicy is the IAM policy the deployment example ships; the
-// conformance kit runs the provider under it.
-const exampleIAMPolicy = "../../examples/volcengine/iam-policy.json"
-
-// examplePolicy reads and parses exampleIAMPolicy.
-func examplePolicy(t *testing.T) *fakecloud.Permissions {
-	t.Helper()
-	data, err := os.ReadFile(exampleIAMPolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := fakeapi.ParsePolicy(data)
-	if err != nil {
-		t.Fatalf("%s: %v", exampleIAMPolicy, err)
-	}
-	return p
-}
-
-func runConformance(t *testing.T, activitiesOldestFirst bool) {
-	policy := examplePolicy(t)
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
-		var err error
-		newEnv(t, func(c *envConfig) {
-			c.fakeOpts.ActivitiesOldestFirst, c.fakeOpts.Policy = activitiesOldestFirst, policy
-			c.static, c.startErr = specs, &err
-		})
-		return err
-	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-		e := newEnv(t, func(c *envConfig) {
-			c.fakeOpts.ActivitiesOldestFirst, c.fakeOpts.Policy, c.build = activitiesOldestFirst, policy, opts
-		})
-		// The other group carries an option override in its tags.
-		return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
-			Provider:      e.p,
-			CloudCalls:    e.fake.RequestCount,
-			Node:          func(inst cloudprovider.Instance) *corev1.Node { return nodeFor(inst.Id) },
-			Settle:        e.fake.Settle,
-			FailNextCalls: e.fake.FailNext,
-			InjectMutationFault: cloudprovidertest.MutationSelectors{
-				cloudprovidertest.MutationIncreaseSize:       {Operation: fakeapi.ActionModifyScalingGroup},
-				cloudprovidertest.MutationDecreaseTargetSize: {Operation: fakeapi.ActionModifyScalingGroup},
-				cloudprovidertest.MutationDeleteNodes:        {Operation: fakeapi.ActionRemoveInstances},
-			}.Injector(e.fake.AddFault),
-			AddUnseenInstance: func(groupID string) string {
-				id, err := e.fake.LaunchInstance(groupID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ProviderIDPrefix + id
-			},
-			AddFailedInstance: func(groupID string) string {
-				// An Error instance counts in the desired number, as when
-				// the service launched it for the group and its start failed.
-				g, _ := e.fake.Group(groupID)
-				id := e.fake.AddInstance(groupID, fakeapi.StatusError)
-				e.fake.SetGroupBounds(groupID, g.Min, g.Max, g.Desired+1)
-				return ProviderIDPrefix + id
-			},
-			FailNextScaleUp: func(groupID string) {
-				// The service starts no instance (out of stock): the slot
-				// stays unfilled and the provider shows a placeholder.
-				e.fake.SetCreateFailure(groupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock", NoInstances: true})
-			},
-			HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, ProviderIDPrefix)) },
-			// Refresh reads each group's desired number from DescribeScalingGroups.
-			InjectListingFault: func(f fakecloud.Fault) {
-				f.Operation = fakeapi.ActionDescribeScalingGroups
-				e.fake.AddFault(f)
-			},
-			FailEnrichmentLookups: func() {
-				// Keys without vpc:DescribeSubnets or ecs:DescribeImages (upstream
-				// never needed them) get AccessDenied on every call.
-				for _, action := range []string{fakeapi.ActionDescribeSubnets, fakeapi.ActionDescribeImages} {
-					e.fake.AddFault(fakecloud.Fault{Operation: action, Status: http.StatusForbidden, Code: "AccessDenied", Times: math.MaxInt32})
-				}
-				// As for a provider started with such a key: the next Refresh
-				// looks every template up again.
-				e.p.m.mu.Lock()
-				e.p.m.templates = map[string]*templateEntry{}
-				e.p.m.mu.Unlock()
-			},
-			ClearFaults:          e.fake.ClearFaults,
-			RemovesOnlyInService: true,
-			// Volcengine's gateway answers some refusals with HTTP 200 and
-			// its error object in ResponseMetadata.Error.
-			ReportMutationFailed: func(kind cloudprovidertest.Mutation) {
-				action := fakeapi.ActionModifyScalingGroup
-				if kind == cloudprovidertest.MutationDeleteNodes {
-					action = fakeapi.ActionRemoveInstances
-				}
-				e.fake.AddFault(fakecloud.Fault{Operation: action, Status: http.StatusOK,
-					Code: "InvalidScalingGroup.InvalidStatus", Message: "the scaling group is busy"})
-			},
-			RefuseForQuota: func() {
-				e.fake.AddFault(fakecloud.Fault{Operation: fakeapi.ActionModifyScalingGroup, Status: http.StatusBadRequest,
-					Code: "QuotaExceeded.Instance", Message: "instance quota exceeded", Times: math.MaxInt32})
-			},
-			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
-				// Tags stay in the cloud: every setting in the AWS spelling,
-				// next to the group's other tags.
-				g, _ := e.fake.Group(groupID)
-				tags := maps.Clone(g.Tags)
-				maps.Copy(tags, seed.AWSKeys())
-				e.fake.SetGroupTags(groupID, tags)
-			},
-			Clock: e.clock,
-			Budget: &cloudprovidertest.RefreshBudget{
-				// One page of DescribeScalingGroups (in rotation beyond 50
-				// groups: groupCatalog).
-				Unchanged: 1,
-				// DescribeScalingInstances pages at volcapi.PageSize.
-				GroupPages: func(groupID string) int {
-					return max(1, (len(e.fake.Instances(groupID))+volcapi.PageSize-1)/volcapi.PageSize)
-				},
-			},
-			// The fake has no change DescribeScalingGroups does not show
-			// (an instance replaced at unchanged totals would need one), so
-			// this change shows at once; TestGroupsAreListedAgainWithinTheBound
-			// covers the bound itself.
-			ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
-				// The health check's swap keeps desired and total: only a
-				// new listing of the group shows it, which the provider
-				// skips until the listing reaches the bound.
-				id, err := e.fake.ReplaceInstance(groupID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return func(in []cloudprovider.Instance) bool {
-					for _, i := range in {
-						if i.Id == ProviderIDPrefix+id {
-							return true
-						}
-					}
-					return false
-				}, "an instance replaced by the health check at unchanged totals"
-			},
-			// Both served groups have a launch configuration with a known
-			// instance type (scg-unmanaged is not served).
-			TemplateGroups: []string{mainGroupID, otherGroupID},
-			Permissions:    policy,
-		}, otherGroupID)
-	}, NotApplicable: map[cloudprovidertest.Hook]string{
-		cloudprovidertest.HookSpecNames: "--nodes names scaling groups by id only",
-	}})
-}
-
-// serveForKit serves a provider through the real gRPC server for the kit.
-func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
-	return grpctest.Serve(t, p, externalgrpc.Options{})
-}
-
-// serveConnForKit is serveForKit returning the connection, for both CA generations.
-func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
-	return grpctest.ServeConn(t, p, externalgrpc.Options{})
 }
 
 func TestSteadyStateRefreshCallCount(t *testing.T) {

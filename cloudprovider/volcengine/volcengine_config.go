@@ -121,13 +121,13 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 // signature's scope), so a misspelt region shows only in what the gateway
 // answers: preflight names it then.
 func regionLocation(opts registry.BuildOptions) registry.Location {
-	cfg, err := LoadConfig(opts.CloudConfig, nil)
+	cfg, err := LoadConfig(opts.CloudConfig, opts.Env())
 	if err != nil {
 		// Build reports the configuration's problems itself.
 		return registry.Location{}
 	}
 	setting := envRegion
-	if env := strings.TrimSpace(os.Getenv(envRegion)); env != cfg.Region {
+	if env := strings.TrimSpace(opts.Env()(envRegion)); env != cfg.Region {
 		setting = "region-id in --cloud-config"
 	}
 	return registry.Location{Name: cfg.Region, Kind: "region", Setting: setting}
@@ -143,7 +143,7 @@ func endpoint(opts registry.BuildOptions) registry.Endpoint {
 		Credentials: "access-key and secret-key (or access-key-file and secret-key-file) in --cloud-config, or " + envAccessKey + " and " + envSecretKey,
 		IDs:         "--nodes (scaling group ids, scg-...)",
 	}
-	if cfg, err := LoadConfig(opts.CloudConfig, nil); err == nil && cfg.Endpoint != DefaultEndpoint {
+	if cfg, err := LoadConfig(opts.CloudConfig, opts.Env()); err == nil && cfg.Endpoint != DefaultEndpoint {
 		ep.Host, ep.Overridden = cfg.Endpoint, true
 		if u, err := url.Parse(cfg.Endpoint); err == nil && u.Host != "" {
 			ep.Host = u.Host

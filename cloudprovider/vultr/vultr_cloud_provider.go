@@ -12,7 +12,6 @@ package vultr
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,7 +54,7 @@ func CheckConfig(opts registry.BuildOptions) error {
 }
 
 func loadOptions(opts registry.BuildOptions) (*Config, []groupconfig.NodeGroupSpec, error) {
-	cfg, err := LoadConfig(opts.CloudConfig, os.Getenv)
+	cfg, err := LoadConfig(opts.CloudConfig, opts.Env())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,7 +76,7 @@ func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.Cloud
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(ctx, cfg, specs, opts, cloudhttp.RetryOptions{}, nil)
+	return newProvider(ctx, cfg, specs, opts, cloudhttp.RetryOptions{Sleep: opts.RetrySleep}, opts.Now)
 }
 
 // newProvider is Build without the file and environment reading; tests and

@@ -8,17 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudhttp"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/credential"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
-	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
@@ -44,9 +39,6 @@ type testEnv struct {
 	specs    []string
 	fakeOpts fakeapi.Options
 	build    registry.BuildOptions
-	// startErr, when set, receives the error of parsing the specs, building
-	// the provider or its first Refresh instead of failing the test.
-	startErr *error
 }
 
 type envOption func(*testEnv)
@@ -56,12 +48,6 @@ func withFake(f func(*fakeapi.Options)) envOption { return func(e *testEnv) { f(
 func withoutMetalPool() envOption                 { return func(e *testEnv) { e.noMetal = true } }
 func withBuildOptions(o registry.BuildOptions) envOption {
 	return func(e *testEnv) { e.build = o }
-}
-
-// startingWith builds the env with specs as main would and stores the error
-// of the start (parse, build, first Refresh) in err instead of failing.
-func startingWith(err *error, specs ...string) envOption {
-	return func(e *testEnv) { e.specs, e.startErr = specs, err }
 }
 
 func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
@@ -94,10 +80,6 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		e.metal = add(fakeapi.PoolSpec{ID: "d-metal", Label: "metal", Plan: "vbm-8c-132gb", Quantity: 1, Min: 1, Max: 2, AutoScaler: true})
 	}
 	specs, err := groupconfig.ParseNodeGroupSpecs(e.specs)
-	if err != nil && e.startErr != nil {
-		*e.startErr = err
-		return e
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +96,6 @@ func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	e.p = p
-	if e.startErr != nil {
-		*e.startErr = p.Refresh(e.ctx())
-		return e
-	}
 	e.refresh()
 	return e
 }
@@ -185,125 +163,6 @@ func countRequests(reqs []fakecloud.RecordedRequest, method, pathPart string) in
 // created, which Vultr does not document (fakeapi.Options.Busy); the
 // provider's tests run under each.
 var busyVariants = []fakeapi.BusyPolicy{fakeapi.BusyNever, fakeapi.BusyPending, fakeapi.BusyRefuse}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	for _, busy := range busyVariants {
-		t.Run("busy="+string(busy), func(t *testing.T) {
-			t.Parallel()
-			runConformance(t, busy)
-		})
-	}
-}
-
-func runConformance(t *testing.T, busy fakeapi.BusyPolicy) {
-	fake := withFake(func(o *fakeapi.Options) {
-		o.Busy = busy
-		if busy == fakeapi.BusyRefuse {
-			// The kit changes one pool several times in a row, as CA
-			// does only across loops; without provisioning lag the pool
-			// is active again by the next change. TestResizeRefusedWhilePoolBusy
-			// covers the refusal itself.
-			o.ActiveAfter = 0
-		}
-	})
-	cloudprovidertest.Run(t, cloudprovidertest.Harness{Serve: serveForKit, ServeConn: serveConnForKit, StartWithSpecs: func(t *testing.T, specs []string) error {
-		var err error
-		newTestEnv(t, fake, startingWith(&err, specs...))
-		return err
-	}, NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-		e := newTestEnv(t, withBuildOptions(opts), fake)
-		// The gpu pool carries an option override in its labels.
-		return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
-			Provider:   e.p,
-			CloudCalls: e.fake.RequestCount,
-			Node: func(inst cloudprovider.Instance) *corev1.Node {
-				id := strings.TrimPrefix(inst.Id, ProviderIDPrefix)
-				return &corev1.Node{
-					ObjectMeta: metav1.ObjectMeta{Name: "node-" + id, Labels: map[string]string{LabelNodeID: id}},
-					Spec:       corev1.NodeSpec{ProviderID: inst.Id},
-				}
-			},
-			Settle:        e.fake.Settle,
-			FailNextCalls: e.fake.FailNext,
-			InjectMutationFault: cloudprovidertest.MutationSelectors{
-				cloudprovidertest.MutationIncreaseSize:       {Method: http.MethodPatch, PathContains: "/node-pools/"},
-				cloudprovidertest.MutationDecreaseTargetSize: {Method: http.MethodPatch, PathContains: "/node-pools/"},
-				cloudprovidertest.MutationDeleteNodes:        {Method: http.MethodDelete, PathContains: "/nodes/"},
-			}.Injector(e.fake.AddFault),
-			AddUnseenInstance: func(groupID string) string {
-				n, err := e.fake.LaunchInstance(testClusterID, groupID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ProviderIDPrefix + n.ID
-			},
-			HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, ProviderIDPrefix)) },
-			// Refresh reads every pool's node_quantity from the pool list.
-			InjectListingFault: func(f fakecloud.Fault) {
-				f.Method, f.Operation = http.MethodGet, "GET /v2/kubernetes/clusters/{id}/node-pools"
-				e.fake.AddFault(f)
-			},
-			ClearFaults: e.fake.ClearFaults,
-			// Pool labels land on the nodes: options and resources in the
-			// node-label spelling, hinted labels and taints as the pool's own.
-			SetGroupSettings: func(groupID string, seed cloudprovidertest.SettingsSeed) {
-				var taints []fakeapi.Taint
-				for _, t := range seed.Taints {
-					taints = append(taints, fakeapi.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
-				}
-				if err := e.fake.SetPoolLabels(testClusterID, groupID, seed.NodeLabels(), taints); err != nil {
-					t.Fatal(err)
-				}
-			},
-			Clock: e.clock,
-			// One node-pool list carries every pool's nodes.
-			Budget: &cloudprovidertest.RefreshBudget{Unchanged: 1},
-			// Every Refresh reads every node: a node launched behind the
-			// provider's back is a change like any other.
-			ChangeUnseen: func(groupID string) (func([]cloudprovider.Instance) bool, string) {
-				n, err := e.fake.LaunchInstance(testClusterID, groupID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return listsInstance(ProviderIDPrefix + n.ID), "a node launched in the pool"
-			},
-			// A spec names a pool by id or by its label.
-			SpecNames: func(groupID string) []string { return []string{e.pool(groupID).Label} },
-			// Every autoscaled pool's plan is known (c-static is not served).
-			TemplateGroups: []string{e.main.ID, e.second.ID, e.metal.ID},
-		}, e.second.ID)
-	}, NotApplicable: map[cloudprovidertest.Hook]string{
-		cloudprovidertest.HookAddFailedInstance:     "VKE reports no node that failed to start: a node is pending, active, suspended or closed (instanceStatus)",
-		cloudprovidertest.HookFailNextScaleUp:       "VKE reports no failed scale-up, so the provider shows no failed slots: requested nodes not listed yet count only in TargetSize",
-		cloudprovidertest.HookFailEnrichmentLookups: "plans are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
-		cloudprovidertest.HookRefuseForQuota:        "Vultr documents no quota or capacity answer to a node-pool resize",
-		cloudprovidertest.HookReportMutationFailed:  "VKE reports a failed change only as an HTTP error status, never inside a success answer; DefiniteRefusalNotQuarantined checks that",
-		cloudprovidertest.HookPermissions:           "a Vultr API key carries no per-operation rights: it acts with all of its user's (docs/providers/vultr.md#permissions)",
-	}})
-}
-
-// listsInstance recognises a group listing that holds providerID.
-func listsInstance(providerID string) func([]cloudprovider.Instance) bool {
-	return func(in []cloudprovider.Instance) bool {
-		for _, i := range in {
-			if i.Id == providerID {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// serveForKit serves a provider through the real gRPC server for the kit.
-func serveForKit(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
-	return grpctest.Serve(t, p, externalgrpc.Options{})
-}
-
-// serveConnForKit is serveForKit returning the connection, for both CA generations.
-func serveConnForKit(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInterface {
-	return grpctest.ServeConn(t, p, externalgrpc.Options{})
-}
 
 func TestBuildReadsConfigAndRegisters(t *testing.T) {
 	t.Parallel()

@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# simulate-e2e.sh CA_BINARY: an in-tree Cluster Autoscaler (make ca
-# PROVIDER=vultr) against the simulated Vultr API of this repository's
-# binary (--simulate --simulate-cloud-address) and a real Kubernetes API
-# server; run it under hack/apiserver/run.sh, which sets KUBECONFIG:
+# simulate-e2e.sh CA_BINARY [PROVIDER]: an in-tree Cluster Autoscaler (make
+# ca PROVIDER=<p>) against the simulated cloud of this repository's binary
+# (--simulate --simulate-cloud-address) and a real Kubernetes API server;
+# run it under hack/apiserver/run.sh, which sets KUBECONFIG:
 #
-#   hack/apiserver/run.sh hack/intree/simulate-e2e.sh bin/cluster-autoscaler
+#   hack/apiserver/run.sh hack/intree/simulate-e2e.sh bin/ca-vultr vultr
 #
+# PROVIDER is vultr (the default), volcengine or exoscale; the in-tree CA
+# reaches the simulated cloud through its endpoint setting (docs/intree.md).
 # Nodes are registered by hand (no kubelets): one Ready Node per instance
-# of the simulated cloud. CA's own --nodes=1:4:static brings in the demo's
-# pool that is not autoscaled (the general pool's labels ask for a 5m
-# scale-down-unneeded-time, which CA honours). The check: CA deletes one of
-# the two empty nodes of the static pool (its minimum is 1), then seven
-# pending pods of 1.5 CPU, more than the four nodes left hold, make it scale
-# a pool up, and no pool leaves its bounds. CAP_BINARY names our binary
-# (default: go run .). Exits 1 when CA does not do either within E2E_WAIT
-# seconds (default 120). E2E_LOGS names a directory to keep the logs of CA
-# and the simulated cloud in; CA_V is CA's --v (default 2).
+# of the simulated cloud. The check: CA scales one group down to the
+# minimum its --nodes spec gives, then seven pending pods of 1.5 CPU, more
+# than the nodes left hold, make it scale a group up, and no group leaves
+# its bounds. The group scaled down has no per-group settings (the demo's
+# first group asks for a 5m scale-down-unneeded-time, which CA honours):
+#
+#   vultr       the static pool, 2 empty nodes, --nodes=1:4:static: 2 -> 1
+#   exoscale    the batch instance pool, 1 empty node, --nodes=0:4:batch: 1 -> 0
+#   volcengine  the demo has no such group: its general group's second node
+#               registers NotReady and CA removes it after
+#               --scale-down-unready-time (15s), which no group overrides: 2 -> 1
+#
+# CAP_BINARY names our binary (default: go run .). Exits 1 when CA does not
+# do either within E2E_WAIT seconds (default 120). E2E_LOGS names a
+# directory to keep the logs of CA and the simulated cloud in; CA_V is CA's
+# --v (default 2).
 set -euo pipefail
 
-ca=${1:?usage: simulate-e2e.sh CA_BINARY (under hack/apiserver/run.sh)}
+ca=${1:?usage: simulate-e2e.sh CA_BINARY [vultr|volcengine|exoscale] (under hack/apiserver/run.sh)}
+provider=${2:-vultr}
 : "${KUBECONFIG:?run it under hack/apiserver/run.sh, which sets KUBECONFIG}"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cloud_addr=${SIM_CLOUD_ADDRESS:-127.0.0.1:8089}
@@ -38,23 +48,55 @@ cleanup() {
 trap cleanup EXIT
 log() { echo "simulate-e2e: $*" >&2; }
 
-# The simulated cloud, with the credential the in-tree CA will send.
-export VULTR_API_KEY=simulated-e2e
+# What differs by provider: the credentials the simulated cloud accepts
+# (exported for --simulate, which signs with them), how the in-tree CA is
+# pointed at it, the group scaled down and its minimum, the node that
+# registers NotReady ("" for none), and the bounds every group must stay
+# within, as name:min:max.
+ca_env=()
+ca_args=()
+unready=""
+case "$provider" in
+vultr)
+	export VULTR_API_KEY=simulated-e2e
+	down=static down_to=1 bounds="general:1:5 gpu:1:3 static:1:4"
+	ca_args=(--nodes=1:4:static)
+	;;
+volcengine)
+	export ACCESS_KEY=AKLTsimulatede2e SECRET_KEY=simulated-e2e-secret
+	down=general down_to=1 bounds="general:1:10" unready=node-1
+	ca_env=(ACCESS_KEY="$ACCESS_KEY" SECRET_KEY="$SECRET_KEY" REGION_ID=cn-beijing ENDPOINT="$cloud_addr")
+	ca_args=(--nodes=1:10:scg-sim-general --scale-down-unready-time=15s)
+	;;
+exoscale)
+	export EXOSCALE_API_KEY=EXOsimulatede2e000000000 EXOSCALE_API_SECRET=simulated-e2e-secret
+	# A nodepool without a --nodes spec gets min 1 and max the instance
+	# quota (50 in the simulation); the demo's gpu nodepool starts at 0.
+	down=batch down_to=0 bounds="nodepool-workers:1:50 nodepool-gpu:0:50 batch:0:4"
+	ca_env=(EXOSCALE_API_KEY="$EXOSCALE_API_KEY" EXOSCALE_API_SECRET="$EXOSCALE_API_SECRET" EXOSCALE_ZONE=ch-gva-2
+		EXOSCALE_SKS_CLUSTER=demo EXOSCALE_API_ENDPOINT="http://$cloud_addr/v2")
+	ca_args=(--nodes=0:4:batch)
+	;;
+*)
+	echo "simulate-e2e: provider $provider: want vultr, volcengine or exoscale" >&2
+	exit 2
+	;;
+esac
+
+sim_args=(--cloud-provider="$provider" --simulate --simulate-cloud-address="$cloud_addr" --address=127.0.0.1:0 --metrics-address="$metrics_addr")
 if [ -n "${CAP_BINARY:-}" ]; then
-	"$CAP_BINARY" --cloud-provider=vultr --simulate --simulate-cloud-address="$cloud_addr" --address=127.0.0.1:0 --metrics-address="$metrics_addr" >"$work/sim.log" 2>&1 &
+	"$CAP_BINARY" "${sim_args[@]}" >"$work/sim.log" 2>&1 &
 else
-	(cd "$root" && go run . --cloud-provider=vultr --simulate --simulate-cloud-address="$cloud_addr" --address=127.0.0.1:0 --metrics-address="$metrics_addr") >"$work/sim.log" 2>&1 &
+	(cd "$root" && go run . "${sim_args[@]}") >"$work/sim.log" 2>&1 &
 fi
 pids+=($!)
 state() { curl -sf "http://$metrics_addr/simulate/state"; }
 for _ in $(seq 1 600); do state >/dev/null 2>&1 && break; sleep 0.2; done
 state >/dev/null || { log "the simulated cloud did not start:"; cat "$work/sim.log" >&2; exit 1; }
-cluster=$(sed -n 's/.*VKE cluster \([0-9a-f-]*\) .*/\1/p' "$work/sim.log" | head -1)
-log "simulated Vultr API on http://$cloud_addr, VKE cluster $cluster"
-
+log "simulated $provider API on http://$cloud_addr"
 # One Ready Node per instance, as kubelets would register them.
 i=0
-for id in $(state | grep -o '"providerID":"vultr://[^"]*"' | cut -d'"' -f4); do
+for id in $(state | grep -o "\"providerID\":\"$provider://[^\"]*\"" | cut -d'"' -f4); do
 	name=node-$i
 	i=$((i + 1))
 	kubectl create -f - >/dev/null <<NODE
@@ -66,17 +108,33 @@ NODE
 	# The API server's TaintNodesByCondition admission taints a new node
 	# not-ready; the node lifecycle controller would lift it once Ready.
 	kubectl taint node "$name" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
-	kubectl patch node "$name" --subresource=status --type=merge -p '{"status":{"capacity":{"cpu":"2","memory":"4Gi","pods":"110"},"allocatable":{"cpu":"2","memory":"4Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","lastHeartbeatTime":"'"$(date -u +%FT%TZ)"'","lastTransitionTime":"'"$(date -u +%FT%TZ)"'"}]}}' >/dev/null
+	ready=True reason=KubeletReady
+	if [ "$name" = "$unready" ]; then ready=False reason=KubeletNotReady; fi
+	kubectl patch node "$name" --subresource=status --type=merge -p '{"status":{"capacity":{"cpu":"2","memory":"4Gi","pods":"110"},"allocatable":{"cpu":"2","memory":"4Gi","pods":"110"},"conditions":[{"type":"Ready","status":"'"$ready"'","reason":"'"$reason"'","lastHeartbeatTime":"'"$(date -u +%FT%TZ)"'","lastTransitionTime":"'"$(date -u +%FT%TZ)"'"}]}}' >/dev/null
 done
-log "registered $i nodes"
+log "registered $i nodes${unready:+ ($unready NotReady)}"
 
-echo "{\"cluster_id\": \"$cluster\", \"token\": \"$VULTR_API_KEY\", \"api_url\": \"http://$cloud_addr\"}" >"$work/cloud-config"
-"$ca" --cloud-provider=vultr --cloud-config="$work/cloud-config" --kubeconfig="$KUBECONFIG" --leader-elect=false --address="$ca_addr" \
+case "$provider" in
+vultr)
+	cluster=$(sed -n 's/.*VKE cluster \([0-9a-f-]*\) .*/\1/p' "$work/sim.log" | head -1)
+	echo "{\"cluster_id\": \"$cluster\", \"token\": \"$VULTR_API_KEY\", \"api_url\": \"http://$cloud_addr\"}" >"$work/cloud-config"
+	ca_args+=(--cloud-config="$work/cloud-config")
+	;;
+volcengine)
+	# Upstream's shape: credentials, region and endpoint in the environment;
+	# the file only says the simulated cloud speaks plain HTTP.
+	printf '[Global]\nscheme = http\n' >"$work/cloud-config"
+	ca_args+=(--cloud-config="$work/cloud-config")
+	;;
+esac
+env "${ca_env[@]}" "$ca" --cloud-provider="$provider" --kubeconfig="$KUBECONFIG" --leader-elect=false --address="$ca_addr" \
 	--scan-interval=5s --scale-down-unneeded-time=15s --scale-down-delay-after-add=0s --scale-down-delay-after-delete=0s \
-	--max-node-provision-time=15m --nodes=1:4:static --v="${CA_V:-2}" >"$work/ca.log" 2>&1 &
+	--max-node-provision-time=15m "${ca_args[@]}" --v="${CA_V:-2}" >"$work/ca.log" 2>&1 &
 pids+=($!)
 
-desired() { state | grep -o "\"ids\":\[\"[^\"]*\",\"$1\"\],\"desired\":[0-9]*" | grep -o '[0-9]*$'; }
+# desired NAME: the simulated cloud's desired size of the group whose last
+# id is NAME (its name in the cloud's console).
+desired() { state | grep -o "\"ids\":\[[^]]*\"$1\"\],\"desired\":[0-9]*" | grep -o '[0-9]*$'; }
 total() { state | grep -o '"desired":[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s}'; }
 # waitfor WHAT CHECK [ARG...]: runs CHECK every second until it succeeds.
 waitfor() {
@@ -91,9 +149,9 @@ waitfor() {
 	exit 1
 }
 
-static_at_min() { [ "$(desired static)" = 1 ]; }
+down_at_min() { [ "$(desired "$down")" = "$down_to" ]; }
 grown() { [ "$(total)" -gt "$1" ]; }
-waitfor "scale-down: the static pool went from 2 to 1 (its minimum from --nodes)" static_at_min
+waitfor "scale-down: group $down went to $down_to (its minimum from --nodes)" down_at_min
 before=$(total)
 # No controller manager makes the namespace's ServiceAccount, which pods need.
 kubectl create serviceaccount default >/dev/null
@@ -102,11 +160,11 @@ for n in $(seq 1 7); do
 	kubectl patch pod "pending-$n" --subresource=status --type=merge -p '{"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/5 nodes are available"}]}}' >/dev/null
 done
 waitfor "scale-up: the simulated cloud's desired nodes rose from $before" grown "$before"
-for bounds in general:5 gpu:3 static:4; do
-	g=${bounds%:*} max=${bounds#*:}
+for b in $bounds; do
+	IFS=: read -r g lo hi <<<"$b"
 	d=$(desired "$g")
-	if [ "$d" -lt 1 ] || [ "$d" -gt "$max" ]; then
-		log "FAIL: pool $g desired $d outside 1..$max"
+	if [ -z "$d" ] || [ "$d" -lt "$lo" ] || [ "$d" -gt "$hi" ]; then
+		log "FAIL: group $g desired ${d:-missing} outside $lo..$hi"
 		exit 1
 	fi
 done
@@ -120,4 +178,6 @@ log "CA's /metrics on $ca_addr carries ours:"
 while read -r line; do echo "  $line" >&2; done <<<"$ours"
 log "CA's lines about our provider:"
 grep -E 'Cloud provider built in-tree|Managing node group|Node group changed' "$work/ca.log" | sed 's/^/  /' >&2
-log "ok: desired general $(desired general), gpu $(desired gpu), static $(desired static)"
+ok=""
+for b in $bounds; do ok+=" ${b%%:*}=$(desired "${b%%:*}")"; done
+log "ok: $provider desired$ok"

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	caprovider "k8s.io/autoscaler/cluster-autoscaler/cloudprovider"
 	caconfig "k8s.io/autoscaler/cluster-autoscaler/config"
 	caerrors "k8s.io/autoscaler/cluster-autoscaler/utils/errors"
+	"k8s.io/klog/v2"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/cloudprovidertest"
@@ -307,5 +309,49 @@ func TestPricingNotImplemented(t *testing.T) {
 	a := New(noPrices{inner}, nil, nil)
 	if _, err := a.Pricing(); err != caprovider.ErrNotImplemented {
 		t.Errorf("Pricing without a price source = %v, want upstream's ErrNotImplemented by identity", err)
+	}
+}
+
+// TestTemplateUnavailableReported: CA asking a group without a template
+// through the adapter is reported as the sidecar's server reports it: the
+// template_unavailable_total count on every answer, and one log line per
+// group and cause, not one per CA loop. A group with a template is neither.
+// Not parallel: klog's output is process-wide.
+func TestTemplateUnavailableReported(t *testing.T) {
+	buf := cloudprovidertest.CaptureKlog(t)
+	a, _, reg := newAdapted(t,
+		cloudprovidertest.CloudGroup{ID: "pool-a", Min: 1, Max: 5, Running: 2},
+		cloudprovidertest.CloudGroup{ID: "pool-b", Min: 0, Max: 3, Running: 1, NoTemplate: true},
+		cloudprovidertest.CloudGroup{ID: "pool-c", Min: 0, Max: 3, NoTemplate: true},
+	)
+	const loops = 3
+	for range loops {
+		for _, id := range []string{"pool-a", "pool-b", "pool-c"} {
+			_, err := group(t, a, id).TemplateNodeInfo()
+			if id == "pool-a" && err != nil {
+				t.Fatalf("TemplateNodeInfo(pool-a) = %v, want a template", err)
+			}
+			if id != "pool-a" && err != caprovider.ErrNotImplemented {
+				t.Fatalf("TemplateNodeInfo(%s) = %v, want upstream's ErrNotImplemented", id, err)
+			}
+		}
+	}
+	const metric = "cluster_autoscaler_provider_template_unavailable_total"
+	for id, want := range map[string]float64{"pool-a": 0, "pool-b": loops, "pool-c": loops} {
+		if got := cloudprovidertest.MetricValue(t, reg, metric, map[string]string{"node_group": id}); got != want {
+			t.Errorf("%s{node_group=%q} = %v, want %v", metric, id, got, want)
+		}
+	}
+	// klog writes an error line once per severity's output, and every
+	// output is buf here: one ErrorS of our own says how many copies a
+	// line makes.
+	klog.ErrorS(nil, "copies of one error line")
+	klog.Flush()
+	copies := strings.Count(buf.String(), "copies of one error line")
+	for id, want := range map[string]int{"pool-a": 0, "pool-b": 1, "pool-c": 1} {
+		line := `"No template for node group; it cannot scale up from zero" err="` + cloudprovider.ErrNotImplemented.Error() + `" nodeGroup="` + id + `"`
+		if n := strings.Count(buf.String(), line) / copies; n != want {
+			t.Errorf("%d log lines %s over %d loops, want %d:\n%s", n, line, loops, want, buf.String())
+		}
 	}
 }

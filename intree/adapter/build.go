@@ -101,6 +101,9 @@ func buildOptions(name string, rp registry.Registration, opts *coreoptions.Autos
 		UserAgent:                   "cluster-autoscaler-provider-intree/" + name,
 		MaxStaleness:                refresh.DefaultMaxStaleness,
 		RateLimit:                   rp.RateLimit,
+		// The provider reads its own variables (credentials, region,
+		// endpoint) from the same environment as ours.
+		Getenv: getenv,
 	}
 	if _, err := groupconfig.ParseNodeGroupSpecs(do.NodeGroupSpecs); err != nil {
 		return bo, fmt.Errorf("--nodes: %w", err)
