@@ -68,7 +68,7 @@ func (g *Group) guard() *mutationGuard {
 // Do runs a change of one cloud call; read re-reads the group when the
 // guard asks for a fresh state.
 func (g *Group) Do(ctx context.Context, read func(ctx context.Context) error, plan func() (Plan, error)) error {
-	return g.guard().Do(ctx, read, plan)
+	return g.guard().Transact(ctx, read, func(tx *Txn) error { return tx.Step(plan) })
 }
 
 // Transact runs a change of several cloud calls under one lock.
