@@ -62,6 +62,8 @@ type exoscaleEnv struct {
 	clock                                       *fakecloud.ManualClock
 	p                                           cloudprovider.CloudProvider
 	workersPool, systemPool, gpuPool, batchPool string
+	// policy is the role policy the fake enforces.
+	policy *fakecloud.Permissions
 }
 
 // newExoscaleEnv seeds SKS cluster "prod" with nodepools "workers" (3 running),
@@ -78,7 +80,7 @@ func newExoscaleEnv(t *testing.T, v ExoscaleVariant, policy *fakecloud.Permissio
 	fo.Now, fo.APIKey, fo.APISecret, fo.Zone, fo.Policy = clock.Now, exoAPIKey, exoAPISecret, exoZone, policy
 	fake := fakeapi.New(fo)
 	exoscaleDescription.Watch(t, fake.API, nil)
-	e := &exoscaleEnv{fake: fake, clock: clock}
+	e := &exoscaleEnv{fake: fake, clock: clock, policy: policy}
 	medium := fake.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30})
 	gpu := fake.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
 	cluster := fake.AddSKSCluster("prod")
@@ -115,40 +117,20 @@ func newExoscaleEnv(t *testing.T, v ExoscaleVariant, policy *fakecloud.Permissio
 // ExoscaleHarness builds every Env of the kit from a fake that behaves as v says,
 // under the deployment example's role policy.
 func ExoscaleHarness(v ExoscaleVariant) cloudprovidertest.Harness {
-	return cloudprovidertest.Harness{
-		Serve:     serve,
-		ServeConn: serveConn,
-		StartWithSpecs: func(t *testing.T, specs []string) error {
-			e, err := newExoscaleEnv(t, v, exoscalePolicy(t), registry.BuildOptions{}, specs)
-			return start(e.p, err)
-		},
-		NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-			policy := exoscalePolicy(t)
-			e, err := newExoscaleEnv(t, v, policy, opts, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e.kitEnv(t, policy)
-		},
-		NotApplicable: map[cloudprovidertest.Hook]string{
-			cloudprovidertest.HookFailEnrichmentLookups: "instance types are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
-		},
-	}
+	return harness(func(t *testing.T, opts registry.BuildOptions, specs []string) (*exoscaleEnv, error) {
+		return newExoscaleEnv(t, v, examplePolicy(t, fakeapi.ExamplePolicy), opts, specs)
+	}, map[cloudprovidertest.Hook]string{
+		cloudprovidertest.HookFailEnrichmentLookups: "instance types are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
+	})
 }
 
-// exoscalePolicy is the role policy the deployment example ships.
-func exoscalePolicy(t *testing.T) *fakecloud.Permissions {
-	t.Helper()
-	p, err := fakeapi.ExamplePolicy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// provider is the provider under test.
+func (e *exoscaleEnv) provider() cloudprovider.CloudProvider { return e.p }
 
 // kitEnv is the kit's view of e; the plain pool "batch" carries an option
 // override in its labels.
-func (e *exoscaleEnv) kitEnv(t *testing.T, policy *fakecloud.Permissions) *cloudprovidertest.Env {
+func (e *exoscaleEnv) kitEnv(t *testing.T) *cloudprovidertest.Env {
+	policy := e.policy
 	ctx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.Background(), cloudprovidertest.CallDeadline)
 	}

@@ -17,7 +17,50 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/protos"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/fakecloud"
+	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
+
+// env is one provider bound to a freshly seeded fake of its cloud.
+type env interface {
+	provider() cloudprovider.CloudProvider
+	// kitEnv is the kit's view of the environment.
+	kitEnv(t *testing.T) *cloudprovidertest.Env
+}
+
+// harness is the kit's Harness over the environments newEnv builds from
+// the kit's options and --nodes specs (the harness's own when nil).
+func harness[E env](newEnv func(t *testing.T, opts registry.BuildOptions, specs []string) (E, error), notApplicable map[cloudprovidertest.Hook]string) cloudprovidertest.Harness {
+	return cloudprovidertest.Harness{
+		Serve:     serve,
+		ServeConn: serveConn,
+		StartWithSpecs: func(t *testing.T, specs []string) error {
+			e, err := newEnv(t, registry.BuildOptions{}, specs)
+			if err != nil {
+				return err
+			}
+			return start(e.provider())
+		},
+		NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
+			e, err := newEnv(t, opts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.kitEnv(t)
+		},
+		NotApplicable: notApplicable,
+	}
+}
+
+// examplePolicy is the policy a deployment example ships, as load reads it.
+func examplePolicy(t *testing.T, load func() (*fakecloud.Permissions, error)) *fakecloud.Permissions {
+	t.Helper()
+	p, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // serve is Harness.Serve: p through the real externalgrpc server.
 func serve(t testing.TB, p cloudprovider.CloudProvider) protos.CloudProviderClient {
@@ -30,12 +73,9 @@ func serveConn(t testing.TB, p cloudprovider.CloudProvider) grpc.ClientConnInter
 	return grpctest.ServeConn(t, p, externalgrpc.Options{})
 }
 
-// start is what Harness.StartWithSpecs returns for a provider built with
-// err: the error of the construction, else of its first Refresh.
-func start(p cloudprovider.CloudProvider, err error) error {
-	if err != nil {
-		return err
-	}
+// start is what Harness.StartWithSpecs returns for a provider built
+// without error: the error of its first Refresh.
+func start(p cloudprovider.CloudProvider) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cloudprovidertest.CallDeadline)
 	defer cancel()
 	return p.Refresh(ctx)

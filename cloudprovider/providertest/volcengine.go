@@ -63,6 +63,8 @@ type volcengineEnv struct {
 	fake  *fakeapi.Server
 	clock *fakecloud.ManualClock
 	p     cloudprovider.CloudProvider
+	// policy is the IAM policy the fake enforces.
+	policy *fakecloud.Permissions
 }
 
 // newVolcengineEnv seeds a fake whose lag runs on a manual clock, checks every
@@ -100,47 +102,27 @@ func newVolcengineEnv(t *testing.T, oldestFirst bool, policy *fakecloud.Permissi
 		opts.UserAgent = "conformance-kit"
 	}
 	p, err := volcengine.Build(context.Background(), opts)
-	return &volcengineEnv{fake: fake, clock: clock, p: p}, err
+	return &volcengineEnv{fake: fake, clock: clock, p: p, policy: policy}, err
 }
 
 // VolcengineHarness builds every Env of the kit from a fake that lists scaling
 // activities oldest first or newest first (the API does not document the
 // order), under the deployment example's IAM policy.
 func VolcengineHarness(oldestFirst bool) cloudprovidertest.Harness {
-	return cloudprovidertest.Harness{
-		Serve:     serve,
-		ServeConn: serveConn,
-		StartWithSpecs: func(t *testing.T, specs []string) error {
-			e, err := newVolcengineEnv(t, oldestFirst, volcenginePolicy(t), registry.BuildOptions{}, specs)
-			return start(e.p, err)
-		},
-		NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-			policy := volcenginePolicy(t)
-			e, err := newVolcengineEnv(t, oldestFirst, policy, opts, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e.kitEnv(t, policy)
-		},
-		NotApplicable: map[cloudprovidertest.Hook]string{
-			cloudprovidertest.HookSpecNames: "--nodes names scaling groups by id only",
-		},
-	}
+	return harness(func(t *testing.T, opts registry.BuildOptions, specs []string) (*volcengineEnv, error) {
+		return newVolcengineEnv(t, oldestFirst, examplePolicy(t, fakeapi.ExamplePolicy), opts, specs)
+	}, map[cloudprovidertest.Hook]string{
+		cloudprovidertest.HookSpecNames: "--nodes names scaling groups by id only",
+	})
 }
 
-// volcenginePolicy is the IAM policy the deployment example ships.
-func volcenginePolicy(t *testing.T) *fakecloud.Permissions {
-	t.Helper()
-	p, err := fakeapi.ExamplePolicy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// provider is the provider under test.
+func (e *volcengineEnv) provider() cloudprovider.CloudProvider { return e.p }
 
 // kitEnv is the kit's view of e; the other group carries an option
 // override in its tags.
-func (e *volcengineEnv) kitEnv(t *testing.T, policy *fakecloud.Permissions) *cloudprovidertest.Env {
+func (e *volcengineEnv) kitEnv(t *testing.T) *cloudprovidertest.Env {
+	policy := e.policy
 	return cloudprovidertest.WithOptionsGroup(&cloudprovidertest.Env{
 		Provider:   e.p,
 		CloudCalls: e.fake.RequestCount,

@@ -104,30 +104,20 @@ func newVultrEnv(t *testing.T, busy fakeapi.BusyPolicy, opts registry.BuildOptio
 // VultrHarness builds every Env of the kit from a fake VKE API whose
 // pools behave as busy says while nodes are created.
 func VultrHarness(busy fakeapi.BusyPolicy) cloudprovidertest.Harness {
-	return cloudprovidertest.Harness{
-		Serve:     serve,
-		ServeConn: serveConn,
-		StartWithSpecs: func(t *testing.T, specs []string) error {
-			e, err := newVultrEnv(t, busy, registry.BuildOptions{}, specs)
-			return start(e.p, err)
-		},
-		NewEnvWithOptions: func(t *testing.T, opts registry.BuildOptions) *cloudprovidertest.Env {
-			e, err := newVultrEnv(t, busy, opts, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e.kitEnv(t)
-		},
-		NotApplicable: map[cloudprovidertest.Hook]string{
-			cloudprovidertest.HookAddFailedInstance:     "VKE reports no node that failed to start: a node is pending, active, suspended or closed (instanceStatus)",
-			cloudprovidertest.HookFailNextScaleUp:       "VKE reports no failed scale-up, so the provider shows no failed slots: requested nodes not listed yet count only in TargetSize",
-			cloudprovidertest.HookFailEnrichmentLookups: "plans are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
-			cloudprovidertest.HookRefuseForQuota:        "Vultr documents no quota or capacity answer to a node-pool resize",
-			cloudprovidertest.HookReportMutationFailed:  "VKE reports a failed change only as an HTTP error status, never inside a success answer; DefiniteRefusalNotQuarantined checks that",
-			cloudprovidertest.HookPermissions:           "a Vultr API key carries no per-operation rights: it acts with all of its user's (docs/providers/vultr.md#permissions)",
-		},
-	}
+	return harness(func(t *testing.T, opts registry.BuildOptions, specs []string) (*vultrEnv, error) {
+		return newVultrEnv(t, busy, opts, specs)
+	}, map[cloudprovidertest.Hook]string{
+		cloudprovidertest.HookAddFailedInstance:     "VKE reports no node that failed to start: a node is pending, active, suspended or closed (instanceStatus)",
+		cloudprovidertest.HookFailNextScaleUp:       "VKE reports no failed scale-up, so the provider shows no failed slots: requested nodes not listed yet count only in TargetSize",
+		cloudprovidertest.HookFailEnrichmentLookups: "plans are the template itself, not an enrichment: the provider makes no lookup that only enriches a template",
+		cloudprovidertest.HookRefuseForQuota:        "Vultr documents no quota or capacity answer to a node-pool resize",
+		cloudprovidertest.HookReportMutationFailed:  "VKE reports a failed change only as an HTTP error status, never inside a success answer; DefiniteRefusalNotQuarantined checks that",
+		cloudprovidertest.HookPermissions:           "a Vultr API key carries no per-operation rights: it acts with all of its user's (docs/providers/vultr.md#permissions)",
+	})
 }
+
+// provider is the provider under test.
+func (e *vultrEnv) provider() cloudprovider.CloudProvider { return e.p }
 
 // kitEnv is the kit's view of e; the gpu pool carries an option override
 // in its labels.
