@@ -1,12 +1,5 @@
-// Package vultr serves Vultr Kubernetes Engine (VKE) node pools to the
-// upstream Cluster Autoscaler through its externalgrpc cloud provider.
-//
-// A node group is a VKE node pool flagged auto_scaler (bounds from the API,
-// min clamped to VKE's floor of one node), or a pool named in --nodes (bounds
-// from the flag). Every read is served from a snapshot that Refresh takes with
-// one paginated node-pool list; mutations update the snapshot before they
-// return. The Vultr API client lives in vultrapi, and a fake of the API, used
-// by the tests and by --simulate, in vultrapi/fakeapi.
+// Package vultr serves Vultr Kubernetes Engine (VKE) node pools flagged
+// auto_scaler or named in --nodes to the upstream Cluster Autoscaler.
 package vultr
 
 import (
@@ -69,8 +62,7 @@ func loadOptions(opts registry.BuildOptions) (*Config, []groupconfig.NodeGroupSp
 	return cfg, specs, nil
 }
 
-// Build reads the cloud config and builds the Vultr client. It makes no cloud
-// call: the server takes the first snapshot (and retries it) before serving.
+// Build reads the cloud config and builds the provider without a cloud call.
 func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, specs, err := loadOptions(opts)
 	if err != nil {
@@ -79,8 +71,7 @@ func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.Cloud
 	return newProvider(ctx, cfg, specs, opts, cloudhttp.RetryOptions{Sleep: opts.RetrySleep}, opts.Now)
 }
 
-// newProvider is Build without the file and environment reading; tests and
-// --simulate call it directly.
+// newProvider is Build after the config is read; tests and --simulate call it.
 func newProvider(ctx context.Context, cfg *Config, specs []groupconfig.NodeGroupSpec, opts registry.BuildOptions,
 	retry cloudhttp.RetryOptions, now func() time.Time) (*cloudProvider, error) {
 	client, err := newAPIClient(cfg, opts, retry)
@@ -108,12 +99,7 @@ func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.N
 }
 
 // NodeGroupForNode implements cloudprovider.CloudProvider by providerID; the
-// VKE node-id label is read only for a node without one (CA's fake nodes
-// carry only the providerID, and a node can write its own labels, so a label
-// never overrules it). Nodes of pools we do not manage, and nodes of other
-// clouds, belong to no group; a Vultr node the snapshot lacks is looked up
-// by the shared rule (refresh.UnknownNodeLookup): one pool listing
-// answers for every such node, at most once per refresh.
+// node-id label counts only without one, since a node can write its labels.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil
@@ -128,9 +114,8 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	return refresh.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, p.m.indexed), nil
 }
 
-// GetAvailableGPUTypes implements cloudprovider.CloudProvider. Before the
-// plans were ever loaded it fails, because CA caches the first successful
-// answer for the life of its process.
+// GetAvailableGPUTypes implements cloudprovider.CloudProvider. It fails until
+// the plans are loaded, because CA keeps its first successful answer forever.
 func (p *cloudProvider) GetAvailableGPUTypes(context.Context) (map[string]struct{}, error) {
 	types, ok := p.m.gpuTypes()
 	if !ok {
@@ -148,9 +133,7 @@ func (p *cloudProvider) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// newAPIClient builds the Vultr client on the shared HTTP stack
-// (cloudhttp.NewHTTPClient), so the lifetime, retries, rate limit,
-// instrumentation and User-Agent apply to every call.
+// newAPIClient builds the Vultr client on the shared HTTP stack.
 func newAPIClient(cfg *Config, opts registry.BuildOptions, retry cloudhttp.RetryOptions) (*vultrapi.Client, error) {
 	return vultrapi.New(vultrapi.Options{
 		BaseURL: cfg.apiURL(),

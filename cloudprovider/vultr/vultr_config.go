@@ -19,29 +19,23 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// Config is the --cloud-config JSON file. The upstream fields cluster_id and
-// token keep their meaning; token_file, the VULTR_API_KEY environment variable
-// and api_url are our additions.
-//
-// Token precedence: token, then token_file, then VULTR_API_KEY. api_url
-// defaults to https://api.vultr.com; paths carry /v2 themselves.
+// Config is the --cloud-config JSON file: upstream's cluster_id and token,
+// plus token_file and api_url. The key comes from token, then token_file, then
+// VULTR_API_KEY. api_url defaults to https://api.vultr.com, without /v2.
 type Config struct {
 	// ClusterID is the VKE cluster UUID. Required.
 	ClusterID string `json:"cluster_id"`
 	// Token is the Vultr API key given literally.
 	Token credential.Secret `json:"token"`
-	// TokenFile is a path holding the API key (e.g. a mounted Secret). It is
-	// re-read whenever the file changes, so a rotated Secret needs no restart.
+	// TokenFile is a file holding the API key, re-read when it changes.
 	TokenFile string `json:"token_file"`
 	// APIURL overrides the API endpoint (tests, --simulate).
 	APIURL string `json:"api_url"`
 
-	// envToken is VULTR_API_KEY as read at load time.
+	// envToken is VULTR_API_KEY at load time.
 	envToken credential.Secret
-	// path is the file the config was loaded from ("" when none): a token
-	// given in it is re-read from there, so a rotated Secret needs no
-	// restart, and problems name their place in it. positions is where
-	// each top-level key's value starts in it.
+	// path is the config file ("" for none), re-read for a rotated token and
+	// named in errors; positions maps each top-level key to its value's offset.
 	path      string
 	positions map[string]int64
 }
@@ -73,15 +67,13 @@ func (c Config) apiURL() string {
 	return c.APIURL
 }
 
-// ParseConfig decodes the cloud-config JSON. Like upstream, unknown keys are
-// ignored. Errors give the line and column and what was expected, and never
-// quote a value (the token may be the one malformed).
+// ParseConfig decodes the cloud-config JSON, ignoring unknown keys as upstream
+// does. Errors give line and column and never quote a value: it may be the token.
 func ParseConfig(data []byte) (*Config, error) {
 	return parseConfig("", data)
 }
 
-// parseConfig is ParseConfig for the file named source ("" when none),
-// whose name then starts every position.
+// parseConfig is ParseConfig for the file named source ("" for none).
 func parseConfig(source string, data []byte) (*Config, error) {
 	c := Config{path: source}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -132,8 +124,7 @@ func (c *Config) named() string {
 	return " " + c.path
 }
 
-// position renders a byte offset of data as file:line:column (line:column
-// without a file), both counted from 1.
+// position renders an offset of data as file:line:column, or line:column.
 func (c *Config) position(data []byte, offset int64) string {
 	offset = max(0, min(offset, int64(len(data))))
 	line := 1 + bytes.Count(data[:offset], []byte("\n"))
@@ -144,9 +135,7 @@ func (c *Config) position(data []byte, offset int64) string {
 	return fmt.Sprintf("%s:%d:%d", c.path, line, col)
 }
 
-// field is where a top-level key's value is, for a problem found after
-// parsing: " <file>:2:17: ", " <file>: " when the key is absent, ": "
-// without a file.
+// field is the error prefix naming where key's value is in the file.
 func (c *Config) field(data []byte, key string) string {
 	if at, ok := c.positions[key]; ok && data != nil {
 		return " " + c.position(data, at) + ": "
@@ -154,9 +143,7 @@ func (c *Config) field(data []byte, key string) string {
 	return c.named() + ": "
 }
 
-// valuePositions maps each top-level key (lowercased, as encoding/json
-// matches keys) to the offset where its value starts. It reads as far as
-// the JSON is well formed.
+// valuePositions maps each top-level key, lowercased, to its value's offset.
 func valuePositions(data []byte) map[string]int64 {
 	out := map[string]int64{}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -184,8 +171,8 @@ func valuePositions(data []byte) map[string]int64 {
 	return out
 }
 
-// syntaxExpectation says what the parser expected where it stopped,
-// without the character it found (it may be part of the token).
+// syntaxExpectation says what the parser expected where it stopped, without
+// the character found, which may be part of the token.
 func syntaxExpectation(se *json.SyntaxError) string {
 	msg := se.Error()
 	for _, e := range []struct{ context, expected string }{
@@ -206,8 +193,7 @@ func syntaxExpectation(se *json.SyntaxError) string {
 	return "malformed JSON"
 }
 
-// LoadConfig reads the config file at path, applies the environment fallback
-// and validates the result. getenv is os.Getenv outside tests.
+// LoadConfig reads and validates the config at path; getenv gives VULTR_API_KEY.
 func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if path == "" {
 		return nil, errors.New("vultr: no cloud config given; pass --cloud-config with {\"cluster_id\": ..., \"token\" or \"token_file\": ...}")
@@ -232,8 +218,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 // Validate reports every problem at once.
 func (c *Config) Validate() error { return c.validate(nil) }
 
-// validate reports every problem at once; with the file's data, a problem
-// with a key that is there names its file:line:column.
+// validate is Validate; given the file's data, problems name their line.
 func (c *Config) validate(data []byte) error {
 	var errs []error
 	switch {
@@ -259,7 +244,6 @@ func (c *Config) validate(data []byte) error {
 	for i, err := range errs {
 		errs[i] = fmt.Errorf("cloud config%w", err)
 	}
-	// One problem per line, each naming the provider.
 	return cloudprovider.ConfigProblems(ProviderName, errs...)
 }
 
@@ -309,8 +293,7 @@ func configToken(data []byte) (credential.Secret, error) {
 	return c.Token, nil
 }
 
-// credentialTokenSource hands oauth2 the current key of a credential, which
-// follows a rotated token_file.
+// credentialTokenSource hands oauth2 a credential's current key.
 type credentialTokenSource struct {
 	cred *credential.Credential
 	err  error
@@ -328,8 +311,7 @@ func (s *credentialTokenSource) Token() (*oauth2.Token, error) {
 	return &oauth2.Token{AccessToken: v.Reveal(), TokenType: "Bearer"}, nil
 }
 
-// endpoint is the registration's Endpoint: Vultr has one API host for every
-// region, overridden by api_url.
+// endpoint is the registration's Endpoint: one API host for every region.
 func endpoint(opts registry.BuildOptions) registry.Endpoint {
 	ep := registry.Endpoint{
 		Host:        hostOf(vultrapi.DefaultBaseURL),

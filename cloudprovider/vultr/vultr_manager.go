@@ -13,8 +13,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// cloudAPI holds only the Vultr calls the manager makes; *vultrapi.Client
-// implements it, and tests may substitute a stateful fake.
+// cloudAPI is the Vultr calls the manager makes; *vultrapi.Client implements it.
 type cloudAPI interface {
 	GetCluster(ctx context.Context, clusterID string) (*vultrapi.Cluster, error)
 	ListNodePools(ctx context.Context, clusterID string) ([]vultrapi.NodePool, error)
@@ -27,8 +26,7 @@ type cloudAPI interface {
 
 var _ cloudAPI = (*vultrapi.Client)(nil)
 
-// manager owns the snapshot of the cluster's node pools. Every read CA makes
-// is served from it; Refresh replaces it with one paginated node-pool list.
+// manager holds the snapshot of the cluster's node pools that CA's reads see.
 type manager struct {
 	client    cloudAPI
 	clusterID string
@@ -36,18 +34,12 @@ type manager struct {
 	specWatch groupconfig.SpecWatch
 	now       func() time.Time
 
-	// ledger records our mutations per pool and holds each group's served
-	// state (groupstate.Group): its guard, its deleting set (by
-	// providerID), and the sequence by which Refresh tells a listing that
-	// may predate a mutation (groupstate.Ledger).
+	// ledger holds each pool's groupstate.Group and orders changes and listings.
 	ledger *groupstate.Ledger
 
-	// unknownNodes allows one pool listing per refresh for nodes missing
-	// from the snapshot, and remembers nodes in no pool.
+	// unknownNodes looks up nodes the snapshot lacks.
 	unknownNodes refresh.UnknownNodeLookup
-	// identityMismatch counts a node refused because its node-id label and
-	// providerID disagree (BuildOptions.NodeIdentityMismatch); nil counts
-	// nothing.
+	// identityMismatch counts errIdentityMismatch refusals; nil counts nothing.
 	identityMismatch func(groupID string)
 
 	// refreshGate serialises Refresh and the lookup refresh; reads never wait for it.
@@ -56,21 +48,16 @@ type manager struct {
 	mu       sync.RWMutex
 	groups   groupstate.Groups[*nodeGroup]
 	byNodeID map[string]*nodeGroup
-	// otherPoolNodes are the nodes of listed pools that are not node groups
-	// (not named by --nodes): known, so they cost no lookup.
+	// otherPoolNodes are nodes of listed pools that are not groups: no lookup.
 	otherPoolNodes map[string]bool
 	refreshed      bool
-	// reported remembers pool problems already logged, so a bad pool is
-	// reported once and again only when its problem changes.
+	// reported is each pool's last logged problem, logged again on a change.
 	reported map[string]string
 
-	// attempts remembers the enrichment reads (infoRead) tried within
-	// infoRetryInterval: one that failed, or a plan list that lacks a
-	// pool's plan, is not tried again before.
+	// attempts holds the enrichment reads tried within infoRetryInterval.
 	attempts *refresh.TTLCache[infoRead, struct{}]
 
-	// infoMu guards the enrichment data below; it is held only for memory
-	// access, so templates and prices never wait for the calls that read it.
+	// infoMu guards the data below and is never held across a call.
 	infoMu          sync.Mutex
 	region          string
 	plans           map[string]planInfo
@@ -97,8 +84,7 @@ type planInfo struct {
 	BareMetal   bool
 }
 
-// newManager returns a manager with an empty snapshot; guard is how the
-// groups' guards measure their quarantine (BuildOptions.Guard).
+// newManager returns an empty manager whose groups' guards use guard.
 func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroupSpec, guard groupstate.GuardOptions, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
@@ -114,8 +100,7 @@ func newManager(client cloudAPI, clusterID string, specs []groupconfig.NodeGroup
 	return m
 }
 
-// lookupRefresh is the lookup for nodes missing from the snapshot: a refresh,
-// unless one is running already (the shared RefreshGate rule).
+// lookupRefresh looks up unknown nodes with a refresh, unless one is running.
 func (m *manager) lookupRefresh(ctx context.Context) error {
 	return m.refreshGate.RunUnlessBusy(ctx, m.refreshLocked)
 }
@@ -133,8 +118,7 @@ func (m *manager) clusterRegion() string {
 	return m.region
 }
 
-// gpuTypes returns the GPU models of all known plans, or false before the
-// plans were ever loaded (so CA asks again instead of caching an empty set).
+// gpuTypes is the known plans' GPU models, or false until plans are loaded.
 func (m *manager) gpuTypes() (map[string]struct{}, bool) {
 	m.infoMu.Lock()
 	defer m.infoMu.Unlock()
@@ -170,8 +154,7 @@ func (m *manager) groupForNodeID(nodeID string) *nodeGroup {
 	return m.byNodeID[nodeID]
 }
 
-// indexed is the group of a node id per the snapshot; known is also true for
-// nodes of listed pools that are not node groups (they cost no lookup).
+// indexed is a node id's group; known is also true for otherPoolNodes.
 func (m *manager) indexed(nodeID string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -179,8 +162,7 @@ func (m *manager) indexed(nodeID string) (g *nodeGroup, known bool) {
 	return g, g != nil || m.otherPoolNodes[nodeID]
 }
 
-// nodeIDFromProviderID returns the instance id of a vultr:// providerID, or
-// "" for any other providerID (a node of another cloud or none at all).
+// nodeIDFromProviderID is the instance id of a vultr:// providerID, else "".
 func nodeIDFromProviderID(providerID string) string {
 	if !strings.HasPrefix(providerID, ProviderIDPrefix) {
 		return ""

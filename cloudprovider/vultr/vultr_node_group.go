@@ -16,12 +16,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// nodeGroup is one VKE node pool. Its served state is the embedded
-// groupstate.Group; beside it the group keeps the pool's record and the
-// settings read from its labels. Changes run under the group's guard
-// (Group.Do), so concurrent IncreaseSize calls each PATCH a quantity
-// computed from the previous one and never jointly pass max. mu guards the
-// fields below and is never held across a cloud call.
+// nodeGroup is one VKE node pool: the embedded groupstate.Group, the pool's
+// record and its label settings. mu guards the last two, never across a call.
 type nodeGroup struct {
 	*groupstate.Group
 	m *manager
@@ -33,14 +29,12 @@ type nodeGroup struct {
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
-// newNodeGroup returns pool id's group; VKE has no failed slots (see
-// instanceStatus), so its Group builds no slot ids.
+// newNodeGroup returns pool id's group, without failed slots (instanceStatus).
 func newNodeGroup(m *manager, id string) *nodeGroup {
 	return &nodeGroup{m: m, Group: m.ledger.Group(id, nil, false)}
 }
 
-// update installs a pool from the listing that began at listing, with the
-// bounds and reason Refresh chose (groupstate.Group.Install).
+// update installs pool p from listing with the bounds and reason Refresh chose.
 func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minSize, maxSize int, why cloudprovider.Management) {
 	v := view(p, minSize, maxSize)
 	v.Managed = why
@@ -51,8 +45,7 @@ func (g *nodeGroup) update(listing groupstate.Listing, p vultrapi.NodePool, minS
 	g.settings = groupconfig.ParseGroupSettings(settingsSource, p.Labels)
 }
 
-// answered is the view of pool p from an answer or fresh read, keeping
-// the served bounds, which Refresh chose.
+// answered is the view of pool p from an answer or read, with the served bounds.
 func answered(p vultrapi.NodePool) func(served groupstate.View) groupstate.View {
 	return func(served groupstate.View) groupstate.View { return view(p, served.Min, served.Max) }
 }
@@ -78,8 +71,8 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	return g.StatusWith(settings)
 }
 
-// IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the
-// absolute quantity; VKE creates the nodes in the background.
+// IncreaseSize implements cloudprovider.NodeGroup: one PATCH of the absolute
+// node_quantity; VKE creates the nodes in the background.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		v := g.Read()
@@ -92,8 +85,7 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	})
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup. The quantity is
-// absolute, so the guard re-reads the pool before the PATCH.
+// DecreaseTargetSize implements cloudprovider.NodeGroup; the guard re-reads first.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		v := g.Read()
@@ -106,9 +98,8 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	})
 }
 
-// checkDecrease applies the decrease rules to the served view v: VKE
-// removes nodes of its own choosing below the nodes that exist, so every
-// node that stays counts (Group.Live), even one still being created.
+// checkDecrease checks a decrease against view v. VKE picks the nodes it
+// removes, so every live node counts, even one still being created.
 func (g *nodeGroup) checkDecrease(delta int, v groupstate.View) error {
 	id := g.Id(context.Background())
 	if err := groupstate.CheckDecrease(id, delta, v.Target, g.Live()); err != nil {
@@ -121,8 +112,7 @@ func (g *nodeGroup) checkDecrease(delta int, v groupstate.View) error {
 	return nil
 }
 
-// setQuantity PATCHes node_quantity. Vultr's answer holds the pool as it
-// is now, so its effect is that view, which the guard installs.
+// setQuantity PATCHes node_quantity; the pool in Vultr's answer is the effect.
 func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int) (groupstate.Effect, error) {
 	id := g.Id(ctx)
 	np, err := g.m.client.SetNodePoolQuantity(ctx, g.m.clusterID, id, want)
@@ -130,9 +120,7 @@ func (g *nodeGroup) setQuantity(ctx context.Context, verb string, from, want int
 		return groupstate.Effect{}, fmt.Errorf("%s node pool %s from %d to %d: %w", verb, id, from, want, err)
 	}
 	if np.NodeQuantity != want {
-		// Vultr answered 2xx, so it took the PATCH, but its answer does not
-		// state the size we set: the guard reads the pool once and adopts
-		// Vultr's own number, with no quarantine.
+		// A 2xx with another node_quantity is applied; the guard reads the pool.
 		return groupstate.Effect{}, cloudprovider.WithOutcome(fmt.Errorf("%s node pool %s from %d to %d: vultr reports node_quantity %d after setting %d: %w",
 			verb, id, from, want, np.NodeQuantity, want, cloudprovider.ErrMalformedResponse), cloudprovider.MutationApplied)
 	}
@@ -150,10 +138,8 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	return nil
 }
 
-// DeleteNodes implements cloudprovider.NodeGroup. The whole request is
-// checked (Group.PlanDeletion) before the first DELETE, so a bad request
-// deletes nothing; deletions run in request order and stop at the first
-// failure.
+// DeleteNodes implements cloudprovider.NodeGroup: the request is checked
+// whole, then one DELETE per node in order, stopping at the first failure.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	pids := make(map[*corev1.Node]string, len(nodes))
 	for _, n := range nodes {
@@ -187,16 +173,13 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	})
 }
 
-// deleteNode DELETEs the node with providerID pid; target is the pool's
-// target once it is gone, and done are the nodes of the same request
-// deleted before it.
+// deleteNode DELETEs the node pid; target is the pool's target after it, and
+// done the nodes this request deleted before it.
 func (g *nodeGroup) deleteNode(ctx context.Context, pid string, target int, done []string) (groupstate.Effect, error) {
 	pool, id := g.Id(ctx), instanceID(pid)
 	if err := g.m.client.DeleteNode(ctx, g.m.clusterID, pool, id); err != nil {
-		// A 404 (the node is gone already, often by our own earlier DELETE
-		// whose answer was lost) stays refused, as Vultr states it: this
-		// call changed nothing, and the guard makes the next mutation
-		// re-read the pool, whose target Vultr may have lowered.
+		// A 404 (gone already, maybe by our DELETE whose answer was lost)
+		// stays a refusal; the guard re-reads before the next change.
 		return groupstate.Effect{}, fmt.Errorf("delete node %s of node pool %s (deleted before the failure: %s): %w", id, pool, idList(done), err)
 	}
 	klog.V(2).InfoS("Deleted node", "provider", ProviderName, "nodeGroup", pool, "node", id, "target", target)
@@ -218,13 +201,11 @@ func idList(pids []string) string {
 	return strings.Join(ids, ", ")
 }
 
-// errIdentityMismatch marks a node whose node-id label and providerID name
-// different instances. The node is refused: a node can write that label
-// itself, so deleting by either id could remove a machine CA did not choose.
+// errIdentityMismatch marks a node whose node-id label and providerID differ:
+// a node writes its own labels, so either id may name a machine CA did not pick.
 var errIdentityMismatch = errors.New("node-id label and providerID disagree")
 
-// identityMismatch logs and counts a node refused for errIdentityMismatch,
-// a hint of a node relabelled by hand or by a compromised kubelet.
+// identityMismatch logs and counts a node refused for errIdentityMismatch.
 func (g *nodeGroup) identityMismatch(n *corev1.Node) {
 	klog.InfoS("Refusing to delete a node whose node-id label and providerID disagree", "provider", ProviderName,
 		"nodeGroup", g.Id(context.Background()), "node", n.Name, "label", n.Labels[LabelNodeID], "providerID", n.Spec.ProviderID)
@@ -233,10 +214,8 @@ func (g *nodeGroup) identityMismatch(n *corev1.Node) {
 	}
 }
 
-// nodeIDOf finds the Vultr instance id of a node: the VKE label first (real
-// nodes), then the providerID (CA's fake nodes for unregistered or failed
-// instances carry only that). A providerID of another cloud is refused, and
-// so is a label that disagrees with the providerID (errIdentityMismatch).
+// nodeIDOf is a node's instance id: the node-id label, else the providerID
+// (CA's fake nodes have only that). It refuses another cloud's providerID.
 func nodeIDOf(n *corev1.Node) (string, error) {
 	if n == nil {
 		return "", cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "nil node")
@@ -276,9 +255,8 @@ func (g *nodeGroup) TemplateNodeInfo(ctx context.Context) (*corev1.Node, error) 
 	return buildTemplate(g.Id(ctx), pool, plan, g.m.clusterRegion(), settings), nil
 }
 
-// GetOptions implements cloudprovider.NodeGroup: the overrides in the pool's
-// labels, or ErrNotImplemented without any (an answer would zero CA's
-// options the protocol cannot carry).
+// GetOptions implements cloudprovider.NodeGroup: the pool labels' overrides,
+// or ErrNotImplemented without any, so CA keeps options the protocol lacks.
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

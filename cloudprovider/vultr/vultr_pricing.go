@@ -5,14 +5,10 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// The manager answers the shared price catalog (groupconfig.Prices). Vultr
-// bills hourly with a 730-hour monthly cap, so a plan's hourly price is
-// monthly_cost / 730 (planPrice, the catalog's CloudPrice); with a
-// --price-sheet the sheet is the only price source (one currency).
+// The manager answers the shared price catalog (groupconfig.Prices).
 var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-// InstanceTypeOf implements groupconfig.SnapshotTypes: the plan of the pool
-// owning the node with this id.
+// InstanceTypeOf implements groupconfig.SnapshotTypes: the plan of nodeID's pool.
 func (m *manager) InstanceTypeOf(nodeID string) string {
 	g := m.groupForNodeID(nodeID)
 	if g == nil {
@@ -23,7 +19,8 @@ func (m *manager) InstanceTypeOf(nodeID string) string {
 	return g.pool.Plan
 }
 
-// planPrice is a plan's hourly price from its monthly cost.
+// planPrice is a plan's hourly price. Plans give only monthly_cost; we assume
+// hourly billing capped at 730 hours a month, as pricing guides describe.
 func (m *manager) planPrice(planID string) (float64, error) {
 	plan, ok := m.plan(planID)
 	if !ok {
@@ -32,8 +29,7 @@ func (m *manager) planPrice(planID string) (float64, error) {
 	return plan.MonthlyCost / hoursPerMonth, nil
 }
 
-// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
-// every served pool's plan, for the plans loaded.
+// GroupInstanceTypes implements groupconfig.SnapshotTypes for the loaded plans.
 func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.nodeGroups() {

@@ -14,17 +14,15 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// Refresh lists the node pools once (following pagination) and rebuilds the
-// snapshot and indexes. Plans and the cluster region are fetched only when
-// unknown or stale. A failed list leaves the previous snapshot untouched.
+// Refresh lists the node pools once and rebuilds the snapshot; a failed list
+// keeps the previous one. Plans and region are read when missing or stale.
 func (m *manager) Refresh(ctx context.Context) error {
 	return m.refreshGate.Run(ctx, m.refreshLocked)
 }
 
 // refreshLocked is Refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context) error {
-	// Begun before the first call: a mutation accepted after this point,
-	// or running now, may be missing from the listing.
+	// Begun before the list call: later changes may be missing from the list.
 	listing := m.ledger.Begin()
 	pools, err := m.client.ListNodePools(ctx, m.clusterID)
 	if err != nil {
@@ -92,12 +90,9 @@ func (m *manager) reportProblems(problems map[string]string) {
 	m.reported = problems
 }
 
-// bounds decides whether pool p is a node group, why, and with which
-// bounds (why.By is empty for a pool that is not one). Pools flagged
-// auto_scaler use the API's min/max; --nodes selects further pools (by id,
-// or by label when unique) with the flag's min/max, and wins for flagged
-// pools too because the operator asked explicitly. Min is clamped to VKE's
-// floor of one node.
+// bounds decides whether pool p is a node group (why.By not empty) and its
+// bounds: --nodes first, as the operator asked for it, else the auto_scaler
+// pool's min/max. Min is raised to VKE's floor of one node.
 func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, maxSize int, why cloudprovider.Management, problem string) {
 	spec, found := resolved.ByGroup[p.ID]
 	switch {
@@ -119,11 +114,8 @@ func bounds(p vultrapi.NodePool, resolved groupconfig.SpecResolution) (minSize, 
 	return minSize, maxSize, why, ""
 }
 
-// ensureInfo loads the cluster region and the plans when they are missing or
-// stale. Failures are logged and leave templates unavailable; they never fail
-// Refresh, because the node-pool snapshot is what CA's loop depends on. It
-// runs only inside a refresh (refreshGate), so two never race, and it holds
-// infoMu only to read and install, never across a call.
+// ensureInfo reads the region and plans when missing or stale. A failure is
+// logged and never fails Refresh: CA's loop needs the pools, not templates.
 func (m *manager) ensureInfo(ctx context.Context, pools []vultrapi.NodePool) {
 	now := m.now()
 	if m.clusterRegion() == "" && m.attempts.PutIfAbsent(readRegion, struct{}{}) {
@@ -166,10 +158,8 @@ func (m *manager) ensureInfo(ctx context.Context, pools []vultrapi.NodePool) {
 	klog.V(4).InfoS("Loaded Vultr plans", "provider", ProviderName, "plans", len(plans), "metalPlans", len(metal))
 }
 
-// plansDue reports whether the plan list is to be read at now: never
-// loaded, older than planCacheTTL, or lacking a pool's plan. An aged list
-// is kept, not dropped as a refresh.TTLCache entry would be: a re-read
-// that fails leaves templates and prices on the previous list.
+// plansDue reports whether to read the plans: never loaded, older than
+// planCacheTTL, or lacking a pool's plan. A failed re-read keeps the old list.
 func (m *manager) plansDue(pools []vultrapi.NodePool, now time.Time) bool {
 	m.infoMu.Lock()
 	defer m.infoMu.Unlock()

@@ -22,10 +22,8 @@ import (
 // simClusterID is the demo cluster's id.
 const simClusterID = "5e3d6a1c-0c5b-4f4e-9d55-5a1b2c3d4e5f"
 
-// Simulate starts a fake Vultr API on a loopback port with real-time
-// provisioning lag, seeds a demo VKE cluster (three pools: a general pool and
-// a GPU pool flagged auto_scaler, and a static pool that is not) and returns
-// the provider pointed at it with a dummy token.
+// Simulate starts a fake Vultr API on loopback, seeds a demo cluster (pools
+// general and gpu flagged auto_scaler, static not) and returns its provider.
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	pace := simcloud.DemoPace()
 	fake := fakeapi.New(fakeapi.Options{
@@ -66,8 +64,7 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 	return sim, nil
 }
 
-// SimulatedGroups is the fake's truth about the pools of cluster with the
-// given ids, in the shape the soak and --simulate's state endpoint share.
+// SimulatedGroups is the fake's truth about the given pools of cluster.
 func SimulatedGroups(fake *fakeapi.Server, cluster string, poolIDs ...string) []simcloud.Group {
 	pool := func(id string) (fakeapi.PoolView, bool) { return fake.Pool(cluster, id) }
 	return simcloud.Groups(poolIDs, pool, func(v fakeapi.PoolView) simcloud.Group {
@@ -88,8 +85,7 @@ func invert(idsByName map[string]string) map[string]string {
 	return namesByID
 }
 
-// simPoolID derives a pool's id from its label, so the ids (and commands
-// pasted from the banner) stay the same across restarts of --simulate.
+// simPoolID derives a pool's id from its label, stable across restarts.
 func simPoolID(label string) string {
 	sum := sha256.Sum256([]byte(simClusterID + "/" + label))
 	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
@@ -101,9 +97,7 @@ func seedDemo(fake *fakeapi.Server) (map[string]string, error) {
 	fake.AddMetalPlans(fakeapi.StandardMetalPlans()...)
 	fake.AddCluster(fakeapi.ClusterSpec{ID: simClusterID, Label: "demo", Region: "ewr", Version: "v1.33.0+1"})
 	pools := []fakeapi.PoolSpec{
-		// The general pool shows per-group settings (docs/group-settings.md):
-		// two options, a resource hint and one malformed entry, in the
-		// node-label spelling since VKE copies pool labels to the nodes.
+		// The general pool shows per-group settings, one of them malformed.
 		{Label: "general", Plan: "vc2-2c-4gb", Quantity: 2, Min: 1, Max: 5, AutoScaler: true,
 			Labels: map[string]string{
 				"workload": "general",

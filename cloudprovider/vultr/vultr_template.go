@@ -8,12 +8,9 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/vultr/vultrapi"
 )
 
-// buildTemplate describes a fresh node of pool from its plan. Vultr exposes
-// no system reservations, so allocatable equals capacity; CA adds DaemonSet
-// pods itself. GPU plans get one nvidia.com/gpu: Vultr has no GPU-count field
-// and fractional vGPU plans exist, so the count cannot come from VRAM.
-// Per-group settings add hints (resources; pool labels and taints are the
-// pool's own and reach the template as cloud labels and taints).
+// buildTemplate describes a new node of pool from its plan. Vultr states no
+// system reservations, so allocatable equals capacity. A GPU plan gets one
+// nvidia.com/gpu: Vultr has no GPU-count field and fractional vGPU plans exist.
 func buildTemplate(groupID string, pool vultrapi.NodePool, plan planInfo, region string, settings groupconfig.GroupSettings) *corev1.Node {
 	providerLabels := map[string]string{LabelNodePool: pool.Label}
 	if plan.BareMetal {
