@@ -19,17 +19,15 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
-// refresh takes a new snapshot. The pool list comes first: what it shows
-// decides which other lists this refresh needs (see reads.plan) and which
-// pending operations still need their own GET (see settleOperations).
-// Nothing is changed unless every list call succeeds.
+// refresh takes a new snapshot. The pool list comes first and decides which
+// other lists (reads.plan) and operation reads (settleOperations) it needs.
+// Nothing changes unless every list call succeeds.
 func (m *manager) refresh(ctx context.Context, force bool) error {
 	return m.refreshGate.Run(ctx, func(ctx context.Context) error { return m.refreshLocked(ctx, force) })
 }
 
 // refreshLocked is refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context, force bool) error {
-	// One of CA's refreshes: the round's start is the refresh's now.
 	round := m.fresh.Begin(true)
 	now := round.At
 	m.mu.RLock()
@@ -48,12 +46,9 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	}
 	opResults, seen := m.settleOperations(ctx, listing, pools)
 	if len(seen) > 0 {
-		// A success GET /operation showed after the pool list was taken
-		// may be missing from that list. A second list, taken after the
-		// poll, shows it, so the operation settles in this refresh: one
-		// Refresh after the cloud finished serves the cloud's size, even
-		// when this is the first to see the operation succeed. Without
-		// that list it waits for the next refresh.
+		// A success polled after the pool list may be missing from it. A
+		// second pool list shows it, so the operation settles in this
+		// refresh; if that list fails, at the next one.
 		if fresh, err := m.client.ListInstancePools(ctx); err == nil {
 			pools = fresh
 			for _, op := range seen {
@@ -146,9 +141,7 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 		states[id] = func(g *nodeGroup) { g.install(rec, v, opResults, listing) }
 	}
 
-	// Under mu, like learn's making of a group: the ledger keeps exactly the
-	// groups served, and a group dropped answers NotFound to a CA that
-	// still holds it.
+	// Under mu, as in learn, so the ledger holds exactly the groups served.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make(map[string]bool, len(selected))
@@ -180,14 +173,12 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	return nil
 }
 
-// settleOperations returns the operations accepted before listing began
-// that this refresh settles, by id, and the successes it saw by polling. The pool list, taken after they were submitted, settles most
-// without a call (poolShows). The rest cost one GET /operation each: a
-// failed operation leaves the pool as it was, just like one still queued
-// behind a busy pool. A failure settles at once (the cloud changed nothing, so the
-// lists agree with it); a success seen after the pool list was taken may
-// not be in it yet, so it settles only with a pool list taken after the
-// poll (see refresh). Failures to read one leave it pending.
+// settleOperations returns, by id, the operations accepted before listing
+// began that this refresh settles, and the successes it polled. The pool
+// list settles most (poolShows). Each other costs a GET /operation, since a
+// failed operation and one queued behind a busy pool both leave the pool as
+// it was. A failure settles at once; a polled success needs a pool list
+// taken after the poll. An operation that cannot be read stays pending.
 func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (results map[string]exoapi.Operation, seen []exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
@@ -227,7 +218,7 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 				op.ID = id // keyed as submitted, whatever the answer echoes
 				seen = append(seen, op)
 			case errors.Is(err, cloudprovider.ErrNotFound):
-				// Expired operations are gone; the lists tell the truth now.
+				// Exoscale forgets old operations; the lists show the result.
 				seen = append(seen, exoapi.Operation{ID: id, State: exoapi.OperationSuccess})
 			default:
 				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", id, "err", err)
@@ -238,16 +229,11 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 }
 
 // poolShows reports whether a pool of size settles a group's operations
-// (oldest first) as successes. Scales send an absolute size: once the pool
-// has the last one's, the cloud is where we last asked, and an older scale
-// that failed or is still queued no longer matters (a late one is the
-// absolute-resize race docs/performance.md describes, which polling cannot
-// prevent either). Evictions shrink by their count, so a chain of them
-// (each starting from the previous one's target) reaching the last target
-// means every one was applied. Mixed kinds cannot be told apart (a failed
-// scale-up followed by a pending eviction shows the same size as both
-// done), nor scales back to the size they started from (none applied
-// shows it too), so those are polled.
+// (oldest first) as successes. Scales send an absolute size, so once the pool
+// has the last one's, older scales no longer matter. Evictions shrink by
+// their count, so a chain of them reaching the last target means all were
+// applied. Mixed kinds, and scales back to the starting size, look the same
+// applied or not, so those are polled.
 func poolShows(ops []submittedOp, size int) bool {
 	if len(ops) == 0 || ops[len(ops)-1].to != size || ops[len(ops)-1].to == ops[0].from {
 		return false
@@ -313,10 +299,8 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 	return selected, nil
 }
 
-// resolveSpecs matches --nodes specs against every pool by its id or name,
-// or its nodepool's id or name; a nodepool of the configured SKS cluster
-// wins a name it shares with other pools. Refresh and NodeGroupForNode's
-// lookups both read this one answer.
+// resolveSpecs matches --nodes specs against each pool's id and name and its
+// nodepool's; a nodepool of the configured SKS cluster wins a shared name.
 func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) groupconfig.SpecResolution {
 	candidates := make([]groupconfig.SpecCandidate, 0, len(snap.pools))
 	for id, p := range snap.pools {
@@ -336,9 +320,8 @@ func specSelection(spec groupconfig.NodeGroupSpec) selection {
 	return selection{spec: &spec, why: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: spec.String()}}
 }
 
-// buildState derives one group's record and view from the snapshot: the
-// bounds are the spec's, a learnt pool's EXOSCALE_LEARNT_POOL_BOUNDS, or
-// min 1 and max the instance quota.
+// buildState derives a group's record and view from the snapshot. The bounds
+// are the spec's, a learnt pool's, or min 1 and max the instance quota.
 func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (poolRecord, groupstate.View) {
 	p := snap.pools[poolID]
 	rec := poolRecord{name: p.Name, typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB}
@@ -346,9 +329,8 @@ func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (pool
 	if np, ok := snap.nodepoolByPool[poolID]; ok {
 		rec.sks = true
 		rec.clusterID, rec.nodepoolID, rec.nodepoolName = np.ClusterID, np.ID, np.Name
-		// The target stays the pool's size: the nodepool list may be up to
-		// --max-staleness old while the pool list is fresh, and the two
-		// sizes stay equal (shared doc §6.3; readPool relies on it too).
+		// The target stays the pool's size: the nodepool list may be
+		// older, and Exoscale keeps a nodepool's size equal to its pool's.
 		if np.InstanceTypeID != "" {
 			rec.typeID = np.InstanceTypeID
 		}
@@ -377,10 +359,8 @@ func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (pool
 	return rec, v
 }
 
-// The caches: instance types (immutable, fetched once) and the instance
-// quota (re-read every quotaTTL), which give templates and default sizes.
-// Neither is a refresh.TTLCache: a type never expires, and the quota
-// last read is served past its re-read time (a failed read keeps it).
+// Instance types never change and are fetched once; the quota is re-read
+// every quotaTTL and kept when a re-read fails, so neither is a TTLCache.
 
 // quotaSnapshot returns a copy of the last instance quota read, or nil.
 func (m *manager) quotaSnapshot() *exoapi.Quota {
@@ -401,8 +381,8 @@ func (m *manager) instanceType(id string) (exoapi.InstanceType, bool) {
 	return t, ok
 }
 
-// fetchTypes caches the instance types of selected groups; types never change,
-// so each is fetched once per process. A failure only disables templates.
+// fetchTypes caches the instance types of selected groups, each once per
+// process. A failure only disables templates.
 func (m *manager) fetchTypes(ctx context.Context, selected map[string]selection, snap *snapshot) {
 	failed := map[string]bool{}
 	for poolID := range selected {
@@ -428,8 +408,8 @@ func (m *manager) fetchTypes(ctx context.Context, selected map[string]selection,
 	}
 }
 
-// defaultMax is upstream's default: the instance quota limit, with a cap for
-// the unlimited quota (-1), which upstream would pass on as a max of -1.
+// defaultMax is the instance quota limit, as upstream, or UnlimitedMaxSize
+// when the quota is unlimited (-1).
 func (m *manager) defaultMax() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -450,27 +430,23 @@ func (m *manager) gpuTypes() map[string]struct{} {
 	return out
 }
 
-// refreshReads remembers the SKS cluster list and the instance list a
-// refresh read last, so a refresh that finds the instance pools unchanged
-// costs the one pool list. Only refresh (under refreshGate) uses it.
+// refreshReads keeps the last SKS cluster and member lists, so a refresh
+// that finds the pools unchanged costs one call. Only refresh uses it.
 type refreshReads struct {
 	clusters   []exoapi.Cluster
 	clustersAt time.Time
-	// clusterPoolManagers is each pool's manager as listed with the last
-	// cluster read.
+	// clusterPoolManagers is each pool's manager at the last cluster read.
 	clusterPoolManagers map[string]string
 	members             []exoapi.Instance
 	membersAt           time.Time
 	// pools is the pool list at the last instance read.
 	pools []exoapi.InstancePool
-	// polled are successes GET /operation showed after the pool list of
-	// their refresh was taken, by operation id, when no second list could
-	// show them: the next refresh settles them.
+	// polled are polled successes, by id, that no second pool list showed;
+	// the next refresh settles them.
 	polled map[string]exoapi.Operation
 }
 
-// keepPolled forgets the polled successes of operations no group holds
-// pending any more.
+// keepPolled forgets polled successes of operations no longer pending.
 func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 	if len(r.polled) == 0 {
 		return
@@ -488,26 +464,14 @@ func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 	}
 }
 
-// plan decides what this refresh reads besides the pool list.
-//
-// The SKS nodepool list is read once the last read reached the bound
-// (--max-staleness), and at once when the pool list shows something only
-// it explains: a pool appeared or left, or a pool's manager changed (its
-// nodepool mapping is unknown). A nodepool's labels, taints and settings
-// (docs/group-settings.md) leave no trace in the pool list, so they are
-// served within the bound. Sizes need no nodepool read: a nodepool's size
-// and its instance pool's stay equal (shared doc §6.3), and the fresh pool
-// list gives it, our own scales and evictions included.
-//
-// Instance states are read while some member is not yet running, when a
-// pool's size, state or members changed since the last read, when an
-// operation of ours settled, and once the last read reached the bound.
-//
-// Both take the plain bound (round.Expired): a list is read again at the
-// first refresh at or past the bound, which is what the refresh budget
-// promises, not one refresh earlier as the horizon rule (round.Due) would.
-//
-// force reads both.
+// plan decides what this refresh reads besides the pool list; force reads
+// everything. The SKS cluster list is read once its last read expired and
+// when the pool list shows a change only it explains. Nodepool labels and
+// taints leave no trace in the pool list, so they are served within the
+// bound; sizes come from the pool list, as a nodepool's equals its pool's.
+// Instance states are read while a member is not running, when a pool
+// changed, when an operation settled, and once the last read expired. Both
+// use round.Expired, not round.Due, to keep the refresh budget.
 func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round refresh.Round) (readClusters, readMembers bool) {
 	readClusters = force || round.Expired(r.clustersAt) || !r.explains(pools)
 	readMembers = force || opSettled || round.Expired(r.membersAt) ||
@@ -530,10 +494,9 @@ func (r *refreshReads) record(pools []exoapi.InstancePool, readClusters bool, cl
 }
 
 // explains reports whether the last SKS cluster list accounts for every
-// pool: the same pools as when it was read, each with the same manager, and
-// every pool an SKS nodepool manages found under that nodepool. A pool the
-// list cannot map (a nodepool being created or deleted) makes every refresh
-// read it until it can: such a pool must not be scaled as a plain pool.
+// pool: the same pools, managers and nodepools. A pool it cannot map (a
+// nodepool being created or deleted) must not be scaled as a plain pool, so
+// the list is read again until it can.
 func (r *refreshReads) explains(pools []exoapi.InstancePool) bool {
 	if len(pools) != len(r.clusterPoolManagers) {
 		return false
@@ -596,9 +559,8 @@ func samePoolIDs(a, b []exoapi.InstancePool) bool {
 	return true
 }
 
-// samePools reports whether every pool kept its size, state and members. A
-// pool that lists no members while it has a size cannot tell, so it counts
-// as changed.
+// samePools reports whether every pool kept its size, state and members; a
+// pool with a size but no members listed counts as changed.
 func samePools(a, b []exoapi.InstancePool) bool {
 	if !samePoolIDs(a, b) {
 		return false
