@@ -36,8 +36,7 @@ func init() {
 // second is a conservative guess.
 var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
-// Build reads the configuration from the environment and builds the
-// provider without a cloud call; the first Refresh takes the snapshot.
+// Build builds the provider from the environment without a cloud call.
 func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, err := LoadConfig(opts, opts.Env())
 	if err != nil {
@@ -121,7 +120,6 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	}
 	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
 	if err != nil {
-		// Another cloud's node.
 		return nil, nil
 	}
 	return p.m.nodeGroupForInstance(ctx, id), nil

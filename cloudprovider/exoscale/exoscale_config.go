@@ -50,8 +50,7 @@ type Config struct {
 	RefreshInterval time.Duration
 	// LearnPools is EXOSCALE_LEARN_POOLS.
 	LearnPools bool
-	// LearntPoolBounds are a learnt pool's min and max; nil means min 1 and
-	// max the instance quota, as upstream.
+	// LearntPoolBounds are a learnt pool's bounds; nil: 1 and the quota.
 	LearntPoolBounds *Bounds
 }
 
@@ -75,8 +74,7 @@ func parseBounds(v string) (Bounds, bool) {
 	return Bounds{Min: minSize, Max: maxSize}, true
 }
 
-// LoadConfig reads the configuration from getenv and opts and reports every
-// problem at once.
+// LoadConfig reads the configuration from getenv and opts, every problem at once.
 func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config, error) {
 	cfg := Config{
 		APIKey:           credential.Secret(strings.TrimSpace(getenv(EnvAPIKey))),
@@ -166,8 +164,7 @@ func (c Config) Validate() error {
 	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))
 }
 
-// validate reports every problem. A credential whose file setting is in
-// skip has an unreadable file and is not reported missing too.
+// validate reports every problem; a credential in skip is not reported missing.
 func (c Config) validate(skip map[string]bool) error {
 	var errs []error
 	for _, v := range []struct{ name, file, value string }{{EnvAPIKey, EnvAPIKeyFile, c.APIKey.Reveal()}, {EnvAPISecret, EnvAPISecretFile, c.APISecret.Reveal()}} {
@@ -196,8 +193,7 @@ func (c Config) validate(skip map[string]bool) error {
 	return errors.Join(errs...)
 }
 
-// APIEndpoint returns the v2 base URL: the override, or
-// https://<environment>-<zone>.exoscale.com/v2.
+// APIEndpoint returns the v2 base URL: the override, or the zone's.
 func (c Config) APIEndpoint() string {
 	if c.Endpoint != "" {
 		return strings.TrimRight(c.Endpoint, "/")
@@ -240,8 +236,7 @@ var publishedZones = []v3.ZoneName{
 	v3.ZoneNameATVie1, v3.ZoneNameATVie2, v3.ZoneNameBGSof1, v3.ZoneNameHrZag1,
 }
 
-// zoneLocation is the registration's Location: EXOSCALE_ZONE and the
-// published zones.
+// zoneLocation is the registration's Location: EXOSCALE_ZONE, published zones.
 func zoneLocation(opts registry.BuildOptions) registry.Location {
 	loc := registry.Location{Name: strings.TrimSpace(opts.Env()(EnvZone)), Kind: "zone", Setting: EnvZone}
 	for _, z := range publishedZones {
@@ -250,8 +245,7 @@ func zoneLocation(opts registry.BuildOptions) registry.Location {
 	return loc
 }
 
-// endpoint is the registration's Endpoint: the zone decides the host unless
-// EXOSCALE_API_ENDPOINT overrides it.
+// endpoint is the registration's Endpoint: the zone's host or the override.
 func endpoint(opts registry.BuildOptions) registry.Endpoint {
 	getenv := opts.Env()
 	c := Config{

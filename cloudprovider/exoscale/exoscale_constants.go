@@ -8,13 +8,11 @@ import "time"
 // ProviderName is the name the provider registers under.
 const ProviderName = "exoscale"
 
-// ProviderIDPrefix precedes the instance UUID in the providerID the Exoscale
-// CCM sets.
+// ProviderIDPrefix precedes the instance UUID in the Exoscale CCM's providerIDs.
 const ProviderIDPrefix = "exoscale://"
 
-// placeholderPrefix starts a failed slot's providerID
-// ("exoscale://pending/<group>/failed-<n>"); the "/" keeps it from parsing as
-// an instance id.
+// placeholderPrefix starts a failed slot's providerID,
+// exoscale://pending/<group>/failed-<n>, which never parses as an instance id.
 const placeholderPrefix = ProviderIDPrefix + "pending/"
 
 // failedSlotPrefix starts the last segment of a failed placeholder's id.
@@ -25,8 +23,7 @@ const (
 	EnvAPIKey    = "EXOSCALE_API_KEY"
 	EnvAPISecret = "EXOSCALE_API_SECRET"
 	EnvZone      = "EXOSCALE_ZONE"
-	// EnvAPIKeyFile and EnvAPISecretFile name files holding the key pair,
-	// used when the plain variables are empty.
+	// EnvAPIKeyFile and EnvAPISecretFile name files holding the key pair.
 	EnvAPIKeyFile     = "EXOSCALE_API_KEY_FILE"
 	EnvAPISecretFile  = "EXOSCALE_API_SECRET_FILE"
 	EnvAPIEnvironment = "EXOSCALE_API_ENVIRONMENT"
@@ -39,8 +36,7 @@ const (
 	EnvUnlimitedMaxSize = "EXOSCALE_UNLIMITED_MAX_SIZE"
 	// EnvRefreshInterval is the minimum time between two cloud refreshes.
 	EnvRefreshInterval = "EXOSCALE_REFRESH_INTERVAL"
-	// EnvLearnPools says whether a pool whose member a node lookup finds
-	// becomes a node group (default true, as upstream).
+	// EnvLearnPools: a pool whose member a node lookup finds becomes a group.
 	EnvLearnPools = "EXOSCALE_LEARN_POOLS"
 	// EnvLearntPoolBounds is min:max for the pools learnt that way.
 	EnvLearntPoolBounds = "EXOSCALE_LEARNT_POOL_BOUNDS"

@@ -48,8 +48,7 @@ type manager struct {
 
 	// refreshGate serialises refreshes and member lookups; reads never wait.
 	refreshGate refresh.Gate
-	// reads (under refreshGate) and fresh let an unchanged refresh skip the
-	// cluster and member lists.
+	// reads (under refreshGate) and fresh let a refresh skip unchanged lists.
 	reads refreshReads
 	fresh *refresh.Freshness
 
@@ -98,8 +97,7 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupst
 	return m
 }
 
-// nodeGroups returns the groups sorted by id (a group learnt since the
-// last refresh last).
+// nodeGroups returns the groups by id, any learnt since the last refresh last.
 func (m *manager) nodeGroups() []*nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -126,8 +124,7 @@ func (m *manager) warnOnce(key, msg string, kv ...any) {
 }
 
 // nodeGroupForInstance answers NodeGroupForNode from the index. Instances
-// missing from it share one member listing per refresh (lookupMembers), not
-// a GET each: gone instances would cost a call each in every CA loop.
+// missing from it share one member listing per refresh, not a GET each.
 func (m *manager) nodeGroupForInstance(ctx context.Context, id string) cloudprovider.NodeGroup {
 	return refresh.ResolveNodeGroup(ctx, &m.unknownNodes, id, m.indexedGroup)
 }
@@ -155,9 +152,8 @@ func (m *manager) lookupMembersLocked(ctx context.Context) error {
 	return nil
 }
 
-// indexedGroup answers from the index alone; known is false for an instance
-// in no indexed pool. A member of a pool that is no group yet makes it one
-// (learn) unless EXOSCALE_LEARN_POOLS=false.
+// indexedGroup answers from the index; known is false outside indexed pools.
+// A member makes its pool a group unless EXOSCALE_LEARN_POOLS=false.
 func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	poolID, indexed := m.instancePool[id]
@@ -200,8 +196,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	if existing, ok := m.groups.Get(poolID); ok {
 		return existing
 	}
-	// Under mu, so a refresh cannot drop the group's ledger entry before the
-	// group joins the groups.
+	// Under mu, so a refresh cannot drop its ledger entry before it joins.
 	g := newNodeGroup(m, poolID)
 	g.rec = rec
 	g.Install(snap.listing, v, groupstate.Settling{})
@@ -210,8 +205,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	return g
 }
 
-// ownerOf returns the pool of each instance id the index holds, lookups
-// since the last refresh included.
+// ownerOf returns each instance's pool per the index.
 func (m *manager) ownerOf(ids []string) map[string]string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -19,8 +19,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
-// poolRecord names a group's pool or nodepool and holds its template and
-// settings inputs.
+// poolRecord is a group's pool or nodepool and its template and settings inputs.
 type poolRecord struct {
 	name                                string
 	sks                                 bool
@@ -47,8 +46,7 @@ const (
 	opEvict = "evict"
 )
 
-// submittedOp is a scale or evict Exoscale accepted, kept pending as
-// groupstate.Operation.Data until a refresh settles it.
+// submittedOp is a scale or evict Exoscale accepted, pending until settled.
 type submittedOp struct {
 	// op is the cloud's answer, already final if it finished on submission.
 	op       exoapi.Operation
@@ -61,9 +59,8 @@ type submittedOp struct {
 // settled reports whether the answer alone settles the operation.
 func (o submittedOp) settled() bool { return o.op.Done() || o.op.ID == "" }
 
-// nodeGroup is one Exoscale instance pool, plain or an SKS nodepool's.
-// Members asked for but not yet listed are not in Nodes: CA counts them from
-// TargetSize.
+// nodeGroup is one instance pool, plain or an SKS nodepool's. Members asked
+// for but not yet listed are not in Nodes: CA counts them from TargetSize.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
@@ -80,8 +77,7 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 // GoString never prints the manager and its config.
 func (g *nodeGroup) GoString() string { return g.String() }
 
-// slotsOutsidePoolSize: a failed scale-up leaves the pool's size as it was,
-// so the target adds its failed slots.
+// slotsOutsidePoolSize: a failed scale-up leaves the pool's size as it was.
 const slotsOutsidePoolSize = true
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
@@ -100,8 +96,7 @@ func (g *nodeGroup) record() poolRecord {
 	return g.rec
 }
 
-// install serves a refresh's view of the group and settles the operations
-// that results or their own final answer show finished.
+// install serves a refresh's view and settles the operations it shows done.
 func (g *nodeGroup) install(rec poolRecord, v groupstate.View, results map[string]exoapi.Operation, listing groupstate.Listing) {
 	g.mu.Lock()
 	g.rec = rec
@@ -158,8 +153,7 @@ func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, 
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
 }
 
-// readPool is the guard's fresh read: the pool's size is the target, and
-// members the snapshot lacks count as starting.
+// readPool is the guard's fresh read; unlisted members count as starting.
 func (g *nodeGroup) readPool(ctx context.Context) error {
 	p, err := g.m.client.GetInstancePool(ctx, g.id)
 	if err != nil {
@@ -182,10 +176,9 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	return nil
 }
 
-// failedImmediately turns an operation that ended on submission without
-// success into an error. A failure is a refusal: the cloud did nothing. A
-// timeout or a partial failure may have changed the pool, so it is applied
-// with the size unstated and the guard reads the pool.
+// failedImmediately turns an operation that ended unsuccessfully on
+// submission into an error: a failure is refused; a timeout or a partial
+// failure may have changed the pool, so it is applied with the size unstated.
 func failedImmediately(op exoapi.Operation) error {
 	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
 		return nil
@@ -199,8 +192,7 @@ func failedImmediately(op exoapi.Operation) error {
 		Code: code, Message: op.Message, CloudError: failed, Class: operationFailureClass(op.Reason)})
 }
 
-// operationFailureClass maps a failed operation's documented reason to an
-// error class.
+// operationFailureClass maps a documented failure reason to an error class.
 func operationFailureClass(reason string) error {
 	switch reason {
 	case "forbidden":
@@ -213,8 +205,7 @@ func operationFailureClass(reason string) error {
 	return cloudprovider.ErrUnavailable
 }
 
-// IncreaseSize implements cloudprovider.NodeGroup: it sends an absolute size
-// and does not wait for the members.
+// IncreaseSize implements cloudprovider.NodeGroup; it does not wait for members.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		v := g.Read()
@@ -251,25 +242,23 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) (groupstate.Effec
 	return pendingEffect(op, submittedOp{op: op, kind: opScale, from: from, to: to, quotaHit: quotaHit}), nil
 }
 
-// pendingEffect is the effect of an accepted operation: its target, pending
-// until a refresh settles it.
+// pendingEffect is an accepted operation's target, pending until settled.
 func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
 	e := groupstate.Resize(sub.to)
 	e.Pending = &groupstate.Operation{ID: op.ID, Data: sub}
 	return e
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup. It cancels only
-// members not yet created: failed slots locally, then requested members by a
-// smaller absolute size (undocumented: Exoscale removes the newest first).
+// DecreaseTargetSize implements cloudprovider.NodeGroup. It cancels failed
+// slots, then members not yet created by a smaller size (undocumented:
+// Exoscale removes the newest first).
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	err := g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		target := g.Target()
 		if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
 			return groupstate.Plan{}, err
 		}
-		// Failed slots first, oldest first, named by number so that a slot
-		// pruned meanwhile takes no other with it.
+		// Oldest slots first, by number, so a slot pruned meanwhile takes no other.
 		var drop []int
 		for _, f := range g.FailedSlots() {
 			if len(drop) == -delta {
@@ -292,8 +281,7 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return err
 }
 
-// cancel scales the pool down from from to to and gives up the failed slots
-// drop.
+// cancel scales the pool down to to and gives up the failed slots drop.
 func (g *nodeGroup) cancel(ctx context.Context, from, to int, drop []int) (groupstate.Effect, error) {
 	op, err := g.scale(ctx, to)
 	if err == nil {
@@ -307,9 +295,8 @@ func (g *nodeGroup) cancel(ctx context.Context, from, to int, drop []int) (group
 	return e, nil
 }
 
-// deletionID returns the providerID of a node DeleteNodes names: a member's,
-// or a failed slot of this group ("" once the slot is gone, so a repeated
-// deletion is harmless). Another group's slot or a malformed one is refused.
+// deletionID returns n's providerID, or "" for a slot already gone. Another
+// group's slot or a malformed one is refused.
 func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 	pid := n.Spec.ProviderID
 	name := cloudprovider.NodeName(n.Name, pid)
@@ -334,8 +321,7 @@ func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 	return pid, nil
 }
 
-// DeleteNodes implements cloudprovider.NodeGroup: the shared checks, then
-// one evict call. Failed slots are given up without a call.
+// DeleteNodes implements cloudprovider.NodeGroup with one evict call at most.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	if len(nodes) == 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", g.id)
@@ -382,8 +368,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	})
 }
 
-// evictMembers evicts pids from a pool of size from and returns the lower
-// target, the members Deleting, the slots drop given up and the operation.
+// evictMembers evicts pids from a pool of size from and gives up slots drop.
 func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, drop []int) (groupstate.Effect, error) {
 	ids := make([]string, len(pids))
 	for i, pid := range pids {
@@ -397,8 +382,7 @@ func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, d
 		return groupstate.Effect{}, fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
 	if err != nil {
-		// Applied with no operation to follow: marked done, so settling does
-		// not read it as failed and restore the members.
+		// Applied with no operation to follow: done, or settling restores members.
 		op = exoapi.Operation{ID: op.ID, State: exoapi.OperationSuccess}
 		err = fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
@@ -418,8 +402,7 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	return buildTemplate(g.id, rec, t, g.m.cfg.Zone), nil
 }
 
-// GetOptions implements cloudprovider.NodeGroup with the overrides in the
-// group's labels.
+// GetOptions implements cloudprovider.NodeGroup from the group's labels.
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	return g.record().settings.GetOptions(defaults)
 }

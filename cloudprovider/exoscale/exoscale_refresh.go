@@ -19,9 +19,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
-// refresh takes a new snapshot. The pool list comes first and decides which
-// other lists (reads.plan) and operation reads (settleOperations) it needs.
-// Nothing changes unless every list call succeeds.
+// refresh takes a new snapshot, or changes nothing if a list call fails. The
+// pool list decides what else it reads (reads.plan, settleOperations).
 func (m *manager) refresh(ctx context.Context, force bool) error {
 	return m.refreshGate.Run(ctx, func(ctx context.Context) error { return m.refreshLocked(ctx, force) })
 }
@@ -46,9 +45,8 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	}
 	opResults, seen := m.settleOperations(ctx, listing, pools)
 	if len(seen) > 0 {
-		// A success polled after the pool list may be missing from it. A
-		// second pool list shows it, so the operation settles in this
-		// refresh; if that list fails, at the next one.
+		// A success polled after the pool list may be missing from it; a
+		// second list shows it, or the next refresh settles it.
 		if fresh, err := m.client.ListInstancePools(ctx); err == nil {
 			pools = fresh
 			for _, op := range seen {
@@ -173,12 +171,10 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	return nil
 }
 
-// settleOperations returns, by id, the operations accepted before listing
-// began that this refresh settles, and the successes it polled. The pool
-// list settles most (poolShows). Each other costs a GET /operation, since a
-// failed operation and one queued behind a busy pool both leave the pool as
-// it was. A failure settles at once; a polled success needs a pool list
-// taken after the poll. An operation that cannot be read stays pending.
+// settleOperations returns, by id, the operations this refresh settles and
+// the successes it polled. The pool list settles most (poolShows); the rest
+// cost a GET /operation each, since a failed operation and one queued behind
+// a busy pool both leave the pool as it was.
 func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (results map[string]exoapi.Operation, seen []exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
@@ -228,12 +224,10 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 	return results, seen
 }
 
-// poolShows reports whether a pool of size settles a group's operations
-// (oldest first) as successes. Scales send an absolute size, so once the pool
-// has the last one's, older scales no longer matter. Evictions shrink by
-// their count, so a chain of them reaching the last target means all were
-// applied. Mixed kinds, and scales back to the starting size, look the same
-// applied or not, so those are polled.
+// poolShows reports whether a pool of size shows a group's operations
+// (oldest first) succeeded: the last scale's absolute size, or a chain of
+// evictions reaching the last target. Mixed kinds, and scales back to the
+// starting size, look the same applied or not, so those are polled.
 func poolShows(ops []submittedOp, size int) bool {
 	if len(ops) == 0 || ops[len(ops)-1].to != size || ops[len(ops)-1].to == ops[0].from {
 		return false
@@ -247,16 +241,14 @@ func poolShows(ops []submittedOp, size int) bool {
 	return true
 }
 
-// selection is why a pool is a node group, and the --nodes spec that
-// names it, if any.
+// selection is why a pool is a node group, and its --nodes spec if any.
 type selection struct {
 	spec *groupconfig.NodeGroupSpec
 	why  cloudprovider.Management
 }
 
-// selectGroups decides which instance pools are node groups, and why: every
-// pool or nodepool named by --nodes, every nodepool of the configured SKS
-// cluster, and every pool learnt from lookups, in that order of precedence.
+// selectGroups picks the node groups and why: by --nodes, then the SKS
+// cluster's nodepools, then learnt pools.
 func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learned map[string]bool) (map[string]selection, error) {
 	selected := map[string]selection{}
 	for id := range learned {
@@ -299,8 +291,7 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 	return selected, nil
 }
 
-// resolveSpecs matches --nodes specs against each pool's id and name and its
-// nodepool's; a nodepool of the configured SKS cluster wins a shared name.
+// resolveSpecs matches --nodes specs to pools; the SKS cluster's wins a name.
 func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) groupconfig.SpecResolution {
 	candidates := make([]groupconfig.SpecCandidate, 0, len(snap.pools))
 	for id, p := range snap.pools {
@@ -320,8 +311,7 @@ func specSelection(spec groupconfig.NodeGroupSpec) selection {
 	return selection{spec: &spec, why: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: spec.String()}}
 }
 
-// buildState derives a group's record and view from the snapshot. The bounds
-// are the spec's, a learnt pool's, or min 1 and max the instance quota.
+// buildState derives a group's record and view from the snapshot.
 func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (poolRecord, groupstate.View) {
 	p := snap.pools[poolID]
 	rec := poolRecord{name: p.Name, typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB}
@@ -359,9 +349,6 @@ func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (pool
 	return rec, v
 }
 
-// Instance types never change and are fetched once; the quota is re-read
-// every quotaTTL and kept when a re-read fails, so neither is a TTLCache.
-
 // quotaSnapshot returns a copy of the last instance quota read, or nil.
 func (m *manager) quotaSnapshot() *exoapi.Quota {
 	m.mu.RLock()
@@ -381,8 +368,7 @@ func (m *manager) instanceType(id string) (exoapi.InstanceType, bool) {
 	return t, ok
 }
 
-// fetchTypes caches the instance types of selected groups, each once per
-// process. A failure only disables templates.
+// fetchTypes caches selected groups' instance types, which never change.
 func (m *manager) fetchTypes(ctx context.Context, selected map[string]selection, snap *snapshot) {
 	failed := map[string]bool{}
 	for poolID := range selected {
@@ -408,8 +394,7 @@ func (m *manager) fetchTypes(ctx context.Context, selected map[string]selection,
 	}
 }
 
-// defaultMax is the instance quota limit, as upstream, or UnlimitedMaxSize
-// when the quota is unlimited (-1).
+// defaultMax is the instance quota limit, or UnlimitedMaxSize for -1 (unlimited).
 func (m *manager) defaultMax() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -430,8 +415,7 @@ func (m *manager) gpuTypes() map[string]struct{} {
 	return out
 }
 
-// refreshReads keeps the last SKS cluster and member lists, so a refresh
-// that finds the pools unchanged costs one call. Only refresh uses it.
+// refreshReads keeps the last cluster and member lists for refresh alone.
 type refreshReads struct {
 	clusters   []exoapi.Cluster
 	clustersAt time.Time
@@ -441,8 +425,7 @@ type refreshReads struct {
 	membersAt           time.Time
 	// pools is the pool list at the last instance read.
 	pools []exoapi.InstancePool
-	// polled are polled successes, by id, that no second pool list showed;
-	// the next refresh settles them.
+	// polled are successes no pool list showed yet, by id.
 	polled map[string]exoapi.Operation
 }
 
@@ -464,14 +447,11 @@ func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 	}
 }
 
-// plan decides what this refresh reads besides the pool list; force reads
-// everything. The SKS cluster list is read once its last read expired and
-// when the pool list shows a change only it explains. Nodepool labels and
-// taints leave no trace in the pool list, so they are served within the
-// bound; sizes come from the pool list, as a nodepool's equals its pool's.
-// Instance states are read while a member is not running, when a pool
-// changed, when an operation settled, and once the last read expired. Both
-// use round.Expired, not round.Due, to keep the refresh budget.
+// plan decides what this refresh reads besides the pool list. Nodepool labels
+// and taints leave no trace in the pool list, so the cluster list is read
+// when expired or when pools changed in a way only it explains. Instance
+// states are read while any is not running or after a change. Expired, not
+// Due, keeps the refresh budget.
 func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round refresh.Round) (readClusters, readMembers bool) {
 	readClusters = force || round.Expired(r.clustersAt) || !r.explains(pools)
 	readMembers = force || opSettled || round.Expired(r.membersAt) ||
@@ -493,10 +473,8 @@ func (r *refreshReads) record(pools []exoapi.InstancePool, readClusters bool, cl
 	}
 }
 
-// explains reports whether the last SKS cluster list accounts for every
-// pool: the same pools, managers and nodepools. A pool it cannot map (a
-// nodepool being created or deleted) must not be scaled as a plain pool, so
-// the list is read again until it can.
+// explains reports whether the last cluster list maps every pool. A pool of a
+// nodepool being created or deleted must not be scaled as a plain pool.
 func (r *refreshReads) explains(pools []exoapi.InstancePool) bool {
 	if len(pools) != len(r.clusterPoolManagers) {
 		return false
@@ -559,8 +537,7 @@ func samePoolIDs(a, b []exoapi.InstancePool) bool {
 	return true
 }
 
-// samePools reports whether every pool kept its size, state and members; a
-// pool with a size but no members listed counts as changed.
+// samePools reports whether every pool kept its size, state and members.
 func samePools(a, b []exoapi.InstancePool) bool {
 	if !samePoolIDs(a, b) {
 		return false

@@ -17,9 +17,8 @@ var (
 	defaultDisk    = resource.MustParse("50Gi")
 )
 
-// buildTemplate describes a fresh node of the group for scale-from-zero: the
-// instance type's CPU, memory and GPUs, the nodepool's labels and taints, the
-// zone and instance-type labels.
+// buildTemplate describes a new node of the group: the instance type's
+// resources, the nodepool's labels and taints, and the zone.
 func buildTemplate(groupID string, st poolRecord, t exoapi.InstanceType, zone string) *corev1.Node {
 	spec := groupconfig.TemplateSpec{
 		GroupID: groupID, InstanceType: t.Name(), Region: zone, Zone: zone,
