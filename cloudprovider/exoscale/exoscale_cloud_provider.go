@@ -31,9 +31,8 @@ func init() {
 	})
 }
 
-// DefaultRateLimit is the client-side budget for the Exoscale v2 API.
-// Exoscale publishes no limit and throttles with a 429, so 10 requests per
-// second is a conservative guess.
+// DefaultRateLimit is the client-side budget for the Exoscale v2 API, which
+// publishes no limit: 10 requests per second is a conservative guess.
 var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
 // Build builds the provider from the environment without a cloud call.
@@ -60,7 +59,6 @@ func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 
 // providerDeps are the parts tests replace.
 type providerDeps struct {
-	// build sets the client's User-Agent, instrumentation and rate limit.
 	build registry.BuildOptions
 	now   func() time.Time
 	retry cloudhttp.RetryOptions

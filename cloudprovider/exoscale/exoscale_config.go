@@ -24,8 +24,7 @@ var (
 	envPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 )
 
-// Config is the provider configuration, read from the environment and
-// --nodes. APIKey and APISecret are never printed.
+// Config is the provider configuration; APIKey and APISecret never print.
 type Config struct {
 	// APIKey and APISecret are the IAM key pair.
 	APIKey    credential.Secret
@@ -50,7 +49,7 @@ type Config struct {
 	RefreshInterval time.Duration
 	// LearnPools is EXOSCALE_LEARN_POOLS.
 	LearnPools bool
-	// LearntPoolBounds are a learnt pool's bounds; nil: 1 and the quota.
+	// LearntPoolBounds are a learnt pool's bounds; nil: min 1, max the quota.
 	LearntPoolBounds *Bounds
 }
 

@@ -1,6 +1,5 @@
 // Package exoscale serves Exoscale SKS nodepools and plain instance pools as
-// node groups. Refresh lists them and reads answer from that snapshot; scale
-// and evict calls return once Exoscale accepts them.
+// node groups, answering reads from the snapshot Refresh takes.
 package exoscale
 
 import "time"
@@ -74,9 +73,8 @@ const (
 	errorCodeOperationBase = "exoscale-operation-"
 )
 
-// Where per-group settings are read (docs/group-settings.md). SKS nodepool
-// labels become node labels, so they take the node-label spelling; a plain
-// instance pool's labels stay in the cloud and take the AWS spelling.
+// Where per-group settings are read. SKS copies nodepool labels to nodes, so
+// they take the node-label spelling; pool labels take the AWS spelling.
 const (
 	settingsSourceNodepool = "SKS nodepool labels"
 	settingsSourcePool     = "instance pool labels"

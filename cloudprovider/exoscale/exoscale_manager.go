@@ -32,7 +32,7 @@ type cloudAPI interface {
 
 // snapshot is the cloud as seen by the last successful Refresh.
 type snapshot struct {
-	// listing is when the refresh that took it began.
+	// listing is when the snapshot's refresh began.
 	listing        groupstate.Listing
 	pools          map[string]exoapi.InstancePool
 	nodepoolByPool map[string]exoapi.Nodepool
@@ -123,15 +123,14 @@ func (m *manager) warnOnce(key, msg string, kv ...any) {
 	}
 }
 
-// nodeGroupForInstance answers NodeGroupForNode from the index. Instances
-// missing from it share one member listing per refresh, not a GET each.
+// nodeGroupForInstance answers from the index; instances missing from it
+// share one member listing per refresh, not a GET each.
 func (m *manager) nodeGroupForInstance(ctx context.Context, id string) cloudprovider.NodeGroup {
 	return refresh.ResolveNodeGroup(ctx, &m.unknownNodes, id, m.indexedGroup)
 }
 
-// lookupMembers adds the pools of all instance-pool members to the index. It
-// skips while a refresh runs, which reads the same list, and otherwise holds
-// the gate so a refresh cannot replace the index with an older list.
+// lookupMembers indexes all instance-pool members. It skips while a refresh
+// runs and holds the gate otherwise, so no older list replaces its index.
 func (m *manager) lookupMembers(ctx context.Context) error {
 	return m.refreshGate.RunUnlessBusy(ctx, m.lookupMembersLocked)
 }
@@ -168,8 +167,7 @@ func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	return nil, indexed
 }
 
-// learn makes poolID a node group: at once when the snapshot holds the
-// pool, else at the next Refresh.
+// learn makes poolID a node group, at once if the snapshot holds the pool.
 func (m *manager) learn(poolID string) *nodeGroup {
 	m.mu.Lock()
 	if g, ok := m.groups.Get(poolID); ok {
@@ -196,7 +194,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	if existing, ok := m.groups.Get(poolID); ok {
 		return existing
 	}
-	// Under mu, so a refresh cannot drop its ledger entry before it joins.
+	// Under mu, so a refresh cannot drop the new group's ledger entry.
 	g := newNodeGroup(m, poolID)
 	g.rec = rec
 	g.Install(snap.listing, v, groupstate.Settling{})

@@ -153,7 +153,7 @@ func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, 
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
 }
 
-// readPool is the guard's fresh read; unlisted members count as starting.
+// readPool is the guard's fresh read; members the snapshot lacks are starting.
 func (g *nodeGroup) readPool(ctx context.Context) error {
 	p, err := g.m.client.GetInstancePool(ctx, g.id)
 	if err != nil {
@@ -177,7 +177,7 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 }
 
 // failedImmediately turns an operation that ended unsuccessfully on
-// submission into an error: a failure is refused; a timeout or a partial
+// submission into an error: a failure is a refusal; a timeout or a partial
 // failure may have changed the pool, so it is applied with the size unstated.
 func failedImmediately(op exoapi.Operation) error {
 	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
@@ -217,7 +217,7 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	})
 }
 
-// scaleUp sends size to and returns the new target, its operation pending.
+// scaleUp scales the pool from from to to; the operation stays pending.
 func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) (groupstate.Effect, error) {
 	delta := to - from
 	quota := g.m.quotaSnapshot()
@@ -230,9 +230,8 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) (groupstate.Effec
 	}
 	if err != nil {
 		if quotaHit && (opFailed || errors.Is(err, cloudprovider.ErrFailedPrecondition)) {
-			// Past the quota Exoscale answers a bare 400 or a failed
-			// operation (both undocumented). The quota read at Refresh says
-			// why, so the error has the quota class alone: ResourceExhausted.
+			// Past the quota Exoscale answers a bare 400 or a failed operation
+			// (both undocumented); the quota read at Refresh makes it a quota error.
 			err = cloudhttp.Reclassify(err, cloudprovider.ErrQuotaExceeded)
 			return groupstate.Effect{}, fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
 		}
@@ -249,9 +248,8 @@ func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
 	return e
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup. It cancels failed
-// slots, then members not yet created by a smaller size (undocumented:
-// Exoscale removes the newest first).
+// DecreaseTargetSize implements cloudprovider.NodeGroup: failed slots first, then
+// members not yet created by a smaller size (undocumented: the newest go first).
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	err := g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		target := g.Target()
@@ -295,8 +293,8 @@ func (g *nodeGroup) cancel(ctx context.Context, from, to int, drop []int) (group
 	return e, nil
 }
 
-// deletionID returns n's providerID, or "" for a slot already gone. Another
-// group's slot or a malformed one is refused.
+// deletionID returns n's providerID, or "" for a slot already gone, as CA
+// repeats deletions. Another group's slot or a malformed one is refused.
 func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 	pid := n.Spec.ProviderID
 	name := cloudprovider.NodeName(n.Name, pid)
@@ -382,7 +380,8 @@ func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, d
 		return groupstate.Effect{}, fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
 	if err != nil {
-		// Applied with no operation to follow: done, or settling restores members.
+		// Applied, but no operation to follow: mark it done, or settling
+		// reads it as failed and restores the members.
 		op = exoapi.Operation{ID: op.ID, State: exoapi.OperationSuccess}
 		err = fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}

@@ -4,9 +4,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// The manager answers the price catalog's instance types from the snapshot.
-// The Exoscale API has no prices: they come only from --price-sheet, keyed by
-// "<family>.<size>" like the nodes' instance-type label.
+// The manager answers the price catalog from the snapshot. Exoscale's API has
+// no prices: they come only from --price-sheet, keyed by "<family>.<size>".
 var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
 // InstanceTypeOf implements groupconfig.SnapshotTypes from the instance index.

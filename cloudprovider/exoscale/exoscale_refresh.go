@@ -173,8 +173,7 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 
 // settleOperations returns, by id, the operations this refresh settles and
 // the successes it polled. The pool list settles most (poolShows); the rest
-// cost a GET /operation each, since a failed operation and one queued behind
-// a busy pool both leave the pool as it was.
+// need a GET /operation, as a failed or queued operation leaves the pool as is.
 func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (results map[string]exoapi.Operation, seen []exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
@@ -291,7 +290,8 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 	return selected, nil
 }
 
-// resolveSpecs matches --nodes specs to pools; the SKS cluster's wins a name.
+// resolveSpecs matches --nodes specs to pools and nodepools by id or name; a
+// nodepool of the configured SKS cluster wins a shared name.
 func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) groupconfig.SpecResolution {
 	candidates := make([]groupconfig.SpecCandidate, 0, len(snap.pools))
 	for id, p := range snap.pools {
@@ -415,7 +415,7 @@ func (m *manager) gpuTypes() map[string]struct{} {
 	return out
 }
 
-// refreshReads keeps the last cluster and member lists for refresh alone.
+// refreshReads keeps the last cluster and member lists for refreshes to reuse.
 type refreshReads struct {
 	clusters   []exoapi.Cluster
 	clustersAt time.Time
@@ -429,7 +429,7 @@ type refreshReads struct {
 	polled map[string]exoapi.Operation
 }
 
-// keepPolled forgets polled successes of operations no longer pending.
+// keepPolled forgets polled successes of operations not pending.
 func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 	if len(r.polled) == 0 {
 		return
@@ -447,11 +447,11 @@ func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 	}
 }
 
-// plan decides what this refresh reads besides the pool list. Nodepool labels
-// and taints leave no trace in the pool list, so the cluster list is read
-// when expired or when pools changed in a way only it explains. Instance
-// states are read while any is not running or after a change. Expired, not
-// Due, keeps the refresh budget.
+// plan decides what this refresh reads besides the pool list. The cluster
+// list is read when expired (nodepool labels and taints leave no trace in the
+// pool list) or when the pools changed in a way only it explains. Instance
+// states are read when expired, while any is not running, or after a change.
+// Expired, not Due, keeps the refresh budget.
 func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round refresh.Round) (readClusters, readMembers bool) {
 	readClusters = force || round.Expired(r.clustersAt) || !r.explains(pools)
 	readMembers = force || opSettled || round.Expired(r.membersAt) ||
@@ -537,7 +537,8 @@ func samePoolIDs(a, b []exoapi.InstancePool) bool {
 	return true
 }
 
-// samePools reports whether every pool kept its size, state and members.
+// samePools reports whether every pool kept its size, state and members; a
+// pool with a size but no members listed cannot tell, so it counts as changed.
 func samePools(a, b []exoapi.InstancePool) bool {
 	if !samePoolIDs(a, b) {
 		return false

@@ -14,7 +14,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
-// The demo's zone and dummy credentials; the fake checks signatures with them.
+// The demo's zone and default credentials; the fake verifies whichever are used.
 const (
 	simZone      = "ch-gva-2"
 	simAPIKey    = "EXOsimulatedkey000000000"
@@ -24,16 +24,14 @@ const (
 // simDefaultSpecs apply when --nodes is not given.
 var simDefaultSpecs = []string{"1:10:workers", "0:3:gpu", "1:4:batch"}
 
-// SeedDemo fills a fake with SKS cluster "demo" (nodepools "workers" and
-// "gpu") and instance pool "batch", and returns each one's pool id by name.
-// The fake numbers ids in order, so they are the same on every start.
+// SeedDemo fills a fake with SKS cluster "demo" (nodepools "workers", "gpu")
+// and pool "batch", and returns their pool ids by name, the same every start.
 func SeedDemo(f *fakeapi.Server) map[string]string {
 	medium := f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30})
 	large := f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "large", CPUs: 4, MemoryBytes: 8 << 30})
 	gpu := f.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
 	cluster := f.AddSKSCluster("demo")
-	// SKS copies nodepool labels to nodes, so settings take the node-label
-	// spelling; one of them is malformed on purpose.
+	// Settings in the node-label spelling, one of them malformed on purpose.
 	ids := map[string]string{}
 	_, ids["workers"] = f.AddNodepool(cluster, fakeapi.PoolSeed{Name: "workers", Size: 2, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{
 		"role": "worker",
@@ -52,8 +50,7 @@ func SeedDemo(f *fakeapi.Server) map[string]string {
 	return ids
 }
 
-// Simulate starts the fake Exoscale API on a loopback port with real-time
-// provisioning and returns a provider bound to it.
+// Simulate starts the fake Exoscale API on loopback and returns a provider on it.
 func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	apiKey := registry.SimulationCredential(EnvAPIKey, simAPIKey)
 	apiSecret := registry.SimulationCredential(EnvAPISecret, simAPISecret)
@@ -105,8 +102,7 @@ func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulati
 	return sim, nil
 }
 
-// SimulatedGroups is the fake's truth about the instance pools with the
-// given ids, in the shape the soak and --simulate's state endpoint share.
+// SimulatedGroups is the fake's state of the given pools, in simcloud's shape.
 func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
 	return simcloud.Groups(poolIDs, fake.Pool, func(v fakeapi.PoolView) simcloud.Group {
 		st := simcloud.Group{Desired: v.Size}

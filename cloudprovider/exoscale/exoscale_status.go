@@ -46,7 +46,7 @@ func instanceStatus(state string) *cloudprovider.InstanceStatus {
 			ErrorMessage: "Exoscale reports the instance in state error",
 		})
 	default:
-		// An unknown state: keep the instance counted, not guess it failed.
+		// An unknown state: keep the instance counted rather than guess it failed.
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceRunning}
 	}
 }

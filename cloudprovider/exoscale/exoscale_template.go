@@ -8,9 +8,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// Reservations subtracted from capacity for allocatable. SKS does not publish
-// its kubelet reservations, so these are conservative estimates; CA adds
-// DaemonSet pods on top itself.
+// Reservations subtracted from capacity: SKS publishes no kubelet
+// reservations, so these are conservative; CA adds DaemonSet pods itself.
 var (
 	reservedCPU    = resource.MustParse("200m")
 	reservedMemory = resource.MustParse("600Mi")
