@@ -31,19 +31,14 @@ func init() {
 	})
 }
 
-// DefaultRateLimit is the client-side budget for the Exoscale v2 API.
-// Exoscale publishes no number (throttling is a 429, optionally with
-// Retry-After; docs/providers/exoscale.md), so this is a conservative 10
-// requests per second, bursts of 10.
+// DefaultRateLimit is the client-side budget for the Exoscale v2 API, which
+// publishes no limit: 10 requests per second is a conservative guess.
 var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
-// Build reads the configuration from the environment and builds the provider.
-// It makes no cloud call: the server takes the first snapshot through Refresh
-// before it starts serving.
+// Build builds the provider from the environment without a cloud call.
 func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 	cfg, err := LoadConfig(opts, opts.Env())
 	if err != nil {
-		// One problem per line, each naming the provider.
 		return nil, err
 	}
 	p, err := newProvider(cfg, providerDeps{build: opts, now: opts.Now, retry: cloudhttp.RetryOptions{Sleep: opts.RetrySleep}})
@@ -55,21 +50,17 @@ func Build(_ context.Context, opts registry.BuildOptions) (cloudprovider.CloudPr
 	return p, nil
 }
 
-// useOptions applies what main passes besides the configuration: the
-// staleness bound, the price sheet and the metric hooks.
+// useOptions applies the staleness bound, the price sheet and the metric hooks.
 func (p *cloudProvider) useOptions(opts registry.BuildOptions) {
 	p.m.fresh = refresh.NewFreshness(opts.MaxStalenessOrDefault(), p.m.now)
 	opts.WireLookups(&p.m.unknownNodes, &p.m.specWatch)
 	p.Prices.Sheet = opts.PriceSheet
 }
 
-// providerDeps are the injectable parts (tests swap them).
+// providerDeps are the parts tests replace.
 type providerDeps struct {
-	// build is what main sets on every cloud client (User-Agent,
-	// instrumentation, rate limit).
 	build registry.BuildOptions
 	now   func() time.Time
-	// retry tunes the retries; zero values take the defaults.
 	retry cloudhttp.RetryOptions
 }
 
@@ -111,8 +102,8 @@ func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.N
 	return cloudprovider.FoundNodeGroup(id, g, g != nil)
 }
 
-// NodeGroupForNode implements cloudprovider.CloudProvider. It resolves by
-// providerID only: CA's fake nodes carry nothing else.
+// NodeGroupForNode implements cloudprovider.CloudProvider by providerID
+// only: CA's placeholder nodes carry nothing else.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil || node.Spec.ProviderID == "" {
 		return nil, nil
@@ -127,7 +118,6 @@ func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node)
 	}
 	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
 	if err != nil {
-		// Another cloud's node is simply not ours.
 		return nil, nil
 	}
 	return p.m.nodeGroupForInstance(ctx, id), nil

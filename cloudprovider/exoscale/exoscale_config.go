@@ -24,16 +24,13 @@ var (
 	envPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 )
 
-// Config is the provider configuration. Everything comes from the environment
-// (like upstream) plus --nodes; APIKey and APISecret are never printed.
+// Config is the provider configuration; APIKey and APISecret never print.
 type Config struct {
-	// APIKey and APISecret are the IAM key pair (EXOSCALE_API_KEY/_SECRET, or
-	// files named by EXOSCALE_API_KEY_FILE/_SECRET_FILE).
+	// APIKey and APISecret are the IAM key pair.
 	APIKey    credential.Secret
 	APISecret credential.Secret
-	// APIKeyFile and APISecretFile, when set, are where the key pair comes
-	// from: re-read whenever the files change, so a rotated Secret needs no
-	// restart. APIKey and APISecret then hold the values read at load.
+	// APIKeyFile and APISecretFile, when set, hold the key pair and are
+	// re-read when they change, so a rotated Secret needs no restart.
 	APIKeyFile    string
 	APISecretFile string
 	// Zone is the Exoscale zone, e.g. "ch-gva-2" (EXOSCALE_ZONE).
@@ -44,20 +41,15 @@ type Config struct {
 	Endpoint string
 	// SKSCluster is an SKS cluster id or name whose nodepools are all groups.
 	SKSCluster string
-	// NodeGroupSpecs are the parsed --nodes values, matched against instance
-	// pool ids/names and SKS nodepool ids/names.
+	// NodeGroupSpecs are the parsed --nodes values.
 	NodeGroupSpecs []groupconfig.NodeGroupSpec
 	// UnlimitedMaxSize caps groups without a spec when the quota is unlimited.
 	UnlimitedMaxSize int
 	// RefreshInterval is the minimum time between two cloud refreshes.
 	RefreshInterval time.Duration
-	// LearnPools says an instance pool becomes a node group when a node
-	// lookup finds one of its members (EXOSCALE_LEARN_POOLS; true unless
-	// set to false, as upstream).
+	// LearnPools is EXOSCALE_LEARN_POOLS.
 	LearnPools bool
-	// LearntPoolBounds are a learnt pool's min and max
-	// (EXOSCALE_LEARNT_POOL_BOUNDS); nil: min 1 and max the instance quota,
-	// as upstream.
+	// LearntPoolBounds are a learnt pool's bounds; nil: min 1, max the quota.
 	LearntPoolBounds *Bounds
 }
 
@@ -81,8 +73,7 @@ func parseBounds(v string) (Bounds, bool) {
 	return Bounds{Min: minSize, Max: maxSize}, true
 }
 
-// LoadConfig reads the configuration from getenv and opts, reporting every
-// problem at once.
+// LoadConfig reads the configuration from getenv and opts, every problem at once.
 func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config, error) {
 	cfg := Config{
 		APIKey:           credential.Secret(strings.TrimSpace(getenv(EnvAPIKey))),
@@ -150,10 +141,8 @@ func LoadConfig(opts registry.BuildOptions, getenv func(string) string) (Config,
 	return cfg, cloudprovider.ConfigProblems(ProviderName, errs...)
 }
 
-// checkCloudConfig: the provider takes no configuration file (upstream's
-// takes none either), so --cloud-config is ignored with a warning, since an
-// operator may believe settings in it apply; one naming a missing file is
-// refused, as a path that may be a typo of something else.
+// checkCloudConfig logs that --cloud-config is ignored, as the provider
+// reads no file; a missing file is an error, since the path may be a typo.
 func checkCloudConfig(path string) error {
 	if path == "" {
 		return nil
@@ -169,15 +158,12 @@ func checkCloudConfig(path string) error {
 	return nil
 }
 
-// Validate checks the configuration and reports all problems together, one
-// per line.
+// Validate checks the configuration and reports every problem, one per line.
 func (c Config) Validate() error {
 	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))
 }
 
-// validate reports every problem; a credential whose file setting is in skip
-// (as ReadKeyFiles names it) already has its own (an unreadable file) and is
-// not reported missing too.
+// validate reports every problem; a credential in skip is not reported missing.
 func (c Config) validate(skip map[string]bool) error {
 	var errs []error
 	for _, v := range []struct{ name, file, value string }{{EnvAPIKey, EnvAPIKeyFile, c.APIKey.Reveal()}, {EnvAPISecret, EnvAPISecretFile, c.APISecret.Reveal()}} {
@@ -206,8 +192,7 @@ func (c Config) validate(skip map[string]bool) error {
 	return errors.Join(errs...)
 }
 
-// APIEndpoint returns the v2 base URL: the override, or
-// https://<environment>-<zone>.exoscale.com/v2.
+// APIEndpoint returns the v2 base URL: the override, or the zone's.
 func (c Config) APIEndpoint() string {
 	if c.Endpoint != "" {
 		return strings.TrimRight(c.Endpoint, "/")
@@ -243,16 +228,14 @@ func (c Config) apiSecret() *credential.Credential {
 	return credential.CredentialFrom(c.APISecret, EnvAPISecretFile+"=", c.APISecretFile)
 }
 
-// publishedZones are the zones egoscale v3 names (its ZoneName constants):
-// the list preflight checks EXOSCALE_ZONE against without a call. A zone
-// the SDK does not know yet only gets a warning.
+// publishedZones are egoscale v3's zone names. Preflight checks
+// EXOSCALE_ZONE against them without a call and only warns on another zone.
 var publishedZones = []v3.ZoneName{
 	v3.ZoneNameCHGva2, v3.ZoneNameCHDk2, v3.ZoneNameDEFra1, v3.ZoneNameDEMuc1,
 	v3.ZoneNameATVie1, v3.ZoneNameATVie2, v3.ZoneNameBGSof1, v3.ZoneNameHrZag1,
 }
 
-// zoneLocation is the registration's Location: EXOSCALE_ZONE as read from
-// the environment, and the published zones.
+// zoneLocation is the registration's Location: EXOSCALE_ZONE, published zones.
 func zoneLocation(opts registry.BuildOptions) registry.Location {
 	loc := registry.Location{Name: strings.TrimSpace(opts.Env()(EnvZone)), Kind: "zone", Setting: EnvZone}
 	for _, z := range publishedZones {
@@ -261,9 +244,7 @@ func zoneLocation(opts registry.BuildOptions) registry.Location {
 	return loc
 }
 
-// endpoint is the registration's Endpoint: the zone decides the host
-// (https://<environment>-<zone>.exoscale.com/v2) unless EXOSCALE_API_ENDPOINT
-// overrides it.
+// endpoint is the registration's Endpoint: the zone's host or the override.
 func endpoint(opts registry.BuildOptions) registry.Endpoint {
 	getenv := opts.Env()
 	c := Config{

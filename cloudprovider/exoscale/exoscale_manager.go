@@ -32,7 +32,7 @@ type cloudAPI interface {
 
 // snapshot is the cloud as seen by the last successful Refresh.
 type snapshot struct {
-	// listing is when the refresh that took it began.
+	// listing is when the snapshot's refresh began.
 	listing        groupstate.Listing
 	pools          map[string]exoapi.InstancePool
 	nodepoolByPool map[string]exoapi.Nodepool
@@ -40,18 +40,15 @@ type snapshot struct {
 }
 
 // manager owns the snapshot and the node groups. Lock order: refreshGate,
-// then mu, then the locks of groupstate (a group's served state, then the
-// ledger's own); a group's mu (its record) is held alone.
+// mu, then groupstate's locks; a group's mu is held alone.
 type manager struct {
 	cfg    Config
 	client cloudAPI
 	now    func() time.Time
 
-	// refreshGate serialises refreshes and the member lookup; reads never
-	// wait for it.
+	// refreshGate serialises refreshes and member lookups; reads never wait.
 	refreshGate refresh.Gate
-	// reads and fresh (the --max-staleness rule) let an unchanged refresh
-	// skip the cluster and instance lists; refreshGate guards reads.
+	// reads (under refreshGate) and fresh let a refresh skip unchanged lists.
 	reads refreshReads
 	fresh *refresh.Freshness
 
@@ -60,14 +57,8 @@ type manager struct {
 	groups       groupstate.Groups[*nodeGroup]
 	instancePool map[string]string // instance id -> pool id, for every pool member
 	learned      map[string]bool   // pool ids learnt from NodeGroupForNode
-	// unknownNodes allows one instance listing per refresh for instances
-	// missing from the index, and remembers those in no pool.
 	unknownNodes refresh.UnknownNodeLookup
-	// ledger is the one record of our mutations per group: each group's
-	// served state (groupstate.Group) and guard, the members whose eviction
-	// the cloud accepted, the slots of failed scale-ups, and the sequence
-	// that orders our operations against listings. It is never replaced,
-	// so guards and served state outlive refreshes.
+	// ledger is never replaced, so groups' guards and state outlive refreshes.
 	ledger      *groupstate.Ledger
 	types       map[string]exoapi.InstanceType
 	quota       *exoapi.Quota
@@ -86,8 +77,7 @@ func (m *manager) String() string { return "exoscale manager: " + m.cfg.String()
 // GoString never shows credentials.
 func (m *manager) GoString() string { return m.String() }
 
-// newManager returns an empty manager whose groups' guards measure their
-// quarantine with guard (BuildOptions.Guard).
+// newManager returns an empty manager whose groups' guards use guard.
 func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupstate.GuardOptions) *manager {
 	if now == nil {
 		now = time.Now
@@ -107,8 +97,7 @@ func newManager(cfg Config, client cloudAPI, now func() time.Time, guard groupst
 	return m
 }
 
-// nodeGroups returns the groups sorted by id (a group learnt since the
-// last refresh last).
+// nodeGroups returns the groups by id, any learnt since the last refresh last.
 func (m *manager) nodeGroups() []*nodeGroup {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -134,21 +123,14 @@ func (m *manager) warnOnce(key, msg string, kv ...any) {
 	}
 }
 
-// nodeGroupForInstance answers NodeGroupForNode for a real instance id from
-// the index; instances missing from it are resolved by the shared rule
-// (refresh.UnknownNodeLookup) with one instance listing per refresh
-// (lookupMembers), never one call per instance: a thousand gone instances
-// would otherwise cost a thousand GETs in every CA loop.
+// nodeGroupForInstance answers from the index; instances missing from it
+// share one member listing per refresh, not a GET each.
 func (m *manager) nodeGroupForInstance(ctx context.Context, id string) cloudprovider.NodeGroup {
 	return refresh.ResolveNodeGroup(ctx, &m.unknownNodes, id, m.indexedGroup)
 }
 
-// lookupMembers is the lookup for instances missing from the index: the
-// instance-pool member list, whose pools it adds to the index. It skips when
-// a refresh is running, which brings the same list (the RefreshGate rule:
-// waiting behind it could outlast CA's deadline), and holds the gate
-// otherwise, so a refresh never replaces the index under it with an older
-// list.
+// lookupMembers indexes all instance-pool members. It skips while a refresh
+// runs and holds the gate otherwise, so no older list replaces its index.
 func (m *manager) lookupMembers(ctx context.Context) error {
 	return m.refreshGate.RunUnlessBusy(ctx, m.lookupMembersLocked)
 }
@@ -169,10 +151,8 @@ func (m *manager) lookupMembersLocked(ctx context.Context) error {
 	return nil
 }
 
-// indexedGroup answers from the index alone: known is false when the
-// instance is in no pool the index holds. A member of a pool that is not a
-// group yet makes it one (learn), unless EXOSCALE_LEARN_POOLS=false: then
-// the node is in no group.
+// indexedGroup answers from the index; known is false outside indexed pools.
+// A member makes its pool a group unless EXOSCALE_LEARN_POOLS=false.
 func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	m.mu.RLock()
 	poolID, indexed := m.instancePool[id]
@@ -187,9 +167,7 @@ func (m *manager) indexedGroup(id string) (g *nodeGroup, known bool) {
 	return nil, indexed
 }
 
-// learn makes poolID a node group. When the pool is in the snapshot the group
-// exists at once (so NodeGroups lists it); otherwise the next Refresh adds it.
-// The server logs its arrival at the next Refresh, with every other group's.
+// learn makes poolID a node group, at once if the snapshot holds the pool.
 func (m *manager) learn(poolID string) *nodeGroup {
 	m.mu.Lock()
 	if g, ok := m.groups.Get(poolID); ok {
@@ -216,9 +194,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	if existing, ok := m.groups.Get(poolID); ok {
 		return existing
 	}
-	// Made under mu, like the refresh's Ledger.Forget: a refresh cannot
-	// forget the group's ledger entry between its making and its joining
-	// the groups.
+	// Under mu, so a refresh cannot drop the new group's ledger entry.
 	g := newNodeGroup(m, poolID)
 	g.rec = rec
 	g.Install(snap.listing, v, groupstate.Settling{})
@@ -227,8 +203,7 @@ func (m *manager) learn(poolID string) *nodeGroup {
 	return g
 }
 
-// ownerOf returns the pool of each instance id per the index (including
-// instances found by lookups after the last refresh).
+// ownerOf returns each instance's pool per the index.
 func (m *manager) ownerOf(ids []string) map[string]string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

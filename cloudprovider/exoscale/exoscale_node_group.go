@@ -19,9 +19,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
-// poolRecord is what the cloud says of a group beyond its served state
-// (bounds, size and members, which the embedded groupstate.Group holds):
-// which pool or nodepool it is, and its template and settings inputs.
+// poolRecord is a group's pool or nodepool and its template and settings inputs.
 type poolRecord struct {
 	name                                string
 	sks                                 bool
@@ -30,8 +28,7 @@ type poolRecord struct {
 	diskSizeGiB                         int
 	labels                              map[string]string
 	taints                              []exoapi.Taint
-	// settings are read from the nodepool's labels (SKS) or the instance
-	// pool's labels (plain pools) at each Refresh.
+	// settings come from the nodepool's or the plain pool's labels.
 	settings groupconfig.GroupSettings
 }
 
@@ -49,12 +46,9 @@ const (
 	opEvict = "evict"
 )
 
-// submittedOp is Exoscale's record of a scale or evict the cloud accepted
-// (groupstate.Operation.Data), kept in the ledger until a refresh settles
-// it.
+// submittedOp is a scale or evict Exoscale accepted, pending until settled.
 type submittedOp struct {
-	// op is the cloud's answer: final already when it finished on
-	// submission (or had no operation to follow).
+	// op is the cloud's answer, already final if it finished on submission.
 	op       exoapi.Operation
 	kind     string
 	from, to int
@@ -65,18 +59,14 @@ type submittedOp struct {
 // settled reports whether the answer alone settles the operation.
 func (o submittedOp) settled() bool { return o.op.Done() || o.op.ID == "" }
 
-// nodeGroup is one Exoscale instance pool (plain, or an SKS nodepool's).
-// Its served state is the embedded groupstate.Group: while operations are
-// pending the target is the size last asked for, and failed scale-ups
-// leave failed slots outside the pool's size. Members requested but not
-// listed yet are not in Nodes: CA counts them as upcoming from TargetSize.
-// Beside it the group keeps the pool's record.
+// nodeGroup is one instance pool, plain or an SKS nodepool's. Members asked
+// for but not yet listed are not in Nodes: CA counts them from TargetSize.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
 	id string
 
-	// mu guards rec; it is never held while taking another lock.
+	// mu guards rec and is never held while taking another lock.
 	mu  sync.Mutex
 	rec poolRecord
 }
@@ -87,16 +77,14 @@ func (g *nodeGroup) String() string { return "exoscale node group " + g.id }
 // GoString never prints the manager and its config.
 func (g *nodeGroup) GoString() string { return g.String() }
 
-// slotsOutsidePoolSize: a failed scale-up never raised the pool's size, so
-// the served target adds its failed slots.
+// slotsOutsidePoolSize: a failed scale-up leaves the pool's size as it was.
 const slotsOutsidePoolSize = true
 
 func newNodeGroup(m *manager, id string) *nodeGroup {
 	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), slotsOutsidePoolSize), m: m, id: id}
 }
 
-// slotIDs builds the providerIDs of group's failed slots from their numbers
-// ("exoscale://pending/<group>/failed-<n>").
+// slotIDs builds the providerIDs of group's failed slots from their numbers.
 func slotIDs(group string) func(n int) string {
 	return func(n int) string { return fmt.Sprintf("%s%s/%s%d", placeholderPrefix, group, failedSlotPrefix, n) }
 }
@@ -108,9 +96,7 @@ func (g *nodeGroup) record() poolRecord {
 	return g.rec
 }
 
-// install serves a refresh's snapshot of the group and settles the
-// operations it shows finished: results are what this refresh polled; an
-// operation final on submission settles by its own answer.
+// install serves a refresh's view and settles the operations it shows done.
 func (g *nodeGroup) install(rec poolRecord, v groupstate.View, results map[string]exoapi.Operation, listing groupstate.Listing) {
 	g.mu.Lock()
 	g.rec = rec
@@ -149,8 +135,7 @@ func (g *nodeGroup) Status(context.Context) cloudprovider.GroupStatus {
 	return g.StatusWith(g.record().settings)
 }
 
-// scale sends an absolute size to the nodepool or pool. Callers hold the
-// mutation lock but not mu, so reads never wait behind the call.
+// scale sends an absolute size to the nodepool or pool.
 func (g *nodeGroup) scale(ctx context.Context, size int) (exoapi.Operation, error) {
 	rec := g.record()
 	if rec.sks {
@@ -159,7 +144,7 @@ func (g *nodeGroup) scale(ctx context.Context, size int) (exoapi.Operation, erro
 	return g.m.client.ScaleInstancePool(ctx, g.id, size)
 }
 
-// evict is scale for an eviction.
+// evict evicts the instances ids from the nodepool or pool.
 func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, error) {
 	rec := g.record()
 	if rec.sks {
@@ -168,8 +153,7 @@ func (g *nodeGroup) evict(ctx context.Context, ids []string) (exoapi.Operation, 
 	return g.m.client.EvictInstancePoolMembers(ctx, g.id, ids)
 }
 
-// readPool re-reads the instance pool for the guard: its size is the
-// target, and members the snapshot lacks count as starting.
+// readPool is the guard's fresh read; members the snapshot lacks are starting.
 func (g *nodeGroup) readPool(ctx context.Context) error {
 	p, err := g.m.client.GetInstancePool(ctx, g.id)
 	if err != nil {
@@ -177,7 +161,7 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	}
 	g.Fresh(func(v groupstate.View) groupstate.View {
 		v.Target = p.Size
-		// The pool answer may leave members out; the snapshot's stand.
+		// The pool's member list may be incomplete; the snapshot's members stay.
 		known := make(map[string]bool, len(v.Instances))
 		for _, in := range v.Instances {
 			known[in.Id] = true
@@ -192,10 +176,9 @@ func (g *nodeGroup) readPool(ctx context.Context) error {
 	return nil
 }
 
-// failedImmediately turns an operation final on submission that did not
-// succeed into an error. A failure is a refusal: the cloud did nothing. A
-// timeout or partial failure may have changed the pool, with nothing left
-// in flight: it states MutationApplied, so the guard reads the pool.
+// failedImmediately turns an operation that ended unsuccessfully on
+// submission into an error: a failure is a refusal; a timeout or a partial
+// failure may have changed the pool, so it is applied with the size unstated.
 func failedImmediately(op exoapi.Operation) error {
 	if op.State != exoapi.OperationFailure && op.State != exoapi.OperationTimeout {
 		return nil
@@ -204,15 +187,12 @@ func failedImmediately(op exoapi.Operation) error {
 	if op.Reason != "" {
 		code += "/" + op.Reason
 	}
-	// A failure states the request failed (refused); a timeout or a partial
-	// failure is a success answer that does not state the size (applied).
 	failed := op.State != exoapi.OperationTimeout && op.Reason != exoapi.OperationReasonPartial
 	return cloudhttp.AnswerError("exoscale", "operation "+op.ID, cloudhttp.ErrorAnswer{Status: http.StatusOK,
 		Code: code, Message: op.Message, CloudError: failed, Class: operationFailureClass(op.Reason)})
 }
 
-// operationFailureClass maps a failed operation's documented reason to the
-// class CA sees.
+// operationFailureClass maps a documented failure reason to an error class.
 func operationFailureClass(reason string) error {
 	switch reason {
 	case "forbidden":
@@ -225,8 +205,7 @@ func operationFailureClass(reason string) error {
 	return cloudprovider.ErrUnavailable
 }
 
-// IncreaseSize implements cloudprovider.NodeGroup: it submits an absolute
-// scale and returns; Refresh tracks the new members.
+// IncreaseSize implements cloudprovider.NodeGroup; it does not wait for members.
 func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		v := g.Read()
@@ -238,8 +217,7 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	})
 }
 
-// scaleUp submits the absolute size to and returns its effect: the new
-// target, with the operation left pending.
+// scaleUp scales the pool from from to to; the operation stays pending.
 func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) (groupstate.Effect, error) {
 	delta := to - from
 	quota := g.m.quotaSnapshot()
@@ -252,10 +230,8 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) (groupstate.Effec
 	}
 	if err != nil {
 		if quotaHit && (opFailed || errors.Is(err, cloudprovider.ErrFailedPrecondition)) {
-			// Exoscale refuses a scale past the quota with a bare 400, or
-			// (undocumented either way) with an operation that fails; the
-			// quota read at Refresh says why, so CA sees ResourceExhausted
-			// (one class, not two: FailedPrecondition would win).
+			// Past the quota Exoscale answers a bare 400 or a failed operation
+			// (both undocumented); the quota read at Refresh makes it a quota error.
 			err = cloudhttp.Reclassify(err, cloudprovider.ErrQuotaExceeded)
 			return groupstate.Effect{}, fmt.Errorf("scale node group %s from %d to %d (instance quota %d/%d): %w", g.id, from, to, quota.Usage, quota.Limit, err)
 		}
@@ -265,26 +241,22 @@ func (g *nodeGroup) scaleUp(ctx context.Context, from, to int) (groupstate.Effec
 	return pendingEffect(op, submittedOp{op: op, kind: opScale, from: from, to: to, quotaHit: quotaHit}), nil
 }
 
-// pendingEffect is the effect of an operation the cloud accepted: the
-// target it asks for, left pending until a refresh settles it.
+// pendingEffect is an accepted operation's target, pending until settled.
 func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
 	e := groupstate.Resize(sub.to)
 	e.Pending = &groupstate.Operation{ID: op.ID, Data: sub}
 	return e
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup. Only members not
-// yet created can be cancelled: failed slots locally, requested members by
-// a smaller absolute size (Exoscale removes the newest first), planned
-// from a fresh read. Anything more is an error.
+// DecreaseTargetSize implements cloudprovider.NodeGroup: failed slots first, then
+// members not yet created by a smaller size (undocumented: the newest go first).
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	err := g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
 		target := g.Target()
 		if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
 			return groupstate.Plan{}, err
 		}
-		// Failed slots first, the oldest by number; by number, so a
-		// slot a refresh prunes meanwhile takes no other with it.
+		// Oldest slots first, by number, so a slot pruned meanwhile takes no other.
 		var drop []int
 		for _, f := range g.FailedSlots() {
 			if len(drop) == -delta {
@@ -296,7 +268,6 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 		if cancel == 0 {
 			return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
 		}
-		// Cancelling requested members is a smaller absolute size.
 		from := g.Read().Target
 		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
 			return g.cancel(ctx, from, from-cancel, drop)
@@ -308,8 +279,7 @@ func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return err
 }
 
-// cancel scales the pool from from down to to, cancelling members not yet
-// created, and gives up the failed slots drop with it.
+// cancel scales the pool down to to and gives up the failed slots drop.
 func (g *nodeGroup) cancel(ctx context.Context, from, to int, drop []int) (groupstate.Effect, error) {
 	op, err := g.scale(ctx, to)
 	if err == nil {
@@ -323,10 +293,8 @@ func (g *nodeGroup) cancel(ctx context.Context, from, to int, drop []int) (group
 	return e, nil
 }
 
-// deletionID resolves a node DeleteNodes names to its providerID: a real
-// member's, or one of this group's failed slots ("" when the slot is no
-// longer held, so CA's repeated deletions stay harmless). Another group's
-// slot or a malformed one is refused.
+// deletionID returns n's providerID, or "" for a slot already gone, as CA
+// repeats deletions. Another group's slot or a malformed one is refused.
 func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 	pid := n.Spec.ProviderID
 	name := cloudprovider.NodeName(n.Name, pid)
@@ -351,9 +319,7 @@ func (g *nodeGroup) deletionID(n *corev1.Node) (string, error) {
 	return pid, nil
 }
 
-// DeleteNodes implements cloudprovider.NodeGroup: the shared checks
-// (groupstate.Group.PlanDeletion), then one evict call. Failed slots need
-// no call: they are given up with the eviction, or alone.
+// DeleteNodes implements cloudprovider.NodeGroup with one evict call at most.
 func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	if len(nodes) == 0 {
 		return cloudprovider.Errorf(cloudprovider.ErrInvalidArgument, "node group %s: no nodes to delete", g.id)
@@ -366,8 +332,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 		}
 	}
-	// A member the index places in this pool, though the snapshot lacks it
-	// (found by a lookup since the last refresh).
+	// The index also holds members found by lookups since the last refresh.
 	owners := g.m.ownerOf(ids)
 	member := func(pid string) bool {
 		id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, pid)
@@ -391,8 +356,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 			}
 			return err
 		}
-		// An eviction names its members: the cloud lowers the size by as
-		// many, no absolute size is sent.
+		// An eviction lowers the pool's size by the number of members named.
 		return tx.Step(func() (groupstate.Plan, error) {
 			from := g.Read().Target
 			return groupstate.Plan{Send: func(ctx context.Context) (groupstate.Effect, error) {
@@ -402,9 +366,7 @@ func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	})
 }
 
-// evictMembers evicts pids from a pool of size from and returns the
-// effect: the target lowered by as many, the members Deleting, the slots
-// drop given up, and the operation pending.
+// evictMembers evicts pids from a pool of size from and gives up slots drop.
 func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, drop []int) (groupstate.Effect, error) {
 	ids := make([]string, len(pids))
 	for i, pid := range pids {
@@ -418,9 +380,8 @@ func (g *nodeGroup) evictMembers(ctx context.Context, from int, pids []string, d
 		return groupstate.Effect{}, fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
 	if err != nil {
-		// Applied, but the answer names no operation to follow: record it as
-		// done, or settling would read the empty operation as a failure and
-		// give the evicted members back to the target.
+		// Applied, but no operation to follow: mark it done, or settling
+		// reads it as failed and restores the members.
 		op = exoapi.Operation{ID: op.ID, State: exoapi.OperationSuccess}
 		err = fmt.Errorf("evict %d members from node group %s: %w", len(ids), g.id, err)
 	}
@@ -440,9 +401,7 @@ func (g *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	return buildTemplate(g.id, rec, t, g.m.cfg.Zone), nil
 }
 
-// GetOptions implements cloudprovider.NodeGroup: the overrides in the
-// group's labels on top of defaults, or ErrNotImplemented without any
-// (returning options would zero the ones the protocol cannot carry).
+// GetOptions implements cloudprovider.NodeGroup from the group's labels.
 func (g *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	return g.record().settings.GetOptions(defaults)
 }

@@ -4,15 +4,11 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// The manager answers the shared price catalog (groupconfig.Prices) from the
-// --price-sheet (the Exoscale API has no prices, so without a sheet pricing
-// is not offered), keyed by "<family>.<size>" like the nodes' instance-type
-// label, and from the instance types cached for templates; it makes no
-// cloud call.
+// The manager answers the price catalog from the snapshot. Exoscale's API has
+// no prices: they come only from --price-sheet, keyed by "<family>.<size>".
 var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-// InstanceTypeOf implements groupconfig.SnapshotTypes: the instance type of
-// the pool holding the instance, from the snapshot's instance index only.
+// InstanceTypeOf implements groupconfig.SnapshotTypes from the instance index.
 func (m *manager) InstanceTypeOf(instanceID string) string {
 	m.mu.RLock()
 	g, ok := m.groups.Get(m.instancePool[instanceID])
@@ -27,8 +23,7 @@ func (m *manager) InstanceTypeOf(instanceID string) string {
 	return t.Name()
 }
 
-// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
-// every served pool's instance type known from the cached instance types.
+// GroupInstanceTypes implements groupconfig.SnapshotTypes from cached types.
 func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.nodeGroups() {

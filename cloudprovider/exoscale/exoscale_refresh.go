@@ -19,17 +19,14 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/refresh"
 )
 
-// refresh takes a new snapshot. The pool list comes first: what it shows
-// decides which other lists this refresh needs (see reads.plan) and which
-// pending operations still need their own GET (see settleOperations).
-// Nothing is changed unless every list call succeeds.
+// refresh takes a new snapshot, or changes nothing if a list call fails. The
+// pool list decides what else it reads (reads.plan, settleOperations).
 func (m *manager) refresh(ctx context.Context, force bool) error {
 	return m.refreshGate.Run(ctx, func(ctx context.Context) error { return m.refreshLocked(ctx, force) })
 }
 
 // refreshLocked is refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context, force bool) error {
-	// One of CA's refreshes: the round's start is the refresh's now.
 	round := m.fresh.Begin(true)
 	now := round.At
 	m.mu.RLock()
@@ -48,12 +45,8 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	}
 	opResults, seen := m.settleOperations(ctx, listing, pools)
 	if len(seen) > 0 {
-		// A success GET /operation showed after the pool list was taken
-		// may be missing from that list. A second list, taken after the
-		// poll, shows it, so the operation settles in this refresh: one
-		// Refresh after the cloud finished serves the cloud's size, even
-		// when this is the first to see the operation succeed. Without
-		// that list it waits for the next refresh.
+		// A success polled after the pool list may be missing from it; a
+		// second list shows it, or the next refresh settles it.
 		if fresh, err := m.client.ListInstancePools(ctx); err == nil {
 			pools = fresh
 			for _, op := range seen {
@@ -146,9 +139,7 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 		states[id] = func(g *nodeGroup) { g.install(rec, v, opResults, listing) }
 	}
 
-	// Under mu, like learn's making of a group: the ledger keeps exactly the
-	// groups served, and a group dropped answers NotFound to a CA that
-	// still holds it.
+	// Under mu, as in learn, so the ledger holds exactly the groups served.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make(map[string]bool, len(selected))
@@ -180,14 +171,9 @@ func (m *manager) refreshLocked(ctx context.Context, force bool) error {
 	return nil
 }
 
-// settleOperations returns the operations accepted before listing began
-// that this refresh settles, by id, and the successes it saw by polling. The pool list, taken after they were submitted, settles most
-// without a call (poolShows). The rest cost one GET /operation each: a
-// failed operation leaves the pool as it was, just like one still queued
-// behind a busy pool. A failure settles at once (the cloud changed nothing, so the
-// lists agree with it); a success seen after the pool list was taken may
-// not be in it yet, so it settles only with a pool list taken after the
-// poll (see refresh). Failures to read one leave it pending.
+// settleOperations returns, by id, the operations this refresh settles and
+// the successes it polled. The pool list settles most (poolShows); the rest
+// need a GET /operation, as a failed or queued operation leaves the pool as is.
 func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listing, pools []exoapi.InstancePool) (results map[string]exoapi.Operation, seen []exoapi.Operation) {
 	sizes := make(map[string]int, len(pools))
 	for _, p := range pools {
@@ -227,7 +213,7 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 				op.ID = id // keyed as submitted, whatever the answer echoes
 				seen = append(seen, op)
 			case errors.Is(err, cloudprovider.ErrNotFound):
-				// Expired operations are gone; the lists tell the truth now.
+				// Exoscale forgets old operations; the lists show the result.
 				seen = append(seen, exoapi.Operation{ID: id, State: exoapi.OperationSuccess})
 			default:
 				klog.V(4).InfoS("Cannot read operation; keeping it pending", "provider", ProviderName, "nodeGroup", g.id, "operation", id, "err", err)
@@ -237,17 +223,10 @@ func (m *manager) settleOperations(ctx context.Context, listing groupstate.Listi
 	return results, seen
 }
 
-// poolShows reports whether a pool of size settles a group's operations
-// (oldest first) as successes. Scales send an absolute size: once the pool
-// has the last one's, the cloud is where we last asked, and an older scale
-// that failed or is still queued no longer matters (a late one is the
-// absolute-resize race docs/performance.md describes, which polling cannot
-// prevent either). Evictions shrink by their count, so a chain of them
-// (each starting from the previous one's target) reaching the last target
-// means every one was applied. Mixed kinds cannot be told apart (a failed
-// scale-up followed by a pending eviction shows the same size as both
-// done), nor scales back to the size they started from (none applied
-// shows it too), so those are polled.
+// poolShows reports whether a pool of size shows a group's operations
+// (oldest first) succeeded: the last scale's absolute size, or a chain of
+// evictions reaching the last target. Mixed kinds, and scales back to the
+// starting size, look the same applied or not, so those are polled.
 func poolShows(ops []submittedOp, size int) bool {
 	if len(ops) == 0 || ops[len(ops)-1].to != size || ops[len(ops)-1].to == ops[0].from {
 		return false
@@ -261,16 +240,14 @@ func poolShows(ops []submittedOp, size int) bool {
 	return true
 }
 
-// selection is why a pool is a node group, and the --nodes spec that
-// names it, if any.
+// selection is why a pool is a node group, and its --nodes spec if any.
 type selection struct {
 	spec *groupconfig.NodeGroupSpec
 	why  cloudprovider.Management
 }
 
-// selectGroups decides which instance pools are node groups, and why: every
-// pool or nodepool named by --nodes, every nodepool of the configured SKS
-// cluster, and every pool learnt from lookups, in that order of precedence.
+// selectGroups picks the node groups and why: by --nodes, then the SKS
+// cluster's nodepools, then learnt pools.
 func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learned map[string]bool) (map[string]selection, error) {
 	selected := map[string]selection{}
 	for id := range learned {
@@ -313,10 +290,8 @@ func (m *manager) selectGroups(clusters []exoapi.Cluster, snap *snapshot, learne
 	return selected, nil
 }
 
-// resolveSpecs matches --nodes specs against every pool by its id or name,
-// or its nodepool's id or name; a nodepool of the configured SKS cluster
-// wins a name it shares with other pools. Refresh and NodeGroupForNode's
-// lookups both read this one answer.
+// resolveSpecs matches --nodes specs to pools and nodepools by id or name; a
+// nodepool of the configured SKS cluster wins a shared name.
 func resolveSpecs(specs []groupconfig.NodeGroupSpec, scoped *exoapi.Cluster, snap *snapshot) groupconfig.SpecResolution {
 	candidates := make([]groupconfig.SpecCandidate, 0, len(snap.pools))
 	for id, p := range snap.pools {
@@ -336,9 +311,7 @@ func specSelection(spec groupconfig.NodeGroupSpec) selection {
 	return selection{spec: &spec, why: cloudprovider.Management{By: cloudprovider.ManagedByNodes, Detail: spec.String()}}
 }
 
-// buildState derives one group's record and view from the snapshot: the
-// bounds are the spec's, a learnt pool's EXOSCALE_LEARNT_POOL_BOUNDS, or
-// min 1 and max the instance quota.
+// buildState derives a group's record and view from the snapshot.
 func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (poolRecord, groupstate.View) {
 	p := snap.pools[poolID]
 	rec := poolRecord{name: p.Name, typeID: p.InstanceTypeID, diskSizeGiB: p.DiskSizeGiB}
@@ -346,9 +319,8 @@ func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (pool
 	if np, ok := snap.nodepoolByPool[poolID]; ok {
 		rec.sks = true
 		rec.clusterID, rec.nodepoolID, rec.nodepoolName = np.ClusterID, np.ID, np.Name
-		// The target stays the pool's size: the nodepool list may be up to
-		// --max-staleness old while the pool list is fresh, and the two
-		// sizes stay equal (shared doc §6.3; readPool relies on it too).
+		// The target stays the pool's size: the nodepool list may be
+		// older, and Exoscale keeps a nodepool's size equal to its pool's.
 		if np.InstanceTypeID != "" {
 			rec.typeID = np.InstanceTypeID
 		}
@@ -377,11 +349,6 @@ func (m *manager) buildState(poolID string, sel selection, snap *snapshot) (pool
 	return rec, v
 }
 
-// The caches: instance types (immutable, fetched once) and the instance
-// quota (re-read every quotaTTL), which give templates and default sizes.
-// Neither is a refresh.TTLCache: a type never expires, and the quota
-// last read is served past its re-read time (a failed read keeps it).
-
 // quotaSnapshot returns a copy of the last instance quota read, or nil.
 func (m *manager) quotaSnapshot() *exoapi.Quota {
 	m.mu.RLock()
@@ -401,8 +368,7 @@ func (m *manager) instanceType(id string) (exoapi.InstanceType, bool) {
 	return t, ok
 }
 
-// fetchTypes caches the instance types of selected groups; types never change,
-// so each is fetched once per process. A failure only disables templates.
+// fetchTypes caches selected groups' instance types, which never change.
 func (m *manager) fetchTypes(ctx context.Context, selected map[string]selection, snap *snapshot) {
 	failed := map[string]bool{}
 	for poolID := range selected {
@@ -428,8 +394,7 @@ func (m *manager) fetchTypes(ctx context.Context, selected map[string]selection,
 	}
 }
 
-// defaultMax is upstream's default: the instance quota limit, with a cap for
-// the unlimited quota (-1), which upstream would pass on as a max of -1.
+// defaultMax is the instance quota limit, or UnlimitedMaxSize for -1 (unlimited).
 func (m *manager) defaultMax() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -450,27 +415,21 @@ func (m *manager) gpuTypes() map[string]struct{} {
 	return out
 }
 
-// refreshReads remembers the SKS cluster list and the instance list a
-// refresh read last, so a refresh that finds the instance pools unchanged
-// costs the one pool list. Only refresh (under refreshGate) uses it.
+// refreshReads keeps the last cluster and member lists for refreshes to reuse.
 type refreshReads struct {
 	clusters   []exoapi.Cluster
 	clustersAt time.Time
-	// clusterPoolManagers is each pool's manager as listed with the last
-	// cluster read.
+	// clusterPoolManagers is each pool's manager at the last cluster read.
 	clusterPoolManagers map[string]string
 	members             []exoapi.Instance
 	membersAt           time.Time
 	// pools is the pool list at the last instance read.
 	pools []exoapi.InstancePool
-	// polled are successes GET /operation showed after the pool list of
-	// their refresh was taken, by operation id, when no second list could
-	// show them: the next refresh settles them.
+	// polled are successes no pool list showed yet, by id.
 	polled map[string]exoapi.Operation
 }
 
-// keepPolled forgets the polled successes of operations no group holds
-// pending any more.
+// keepPolled forgets polled successes of operations not pending.
 func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 	if len(r.polled) == 0 {
 		return
@@ -488,26 +447,11 @@ func (r *refreshReads) keepPolled(groups []*nodeGroup) {
 	}
 }
 
-// plan decides what this refresh reads besides the pool list.
-//
-// The SKS nodepool list is read once the last read reached the bound
-// (--max-staleness), and at once when the pool list shows something only
-// it explains: a pool appeared or left, or a pool's manager changed (its
-// nodepool mapping is unknown). A nodepool's labels, taints and settings
-// (docs/group-settings.md) leave no trace in the pool list, so they are
-// served within the bound. Sizes need no nodepool read: a nodepool's size
-// and its instance pool's stay equal (shared doc §6.3), and the fresh pool
-// list gives it, our own scales and evictions included.
-//
-// Instance states are read while some member is not yet running, when a
-// pool's size, state or members changed since the last read, when an
-// operation of ours settled, and once the last read reached the bound.
-//
-// Both take the plain bound (round.Expired): a list is read again at the
-// first refresh at or past the bound, which is what the refresh budget
-// promises, not one refresh earlier as the horizon rule (round.Due) would.
-//
-// force reads both.
+// plan decides what this refresh reads besides the pool list. The cluster
+// list is read when expired (nodepool labels and taints leave no trace in the
+// pool list) or when the pools changed in a way only it explains. Instance
+// states are read when expired, while any is not running, or after a change.
+// Expired, not Due, keeps the refresh budget.
 func (r *refreshReads) plan(pools []exoapi.InstancePool, force, opSettled bool, round refresh.Round) (readClusters, readMembers bool) {
 	readClusters = force || round.Expired(r.clustersAt) || !r.explains(pools)
 	readMembers = force || opSettled || round.Expired(r.membersAt) ||
@@ -529,11 +473,8 @@ func (r *refreshReads) record(pools []exoapi.InstancePool, readClusters bool, cl
 	}
 }
 
-// explains reports whether the last SKS cluster list accounts for every
-// pool: the same pools as when it was read, each with the same manager, and
-// every pool an SKS nodepool manages found under that nodepool. A pool the
-// list cannot map (a nodepool being created or deleted) makes every refresh
-// read it until it can: such a pool must not be scaled as a plain pool.
+// explains reports whether the last cluster list maps every pool. A pool of a
+// nodepool being created or deleted must not be scaled as a plain pool.
 func (r *refreshReads) explains(pools []exoapi.InstancePool) bool {
 	if len(pools) != len(r.clusterPoolManagers) {
 		return false
@@ -596,9 +537,8 @@ func samePoolIDs(a, b []exoapi.InstancePool) bool {
 	return true
 }
 
-// samePools reports whether every pool kept its size, state and members. A
-// pool that lists no members while it has a size cannot tell, so it counts
-// as changed.
+// samePools reports whether every pool kept its size, state and members; a
+// pool with a size but no members listed cannot tell, so it counts as changed.
 func samePools(a, b []exoapi.InstancePool) bool {
 	if !samePoolIDs(a, b) {
 		return false

@@ -14,8 +14,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/simcloud"
 )
 
-// The demo's zone and its dummy credentials (the fake verifies signatures
-// with whichever it is given).
+// The demo's zone and default credentials; the fake verifies whichever are used.
 const (
 	simZone      = "ch-gva-2"
 	simAPIKey    = "EXOsimulatedkey000000000"
@@ -25,19 +24,14 @@ const (
 // simDefaultSpecs apply when --nodes is not given.
 var simDefaultSpecs = []string{"1:10:workers", "0:3:gpu", "1:4:batch"}
 
-// SeedDemo fills a fake with the demo cluster: SKS cluster "demo" with
-// nodepools "workers" (2 x standard.medium) and "gpu" (0 x gpua5000.small,
-// tainted), and a plain instance pool "batch" (1 x standard.large). It returns
-// the instance pool id (the node group id) of each by name; the fake numbers
-// its ids in order, so they are the same on every start.
+// SeedDemo fills a fake with SKS cluster "demo" (nodepools "workers", "gpu")
+// and pool "batch", and returns their pool ids by name, the same every start.
 func SeedDemo(f *fakeapi.Server) map[string]string {
 	medium := f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "medium", CPUs: 2, MemoryBytes: 4 << 30})
 	large := f.AddInstanceType(exoapi.InstanceType{Family: "standard", Size: "large", CPUs: 4, MemoryBytes: 8 << 30})
 	gpu := f.AddInstanceType(exoapi.InstanceType{Family: "gpua5000", Size: "small", CPUs: 12, MemoryBytes: 56 << 30, GPUs: 1})
 	cluster := f.AddSKSCluster("demo")
-	// The workers nodepool shows per-group settings (docs/group-settings.md)
-	// in the node-label spelling, as SKS copies nodepool labels to the nodes:
-	// two options, a resource hint and one malformed entry.
+	// Settings in the node-label spelling, one of them malformed on purpose.
 	ids := map[string]string{}
 	_, ids["workers"] = f.AddNodepool(cluster, fakeapi.PoolSeed{Name: "workers", Size: 2, InstanceTypeID: medium, DiskSizeGiB: 50, Labels: map[string]string{
 		"role": "worker",
@@ -56,11 +50,8 @@ func SeedDemo(f *fakeapi.Server) map[string]string {
 	return ids
 }
 
-// Simulate starts the fake Exoscale API on a loopback port with real-time
-// provisioning and returns a provider bound to it (dummy credentials, which
-// the fake verifies like the real API would).
+// Simulate starts the fake Exoscale API on loopback and returns a provider on it.
 func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
-	// The fake verifies signatures with whichever credentials are used.
 	apiKey := registry.SimulationCredential(EnvAPIKey, simAPIKey)
 	apiSecret := registry.SimulationCredential(EnvAPISecret, simAPISecret)
 	pace := simcloud.DemoPace()
@@ -111,8 +102,7 @@ func Simulate(_ context.Context, opts registry.BuildOptions) (*registry.Simulati
 	return sim, nil
 }
 
-// SimulatedGroups is the fake's truth about the instance pools with the
-// given ids, in the shape the soak and --simulate's state endpoint share.
+// SimulatedGroups is the fake's state of the given pools, in simcloud's shape.
 func SimulatedGroups(fake *fakeapi.Server, poolIDs ...string) []simcloud.Group {
 	return simcloud.Groups(poolIDs, fake.Pool, func(v fakeapi.PoolView) simcloud.Group {
 		st := simcloud.Group{Desired: v.Size}

@@ -8,10 +8,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupstate"
 )
 
-// view maps a pool and its members to CA's terms, with the bounds its spec
-// gives: the state mapping is the provider's whole part of the group
-// state. The pool's size is the target; the listing says nothing of failed
-// slots (Unfilled -1), which come from failed operations.
+// view maps a pool and its members to a View. The pool's size is the target;
+// failed slots come from failed operations, not the listing (Unfilled -1).
 func view(p exoapi.InstancePool, members []exoapi.Instance, min, max int) groupstate.View {
 	v := groupstate.View{Min: min, Max: max, Target: p.Size, Unfilled: -1}
 	for _, in := range members {
@@ -25,9 +23,8 @@ func member(id, state string) cloudprovider.Instance {
 	return cloudprovider.Instance{Id: cloudprovider.BuildProviderID(ProviderIDPrefix, id), Status: instanceStatus(state)}
 }
 
-// instanceStatus maps an Exoscale instance state to CA's. Every state of the
-// API's vocabulary is listed; a state always accompanies error info because
-// CA drops error info without one.
+// instanceStatus maps each Exoscale instance state to CA's. Error info
+// always comes with a state, as CA drops it otherwise.
 func instanceStatus(state string) *cloudprovider.InstanceStatus {
 	switch state {
 	case "starting", "":
@@ -35,9 +32,8 @@ func instanceStatus(state string) *cloudprovider.InstanceStatus {
 	case "running", "migrating":
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceRunning}
 	case "stopping", "stopped":
-		// Still a member and still counted in the pool size; reporting
-		// Deleting (as upstream does for "stopping") would make Nodes disagree
-		// with TargetSize. CA handles the resulting NotReady node itself.
+		// Still counted in the pool's size; Deleting would make Nodes
+		// disagree with TargetSize. CA handles the NotReady node itself.
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceRunning}
 	case "destroying", "expunging", "destroyed":
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceDeleting}
@@ -50,15 +46,13 @@ func instanceStatus(state string) *cloudprovider.InstanceStatus {
 			ErrorMessage: "Exoscale reports the instance in state error",
 		})
 	default:
-		// A state newer than this code: keep the instance counted and leave it
-		// alone rather than guess that it failed.
+		// An unknown state: keep the instance counted rather than guess it failed.
 		return &cloudprovider.InstanceStatus{State: cloudprovider.InstanceRunning}
 	}
 }
 
-// operationErrorInfo describes a failed scale-up operation for the
-// placeholders of the instances it did not create. Capacity and quota
-// failures use the out-of-resources class so CA tries other groups.
+// operationErrorInfo describes a failed scale-up for its failed slots;
+// capacity and quota failures are out of resources, so CA tries other groups.
 func operationErrorInfo(op exoapi.Operation, quotaExceeded bool) *cloudprovider.InstanceErrorInfo {
 	info := &cloudprovider.InstanceErrorInfo{
 		ErrorClass:   cloudprovider.OtherErrorClass,

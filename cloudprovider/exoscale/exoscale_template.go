@@ -8,18 +8,16 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// Reservations subtracted from capacity for allocatable. SKS does not publish
-// its kubelet reservations, so these are conservative estimates; CA adds
-// DaemonSet pods on top itself.
+// Reservations subtracted from capacity: SKS publishes no kubelet
+// reservations, so these are conservative; CA adds DaemonSet pods itself.
 var (
 	reservedCPU    = resource.MustParse("200m")
 	reservedMemory = resource.MustParse("600Mi")
 	defaultDisk    = resource.MustParse("50Gi")
 )
 
-// buildTemplate describes a fresh node of the group for scale-from-zero: the
-// instance type's CPU, memory and GPUs, the nodepool's labels and taints, the
-// zone and instance-type labels.
+// buildTemplate describes a new node of the group: the instance type's
+// resources, the nodepool's labels and taints, and the zone.
 func buildTemplate(groupID string, st poolRecord, t exoapi.InstanceType, zone string) *corev1.Node {
 	spec := groupconfig.TemplateSpec{
 		GroupID: groupID, InstanceType: t.Name(), Region: zone, Zone: zone,
