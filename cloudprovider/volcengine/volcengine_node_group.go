@@ -215,9 +215,9 @@ func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int
 func taken(err error) bool { return cloudprovider.OutcomeOf(err) == cloudprovider.MutationApplied }
 
 // deletion is a DeleteNodes request sorted by path. RemoveInstances takes
-// only InService instances (BytePlus API reference). The health check removes an Error
-// instance and replaces it unless the desired number drops, so lowering the
-// number deletes it; lowering it also gives up failed slots.
+// only InService instances (BytePlus API reference). The health check removes
+// an Error instance and replaces it unless the desired number drops, so
+// lowering the number deletes it; lowering it also gives up failed slots.
 type deletion struct {
 	// inService and broken are ECS instance ids.
 	inService, broken []string
