@@ -140,9 +140,8 @@ func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.N
 	return cloudprovider.FoundNodeGroup(id, g, ok)
 }
 
-// NodeGroupForNode resolves by providerID only; other clouds' nodes get nil.
-// Instances the snapshot lacks share one refresh (refresh.UnknownNodeLookup):
-// DescribeScalingInstances needs the group id.
+// NodeGroupForNode resolves by providerID only. Instances the snapshot lacks
+// share one refresh, as DescribeScalingInstances needs the group id.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil

@@ -15,8 +15,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
-// fileConfig is the --cloud-config INI file, one [Global] section. The
-// *-key-file keys name files holding a key, such as a mounted Secret.
+// fileConfig is the --cloud-config INI file; *-key-file keys name key files.
 type fileConfig struct {
 	Global struct {
 		RegionID      string `gcfg:"region-id"`
@@ -35,8 +34,7 @@ type Config struct {
 	Region    string
 	AccessKey credential.Secret
 	SecretKey credential.Secret
-	// AccessKeyFile and SecretKeyFile, when set, are re-read when they change,
-	// so a rotated Secret needs no restart.
+	// AccessKeyFile and SecretKeyFile are re-read on change (rotated Secrets).
 	AccessKeyFile string
 	SecretKeyFile string
 	// Endpoint is a host (default open.volcengineapi.com) or a URL with scheme.
@@ -77,7 +75,6 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("cloud config %w", ferr)
 		}
 		if err != nil {
-			// Unknown keys (often typos) are warnings naming the key only.
 			klog.InfoS("Ignoring unknown cloud config entries", "provider", ProviderName, "file", path, "warning", err.Error())
 		}
 	}
@@ -102,8 +99,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 }
 
 // regionLocation is the registration's Location. One gateway serves every
-// region (the region travels in the signature), so a misspelt region shows
-// only in the gateway's answers.
+// region, so a misspelt region shows only in the gateway's answers.
 func regionLocation(opts registry.BuildOptions) registry.Location {
 	cfg, err := LoadConfig(opts.CloudConfig, opts.Env())
 	if err != nil {
@@ -117,8 +113,7 @@ func regionLocation(opts registry.BuildOptions) registry.Location {
 	return registry.Location{Name: cfg.Region, Kind: "region", Setting: setting}
 }
 
-// endpoint is the registration's Endpoint: the one gateway, or endpoint in the
-// file or ENDPOINT.
+// endpoint is the registration's Endpoint: the gateway, or its override.
 func endpoint(opts registry.BuildOptions) registry.Endpoint {
 	ep := registry.Endpoint{
 		Host:        DefaultEndpoint,
@@ -140,8 +135,8 @@ func (c Config) Validate() error {
 	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))
 }
 
-// validate reports every problem; a key whose file setting is in skip had an
-// unreadable file, already reported, so it is not reported missing too.
+// validate reports every problem but missing keys whose file setting is in
+// skip: their unreadable file is reported already.
 func (c Config) validate(skip map[string]bool) error {
 	var errs []error
 	if c.Region == "" {

@@ -27,8 +27,7 @@ const (
 
 // Node labels set on template nodes.
 const (
-	// LabelScalingGroup names the scaling group, so that CA's similar-group
-	// balancing and humans can tell groups apart.
+	// LabelScalingGroup names the group, for CA's balancing and for humans.
 	LabelScalingGroup = "volcengine.com/scaling-group-id"
 	// GPULabel marks a GPU node; its value is the GPU model with spaces
 	// replaced ("NVIDIA-A10"). Real nodes carry it only if the cluster sets it.

@@ -28,8 +28,7 @@ type cloudAPI interface {
 	ListSubnets(ctx context.Context, ids []string) ([]volcapi.Subnet, error)
 }
 
-// slotIDPrefix starts the id of a failed slot; ECS ids start with "i-", so
-// the two never collide.
+// slotIDPrefix starts a failed slot's id; ECS ids start with "i-".
 const slotIDPrefix = "placeholder-"
 
 // slotID is the instance id of failed slot n of group groupID. Its form is
@@ -86,8 +85,7 @@ type manager struct {
 	templates  map[string]*templateEntry
 }
 
-// newManager returns an empty manager; guardOpts set the guards' quarantine,
-// maxStaleness bounds what it serves, and now gives its times.
+// newManager returns an empty manager (guard options, staleness bound, clock).
 func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, guardOpts groupstate.GuardOptions, maxStaleness time.Duration, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
@@ -141,8 +139,7 @@ func (m *manager) groupForInstance(instanceID string) (*nodeGroup, bool) {
 	return m.groups.Get(id)
 }
 
-// index adds group id's listed instances the index lacks, after a read of
-// that group alone.
+// index adds group id's listed instances the index lacks.
 func (m *manager) index(id string, listed []volcapi.ScalingInstance) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -164,8 +161,7 @@ func (m *manager) staticSpec(id string) *groupconfig.NodeGroupSpec {
 	return spec
 }
 
-// lookupRefresh refreshes for instances the snapshot lacks, unless a refresh
-// is running.
+// lookupRefresh refreshes for unknown instances unless a refresh is running.
 func (m *manager) lookupRefresh(ctx context.Context) error {
 	return m.refreshGate.RunUnlessBusy(ctx, func(ctx context.Context) error { return m.refreshWith(ctx, true) })
 }

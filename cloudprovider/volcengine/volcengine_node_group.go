@@ -16,9 +16,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
-// nodeGroup is a scaling group as CA sees it: the embedded groupstate.Group
-// serves its state, and beside it is what Volcengine adds. It lives as long as
-// the snapshot holds the group, so objects handed out earlier keep working.
+// nodeGroup is a scaling group as CA sees it: groupstate.Group plus what
+// Volcengine adds. One object serves the group for as long as it is managed.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
@@ -30,8 +29,7 @@ type nodeGroup struct {
 	cloud volcapi.ScalingGroup
 	// settings are read from the group's tags.
 	settings groupconfig.GroupSettings
-	// statuses is each instance's Auto Scaling status; DeleteNodes needs it,
-	// as InService and Protected are both served as running.
+	// statuses is each instance's Auto Scaling status, which DeleteNodes needs.
 	statuses map[string]string
 	// failures is the failed activity's message per Error instance.
 	failures map[string]string
@@ -39,8 +37,7 @@ type nodeGroup struct {
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
-// newNodeGroup returns the node group of scaling group id. Its failed slots
-// count in the desired number, which the service keeps.
+// newNodeGroup returns the node group of scaling group id.
 func newNodeGroup(m *manager, id string) *nodeGroup {
 	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), false), m: m, id: id}
 }
@@ -66,8 +63,7 @@ func (n *nodeGroup) state() state {
 
 func (s state) hasDesired() bool { return s.cloud.Desired != volcapi.NoDesiredNumber }
 
-// active reports whether the service scales the group: only Active groups do.
-// An answer without a state counts as Active.
+// active reports whether the service scales the group: Active, or no state.
 func (s state) active() bool {
 	return s.cloud.LifecycleState == "" || strings.EqualFold(s.cloud.LifecycleState, "Active")
 }
@@ -214,10 +210,9 @@ func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int
 // taken reports whether a change that ended with err was applied.
 func taken(err error) bool { return cloudprovider.OutcomeOf(err) == cloudprovider.MutationApplied }
 
-// deletion is a DeleteNodes request sorted by path. RemoveInstances takes
-// only InService instances (BytePlus API reference). The health check removes
-// an Error instance and replaces it unless the desired number drops, so
-// lowering the number deletes it; lowering it also gives up failed slots.
+// deletion is a DeleteNodes request by path. RemoveInstances takes only
+// InService instances (BytePlus API reference); lowering the desired number
+// gives up slots and Error instances, which the health check then removes.
 type deletion struct {
 	// inService and broken are ECS instance ids.
 	inService, broken []string
@@ -272,9 +267,8 @@ func (n *nodeGroup) providerID(node *corev1.Node) (string, error) {
 	return cloudprovider.BuildProviderID(ProviderIDPrefix, id), nil
 }
 
-// byStatus sorts a checked request by Auto Scaling status. Instances starting,
-// stopped, protected or in standby cannot be removed: refused without a call,
-// CA retries later. A disabled group removes nothing.
+// byStatus sorts a checked request by Auto Scaling status. Starting, stopped,
+// protected or standby instances cannot be removed: refused without a call.
 func (n *nodeGroup) byStatus(planned groupstate.Deletion) (deletion, error) {
 	s := n.state()
 	d := deletion{slots: planned.Slots}
@@ -305,15 +299,13 @@ func asProviderIDs(ids []string) []string {
 	return out
 }
 
-// removeBatch removes InService instances and lowers the desired number by as
-// many; done of total were removed before, s is the state planned from.
+// removeBatch removes InService instances, lowering the desired number as much.
 func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, done, total int) (groupstate.Effect, error) {
 	decrease := true
 	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	if err != nil && s.Target-len(batch) < s.Min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-		// Only never-registered instances get here (PlanDeletion's min rule).
-		// When the API refuses to go below min, remove them without a decrease
-		// and let the group replace them: CA needs them gone.
+		// Only never-registered instances get here. If the API refuses to go
+		// below min, remove them without a decrease: CA needs them gone.
 		decrease = false
 		activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	}
@@ -328,10 +320,9 @@ func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, do
 	return e, err
 }
 
-// planDropBroken plans deleting Error instances: the desired number drops by
-// as many as the group still lists, so the health check does not replace them,
-// but never below min nor below the healthy instances, which the service would
-// remove instead.
+// planDropBroken lowers the desired number by the Error instances the group
+// lists, so the health check does not replace them; never below min nor the
+// healthy instances, which the service would remove instead.
 func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 	s := n.state()
 	pids := asProviderIDs(broken)
@@ -407,7 +398,7 @@ func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 }
 
 // GetOptions returns the tags' overrides on top of defaults, or
-// ErrNotImplemented without any: an answer zeroes what the protocol cannot carry.
+// ErrNotImplemented without any: an answer zeroes what CA's protocol omits.
 func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	if err := n.CheckManaged(); err != nil {
 		return nil, err

@@ -4,9 +4,8 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// The manager gives the price catalog the templates' cached instance types and
-// makes no call. Prices come from --price-sheet only: Volcengine's price API
-// prices orders, not instance types.
+// The manager gives the price catalog the templates' instance types, no call.
+// Prices come only from --price-sheet: Volcengine's price API prices orders.
 var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
 // InstanceTypeOf returns the instance type of the holding group's template.
@@ -22,7 +21,7 @@ func (m *manager) InstanceTypeOf(instanceID string) string {
 	return info.instanceType.ID
 }
 
-// GroupInstanceTypes returns the shape of each served group's known instance type.
+// GroupInstanceTypes returns the shapes of the groups' known instance types.
 func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.groupList() {

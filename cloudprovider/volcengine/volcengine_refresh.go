@@ -29,9 +29,8 @@ type groupRecord struct {
 }
 
 // groupCatalog is every group as DescribeScalingGroups last described it. The
-// list pages at 50 groups (volcapi.PageSize), so a refresh reads one page in
-// rotation, and more only for records due, groups we mutated, or a list whose
-// length changed.
+// list pages at 50 (volcapi.PageSize): a refresh reads one page in rotation,
+// more only for due records, mutated groups or a changed list length.
 type groupCatalog struct {
 	records map[string]groupRecord
 	// pages is the page count of the last complete read, 0 before one.
@@ -118,8 +117,7 @@ func (m *manager) readGroups(ctx context.Context, round refresh.Round, whole boo
 	return out, nil
 }
 
-// staticIDs returns the --nodes group ids when no auto-discovery is
-// configured (the groups are then known by id), or nil.
+// staticIDs returns the --nodes group ids, or nil with auto-discovery.
 func (m *manager) staticIDs() []string {
 	if len(m.selectors) > 0 {
 		return nil
@@ -133,8 +131,7 @@ func (m *manager) staticIDs() []string {
 	return ids
 }
 
-// attempts returns group id's mutation attempts, 0 for a group the snapshot
-// does not manage, so that no guard is made for it.
+// attempts returns group id's mutation attempts, 0 when unmanaged (no guard).
 func (m *manager) attempts(id string) uint64 {
 	if _, managed := m.group(id); !managed {
 		return 0
@@ -227,10 +224,9 @@ func (r *catalogRead) completeByID(ids []string) error {
 	return r.byID(ids, true)
 }
 
-// due reports whether a record is read again this refresh: it is due by the
-// bound (Round.Due), the group was mutated since, or the group is listed this
-// refresh, which needs a description as new as the listing: an instance added
-// and removed in between leaves the same total.
+// due reports whether a record is read again this refresh: due by the bound,
+// mutated since, or listed this refresh, as a description older than the
+// listing can hide an instance added and removed in between.
 func (r *catalogRead) due(rec groupRecord) bool {
 	id := rec.cloud.ID
 	attempts := r.m.attempts(id)
@@ -238,7 +234,6 @@ func (r *catalogRead) due(rec groupRecord) bool {
 		return true
 	}
 	if rec.missing {
-		// Nothing to list: asked again at the bound.
 		return false
 	}
 	l, listed := r.m.listings[id]
@@ -301,9 +296,8 @@ func (m *manager) managedIDs() []string {
 	return m.groups.IDs()
 }
 
-// chooseStaticMode picks how --nodes with more ids than one filter takes are
-// read: page 1 gives the list's length; pages in rotation when the list takes
-// no more pages than the ids take batches, otherwise by id.
+// chooseStaticMode reads page 1 for the list's length, then reads many --nodes
+// ids by pages in rotation if that takes no more calls than by id, else by id.
 func (r *catalogRead) chooseStaticMode(static []string) error {
 	c := &r.m.catalog
 	if err := r.page(1); err != nil {
@@ -339,9 +333,8 @@ func (r *catalogRead) rotateByID(static []string) error {
 	return r.byID(read, true)
 }
 
-// Refresh takes a new snapshot: group descriptions (groupCatalog), instance
-// listings where needed (groupListing), and activities and templates only when
-// something changed or failed. On error the previous snapshot stays.
+// Refresh takes a new snapshot; on error the previous one stays. Activities
+// and templates are read only when something changed or failed.
 func (m *manager) Refresh(ctx context.Context) error {
 	return m.refreshGate.Run(ctx, m.refreshLocked)
 }
@@ -373,8 +366,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	failures, groupFailures := m.failures(ctx, picked, instances)
 	m.refreshTemplates(ctx, picked)
 
-	// Groups, index and ledger change together under the lock, so a node
-	// found by its instance finds the group listing it. No cloud call here.
+	// Groups, index and ledger change together, so a node finds its group.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make([]string, len(picked))
@@ -457,9 +449,8 @@ type groupFailure struct {
 }
 
 // unfilled returns how many slots of group id the service failed to fill, and
-// why: the whole shortfall when the latest activity failed, else none. With
-// unreadable activities the slots stay (-1), capped at the shortfall, so a
-// failed read gives no slot a new id.
+// why: the whole shortfall if the latest activity failed, else none. Unreadable
+// activities keep the slots (-1), capped at the shortfall.
 func (m *manager) unfilled(failures map[string]groupFailure, id string, live, desired int) (int, *cloudprovider.InstanceErrorInfo) {
 	f, short := failures[id]
 	if !short {
@@ -478,9 +469,8 @@ func (m *manager) unfilled(failures map[string]groupFailure, id string, live, de
 }
 
 // failures reads scaling activities only for groups with Error instances or
-// fewer live instances than desired, so a healthy group costs no call. It
-// returns the message per failed instance, and per short group whose latest
-// activity failed or whose activities could not be read.
+// fewer live instances than desired. It returns the message per failed
+// instance, and per short group whose latest activity failed or is unreadable.
 func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) (byInstance map[string]string, byGroup map[string]groupFailure) {
 	byInstance, byGroup = map[string]string{}, map[string]groupFailure{}
 	for i, p := range picked {
@@ -517,9 +507,8 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 		if !short {
 			continue
 		}
-		// Only an activity since our latest change (ChangedAt) tells whether
-		// the missing slots are worked on. The list order is undocumented, so
-		// times decide; they have second precision.
+		// Only an activity since our latest change tells whether the missing
+		// slots are worked on; the list order is undocumented, so times decide.
 		var since time.Time
 		if g, managed := m.group(p.cloud.ID); managed {
 			since = g.ChangedAt().Truncate(time.Second)
@@ -660,8 +649,7 @@ func (m managedGroup) bounds() (minSize, maxSize int) {
 	return minSize, maxSize
 }
 
-// groupListing is the last DescribeScalingInstances listing of one group and
-// what DescribeScalingGroups said about the group when it was taken.
+// groupListing is a group's last instance listing and its description then.
 type groupListing struct {
 	desired, total int
 	lifecycle      string
@@ -673,7 +661,6 @@ type groupListing struct {
 
 // stillGood reports whether a refresh may reuse the listing: the description
 // shows the same desired number, total and lifecycle state, and it is not due.
-// So a change made in the cloud is served within the bound at the latest.
 func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, round refresh.Round) bool {
 	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
 		!l.due(attempts, round)

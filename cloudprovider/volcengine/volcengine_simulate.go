@@ -52,9 +52,8 @@ func seedDemo(f *fakeapi.Server) {
 	f.Settle()
 }
 
-// Simulate starts the fake Volcengine API on a loopback port, seeds the demo
-// cluster and builds the provider against it. Without --nodes or
-// --node-group-auto-discovery both demo groups are discovered by tag.
+// Simulate starts the fake API with the demo cluster on a loopback port and
+// builds the provider against it; without group flags it discovers both groups.
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	accessKey := registry.SimulationCredential(envAccessKey, "AKLTsimulated")
 	pace := simcloud.DemoPace()

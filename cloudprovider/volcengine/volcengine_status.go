@@ -39,8 +39,7 @@ type groupRead struct {
 }
 
 // view maps a read to CA's terms. The target is the desired number, failed
-// slots included; a group without a desired number serves the instances that
-// stay.
+// slots included, or without one the instances that stay.
 func view(r groupRead) groupstate.View {
 	v := groupstate.View{Min: r.min, Max: r.max, Target: r.cloud.Desired, Unfilled: r.unfilled, Failure: r.failure,
 		TargetFromInstances: r.cloud.Desired == volcapi.NoDesiredNumber, Managed: r.why}
@@ -78,8 +77,7 @@ func liveListed(instances []volcapi.ScalingInstance) int {
 }
 
 // instanceStatus maps an Auto Scaling Status to CA's. Error is creating with
-// error info, so CA backs the group off and deletes the instance. Unknown
-// states map to nil: CA waits for registration.
+// error info, so CA backs off and deletes it; unknown states are nil.
 func instanceStatus(status, failure string) *cloudprovider.InstanceStatus {
 	switch status {
 	case asStatusInit, asStatusPending, asStatusPendingWait:

@@ -46,9 +46,8 @@ func templateSource(g volcapi.ScalingGroup) (key string, ok bool) {
 	return "none", false
 }
 
-// refreshTemplates fetches template inputs for groups that are new, changed or
-// older than templateTTL, one batched call per API. A failure keeps the
-// previous entry, is retried at a later Refresh and never fails it.
+// refreshTemplates fetches template inputs of new, changed or stale groups,
+// one batched call per API; a failure keeps the previous entry.
 func (m *manager) refreshTemplates(ctx context.Context, picked []managedGroup) {
 	now := m.now()
 	m.mu.RLock()
