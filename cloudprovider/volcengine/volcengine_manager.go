@@ -68,7 +68,7 @@ type manager struct {
 	refreshGate refresh.Gate
 	// listings are the last instance listings; only Refresh uses them.
 	listings map[string]groupListing
-	// catalog is the last group descriptions; only Refresh uses it.
+	// catalog holds the last group descriptions; only Refresh uses it.
 	catalog groupCatalog
 	// fresh keeps what is served younger than --max-staleness.
 	fresh     *refresh.Freshness

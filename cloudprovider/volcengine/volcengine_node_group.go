@@ -29,7 +29,7 @@ type nodeGroup struct {
 	cloud volcapi.ScalingGroup
 	// settings are read from the group's tags.
 	settings groupconfig.GroupSettings
-	// statuses is each instance's Auto Scaling status, which DeleteNodes needs.
+	// statuses is each instance's Auto Scaling status, finer than served states.
 	statuses map[string]string
 	// failures is the failed activity's message per Error instance.
 	failures map[string]string

@@ -65,8 +65,7 @@ type catalogRead struct {
 	totalChange bool
 }
 
-// readGroups returns every group the provider may manage, in id order, each
-// described within the staleness bound. whole reads every group.
+// readGroups returns, in id order, every group it may manage; whole reads all.
 func (m *manager) readGroups(ctx context.Context, round refresh.Round, whole bool) ([]volcapi.ScalingGroup, error) {
 	c := &m.catalog
 	r := &catalogRead{m: m, ctx: ctx, round: round, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
@@ -164,8 +163,7 @@ func (r *catalogRead) page(n int) error {
 	return nil
 }
 
-// complete reads every page not read yet this refresh, up to the list's
-// last, and then drops the groups no page returned: they are gone.
+// complete reads the pages left unread and drops the groups no page returned.
 func (r *catalogRead) complete() error {
 	for n := 1; r.last == 0 || n <= r.last; n++ {
 		if n > volcapi.MaxPages {
@@ -366,7 +364,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	failures, groupFailures := m.failures(ctx, picked, instances)
 	m.refreshTemplates(ctx, picked)
 
-	// Groups, index and ledger change together, so a node finds its group.
+	// Groups and index change together, so an instance finds its group.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make([]string, len(picked))

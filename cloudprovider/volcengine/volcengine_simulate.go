@@ -110,8 +110,7 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 	return sim, nil
 }
 
-// SimulatedGroups is the fake's truth about the scaling groups with the
-// given ids, in the shape the soak and --simulate's state endpoint share.
+// SimulatedGroups is the fake's truth about the given groups (soak, --simulate).
 func SimulatedGroups(fake *fakeapi.Server, groupIDs ...string) []simcloud.Group {
 	return simcloud.Groups(groupIDs, fake.Group, func(g fakeapi.Group) simcloud.Group {
 		st := simcloud.Group{IDs: []string{g.ID, g.Name}, Desired: g.Desired}

@@ -77,7 +77,7 @@ func liveListed(instances []volcapi.ScalingInstance) int {
 }
 
 // instanceStatus maps an Auto Scaling Status to CA's. Error is creating with
-// error info, so CA backs off and deletes it; unknown states are nil.
+// error info, so CA backs the group off and deletes it; unknown states are nil.
 func instanceStatus(status, failure string) *cloudprovider.InstanceStatus {
 	switch status {
 	case asStatusInit, asStatusPending, asStatusPendingWait:
