@@ -25,8 +25,7 @@ func init() {
 		RateLimit:   DefaultRateLimit,
 		Location:    regionLocation,
 		Endpoint:    endpoint,
-		// Subnet zones and image architectures only refine a template (see
-		// volcengine_template.go).
+		// Only template enrichment needs these.
 		OptionalOperations: []string{
 			"GET /?Action=" + volcapi.ActionDescribeSubnets,
 			"GET /?Action=" + volcapi.ActionDescribeImages,
@@ -34,10 +33,8 @@ func init() {
 	})
 }
 
-// DefaultRateLimit is the client-side budget for the Auto Scaling and ECS
-// OpenAPI. Volcengine publishes no per-account number (throttling answers
-// *FlowLimitExceeded; docs/providers/volcengine.md), so this is a
-// conservative 10 requests per second, bursts of 10.
+// DefaultRateLimit is the client-side budget for the OpenAPI gateway: 10
+// requests per second, bursts of 10. Volcengine publishes no account limit.
 var DefaultRateLimit = cloudhttp.RateLimit{Rate: 10, Burst: 10}
 
 // cloudProvider implements cloudprovider.CloudProvider over the manager's snapshot.
@@ -58,8 +55,7 @@ type options struct {
 	now        func() time.Time
 }
 
-// parseOptions validates everything that needs no cloud call and reports
-// every problem at once.
+// parseOptions checks all that needs no cloud call and reports every problem.
 func parseOptions(opts registry.BuildOptions, getenv func(string) string) (options, error) {
 	var errs []error
 	cfg, err := LoadConfig(opts.CloudConfig, getenv)
@@ -68,7 +64,6 @@ func parseOptions(opts registry.BuildOptions, getenv func(string) string) (optio
 	}
 	static, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
 	if err != nil {
-		// Already a configuration error (ErrConfig), as for every provider.
 		errs = append(errs, err)
 	}
 	for _, s := range static {
@@ -91,8 +86,7 @@ func parseOptions(opts registry.BuildOptions, getenv func(string) string) (optio
 	return options{cfg: cfg, static: static, selectors: selectors}, nil
 }
 
-// groupIDPattern is the form of a scaling group id: scg- and the rest of
-// the id (the service's resource prefix).
+// groupIDPattern is the form of a scaling group id.
 var groupIDPattern = regexp.MustCompile(`^scg-[0-9A-Za-z][0-9A-Za-z-]*$`)
 
 // CheckConfig validates the configuration without contacting the cloud.
@@ -101,8 +95,7 @@ func CheckConfig(opts registry.BuildOptions) error {
 	return err
 }
 
-// Build constructs the provider. It makes no cloud call: the server takes the
-// first snapshot (and retries it) before it reports ready.
+// Build constructs the provider; it makes no cloud call.
 func Build(ctx context.Context, opts registry.BuildOptions) (cloudprovider.CloudProvider, error) {
 	o, err := parseOptions(opts, opts.Env())
 	if err != nil {
@@ -120,8 +113,7 @@ func build(_ context.Context, opts registry.BuildOptions, o options) (*cloudProv
 		SecretKey:  secretKey,
 		Endpoint:   o.cfg.Endpoint,
 		DisableSSL: o.cfg.Scheme == "http",
-		// The shared stack's retries replace the SDK's retryer: they never
-		// outlive the caller's deadline and repeat only what is safe.
+		// The shared stack retries, not the SDK.
 		Build: opts,
 		Retry: cloudhttp.RetryOptions{Sleep: o.retrySleep},
 	})
@@ -148,20 +140,14 @@ func (p *cloudProvider) NodeGroup(_ context.Context, id string) (cloudprovider.N
 	return cloudprovider.FoundNodeGroup(id, g, ok)
 }
 
-// NodeGroupForNode resolves by providerID only. Nodes of other clouds, or
-// without a providerID, are "not autoscaled" (nil, nil), never an error: CA
-// treats an error here as a failure, not as "unmanaged". An instance the
-// snapshot does not know is looked up by the shared rule
-// (refresh.UnknownNodeLookup): Auto Scaling cannot be asked which
-// group holds one instance without naming the group, so one refresh answers
-// for every unknown node, at most once per refresh.
+// NodeGroupForNode resolves by providerID only. Instances the snapshot lacks
+// share one refresh, as DescribeScalingInstances needs the group id.
 func (p *cloudProvider) NodeGroupForNode(ctx context.Context, node *corev1.Node) (cloudprovider.NodeGroup, error) {
 	if node == nil {
 		return nil, nil
 	}
 	id, err := cloudprovider.ParseProviderID(ProviderIDPrefix, node.Spec.ProviderID)
 	if err != nil {
-		// Another cloud's node, or none at all, is simply not ours.
 		return nil, nil
 	}
 	return refresh.ResolveNodeGroup(ctx, &p.m.unknownNodes, id, func(id string) (*nodeGroup, bool) {

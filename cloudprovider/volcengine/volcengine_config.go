@@ -15,18 +15,7 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
 )
 
-// fileConfig is the INI layout of --cloud-config:
-//
-//	[Global]
-//	region-id = cn-beijing
-//	access-key = AKLT...
-//	secret-key = ...
-//	endpoint = open.volcengineapi.com
-//	scheme = https
-//
-// Unlike upstream, whose struct has only unexported fields and so loads
-// nothing, these keys really load. access-key-file and secret-key-file name
-// files holding a key (for mounted Secrets).
+// fileConfig is the --cloud-config INI file; *-key-file keys name key files.
 type fileConfig struct {
 	Global struct {
 		RegionID      string `gcfg:"region-id"`
@@ -39,16 +28,13 @@ type fileConfig struct {
 	}
 }
 
-// Config is the resolved provider configuration. Each value comes from the
-// file when set there, else from the environment variable upstream uses
-// (REGION_ID, ACCESS_KEY, SECRET_KEY, ENDPOINT), else from the default.
+// Config is the resolved configuration. Each value comes from the file, else
+// the environment (REGION_ID, ACCESS_KEY, SECRET_KEY, ENDPOINT), else a default.
 type Config struct {
 	Region    string
 	AccessKey credential.Secret
 	SecretKey credential.Secret
-	// AccessKeyFile and SecretKeyFile, when set, are where the keys come
-	// from: re-read whenever the files change, so a rotated Secret needs no
-	// restart. AccessKey and SecretKey then hold the values read at load.
+	// AccessKeyFile and SecretKeyFile are re-read on change (rotated Secrets).
 	AccessKeyFile string
 	SecretKeyFile string
 	// Endpoint is a host (default open.volcengineapi.com) or a URL with scheme.
@@ -85,13 +71,10 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 			if errors.As(ferr, &pe) {
 				return Config{}, fmt.Errorf("read cloud config: %w", ferr)
 			}
-			// gcfg reports file:line:column and what it expected, never a
-			// value, so no key can leak here.
+			// gcfg names positions, never values, so no key leaks here.
 			return Config{}, fmt.Errorf("cloud config %w", ferr)
 		}
 		if err != nil {
-			// Unknown sections or keys (often typos) are warnings; gcfg names
-			// the key, never its value.
 			klog.InfoS("Ignoring unknown cloud config entries", "provider", ProviderName, "file", path, "warning", err.Error())
 		}
 	}
@@ -115,11 +98,8 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
-// regionLocation is the registration's Location: the region the
-// configuration names, and where it is set. The SDK carries no region list
-// and one gateway host serves every region (the region travels only in the
-// signature's scope), so a misspelt region shows only in what the gateway
-// answers: preflight names it then.
+// regionLocation is the registration's Location. One gateway serves every
+// region, so a misspelt region shows only in the gateway's answers.
 func regionLocation(opts registry.BuildOptions) registry.Location {
 	cfg, err := LoadConfig(opts.CloudConfig, opts.Env())
 	if err != nil {
@@ -133,9 +113,7 @@ func regionLocation(opts registry.BuildOptions) registry.Location {
 	return registry.Location{Name: cfg.Region, Kind: "region", Setting: setting}
 }
 
-// endpoint is the registration's Endpoint: one gateway serves every region
-// (the region travels in the signature), overridden by endpoint in the
-// file or ENDPOINT.
+// endpoint is the registration's Endpoint: the gateway, or its override.
 func endpoint(opts registry.BuildOptions) registry.Endpoint {
 	ep := registry.Endpoint{
 		Host:        DefaultEndpoint,
@@ -157,8 +135,8 @@ func (c Config) Validate() error {
 	return cloudprovider.ConfigProblems(ProviderName, c.validate(nil))
 }
 
-// validate reports every problem; a key whose file setting is in skip
-// already has its own (an unreadable file) and is not reported missing too.
+// validate reports every problem but missing keys whose file setting is in
+// skip: their unreadable file is reported already.
 func (c Config) validate(skip map[string]bool) error {
 	var errs []error
 	if c.Region == "" {

@@ -1,13 +1,8 @@
 // Package volcengine is the Cluster Autoscaler provider for Volcengine (火山引擎)
-// Auto Scaling groups, served to the upstream CA through externalgrpc.
-//
-// Node groups are scaling groups, chosen with --nodes min:max:<scaling group id>
-// or discovered by tags with --node-group-auto-discovery=asg:tag=<key>[=<value>].
-// Every read is served from a snapshot taken at Refresh (DescribeScalingGroups,
-// one page in rotation when the list is long, and DescribeScalingInstances
-// for the groups that changed; see groupCatalog and groupListing);
-// mutations go through ModifyScalingGroup's desired number and RemoveInstances
-// and return as soon as the API accepts them.
+// Auto Scaling groups, chosen with --nodes min:max:<scaling group id> or by tag
+// with --node-group-auto-discovery=asg:tag=<key>[=<value>]. Reads come from a
+// snapshot taken at Refresh; mutations set the desired number
+// (ModifyScalingGroup) or call RemoveInstances and return once accepted.
 package volcengine
 
 import "time"
@@ -30,14 +25,12 @@ const (
 	envEndpoint  = "ENDPOINT"
 )
 
-// Node labels set on template nodes (well-known ones are corev1's).
+// Node labels set on template nodes.
 const (
-	// LabelScalingGroup names the scaling group on template nodes, so that
-	// CA's similar-group balancing and humans can tell groups apart.
+	// LabelScalingGroup names the group, for CA's balancing and for humans.
 	LabelScalingGroup = "volcengine.com/scaling-group-id"
-	// GPULabel is the label whose presence marks a GPU node; its value is the
-	// GPU model with spaces replaced ("NVIDIA-A10"). Real nodes carry it only if
-	// the cluster labels them so (see docs/providers/volcengine.md).
+	// GPULabel marks a GPU node; its value is the GPU model with spaces
+	// replaced ("NVIDIA-A10"). Real nodes carry it only if the cluster sets it.
 	GPULabel = "volcengine.com/gpu-model"
 )
 
@@ -47,18 +40,15 @@ const (
 	discoveryTag    = "tag="
 )
 
-// Tuning.
 const (
 	// refreshParallelism bounds concurrent DescribeScalingInstances calls.
 	refreshParallelism = 8
-	// templateTTL is how long fetched template inputs (configuration, instance
-	// type, subnet zones, image) are reused before being fetched again, so that
-	// a steady-state Refresh costs only 1 + G calls.
+	// templateTTL is how long template inputs are reused, so a steady-state
+	// Refresh makes no template call.
 	templateTTL = 30 * time.Minute
 	// templateRetry is how soon a failed template fetch is tried again.
 	templateRetry = time.Minute
 )
 
-// settingsSource names where per-group settings are read: the scaling
-// group's tags, in the AWS spelling (docs/group-settings.md).
+// settingsSource is where per-group settings are read (docs/group-settings.md).
 const settingsSource = "scaling-group tags"

@@ -28,20 +28,16 @@ type cloudAPI interface {
 	ListSubnets(ctx context.Context, ids []string) ([]volcapi.Subnet, error)
 }
 
-// slotIDPrefix starts the instance id under which a slot of the desired
-// number the service failed to fill (groupstate.FailedSlot) is reported;
-// ECS ids start with "i-", so the two never collide.
+// slotIDPrefix starts a failed slot's id; ECS ids start with "i-".
 const slotIDPrefix = "placeholder-"
 
-// slotID is the instance id of failed slot n of group groupID. It keeps the
-// form a running CA has seen from earlier versions of this provider, so
-// ParseProviderID and every node-to-group lookup treat it as before.
+// slotID is the instance id of failed slot n of group groupID. Its form is
+// fixed: a running CA may hold such ids across an upgrade.
 func slotID(groupID string, n int) string {
 	return fmt.Sprintf("%s%s-%d", slotIDPrefix, groupID, n)
 }
 
-// parseSlotID returns the group and slot number an id built by slotID
-// names; ok is false for any other id.
+// parseSlotID reverses slotID; ok is false for any other id.
 func parseSlotID(id string) (groupID string, n int, ok bool) {
 	rest, found := strings.CutPrefix(id, slotIDPrefix)
 	if !found {
@@ -66,44 +62,30 @@ type manager struct {
 	selectors []tagSelector
 	now       func() time.Time
 
-	// unknownNodes allows one refresh per CA refresh for nodes missing from
-	// the snapshot, and remembers instances it found in no managed group (a
-	// control plane, an unmanaged group).
 	unknownNodes refresh.UnknownNodeLookup
 
 	// refreshGate serialises Refresh calls and the lookup refresh.
 	refreshGate refresh.Gate
-	// listings is each group's last instance listing; only Refresh (under
-	// refreshGate) reads and writes it.
+	// listings are the last instance listings; only Refresh uses them.
 	listings map[string]groupListing
-	// catalog is each group's last DescribeScalingGroups answer; only
-	// Refresh (under refreshGate) reads and writes it.
+	// catalog holds the last group descriptions; only Refresh uses it.
 	catalog groupCatalog
-	// fresh is the one rule for when a refresh reads again what it read
-	// before (group descriptions, pages of the group list, instance
-	// listings): nothing served is older than --max-staleness.
+	// fresh keeps what is served younger than --max-staleness.
 	fresh     *refresh.Freshness
 	specWatch groupconfig.SpecWatch
 
-	// ledger is the record of our mutations per group: each group's
-	// guard, the instances whose removal the API accepted, the slots the
-	// service failed to fill, and the one sequence that tells a Refresh whether a mutation
-	// overtook its listing. It outlives snapshots.
+	// ledger keeps each group's guard and mutation record across snapshots.
 	ledger *groupstate.Ledger
 
-	// mu guards the snapshot's index of groups and instances and the
-	// template inputs; each group's served state is its own (nodeGroup).
+	// mu guards the groups, the instance index and the template inputs.
 	mu     sync.RWMutex
 	groups groupstate.Groups[*nodeGroup]
-	// byInstance maps the ECS instance ids the snapshot lists to their
-	// groups.
+	// byInstance maps listed ECS instance ids to their groups.
 	byInstance map[string]string
 	templates  map[string]*templateEntry
 }
 
-// newManager returns an empty manager whose guards measure their quarantine
-// with guardOpts (BuildOptions.Guard), which serves nothing older than
-// maxStaleness (--max-staleness), and whose other times come from now.
+// newManager returns an empty manager (guard options, staleness bound, clock).
 func newManager(api cloudAPI, region string, static []groupconfig.NodeGroupSpec, selectors []tagSelector, guardOpts groupstate.GuardOptions, maxStaleness time.Duration, now func() time.Time) *manager {
 	if now == nil {
 		now = time.Now
@@ -139,8 +121,7 @@ func (m *manager) groupList() []*nodeGroup {
 	return m.groups.List()
 }
 
-// groupForInstance maps an ECS instance id, or the id of a failed slot, to
-// its group.
+// groupForInstance maps an ECS instance id, or a failed slot's id, to its group.
 func (m *manager) groupForInstance(instanceID string) (*nodeGroup, bool) {
 	if id, n, ok := parseSlotID(instanceID); ok {
 		g, managed := m.group(id)
@@ -158,8 +139,7 @@ func (m *manager) groupForInstance(instanceID string) (*nodeGroup, bool) {
 	return m.groups.Get(id)
 }
 
-// index points the instance index at group id's listed instances it does
-// not know yet, after a read of that group alone.
+// index adds group id's listed instances the index lacks.
 func (m *manager) index(id string, listed []volcapi.ScalingInstance) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -181,8 +161,7 @@ func (m *manager) staticSpec(id string) *groupconfig.NodeGroupSpec {
 	return spec
 }
 
-// lookupRefresh is the lookup for instances missing from the snapshot: a
-// refresh, unless one is running already (the shared RefreshGate rule).
+// lookupRefresh refreshes for unknown instances unless a refresh is running.
 func (m *manager) lookupRefresh(ctx context.Context) error {
 	return m.refreshGate.RunUnlessBusy(ctx, func(ctx context.Context) error { return m.refreshWith(ctx, true) })
 }

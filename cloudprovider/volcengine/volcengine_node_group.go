@@ -16,38 +16,28 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/volcengine/volcapi"
 )
 
-// nodeGroup is a scaling group as CA sees it. Its served state is the
-// embedded groupstate.Group; beside it the group keeps the description the
-// last refresh read, its settings, and each instance's Auto Scaling status
-// and failure message. The snapshot keeps one nodeGroup per group while it
-// holds the group, so objects handed out before a Refresh keep working.
+// nodeGroup is a scaling group as CA sees it: groupstate.Group plus what
+// Volcengine adds. One object serves the group for as long as it is managed.
 type nodeGroup struct {
 	*groupstate.Group
 	m  *manager
 	id string
 
-	// mu guards what Volcengine adds. A writer takes it before the
-	// Group's lock, so what a reader takes under it belongs to the
-	// instances the Group serves.
+	// mu guards the fields below. Writers take it before the Group's lock,
+	// so readers under it see data matching the Group's instances.
 	mu    sync.RWMutex
 	cloud volcapi.ScalingGroup
-	// settings are read from the group's tags at each Refresh.
+	// settings are read from the group's tags.
 	settings groupconfig.GroupSettings
-	// statuses is each listed instance's Auto Scaling status, by instance
-	// id: DeleteNodes takes each instance's path from it, which the served
-	// states do not tell apart (InService and Protected both run).
+	// statuses is each instance's Auto Scaling status, finer than served states.
 	statuses map[string]string
-	// failures is the failed activity's message per Error instance, read
-	// at Refresh; a mutation's fresh read of the group keeps them, since it
-	// reads no activities.
+	// failures is the failed activity's message per Error instance.
 	failures map[string]string
 }
 
 var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 
-// newNodeGroup returns the node group of scaling group id, serving the
-// ledger's state of it. Its failed slots are inside the desired number:
-// the service keeps the number and fails to fill them.
+// newNodeGroup returns the node group of scaling group id.
 func newNodeGroup(m *manager, id string) *nodeGroup {
 	return &nodeGroup{Group: m.ledger.Group(id, slotIDs(id), false), m: m, id: id}
 }
@@ -57,8 +47,7 @@ func slotIDs(group string) func(n int) string {
 	return func(n int) string { return cloudprovider.BuildProviderID(ProviderIDPrefix, slotID(group, n)) }
 }
 
-// state is the group's served view read together with what Volcengine
-// adds to it.
+// state is the group's served view with what Volcengine adds.
 type state struct {
 	groupstate.View
 	cloud    volcapi.ScalingGroup
@@ -74,8 +63,7 @@ func (n *nodeGroup) state() state {
 
 func (s state) hasDesired() bool { return s.cloud.Desired != volcapi.NoDesiredNumber }
 
-// active reports whether the group scales: only an Active group does (an
-// empty state, from an API that omits it, counts as active).
+// active reports whether the service scales the group: Active, or no state.
 func (s state) active() bool {
 	return s.cloud.LifecycleState == "" || strings.EqualFold(s.cloud.LifecycleState, "Active")
 }
@@ -118,8 +106,7 @@ func (n *nodeGroup) debug() string {
 	return d
 }
 
-// install applies a Refresh's read of the group (groupstate.Group.Install)
-// and what Volcengine adds beside it.
+// install applies a Refresh's read of the group and what Volcengine adds.
 func (n *nodeGroup) install(listing groupstate.Listing, r groupRead) {
 	v := view(r)
 	n.mu.Lock()
@@ -130,9 +117,8 @@ func (n *nodeGroup) install(listing groupstate.Listing, r groupRead) {
 	n.statuses, n.failures = statusesOf(r.instances), r.failures
 }
 
-// reload re-reads the group (bounds, desired number and instances) for the
-// guard (groupstate.Group.Fresh). It reads no scaling activities, so the
-// failed slots and Error messages stay as the last Refresh read them.
+// reload re-reads bounds, desired number and instances for the guard. It reads
+// no activities, so failed slots and Error messages stay as Refresh read them.
 func (n *nodeGroup) reload(ctx context.Context) error {
 	gs, err := n.m.api.ListScalingGroups(ctx, []string{n.id})
 	if err != nil {
@@ -156,8 +142,7 @@ func (n *nodeGroup) reload(ctx context.Context) error {
 	n.mu.Lock()
 	r.failures = n.failures
 	n.Fresh(func(groupstate.View) groupstate.View { return view(r) })
-	// The description's size fields follow the read; its name, state and
-	// tags stay as the last Refresh read them.
+	// Only the size fields follow this read; name, state and tags stay.
 	n.cloud.Min, n.cloud.Max, n.cloud.HasMin, n.cloud.HasMax, n.cloud.Desired = cg.Min, cg.Max, cg.HasMin, cg.HasMax, cg.Desired
 	n.statuses = statusesOf(listed)
 	n.mu.Unlock()
@@ -165,9 +150,8 @@ func (n *nodeGroup) reload(ctx context.Context) error {
 	return nil
 }
 
-// IncreaseSize raises the group's desired number with one ModifyScalingGroup
-// call and returns; the service launches the instances. Polling for them,
-// as upstream does for up to 30 minutes, cannot fit CA's deadline.
+// IncreaseSize raises the desired number with one ModifyScalingGroup call and
+// returns; the service launches the instances.
 func (n *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return n.setDesired(ctx, "increase", delta, delta <= 0, func(s state) error {
 		return groupstate.CheckIncrease(n.id, delta, s.Target, s.Max)
@@ -179,18 +163,16 @@ func errNoDesired(id string) error {
 		"scaling group %s was created without a desired instance number (DesireInstanceNumber -1), which Volcengine cannot add later; recreate the group with a desired number to autoscale it", id)
 }
 
-// DecreaseTargetSize lowers the desired number for instances not created yet.
-// Live instances (pending ones included) already exist, so the target never
-// drops below their count: lowering further would make the service remove
-// instances of its own choosing.
+// DecreaseTargetSize lowers the desired number for instances not created yet,
+// never below the live ones: the service would remove instances of its choice.
 func (n *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return n.setDesired(ctx, "decrease", delta, delta >= 0, func(s state) error {
 		return groupstate.CheckDecrease(n.id, delta, s.Target, n.Live())
 	})
 }
 
-// setDesired moves the desired number by delta (groupstate.Group.Do). The
-// number is absolute, so a decrease is planned from a fresh read.
+// setDesired moves the desired number by delta. The number is absolute, so a
+// decrease is planned from a fresh read.
 func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malformed bool, check func(state) error) error {
 	if malformed {
 		return check(n.state())
@@ -213,8 +195,7 @@ func (n *nodeGroup) setDesired(ctx context.Context, verb string, delta int, malf
 	})
 }
 
-// sendDesired sets the desired number from to want; its effect is the new
-// target.
+// sendDesired sets the desired number from to want.
 func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int) (groupstate.Effect, error) {
 	err := n.m.api.SetDesiredInstances(ctx, n.id, want)
 	if err != nil {
@@ -226,30 +207,22 @@ func (n *nodeGroup) sendDesired(ctx context.Context, verb string, from, want int
 	return groupstate.Resize(want), err
 }
 
-// taken reports whether the service took a change that ended with err
-// (applied, perhaps with an unusable answer).
+// taken reports whether a change that ended with err was applied.
 func taken(err error) bool { return cloudprovider.OutcomeOf(err) == cloudprovider.MutationApplied }
 
-// deletion is a DeleteNodes request sorted by the path each instance
-// takes. RemoveInstances takes only instances in service (BytePlus Auto
-// Scaling API reference, RemoveInstances). An Error instance is removed by
-// the service's health check, which replaces it unless the desired number
-// drops: so lowering the desired number is its deletion. A failed slot (one
-// the service failed to fill, groupstate.FailedSlot) has no instance:
-// lowering the desired number gives it up.
+// deletion is a DeleteNodes request by path. RemoveInstances takes only
+// InService instances (BytePlus API reference); lowering the desired number
+// gives up slots and Error instances, which the health check then removes.
 type deletion struct {
 	// inService and broken are ECS instance ids.
 	inService, broken []string
-	// slots are the numbers (groupstate.FailedSlot.N) of the failed slots.
+	// slots are failed slot numbers.
 	slots []int
 }
 
 // DeleteNodes removes exactly these instances: InService ones with
-// RemoveInstances (20 per call); Error instances and failed slots by
-// lowering the desired number, planned from a fresh read (Txn.Shrink) so
-// an instance launched since the snapshot is not removed in their place.
-// The request is checked by groupstate.Group.PlanDeletion, then sorted by
-// Auto Scaling status (byStatus).
+// RemoveInstances (20 per call), Error instances and failed slots by lowering
+// the desired number, planned from a fresh read (Txn.Shrink).
 func (n *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	return n.Transact(ctx, n.reload, func(tx *groupstate.Txn) error {
 		d, err := groupstate.Prepare(tx, func() (deletion, error) {
@@ -294,10 +267,8 @@ func (n *nodeGroup) providerID(node *corev1.Node) (string, error) {
 	return cloudprovider.BuildProviderID(ProviderIDPrefix, id), nil
 }
 
-// byStatus sorts a checked request by the path each instance's Auto
-// Scaling status allows. Instances still starting, stopped, protected or in
-// standby cannot be removed now: that is refused without a call, and CA
-// retries on a later loop. A disabled group removes nothing.
+// byStatus sorts a checked request by Auto Scaling status. Starting, stopped,
+// protected or standby instances cannot be removed: refused without a call.
 func (n *nodeGroup) byStatus(planned groupstate.Deletion) (deletion, error) {
 	s := n.state()
 	d := deletion{slots: planned.Slots}
@@ -328,16 +299,13 @@ func asProviderIDs(ids []string) []string {
 	return out
 }
 
-// removeBatch removes InService instances with RemoveInstances, lowering
-// the desired number by as many; done of total were removed before it, and
-// s is the state the batch was planned from.
+// removeBatch removes InService instances, lowering the desired number as much.
 func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, done, total int) (groupstate.Effect, error) {
 	decrease := true
 	activity, err := n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	if err != nil && s.Target-len(batch) < s.Min && errors.Is(err, cloudprovider.ErrFailedPrecondition) {
-		// Only never-registered instances get here (Group.PlanDeletion's min rule). If
-		// the API will not lower the desired number below min, remove them
-		// anyway and let the group replace them: CA needs them gone.
+		// Only never-registered instances get here. If the API refuses to go
+		// below min, remove them without a decrease: CA needs them gone.
 		decrease = false
 		activity, err = n.m.api.RemoveInstances(ctx, n.id, batch, decrease)
 	}
@@ -352,12 +320,9 @@ func (n *nodeGroup) removeBatch(ctx context.Context, s state, batch []string, do
 	return e, err
 }
 
-// planDropBroken plans the deletion of Error instances: the desired number
-// drops by as many as the group still lists, so the health check removes
-// them without replacing them, but never below min (the service then
-// replaces them, as min asks) nor below the healthy instances, which the
-// service would remove instead. Its effect shows them Deleting, so a
-// repeated deletion does not lower the number again.
+// planDropBroken lowers the desired number by the Error instances the group
+// lists, so the health check does not replace them; never below min nor the
+// healthy instances, which the service would remove instead.
 func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 	s := n.state()
 	pids := asProviderIDs(broken)
@@ -365,7 +330,6 @@ func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 	for _, pid := range pids {
 		asked[pid] = true
 	}
-	// The asked instances the group still lists, and that stay.
 	listed := 0
 	for _, in := range s.Instances {
 		if asked[in.Id] && n.Stays(in) {
@@ -390,13 +354,11 @@ func (n *nodeGroup) planDropBroken(broken []string) groupstate.Plan {
 	}}
 }
 
-// planDropSlots plans giving up failed slots by lowering the desired
-// number, never below min (the API refuses) nor below the live instances
-// (a slot filled since the snapshot is not given up).
+// planDropSlots plans giving up failed slots by lowering the desired number,
+// never below min (the API refuses) nor below the live instances.
 func (n *nodeGroup) planDropSlots(slots []int) groupstate.Plan {
 	s := n.state()
-	// A Refresh since the request was checked may have ended slots the
-	// service filled: only those still failed are given up.
+	// A Refresh since the check may have seen some slots filled.
 	held := make([]int, 0, len(slots))
 	for _, slot := range slots {
 		if n.SlotFailed(slot) {
@@ -435,9 +397,8 @@ func (n *nodeGroup) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 	return buildTemplateNode(n.id, n.m.region, info, settings), nil
 }
 
-// GetOptions returns the overrides in the group's tags on top of defaults,
-// or ErrNotImplemented without any: returning options would zero the
-// settings the protocol cannot carry.
+// GetOptions returns the tags' overrides on top of defaults, or
+// ErrNotImplemented without any: an answer zeroes what CA's protocol omits.
 func (n *nodeGroup) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
 	if err := n.CheckManaged(); err != nil {
 		return nil, err

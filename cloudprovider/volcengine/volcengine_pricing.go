@@ -4,15 +4,11 @@ import (
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/groupconfig"
 )
 
-// The manager answers the shared price catalog (groupconfig.Prices) from the
-// --price-sheet (Volcengine's price API prices orders, not instance types, so
-// without a sheet pricing is not offered; CA only needs prices for
-// --expander=price) and the instance types cached for the groups'
-// templates; it makes no cloud call.
+// The manager gives the price catalog the templates' instance types, no call.
+// Prices come only from --price-sheet: Volcengine's price API prices orders.
 var _ groupconfig.SnapshotTypes = (*manager)(nil)
 
-// InstanceTypeOf implements groupconfig.SnapshotTypes: the instance type of
-// the template of the group holding the instance.
+// InstanceTypeOf returns the instance type of the holding group's template.
 func (m *manager) InstanceTypeOf(instanceID string) string {
 	g, ok := m.groupForInstance(instanceID)
 	if !ok {
@@ -25,8 +21,7 @@ func (m *manager) InstanceTypeOf(instanceID string) string {
 	return info.instanceType.ID
 }
 
-// GroupInstanceTypes implements groupconfig.SnapshotTypes: the shape of
-// every served group's instance type whose template is known.
+// GroupInstanceTypes returns the shapes of the groups' known instance types.
 func (m *manager) GroupInstanceTypes() map[string]groupconfig.InstanceTypeShape {
 	out := map[string]groupconfig.InstanceTypeShape{}
 	for _, g := range m.groupList() {

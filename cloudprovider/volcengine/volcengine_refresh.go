@@ -22,32 +22,24 @@ import (
 type groupRecord struct {
 	cloud volcapi.ScalingGroup
 	at    time.Time
-	// attempts is the group's mutation attempts (Ledger.Attempts)
-	// when the record was read: a mutation since makes the next refresh
-	// read it again.
+	// attempts is Ledger.Attempts at the read; a mutation since re-reads it.
 	attempts uint64
-	// missing marks a --nodes id that a read by id did not return; it is
-	// asked again once the answer reaches the staleness bound.
+	// missing marks a --nodes id the read did not return.
 	missing bool
 }
 
-// groupCatalog is every group as DescribeScalingGroups last described it,
-// and which part of the group list the next refresh reads. The list pages at
-// volcapi.PageSize (50) groups, so reading it whole costs one call per 50
-// groups; the catalog reads one page per refresh in rotation instead, and
-// reads more (further pages, or groups by id) only where a record would
-// otherwise pass the staleness bound, a group we mutated needs its new state,
-// or the list changed length. Only Refresh (under refreshGate) uses it.
+// groupCatalog is every group as DescribeScalingGroups last described it. The
+// list pages at 50 (volcapi.PageSize): a refresh reads one page in rotation,
+// more only for due records, mutated groups or a changed list length.
 type groupCatalog struct {
 	records map[string]groupRecord
-	// pages is how many pages the last complete read took; 0 until one was
-	// made, which the first refresh does.
+	// pages is the page count of the last complete read, 0 before one.
 	pages int
 	// total is the list's TotalCount at the last page read.
 	total int
 	// next is the page the next refresh reads.
 	next int
-	// pageAt is when each page number was last read.
+	// pageAt is when each page was last read.
 	pageAt map[int]time.Time
 	// byID is set, for --nodes with more ids than one filter takes, when the
 	// account's whole group list takes more pages than the ids take batches.
@@ -56,18 +48,15 @@ type groupCatalog struct {
 	decided bool
 }
 
-// catalogRead is one refresh's reads: it works on a copy of the records, so
+// catalogRead is one refresh's reads. It works on a copy of the records, so
 // a failed call leaves the catalog as it was.
 type catalogRead struct {
 	m   *manager
 	ctx context.Context
-	// round is the refresh's round of the freshness rule: what it reads is
-	// read at round.At, and a description is read again when round.Due
-	// says it would pass the bound before the next refresh has run.
+	// round is the refresh's freshness round.
 	round   refresh.Round
 	records map[string]groupRecord
-	// read are the page numbers read this refresh; last the one that ended
-	// the list.
+	// read are the pages read this refresh; last is the one ending the list.
 	read map[int]bool
 	last int
 	// seen are the groups some read returned this refresh.
@@ -76,9 +65,7 @@ type catalogRead struct {
 	totalChange bool
 }
 
-// readGroups returns every group the provider may manage, each described by
-// a DescribeScalingGroups answer younger than the staleness bound (or read
-// this refresh), in id order. whole reads every group.
+// readGroups returns, in id order, every group it may manage; whole reads all.
 func (m *manager) readGroups(ctx context.Context, round refresh.Round, whole bool) ([]volcapi.ScalingGroup, error) {
 	c := &m.catalog
 	r := &catalogRead{m: m, ctx: ctx, round: round, records: maps.Clone(c.records), read: map[int]bool{}, seen: map[string]bool{}, total: c.total}
@@ -129,8 +116,7 @@ func (m *manager) readGroups(ctx context.Context, round refresh.Round, whole boo
 	return out, nil
 }
 
-// staticIDs returns the --nodes group ids when no auto-discovery is
-// configured (the groups are then known by id), or nil.
+// staticIDs returns the --nodes group ids, or nil with auto-discovery.
 func (m *manager) staticIDs() []string {
 	if len(m.selectors) > 0 {
 		return nil
@@ -144,9 +130,7 @@ func (m *manager) staticIDs() []string {
 	return ids
 }
 
-// attempts returns the mutation attempts of group id, 0 for a group the
-// snapshot does not manage (the ledger keeps nothing of those, and
-// nothing can mutate them), so no guard is made for it.
+// attempts returns group id's mutation attempts, 0 when unmanaged (no guard).
 func (m *manager) attempts(id string) uint64 {
 	if _, managed := m.group(id); !managed {
 		return 0
@@ -179,8 +163,7 @@ func (r *catalogRead) page(n int) error {
 	return nil
 }
 
-// complete reads every page not read yet this refresh, up to the list's
-// last, and then drops the groups no page returned: they are gone.
+// complete reads the pages left unread and drops the groups no page returned.
 func (r *catalogRead) complete() error {
 	for n := 1; r.last == 0 || n <= r.last; n++ {
 		if n > volcapi.MaxPages {
@@ -200,9 +183,8 @@ func (r *catalogRead) complete() error {
 	return nil
 }
 
-// byID reads groups by id (volcapi.MaxFilterIDs to a call). An id the answer
-// does not hold is gone; a --nodes id is remembered as missing so that it is
-// asked again only at the bound.
+// byID reads groups by id. An id the answer lacks is gone; a --nodes id is
+// kept as missing, asked again only at the bound.
 func (r *catalogRead) byID(ids []string, static bool) error {
 	if len(ids) == 0 {
 		return nil
@@ -216,7 +198,7 @@ func (r *catalogRead) byID(ids []string, static bool) error {
 		asked[id] = true
 	}
 	for _, g := range gs {
-		// The API may answer unknown ids with other groups (volcapi.ListScalingGroups).
+		// The API may answer unknown ids with other groups.
 		if asked[g.ID] {
 			r.put(g)
 		}
@@ -240,13 +222,9 @@ func (r *catalogRead) completeByID(ids []string) error {
 	return r.byID(ids, true)
 }
 
-// due reports whether a record must be read again this refresh: it would
-// reach the staleness bound before the next refresh (Round.Due), the group
-// was mutated since it was read, or the group will be listed this refresh
-// anyway (groupListing.due). A listing stores the description it was
-// compared with; one older than the listing could hide a change undone
-// since (an instance added before the listing and removed after it leaves
-// the same total), and the listing would then be reused.
+// due reports whether a record is read again this refresh: due by the bound,
+// mutated since, or listed this refresh, as a description older than the
+// listing can hide an instance added and removed in between.
 func (r *catalogRead) due(rec groupRecord) bool {
 	id := rec.cloud.ID
 	attempts := r.m.attempts(id)
@@ -254,18 +232,15 @@ func (r *catalogRead) due(rec groupRecord) bool {
 		return true
 	}
 	if rec.missing {
-		// Nothing to list: asked again at the bound.
 		return false
 	}
 	l, listed := r.m.listings[id]
 	return !listed || l.due(attempts, r.round)
 }
 
-// rotatePages reads the next page of the group list, plus every page that
-// would pass the staleness bound before the next refresh. A list whose
-// TotalCount changed (a group created or deleted) is read whole. Managed groups the pages read did not
-// return but that are due are then read by id, or, when that would take as
-// many calls as the pages left, the list is read whole.
+// rotatePages reads the next page of the list and every page due. A changed
+// TotalCount reads the whole list. Due managed groups the pages missed are read
+// by id, or the whole list when that costs no more calls.
 func (r *catalogRead) rotatePages() (err error) {
 	c := &r.m.catalog
 	if c.pages == 0 {
@@ -276,8 +251,7 @@ func (r *catalogRead) rotatePages() (err error) {
 		next = 1
 	}
 	defer func() {
-		// A failed refresh reads the same page again next time, so a
-		// page is not skipped by the refreshes that fail to read it.
+		// Advance only on success, so a failed refresh skips no page.
 		if err == nil {
 			c.next = next%max(c.pages, 1) + 1
 		}
@@ -320,10 +294,8 @@ func (m *manager) managedIDs() []string {
 	return m.groups.IDs()
 }
 
-// chooseStaticMode picks how --nodes with more ids than one filter takes are
-// read: page 1 of the whole list tells its length; when the whole list takes
-// no more pages than the ids take batches, the ids are read like
-// auto-discovery (pages in rotation), otherwise by id.
+// chooseStaticMode reads page 1 for the list's length, then reads many --nodes
+// ids by pages in rotation if that takes no more calls than by id, else by id.
 func (r *catalogRead) chooseStaticMode(static []string) error {
 	c := &r.m.catalog
 	if err := r.page(1); err != nil {
@@ -359,11 +331,8 @@ func (r *catalogRead) rotateByID(static []string) error {
 	return r.byID(read, true)
 }
 
-// Refresh takes a new snapshot: group descriptions (groupCatalog: one page
-// of DescribeScalingGroups in rotation, more only where needed), instance
-// listings of the groups that need one (groupListing.stillGood), plus (only
-// when something changed or failed) activity and template look-ups. On error
-// the previous snapshot stays.
+// Refresh takes a new snapshot; on error the previous one stays. Activities
+// and templates are read only when something changed or failed.
 func (m *manager) Refresh(ctx context.Context) error {
 	return m.refreshGate.Run(ctx, m.refreshLocked)
 }
@@ -371,14 +340,12 @@ func (m *manager) Refresh(ctx context.Context) error {
 // refreshLocked is Refresh; callers hold refreshGate.
 func (m *manager) refreshLocked(ctx context.Context) error { return m.refreshWith(ctx, false) }
 
-// refreshWith is a refresh; wholeList reads the whole group list, as a
-// lookup for unknown instances must: the instance's group may be on a page
-// the rotation would not read this time. Callers hold refreshGate.
+// refreshWith is a refresh; wholeList reads the whole group list, as a lookup
+// of unknown instances must. Callers hold refreshGate.
 func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
-	// Taken before the first call: a mutation accepted from now on may be
-	// missing from what this refresh reads (Group.Install).
+	// Mark the listing before the first call (the ledger's rule).
 	listing := m.ledger.Begin()
-	// A lookup between two of CA's refreshes says nothing of CA's pace.
+	// Only CA's refreshes, not lookups, set the pace.
 	round := m.fresh.Begin(!wholeList)
 
 	all, err := m.readGroups(ctx, round, wholeList)
@@ -397,10 +364,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	failures, groupFailures := m.failures(ctx, picked, instances)
 	m.refreshTemplates(ctx, picked)
 
-	// The groups, the index and what the ledger keeps change together
-	// under the snapshot's lock, so a node looked up by its instance finds
-	// the group that lists it. Installing makes no cloud call, and a
-	// mutation applies its effect under its group's lock alone.
+	// Groups and index change together, so an instance finds its group.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make([]string, len(picked))
@@ -410,9 +374,6 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		id := p.cloud.ID
 		r := groupRead{cloud: p.cloud, instances: instances[i], failures: failures, why: p.why}
 		r.min, r.max = p.bounds()
-		// A listing a mutation overtook may count slots that mutation gave
-		// up: Install leaves the slots as they are until a listing that
-		// began after it (Group.Install).
 		r.unfilled, r.failure = m.unfilled(groupFailures, id, liveListed(instances[i]), p.cloud.Desired)
 		ids[i], reads[id] = id, r
 		for _, si := range instances[i] {
@@ -423,7 +384,7 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 		func(g *nodeGroup) { g.install(listing, reads[g.id]) }, m.ledger)
 	for id := range m.templates {
 		if !m.groups.Holds(id) {
-			// A group that left must not keep contributing GPU types.
+			// A group that left contributes no GPU types.
 			delete(m.templates, id)
 		}
 	}
@@ -433,10 +394,8 @@ func (m *manager) refreshWith(ctx context.Context, wholeList bool) error {
 	return nil
 }
 
-// listInstances returns every picked group's instances: the previous
-// listing where it is still good (groupListing.stillGood), otherwise a fresh
-// one, a few groups at a time. A refresh that finds nothing changed thus
-// costs the one DescribeScalingGroups call.
+// listInstances returns each picked group's instances: the previous listing
+// where still good, otherwise a fresh one, a few groups at a time.
 func (m *manager) listInstances(ctx context.Context, picked []managedGroup, round refresh.Round) ([][]volcapi.ScalingInstance, error) {
 	out := make([][]volcapi.ScalingInstance, len(picked))
 	errs := make([]error, len(picked))
@@ -480,22 +439,16 @@ func (m *manager) listInstances(ctx context.Context, picked []managedGroup, roun
 	return out, nil
 }
 
-// groupFailure is what the scaling activities say of a group short of its
-// desired number.
+// groupFailure is why a group is short of its desired number.
 type groupFailure struct {
-	// msg is the failed activity's message; unknown is set when the
-	// activities could not be read.
+	// msg is the failed activity's message; unknown: activities were unreadable.
 	msg     string
 	unknown bool
 }
 
-// unfilled returns how many slots of group id the service failed to fill
-// (View.Unfilled), and why, given the group's live instances and
-// desired number: the whole shortfall when the latest activity failed, none
-// when the group is not short or its latest activity did not fail. When the
-// activities could not be read, the slots stay as they are (-1), but no
-// more than the shortfall: a failed look-up does not give every slot a new
-// id.
+// unfilled returns how many slots of group id the service failed to fill, and
+// why: the whole shortfall if the latest activity failed, else none. Unreadable
+// activities keep the slots (-1), capped at the shortfall.
 func (m *manager) unfilled(failures map[string]groupFailure, id string, live, desired int) (int, *cloudprovider.InstanceErrorInfo) {
 	f, short := failures[id]
 	if !short {
@@ -513,12 +466,9 @@ func (m *manager) unfilled(failures map[string]groupFailure, id string, live, de
 	return n, &info
 }
 
-// failures reads recent scaling activities, only for groups that have
-// failed instances or fewer live instances than desired, so a healthy steady
-// state costs no extra call. It returns the failure message per failed
-// instance, and per group short of its desired number whose latest activity
-// failed, or whose activities could not be read. A failed look-up leaves
-// generic error info.
+// failures reads scaling activities only for groups with Error instances or
+// fewer live instances than desired. It returns the message per failed
+// instance, and per short group whose latest activity failed or is unreadable.
 func (m *manager) failures(ctx context.Context, picked []managedGroup, instances [][]volcapi.ScalingInstance) (byInstance map[string]string, byGroup map[string]groupFailure) {
 	byInstance, byGroup = map[string]string{}, map[string]groupFailure{}
 	for i, p := range picked {
@@ -555,13 +505,8 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 		if !short {
 			continue
 		}
-		// Only an activity that started after our own latest change of the
-		// group (groupstate.Group.ChangedAt: a new desired number, or
-		// instances removed) says whether the missing slots are being
-		// worked on (by time: the API does not document the list order). An
-		// older failure is about a request that no longer stands. Activity
-		// times have second precision, so the change's time is cut to the
-		// second.
+		// Only an activity since our latest change tells whether the missing
+		// slots are worked on; the list order is undocumented, so times decide.
 		var since time.Time
 		if g, managed := m.group(p.cloud.ID); managed {
 			since = g.ChangedAt().Truncate(time.Second)
@@ -580,8 +525,7 @@ func (m *manager) failures(ctx context.Context, picked []managedGroup, instances
 }
 
 // tagSelector is one --node-group-auto-discovery value: a group matches when it
-// carries every listed tag (with the given value, or any value when none is
-// given). Several selectors are ORed.
+// carries every listed tag (any value when none is given). Selectors are ORed.
 type tagSelector struct {
 	raw  string
 	tags []tagMatch
@@ -603,8 +547,7 @@ func (s tagSelector) matches(tags map[string]string) bool {
 	return true
 }
 
-// parseDiscoverySpecs parses asg:tag=<key>[=<value>][,<key>[=<value>]...]
-// values and reports every bad one.
+// parseDiscoverySpecs parses the selectors and reports every bad one.
 func parseDiscoverySpecs(values []string) ([]tagSelector, error) {
 	var out []tagSelector
 	var errs []error
@@ -654,9 +597,8 @@ func parseDiscoverySpec(raw string) (tagSelector, error) {
 	return sel, nil
 }
 
-// selectGroups picks the groups CA manages: those --nodes names (by id,
-// through groupconfig.ResolveSpecs), then those an auto-discovery selector
-// matches. The resolution says which specs matched nothing.
+// selectGroups picks the managed groups: those --nodes names, then those a
+// selector matches. The resolution says which specs matched nothing.
 func selectGroups(all []volcapi.ScalingGroup, static []groupconfig.NodeGroupSpec, selectors []tagSelector) ([]managedGroup, groupconfig.SpecResolution) {
 	candidates := make([]groupconfig.SpecCandidate, 0, len(all))
 	for _, g := range all {
@@ -693,8 +635,7 @@ type managedGroup struct {
 	why   cloudprovider.Management
 }
 
-// bounds returns min and max: the group's own, the spec's only when the group
-// does not report them.
+// bounds returns the group's own min and max, the spec's where it has none.
 func (m managedGroup) bounds() (minSize, maxSize int) {
 	minSize, maxSize = m.cloud.Min, m.cloud.Max
 	if !m.cloud.HasMin && m.spec != nil {
@@ -706,35 +647,26 @@ func (m managedGroup) bounds() (minSize, maxSize int) {
 	return minSize, maxSize
 }
 
-// groupListing is the last DescribeScalingInstances listing of one group and
-// what DescribeScalingGroups said about the group when it was taken.
+// groupListing is a group's last instance listing and its description then.
 type groupListing struct {
 	desired, total int
 	lifecycle      string
-	// attempts is the group's mutation attempts (Ledger.Attempts)
-	// when the listing started: a mutation whose answer was lost counts
-	// too.
+	// attempts is Ledger.Attempts when the listing started.
 	attempts  uint64
 	at        time.Time
 	instances []volcapi.ScalingInstance
 }
 
-// listingStillGood reports whether a refresh may reuse the group's previous
-// listing instead of paging through its instances again: DescribeScalingGroups
-// shows the same desired count, total and lifecycle state, every instance was
-// in service, we made no change to the group since, and the listing is
-// younger than the staleness bound. Anything else lists the group, so a
-// change made in the cloud is served within the bound at the latest.
+// stillGood reports whether a refresh may reuse the listing: the description
+// shows the same desired number, total and lifecycle state, and it is not due.
 func (l groupListing) stillGood(g volcapi.ScalingGroup, attempts uint64, round refresh.Round) bool {
 	return l.desired == g.Desired && l.total == g.TotalInstances && l.lifecycle == g.LifecycleState &&
 		!l.due(attempts, round)
 }
 
-// due reports whether the listing must be taken again whatever
-// DescribeScalingGroups says: we attempted a mutation since, it reached the
-// bound (Round.Expired: the plain bound, since every refresh checks the
-// listing again against DescribeScalingGroups), or an instance was not in
-// service.
+// due reports whether the listing is taken again whatever the description
+// says: a mutation attempt since, the bound reached (Round.Expired), or an
+// instance not InService.
 func (l groupListing) due(attempts uint64, round refresh.Round) bool {
 	if l.attempts != attempts || round.Expired(l.at) {
 		return true

@@ -19,9 +19,8 @@ const (
 	simGPUGroupID     = "scg-sim-gpu"
 )
 
-// seedDemo fills a fake with the demo cluster: "general" (ecs.g3i.xlarge,
-// min 1, max 10, 2 running) and "gpu" (ecs.gni2.3xlarge with one NVIDIA A10,
-// min 0, max 4, empty, so CA must scale it from zero using the template).
+// seedDemo fills a fake with the demo cluster: "general" with 2 running and an
+// empty "gpu" group that CA scales from zero using the template.
 func seedDemo(f *fakeapi.Server) {
 	f.AddSubnet(fakeapi.Subnet{ID: "subnet-sim-a", ZoneID: "cn-beijing-a"})
 	f.AddSubnet(fakeapi.Subnet{ID: "subnet-sim-b", ZoneID: "cn-beijing-b"})
@@ -33,8 +32,7 @@ func seedDemo(f *fakeapi.Server) {
 	f.AddGroup(fakeapi.Group{
 		ID: simGeneralGroupID, Name: "general", Min: 1, Max: 10, Desired: 2,
 		ActiveConfigID: "scc-sim-general", SubnetIDs: []string{"subnet-sim-a"},
-		// Per-group settings (docs/group-settings.md): two options, label,
-		// taint and resource hints, and one malformed entry.
+		// Per-group settings, one malformed (docs/group-settings.md).
 		Tags: map[string]string{
 			"k8s.io/cluster-autoscaler/enabled": "true", "pool": "general",
 			groupconfig.OptionKey(groupconfig.OptionScaleDownUnneededTime):       "5m",
@@ -54,10 +52,8 @@ func seedDemo(f *fakeapi.Server) {
 	f.Settle()
 }
 
-// Simulate starts the fake Volcengine API on a loopback port with real-time
-// provisioning lag, seeds the demo cluster and builds the provider against it
-// with dummy credentials. --nodes and --node-group-auto-discovery from opts are
-// honoured; without them both demo groups are discovered by tag.
+// Simulate starts the fake API with the demo cluster on a loopback port and
+// builds the provider against it; without group flags it discovers both groups.
 func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simulation, error) {
 	accessKey := registry.SimulationCredential(envAccessKey, "AKLTsimulated")
 	pace := simcloud.DemoPace()
@@ -71,12 +67,9 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 		ProvisionDelay: pace.Provision,
 		RemoveDelay:    pace.Removal,
 		Region:         simRegion,
-		// The simulated gateway serves the one region the demo lives in;
-		// another is refused (the fake's default for an unserved region).
+		// The gateway serves only the demo's region.
 		Regions: []string{simRegion},
-		// The fake checks the key the simulation signs with, so a client
-		// given another one (preflight's tests) is refused as the gateway
-		// would refuse it.
+		// Another key is refused, as the gateway refuses it.
 		AccessKey: accessKey,
 	})
 	seedDemo(fake)
@@ -117,8 +110,7 @@ func Simulate(ctx context.Context, opts registry.BuildOptions) (*registry.Simula
 	return sim, nil
 }
 
-// SimulatedGroups is the fake's truth about the scaling groups with the
-// given ids, in the shape the soak and --simulate's state endpoint share.
+// SimulatedGroups is the fake's truth about the given groups (soak, --simulate).
 func SimulatedGroups(fake *fakeapi.Server, groupIDs ...string) []simcloud.Group {
 	return simcloud.Groups(groupIDs, fake.Group, func(g fakeapi.Group) simcloud.Group {
 		st := simcloud.Group{IDs: []string{g.ID, g.Name}, Desired: g.Desired}

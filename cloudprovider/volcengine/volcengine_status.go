@@ -22,14 +22,11 @@ const (
 	asStatusStandby     = "Standby"
 )
 
-// errorCodeCreationFailed is reported for a failed instance whose scaling
-// activity gave no code of its own.
+// errorCodeCreationFailed is the code of a failure whose activity gave none.
 const errorCodeCreationFailed = "VolcengineInstanceCreationFailed"
 
-// groupRead is what one read of a scaling group says: its description,
-// the bounds it is served with, its instances with the failed activities'
-// messages (by instance id), and the slots of its desired number the
-// service failed to fill (Unfilled -1 when the read does not say).
+// groupRead is one read of a scaling group: description, served bounds,
+// instances with failure messages, and unfilled slots (-1: unknown).
 type groupRead struct {
 	cloud     volcapi.ScalingGroup
 	min, max  int
@@ -37,15 +34,12 @@ type groupRead struct {
 	failures  map[string]string
 	unfilled  int
 	failure   *cloudprovider.InstanceErrorInfo
-	// why is why the group is managed (--nodes or discovery).
+	// why is why the group is managed.
 	why cloudprovider.Management
 }
 
-// view maps a read of a scaling group to CA's terms: the provider's whole
-// part of the group state (groupstate.Group applies the ledger's rules).
-// The target is the desired number, failed slots included (the service
-// keeps them in it); a group created without a desired number serves the
-// instances that stay (groupstate.View.TargetFromInstances).
+// view maps a read to CA's terms. The target is the desired number, failed
+// slots included, or without one the instances that stay.
 func view(r groupRead) groupstate.View {
 	v := groupstate.View{Min: r.min, Max: r.max, Target: r.cloud.Desired, Unfilled: r.unfilled, Failure: r.failure,
 		TargetFromInstances: r.cloud.Desired == volcapi.NoDesiredNumber, Managed: r.why}
@@ -82,10 +76,8 @@ func liveListed(instances []volcapi.ScalingInstance) int {
 	return n
 }
 
-// instanceStatus maps a scaling instance's Status (and, for Error, the failed
-// activity's message) to what CA expects. Failed creations are reported as
-// creating with error info: CA then backs the group off and deletes the
-// instance. Unknown states map to nil so CA simply waits for registration.
+// instanceStatus maps an Auto Scaling Status to CA's. Error is creating with
+// error info, so CA backs the group off and deletes it; unknown states are nil.
 func instanceStatus(status, failure string) *cloudprovider.InstanceStatus {
 	switch status {
 	case asStatusInit, asStatusPending, asStatusPendingWait:
@@ -100,8 +92,7 @@ func instanceStatus(status, failure string) *cloudprovider.InstanceStatus {
 	return nil
 }
 
-// isLive reports whether an instance counts towards the target: everything
-// but instances on their way out.
+// isLive reports whether an instance counts towards the target (not leaving).
 func isLive(status string) bool {
 	return status != asStatusRemoving && status != asStatusRemoveWait
 }

@@ -26,13 +26,11 @@ type templateInfo struct {
 
 // templateEntry caches a group's template inputs between refreshes.
 type templateEntry struct {
-	// key identifies the inputs (configuration or launch template, subnets);
-	// a change forces a new fetch.
+	// key identifies the inputs; a change forces a new fetch.
 	key       string
 	fetchedAt time.Time
 	info      *templateInfo
-	// err is why no template can be built (ErrNotImplemented for groups whose
-	// instance type the API does not expose).
+	// err is why no template can be built.
 	err error
 }
 
@@ -48,11 +46,8 @@ func templateSource(g volcapi.ScalingGroup) (key string, ok bool) {
 	return "none", false
 }
 
-// refreshTemplates fetches template inputs for groups that are new, whose
-// configuration changed, or whose entry is older than templateTTL. All groups
-// are served by one batched call per API, so a steady state costs nothing.
-// Failures keep the previous entry and are retried at the next Refresh; they
-// never fail the Refresh itself.
+// refreshTemplates fetches template inputs of new, changed or stale groups,
+// one batched call per API; a failure keeps the previous entry.
 func (m *manager) refreshTemplates(ctx context.Context, picked []managedGroup) {
 	now := m.now()
 	m.mu.RLock()
@@ -130,9 +125,8 @@ func (m *manager) fetchTemplates(ctx context.Context, groups []managedGroup, now
 			continue
 		}
 		if len(g.LaunchTemplateTypes) == 0 {
-			// The Auto Scaling API names the launch template but not its
-			// instance type; reading it needs ECS launch-template calls we
-			// do not make.
+			// Auto Scaling names the launch template, not its instance type;
+			// that needs ECS launch-template calls we do not make.
 			entries[g.ID] = &templateEntry{key: key, fetchedAt: now, err: cloudprovider.Errorf(cloudprovider.ErrNotImplemented,
 				"scaling group %s uses launch template %s without instance type overrides; its instance type is not exposed by the Auto Scaling API", g.ID, g.LaunchTemplateID)}
 			continue
@@ -160,10 +154,9 @@ func (m *manager) fetchTemplates(ctx context.Context, groups []managedGroup, now
 	for _, t := range types {
 		byType[t.ID] = t
 	}
-	// Subnet zones and image architectures only enrich a template: keys
-	// without vpc:DescribeSubnets or ecs:DescribeImages (upstream never
-	// needed them) get the configuration's zone and linux/amd64 instead of
-	// no template at all.
+	// Subnet zones and image architectures only enrich a template: keys without
+	// vpc:DescribeSubnets or ecs:DescribeImages get the configuration's zone
+	// and linux/amd64 rather than no template.
 	subnetZone := map[string]string{}
 	if subnets, err := m.api.ListSubnets(ctx, uniq(subnetIDs)); err != nil {
 		klog.InfoS("Cannot read subnet zones; templates use the scaling configuration's zone", "provider", ProviderName, "err", err)
