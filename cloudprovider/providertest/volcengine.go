@@ -27,8 +27,8 @@ import (
 
 // The seeded scaling groups and the credentials the fake accepts.
 const (
-	volcMainGroup  = "scg-main"  // min 1, max 10, 3 InService
-	volcOtherGroup = "scg-other" // min 0, max 5, 1 InService, GPU type
+	volcMainGroup  = fakeapi.StandardMainGroup
+	volcOtherGroup = fakeapi.StandardOtherGroup
 	volcRegion     = "cn-beijing"
 	volcAccessKey  = "AKLTsecretaccesskeyvalue42"
 	volcSecretKey  = "TWFueSBoYW5kcyBtYWtlIGxpZ2h0IHdvcms="
@@ -37,26 +37,8 @@ const (
 // volcengineDescription is loaded once per test binary and only read after that.
 var volcengineDescription = apispec.Once(apispec.Volcengine)
 
-// seedVolcengine fills f with the kit's seed: a main group (min 1, max 10, 3
-// running) and a second group (min 0, max 5, 1 running), their template
-// inputs, and a group without the provider's tag, which is not served.
-func seedVolcengine(f *fakeapi.Server) {
-	f.AddSubnet(fakeapi.Subnet{ID: "subnet-a", ZoneID: "cn-beijing-a"})
-	f.AddSubnet(fakeapi.Subnet{ID: "subnet-b", ZoneID: "cn-beijing-b"})
-	f.AddImage(fakeapi.Image{ID: "image-linux", Architecture: "x86_64", OSType: "Linux"})
-	f.AddImage(fakeapi.Image{ID: "image-arm", Architecture: "arm64", OSType: "Linux"})
-	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.g3i.xlarge", CPUs: 4, MemoryMiB: 16384})
-	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.gni2.3xlarge", CPUs: 12, MemoryMiB: 47104, GPUCount: 1, GPUModel: "NVIDIA A10"})
-	f.AddConfiguration(fakeapi.Configuration{ID: "scc-main", GroupID: volcMainGroup, InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-linux"})
-	f.AddConfiguration(fakeapi.Configuration{ID: "scc-other", GroupID: volcOtherGroup, InstanceTypes: []string{"ecs.gni2.3xlarge"}, ImageID: "image-arm"})
-	f.AddGroup(fakeapi.Group{ID: volcMainGroup, Name: "main", Min: 1, Max: 10, Desired: 3, ActiveConfigID: "scc-main",
-		SubnetIDs: []string{"subnet-a"}, Tags: map[string]string{"ca": "on", "pool": "main"}})
-	f.AddGroup(fakeapi.Group{ID: volcOtherGroup, Name: "other", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-other",
-		SubnetIDs: []string{"subnet-b"}, Tags: map[string]string{"ca": "on", "pool": "gpu"}})
-	f.AddGroup(fakeapi.Group{ID: "scg-unmanaged", Name: "unmanaged", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-main"})
-	f.Reconcile()
-	f.Settle()
-}
+// seedVolcengine is the fake's standard seed (fakeapi.Server.SeedStandard).
+func seedVolcengine(f *fakeapi.Server) { f.SeedStandard() }
 
 // volcengineEnv is one provider bound to a freshly seeded fake.
 type volcengineEnv struct {

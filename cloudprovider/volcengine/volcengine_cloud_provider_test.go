@@ -25,8 +25,8 @@ import (
 const (
 	testAccessKey = "AKLTsecretaccesskeyvalue42"
 	testSecretKey = "TWFueSBoYW5kcyBtYWtlIGxpZ2h0IHdvcms="
-	mainGroupID   = "scg-main"
-	otherGroupID  = "scg-other"
+	mainGroupID   = fakeapi.StandardMainGroup
+	otherGroupID  = fakeapi.StandardOtherGroup
 )
 
 // testEnv is a provider bound to a seeded fake Volcengine API.
@@ -62,25 +62,8 @@ func withDiscovery(specs ...string) envOption {
 func withSeed(fn func(f *fakeapi.Server)) envOption { return func(c *envConfig) { c.seed = fn } }
 func withStrictMin() envOption                      { return func(c *envConfig) { c.fakeOpts.LenientMinOnRemove = false } }
 
-// seedStandard is the conformance seed: a main group (min 1, max 10, 3
-// running) and a second group (min 0, max 5, 1 running), plus template inputs.
-func seedStandard(f *fakeapi.Server) {
-	f.AddSubnet(fakeapi.Subnet{ID: "subnet-a", ZoneID: "cn-beijing-a"})
-	f.AddSubnet(fakeapi.Subnet{ID: "subnet-b", ZoneID: "cn-beijing-b"})
-	f.AddImage(fakeapi.Image{ID: "image-linux", Architecture: "x86_64", OSType: "Linux"})
-	f.AddImage(fakeapi.Image{ID: "image-arm", Architecture: "arm64", OSType: "Linux"})
-	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.g3i.xlarge", CPUs: 4, MemoryMiB: 16384})
-	f.AddInstanceType(fakeapi.InstanceType{ID: "ecs.gni2.3xlarge", CPUs: 12, MemoryMiB: 47104, GPUCount: 1, GPUModel: "NVIDIA A10"})
-	f.AddConfiguration(fakeapi.Configuration{ID: "scc-main", GroupID: mainGroupID, InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-linux"})
-	f.AddConfiguration(fakeapi.Configuration{ID: "scc-other", GroupID: otherGroupID, InstanceTypes: []string{"ecs.gni2.3xlarge"}, ImageID: "image-arm"})
-	f.AddGroup(fakeapi.Group{ID: mainGroupID, Name: "main", Min: 1, Max: 10, Desired: 3, ActiveConfigID: "scc-main",
-		SubnetIDs: []string{"subnet-a"}, Tags: map[string]string{"ca": "on", "pool": "main"}})
-	f.AddGroup(fakeapi.Group{ID: otherGroupID, Name: "other", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-other",
-		SubnetIDs: []string{"subnet-b"}, Tags: map[string]string{"ca": "on", "pool": "gpu"}})
-	f.AddGroup(fakeapi.Group{ID: "scg-unmanaged", Name: "unmanaged", Min: 0, Max: 5, Desired: 1, ActiveConfigID: "scc-main"})
-	f.Reconcile()
-	f.Settle()
-}
+// seedStandard is the fake's standard seed (fakeapi.Server.SeedStandard).
+func seedStandard(f *fakeapi.Server) { f.SeedStandard() }
 
 func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
