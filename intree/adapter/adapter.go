@@ -341,30 +341,41 @@ func (n *NodeGroup) Autoprovisioned() bool { return false }
 func (n *NodeGroup) GetOptions(defaults caconfig.NodeGroupAutoscalingOptions) (*caconfig.NodeGroupAutoscalingOptions, error) {
 	ctx, cancel := readContext()
 	defer cancel()
-	o, err := n.g.GetOptions(ctx, cloudprovider.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold:    defaults.ScaleDownUtilizationThreshold,
-		ScaleDownGpuUtilizationThreshold: defaults.ScaleDownGpuUtilizationThreshold,
-		ScaleDownUnneededTime:            defaults.ScaleDownUnneededTime,
-		ScaleDownUnreadyTime:             defaults.ScaleDownUnreadyTime,
-		MaxNodeProvisionTime:             defaults.MaxNodeProvisionTime,
-		ZeroOrMaxNodeScaling:             defaults.ZeroOrMaxNodeScaling,
-		IgnoreDaemonSetsUtilization:      defaults.IgnoreDaemonSetsUtilization,
-	})
+	o, err := n.g.GetOptions(ctx, ourOptions(defaults))
 	if err != nil {
 		return nil, toUpstream(err)
 	}
 	if o == nil {
 		return nil, caprovider.ErrNotImplemented
 	}
-	out := defaults
-	out.ScaleDownUtilizationThreshold = o.ScaleDownUtilizationThreshold
-	out.ScaleDownGpuUtilizationThreshold = o.ScaleDownGpuUtilizationThreshold
-	out.ScaleDownUnneededTime = o.ScaleDownUnneededTime
-	out.ScaleDownUnreadyTime = o.ScaleDownUnreadyTime
-	out.MaxNodeProvisionTime = o.MaxNodeProvisionTime
-	out.ZeroOrMaxNodeScaling = o.ZeroOrMaxNodeScaling
-	out.IgnoreDaemonSetsUtilization = o.IgnoreDaemonSetsUtilization
+	out := withOurOptions(defaults, *o)
 	return &out, nil
+}
+
+// ourOptions is upstream's options as ours: the fields the externalgrpc
+// protocol carries.
+func ourOptions(o caconfig.NodeGroupAutoscalingOptions) cloudprovider.NodeGroupAutoscalingOptions {
+	return cloudprovider.NodeGroupAutoscalingOptions{
+		ScaleDownUtilizationThreshold:    o.ScaleDownUtilizationThreshold,
+		ScaleDownGpuUtilizationThreshold: o.ScaleDownGpuUtilizationThreshold,
+		ScaleDownUnneededTime:            o.ScaleDownUnneededTime,
+		ScaleDownUnreadyTime:             o.ScaleDownUnreadyTime,
+		MaxNodeProvisionTime:             o.MaxNodeProvisionTime,
+		ZeroOrMaxNodeScaling:             o.ZeroOrMaxNodeScaling,
+		IgnoreDaemonSetsUtilization:      o.IgnoreDaemonSetsUtilization,
+	}
+}
+
+// withOurOptions is base with the fields ours carry set from o.
+func withOurOptions(base caconfig.NodeGroupAutoscalingOptions, o cloudprovider.NodeGroupAutoscalingOptions) caconfig.NodeGroupAutoscalingOptions {
+	base.ScaleDownUtilizationThreshold = o.ScaleDownUtilizationThreshold
+	base.ScaleDownGpuUtilizationThreshold = o.ScaleDownGpuUtilizationThreshold
+	base.ScaleDownUnneededTime = o.ScaleDownUnneededTime
+	base.ScaleDownUnreadyTime = o.ScaleDownUnreadyTime
+	base.MaxNodeProvisionTime = o.MaxNodeProvisionTime
+	base.ZeroOrMaxNodeScaling = o.ZeroOrMaxNodeScaling
+	base.IgnoreDaemonSetsUtilization = o.IgnoreDaemonSetsUtilization
+	return base
 }
 
 // pricing is our price model as upstream's.

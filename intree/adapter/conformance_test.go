@@ -175,27 +175,12 @@ func (g groupAsOurs) TemplateNodeInfo(context.Context) (*corev1.Node, error) {
 }
 
 func (g groupAsOurs) GetOptions(_ context.Context, defaults cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {
-	o, err := g.up.GetOptions(caconfig.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold:    defaults.ScaleDownUtilizationThreshold,
-		ScaleDownGpuUtilizationThreshold: defaults.ScaleDownGpuUtilizationThreshold,
-		ScaleDownUnneededTime:            defaults.ScaleDownUnneededTime,
-		ScaleDownUnreadyTime:             defaults.ScaleDownUnreadyTime,
-		MaxNodeProvisionTime:             defaults.MaxNodeProvisionTime,
-		ZeroOrMaxNodeScaling:             defaults.ZeroOrMaxNodeScaling,
-		IgnoreDaemonSetsUtilization:      defaults.IgnoreDaemonSetsUtilization,
-	})
+	o, err := g.up.GetOptions(withOurOptions(caconfig.NodeGroupAutoscalingOptions{}, defaults))
 	if err != nil {
 		return nil, fromUpstream(err)
 	}
-	return &cloudprovider.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold:    o.ScaleDownUtilizationThreshold,
-		ScaleDownGpuUtilizationThreshold: o.ScaleDownGpuUtilizationThreshold,
-		ScaleDownUnneededTime:            o.ScaleDownUnneededTime,
-		ScaleDownUnreadyTime:             o.ScaleDownUnreadyTime,
-		MaxNodeProvisionTime:             o.MaxNodeProvisionTime,
-		ZeroOrMaxNodeScaling:             o.ZeroOrMaxNodeScaling,
-		IgnoreDaemonSetsUtilization:      o.IgnoreDaemonSetsUtilization,
-	}, nil
+	ours := ourOptions(*o)
+	return &ours, nil
 }
 
 // Status is the adapted group's own: upstream's NodeGroup carries none
