@@ -313,8 +313,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // cloud. Under --simulate there is no real configuration to read, so it starts
 // the in-process fake cloud, reads its node groups once through the provider
 // (which checks --nodes and auto-discovery against the simulated groups), and
-// stops it again. Warnings (an unknown zone) leave the exit code 0 and are
-// counted in the OK line.
+// stops it again. Warnings (an unknown zone, an odd id) leave the exit code 0
+// and are counted in the OK line.
 func checkConfig(ctx context.Context, cfg *config, reg registry.Registration) (string, []string, error) {
 	opts := cfg.buildOptions(nil)
 	if cfg.simulate {
@@ -348,8 +348,8 @@ func checkConfig(ctx context.Context, cfg *config, reg registry.Registration) (s
 }
 
 // offlineCheck runs the checks --check-config and preflight share, without
-// the network: the provider's configuration (an error, exit 2) and its zone
-// or region against the known list (a warning).
+// the network: the provider's configuration (an error, exit 2), then its
+// warnings (Registration.ConfigWarnings).
 func offlineCheck(ctx context.Context, cfg *config, reg registry.Registration) ([]string, error) {
 	opts := cfg.buildOptions(nil)
 	check := reg.CheckConfig
@@ -366,13 +366,7 @@ func offlineCheck(ctx context.Context, cfg *config, reg registry.Registration) (
 	if err := check(opts); err != nil {
 		return nil, providerError(cfg.provider, err)
 	}
-	var warnings []string
-	if reg.Location != nil {
-		if w := reg.Location(opts).Warning(cfg.provider); w != "" {
-			warnings = append(warnings, w)
-		}
-	}
-	return warnings, nil
+	return reg.ConfigWarnings(cfg.provider, opts), nil
 }
 
 // count says "1 node group", "3 node groups".

@@ -108,11 +108,9 @@ func startProvider(ctx context.Context, cfg *config, reg registry.Registration, 
 			// configuration, as --check-config would have said.
 			return nil, nil, configError{providerError(cfg.provider, err)}
 		}
-		if reg.Location != nil {
-			// The same warning --check-config and preflight print.
-			if w := reg.Location(opts).Warning(cfg.provider); w != "" {
-				klog.InfoS("Warning: "+w, "provider", cfg.provider)
-			}
+		// The same warnings --check-config and preflight print.
+		for _, w := range reg.ConfigWarnings(cfg.provider, opts) {
+			klog.InfoS("Warning: "+w, "provider", cfg.provider)
 		}
 		return p, nil, nil
 	}

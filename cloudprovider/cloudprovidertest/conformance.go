@@ -56,6 +56,7 @@ func Run(t *testing.T, h Harness) {
 		{"QuarantineReportedWhileChangesRefused", checkQuarantineReported},
 		{"LostDeleteAnswerKeepsMinRule", checkLostDeleteKeepsMin},
 		{"DecreaseAfterUnseenInstanceRemovesNone", checkDecreaseAfterUnseenInstance},
+		{"DecreaseBeforeNewInstanceListedRemovesNone", checkDecreaseBeforeInstanceListed},
 		{"QuotaReachesCAAsResourceExhausted", func(t *testing.T, k *kit) { checkQuotaIsResourceExhausted(t, k, h) }},
 		{"GroupSettingsFromCloud", func(t *testing.T, k *kit) { checkGroupSettings(t, k, h) }},
 		{"UnchangedRefreshWithinBudget", checkUnchangedRefreshBudget},

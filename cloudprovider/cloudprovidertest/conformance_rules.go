@@ -3,6 +3,7 @@ package cloudprovidertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sort"
 	"strings"
@@ -354,6 +355,59 @@ func checkDecreaseAfterUnseenInstance(t *testing.T, k *kit) {
 	}
 	if !after[unseen] {
 		t.Fatalf("DecreaseTargetSize (err %v) made the cloud remove the instance it launched unseen (%s)", err, unseen)
+	}
+}
+
+// lateRounds is how many scale-ups checkDecreaseBeforeInstanceListed
+// cancels: a cloud that picks what a smaller size removes at random must
+// not pass by luck.
+const lateRounds = 3
+
+// checkDecreaseBeforeInstanceListed: IncreaseSize(1), then at once
+// DecreaseTargetSize(-1), while the cloud does not list the new instance
+// yet (ListScaleUpLate), as CA cancels a scale-up it no longer needs. A
+// cloud that picks the instances a smaller size removes may take a running
+// one instead of the one not listed: every instance listed before stays
+// listed and not leaving, before and after the new one shows up, and the
+// target is what the cloud then runs.
+func checkDecreaseBeforeInstanceListed(t *testing.T, k *kit) {
+	k.require(HookListScaleUpLate)
+	id := k.mainGroup().Id(k.ctx())
+	for round := 1; round <= lateRounds; round++ {
+		g := k.group(id)
+		target := k.target(g)
+		if target+1 > g.MaxSize(k.ctx()) {
+			t.Fatalf("round %d: target %d leaves no room below max %d; the seed needs target+%d <= max", round, target, g.MaxSize(k.ctx()), lateRounds)
+		}
+		before := k.liveIDs(g)
+		k.env.ListScaleUpLate(id)
+		k.must(g.IncreaseSize(k.ctx(), 1), fmt.Sprintf("round %d: IncreaseSize(1)", round))
+		err := g.DecreaseTargetSize(k.ctx(), -1)
+		want := target
+		if err != nil {
+			k.expectErr(err, fmt.Sprintf("round %d: DecreaseTargetSize(-1) before the new instance is listed", round), cloudprovider.ErrFailedPrecondition)
+			want = target + 1
+		}
+		if got := k.target(g); got != want {
+			t.Fatalf("round %d: TargetSize right after DecreaseTargetSize(-1) (err %v) = %d, want %d", round, err, got, want)
+		}
+		stays := func(when string) map[string]bool {
+			t.Helper()
+			k.refresh()
+			live := k.liveIDs(k.group(id))
+			for inst := range before {
+				if !live[inst] {
+					t.Fatalf("round %d, %s: DecreaseTargetSize(-1) (err %v) made instance %s leave; it was listed before the increase", round, when, err, inst)
+				}
+			}
+			return live
+		}
+		stays("before the new instance is listed")
+		k.settle()
+		live := stays("once the cloud lists the new instance")
+		if got := k.target(k.group(id)); got != want || len(live) != want {
+			t.Fatalf("round %d, after the cloud settled: target %d with %d live instances, want %d of both (decrease err %v)", round, got, len(live), want, err)
+		}
 	}
 }
 

@@ -78,6 +78,13 @@ type Env struct {
 	// placeholder). Optional; enables the failed-slot part of the deletion
 	// check.
 	FailNextScaleUp func(groupID string)
+	// ListScaleUpLate makes the fake cloud list the instances of the
+	// group's next scale-up only after Settle, as a cloud whose listing
+	// lags a request it took: it holds them (a smaller size meanwhile
+	// removes them or others, as the cloud picks) or starts them later.
+	// Optional; enables the check of a decrease before the new instance
+	// is listed.
+	ListScaleUpLate func(groupID string)
 	// HoldRemoval makes the fake cloud, once it accepts the deletion of the
 	// instance (a providerID), keep listing the instance as it was (live)
 	// until Settle: a removal the cloud took while its listing has not

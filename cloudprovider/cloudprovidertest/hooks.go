@@ -28,6 +28,7 @@ const (
 	HookAddUnseenInstance     Hook = "Env.AddUnseenInstance"
 	HookAddFailedInstance     Hook = "Env.AddFailedInstance"
 	HookFailNextScaleUp       Hook = "Env.FailNextScaleUp"
+	HookListScaleUpLate       Hook = "Env.ListScaleUpLate"
 	HookHoldRemoval           Hook = "Env.HoldRemoval"
 	HookInjectListingFault    Hook = "Env.InjectListingFault"
 	HookFailEnrichmentLookups Hook = "Env.FailEnrichmentLookups"
@@ -54,7 +55,7 @@ const (
 var Hooks = []Hook{
 	HookNewEnvWithOptions, HookServe, HookServeConn, HookStartWithSpecs,
 	HookSettle, HookFailNextCalls, HookInjectMutationFault, HookClearFaults,
-	HookAddUnseenInstance, HookAddFailedInstance, HookFailNextScaleUp,
+	HookAddUnseenInstance, HookAddFailedInstance, HookFailNextScaleUp, HookListScaleUpLate,
 	HookHoldRemoval, HookInjectListingFault,
 	HookFailEnrichmentLookups, HookReportMutationFailed, HookRefuseForQuota,
 	HookClock, HookBudget, HookChangeUnseen, HookSpecNames,
@@ -87,6 +88,8 @@ func hookSet(h Harness, env *Env, hook Hook) bool {
 		return env.AddFailedInstance != nil
 	case HookFailNextScaleUp:
 		return env.FailNextScaleUp != nil
+	case HookListScaleUpLate:
+		return env.ListScaleUpLate != nil
 	case HookHoldRemoval:
 		return env.HoldRemoval != nil
 	case HookInjectListingFault:

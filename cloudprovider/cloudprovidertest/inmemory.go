@@ -117,6 +117,7 @@ func NewInMemoryEnv(groups ...CloudGroup) *Env {
 		AddUnseenInstance: launch(cloud.LaunchUnseen),
 		AddFailedInstance: launch(cloud.AddFailed),
 		FailNextScaleUp:   cloud.FailNextScaleUp,
+		ListScaleUpLate:   cloud.ListScaleUpLate,
 		RefuseForQuota:    cloud.RefuseForQuota,
 		InjectMutationFault: MutationSelectors{
 			MutationIncreaseSize:       {Operation: InMemoryOpResize},

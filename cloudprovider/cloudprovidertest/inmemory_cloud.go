@@ -32,6 +32,9 @@ type cloudInstance struct {
 	// removed marks an instance whose removal the cloud took while its
 	// listing still shows it as it was (HoldRemoval), until Settle.
 	removed bool
+	// unlisted marks an instance the cloud holds and does not list yet
+	// (ListScaleUpLate), until Settle.
+	unlisted bool
 }
 
 type cloudGroup struct {
@@ -79,6 +82,9 @@ type InMemoryCloud struct {
 	// holdRemoval names the instances whose removal the listing does not
 	// show until Settle (HoldRemoval).
 	holdRemoval map[string]bool
+	// listLate names the groups whose next scale-up is not listed until
+	// Settle (ListScaleUpLate).
+	listLate map[string]bool
 	// faults answers mutating requests instead of the cloud (AddFault).
 	faults fakecloud.FaultQueue
 	// Deleted records every instance id removed by a delete request.
@@ -87,7 +93,7 @@ type InMemoryCloud struct {
 
 // NewInMemoryCloud seeds a cloud with groups.
 func NewInMemoryCloud(groups ...CloudGroup) *InMemoryCloud {
-	c := &InMemoryCloud{groups: map[string]*cloudGroup{}, failScaleUp: map[string]bool{}, holdRemoval: map[string]bool{}}
+	c := &InMemoryCloud{groups: map[string]*cloudGroup{}, failScaleUp: map[string]bool{}, holdRemoval: map[string]bool{}, listLate: map[string]bool{}}
 	for _, g := range groups {
 		cg := &cloudGroup{spec: g, desired: g.Running}
 		for i := 0; i < g.Running; i++ {
@@ -148,6 +154,7 @@ func (c *InMemoryCloud) Settle() {
 			case in.state == cloudprovider.InstanceCreating && !in.failed:
 				in.state = cloudprovider.InstanceRunning
 			}
+			in.unlisted = false
 			kept = append(kept, in)
 		}
 		g.instances = kept
@@ -199,6 +206,15 @@ func (c *InMemoryCloud) FailNextScaleUp(groupID string) {
 	c.failScaleUp[groupID] = true
 }
 
+// ListScaleUpLate makes the cloud list the instances of the group's next
+// scale-up only after Settle. A shrink meanwhile cancels them first, as it
+// does every instance still being created.
+func (c *InMemoryCloud) ListScaleUpLate(groupID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listLate[groupID] = true
+}
+
 // HoldRemoval makes the cloud, once it takes the removal of instance id,
 // keep listing the instance as it was until Settle: a removal its listing
 // has not caught up with.
@@ -247,9 +263,15 @@ func (c *InMemoryCloud) group(id string) (*cloudGroup, error) {
 	return g, nil
 }
 
+// clone copies the group as a listing shows it.
 func (g *cloudGroup) clone() cloudGroup {
 	cp := *g
-	cp.instances = append([]cloudInstance(nil), g.instances...)
+	cp.instances = nil
+	for _, in := range g.instances {
+		if !in.unlisted {
+			cp.instances = append(cp.instances, in)
+		}
+	}
 	return cp
 }
 
@@ -336,11 +358,11 @@ func (c *InMemoryCloud) applyResize(id string, desired int) error {
 	if desired > g.desired && c.failScaleUp[id] {
 		delete(c.failScaleUp, id)
 		g.failedSlots += desired - max(g.desired, live)
-	} else {
-		for live < desired {
-			g.instances = append(g.instances, cloudInstance{id: c.newID(id), state: cloudprovider.InstanceCreating})
-			live++
+	} else if live < desired {
+		for ; live < desired; live++ {
+			g.instances = append(g.instances, cloudInstance{id: c.newID(id), state: cloudprovider.InstanceCreating, unlisted: c.listLate[id]})
 		}
+		delete(c.listLate, id)
 	}
 	for i := len(g.instances) - 1; i >= 0 && live > desired; i-- {
 		if g.instances[i].cancellable() {

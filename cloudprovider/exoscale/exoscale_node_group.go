@@ -248,49 +248,29 @@ func pendingEffect(op exoapi.Operation, sub submittedOp) groupstate.Effect {
 	return e
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup: failed slots first, then
-// members not yet created by a smaller size (undocumented: the newest go first).
+// DecreaseTargetSize implements cloudprovider.NodeGroup: it gives up failed
+// slots, oldest first, and sends nothing. A smaller :scale removes members
+// Exoscale picks (which is undocumented), among them those the pool counts
+// and does not list yet, so it could remove a running one while any is
+// unlisted (groupstate.CheckCancel); the failed slots are the ones the
+// provider names.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	err := g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
-		target := g.Target()
-		if err := groupstate.CheckDecrease(g.id, delta, target, g.Live()); err != nil {
+		slots := g.FailedSlots()
+		if err := groupstate.CheckCancel(g.id, delta, g.Target(), g.Live(), len(slots)); err != nil {
 			return groupstate.Plan{}, err
 		}
 		// Oldest slots first, by number, so a slot pruned meanwhile takes no other.
-		var drop []int
-		for _, f := range g.FailedSlots() {
-			if len(drop) == -delta {
-				break
-			}
-			drop = append(drop, f.N)
+		drop := make([]int, -delta)
+		for i := range drop {
+			drop[i] = slots[i].N
 		}
-		cancel := -delta - len(drop)
-		if cancel == 0 {
-			return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
-		}
-		from := g.Read().Target
-		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
-			return g.cancel(ctx, from, from-cancel, drop)
-		}}, nil
+		return groupstate.Plan{Apply: groupstate.Effect{DropSlots: drop}}, nil
 	})
 	if err == nil {
 		klog.V(2).InfoS("Decreased node group target", "provider", ProviderName, "nodeGroup", g.id, "by", -delta, "target", g.Target())
 	}
 	return err
-}
-
-// cancel scales the pool down to to and gives up the failed slots drop.
-func (g *nodeGroup) cancel(ctx context.Context, from, to int, drop []int) (groupstate.Effect, error) {
-	op, err := g.scale(ctx, to)
-	if err == nil {
-		err = failedImmediately(op)
-	}
-	if err != nil {
-		return groupstate.Effect{}, fmt.Errorf("decrease target of node group %s from %d to %d: %w", g.id, from, to, err)
-	}
-	e := pendingEffect(op, submittedOp{op: op, kind: opScale, from: from, to: to})
-	e.DropSlots = drop
-	return e, nil
 }
 
 // deletionID returns n's providerID, or "" for a slot already gone, as CA

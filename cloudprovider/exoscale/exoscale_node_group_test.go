@@ -361,9 +361,8 @@ func TestDecreaseTargetSize(t *testing.T) {
 	if err := g.IncreaseSize(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	// Exoscale creates the members at once: the fresh read before the shrink
-	// counts them although the snapshot does not list them yet, so nothing
-	// is left to cancel and the cloud is not asked to remove any.
+	// The snapshot does not list the new members yet, and a smaller :scale
+	// may remove any member: nothing is sent.
 	e.fake.ResetRequests()
 	if err := g.DecreaseTargetSize(ctx, -2); !errors.Is(err, cloudprovider.ErrFailedPrecondition) {
 		t.Fatalf("cancelling 2 members the cloud already created: %v, want ErrFailedPrecondition", err)
@@ -377,6 +376,49 @@ func TestDecreaseTargetSize(t *testing.T) {
 	e.refresh(t)
 	if p, _ := e.fake.Pool(e.workersPool); p.Size != 6 || len(p.Members) != 6 {
 		t.Fatalf("cloud size %d with %d members, want 6", p.Size, len(p.Members))
+	}
+}
+
+// TestDecreaseWhileMembersUnlisted: while the pool's size counts members
+// no list shows yet, and a smaller :scale removes the oldest members, a
+// decrease is refused without a call and every running member stays.
+func TestDecreaseWhileMembersUnlisted(t *testing.T) {
+	t.Parallel()
+	o := defaultEnvOptions()
+	o.fake.ScaleDownOldestFirst = true
+	e := newTestEnv(t, o)
+	e.refresh(t)
+	g := e.group(t, e.workersPool)
+	ctx := ctx5s(t)
+	before, _ := e.fake.Pool(e.workersPool)
+	if err := e.fake.ListScaleUpLate(e.workersPool); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.IncreaseSize(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.refresh(t)
+	e.fake.ResetRequests()
+	err := g.DecreaseTargetSize(ctx, -1)
+	if !errors.Is(err, cloudprovider.ErrFailedPrecondition) || !strings.Contains(err.Error(), "1 of its 4 instances are not listed yet") {
+		t.Fatalf("decrease with a member not listed yet: %v, want ErrFailedPrecondition naming the unlisted member", err)
+	}
+	if n := e.fake.RequestCount(); n != 0 {
+		t.Fatalf("refused decrease made %d calls", n)
+	}
+	e.fake.Settle()
+	after, _ := e.fake.Pool(e.workersPool)
+	running := map[string]bool{}
+	for _, m := range after.Members {
+		running[m.ID] = m.State == fakeapi.InstanceRunning
+	}
+	for _, m := range before.Members {
+		if !running[m.ID] {
+			t.Fatalf("member %s, running before, is not running now: %+v", m.ID, after.Members)
+		}
+	}
+	if after.Size != 4 || len(running) != 4 {
+		t.Fatalf("pool size %d with %d members, want 4 of both", after.Size, len(running))
 	}
 }
 

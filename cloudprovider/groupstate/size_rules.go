@@ -30,6 +30,25 @@ func CheckDecrease(group string, delta, target, existing int) error {
 	return nil
 }
 
+// CheckCancel is CheckDecrease for a cloud that picks the instances a
+// smaller size removes, among them those it holds and does not list yet
+// (VKE, Exoscale's :scale): while the group lists fewer instances than its
+// target, a smaller size may remove a running one instead of the one not
+// listed. So a decrease may give up only the slots the provider names
+// without the cloud picking (failed slots), named of them; live counts
+// the listed instances that stay.
+func CheckCancel(group string, delta, target, live, named int) error {
+	if err := CheckDecrease(group, delta, target, live); err != nil {
+		return err
+	}
+	if -delta > named {
+		return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
+			"node group %s: decrease by %d refused: %d of its %d instances are not listed yet and the cloud picks the instances a smaller size removes, possibly a running one; once they are listed, scale-down removes those not needed",
+			group, -delta, target-live-named, target)
+	}
+	return nil
+}
+
 // isRegistered reports whether node is a real node, not one CA makes up
 // for an instance that never registered.
 func isRegistered(node *corev1.Node) bool {

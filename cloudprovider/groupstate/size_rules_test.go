@@ -48,6 +48,31 @@ func TestCheckDecrease(t *testing.T) {
 	}
 }
 
+func TestCheckCancel(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name                       string
+		delta, target, live, named int
+		want                       error
+	}{
+		{"one unlisted, nothing named", -1, 4, 3, 0, cloudprovider.ErrFailedPrecondition},
+		{"failed slot named", -1, 4, 3, 1, nil},
+		{"more than the named slots", -2, 5, 3, 1, cloudprovider.ErrFailedPrecondition},
+		{"all listed", -1, 3, 3, 0, cloudprovider.ErrFailedPrecondition},
+		{"below the listed", -2, 4, 3, 1, cloudprovider.ErrFailedPrecondition},
+		{"not a decrease", 1, 4, 3, 1, cloudprovider.ErrInvalidArgument},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := CheckCancel("g", tc.delta, tc.target, tc.live, tc.named)
+			if (tc.want == nil) != (err == nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("CheckCancel(%d, %d, %d, %d) = %v, want %v", tc.delta, tc.target, tc.live, tc.named, err, tc.want)
+			}
+		})
+	}
+}
+
 func node(name string, fake bool) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if fake {

@@ -170,6 +170,11 @@ func (e *exoscaleEnv) kitEnv(t *testing.T) *cloudprovidertest.Env {
 		FailNextScaleUp: func(string) {
 			e.fake.FailNextOperationLater(exoapi.OperationFailure, "busy", "instance pool is busy")
 		},
+		ListScaleUpLate: func(groupID string) {
+			if err := e.fake.ListScaleUpLate(groupID); err != nil {
+				t.Fatal(err)
+			}
+		},
 		HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, exoscale.ProviderIDPrefix)) },
 		// Refresh reads every pool's size from the instance-pool list.
 		InjectListingFault: func(f fakecloud.Fault) {

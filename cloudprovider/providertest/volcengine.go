@@ -141,6 +141,13 @@ func (e *volcengineEnv) kitEnv(t *testing.T) *cloudprovidertest.Env {
 			// unfilled and the provider shows a placeholder.
 			e.fake.SetCreateFailure(groupID, &fakeapi.CreateFailure{Code: "InsufficientInstanceStock", Message: "no stock", NoInstances: true})
 		},
+		// The service launches instances at its periodic check, which may
+		// come after the change of the desired number.
+		ListScaleUpLate: func(groupID string) {
+			if err := e.fake.LaunchLate(groupID); err != nil {
+				t.Fatal(err)
+			}
+		},
 		HoldRemoval: func(providerID string) {
 			e.fake.HoldRemoval(strings.TrimPrefix(providerID, volcengine.ProviderIDPrefix))
 		},

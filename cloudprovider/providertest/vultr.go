@@ -146,6 +146,11 @@ func (e *vultrEnv) kitEnv(t *testing.T) *cloudprovidertest.Env {
 			}
 			return vultr.ProviderIDPrefix + n.ID
 		},
+		ListScaleUpLate: func(groupID string) {
+			if err := e.fake.ListScaleUpLate(vultrCluster, groupID); err != nil {
+				t.Fatal(err)
+			}
+		},
 		HoldRemoval: func(providerID string) { e.fake.HoldRemoval(strings.TrimPrefix(providerID, vultr.ProviderIDPrefix)) },
 		// Refresh reads every pool's node_quantity from the pool list.
 		InjectListingFault: func(f fakecloud.Fault) {

@@ -52,6 +52,22 @@ func (l Location) Warning(provider string) string {
 		l.Kind, l.Name, l.Setting, provider, l.Kind, strings.Join(l.Published, ", "), l.Kind)
 }
 
+// ConfigWarnings are the warnings of a configuration r's provider accepts,
+// found without a cloud call: its zone or region outside the published
+// list (Location.Warning), then what r.Warnings says.
+func (r Registration) ConfigWarnings(provider string, opts BuildOptions) []string {
+	var warnings []string
+	if r.Location != nil {
+		if w := r.Location(opts).Warning(provider); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	if r.Warnings != nil {
+		warnings = append(warnings, r.Warnings(opts)...)
+	}
+	return warnings
+}
+
 // Diagnosis describes a failed call in one line: the step, the cause with
 // the chained error, and the fix for this provider. The cause comes from
 // cloudhttp.Diagnose; ok is false when it cannot name one (the provider's

@@ -83,3 +83,22 @@ func TestLocationWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigWarnings: the location's warning comes first, then the
+// provider's own, and a registration with neither warns of nothing.
+func TestConfigWarnings(t *testing.T) {
+	t.Parallel()
+	reg := Registration{
+		Location: func(BuildOptions) Location {
+			return Location{Name: "xx-bad-9", Kind: "zone", Setting: "EXOSCALE_ZONE", Published: exoscaleZones}
+		},
+		Warnings: func(opts BuildOptions) []string { return []string{"id " + opts.CloudConfig + " looks odd"} },
+	}
+	got := reg.ConfigWarnings("exoscale", BuildOptions{CloudConfig: "c1"})
+	if len(got) != 2 || !strings.Contains(got[0], `zone "xx-bad-9"`) || got[1] != "id c1 looks odd" {
+		t.Fatalf("ConfigWarnings = %q, want the zone's warning, then the provider's", got)
+	}
+	if got := (Registration{}).ConfigWarnings("p", BuildOptions{}); len(got) != 0 {
+		t.Fatalf("a registration without Location or Warnings warns %q", got)
+	}
+}

@@ -160,6 +160,11 @@ type Registration struct {
 	// preflight names it when the cloud refuses it or has no group there.
 	// Optional.
 	Location func(opts BuildOptions) Location
+	// Warnings, when set, returns what the configuration holds that looks
+	// wrong and is tried anyway (an id not shaped like the cloud's), one
+	// line each: --check-config, preflight and the server warn without a
+	// cloud call, and the first call's error says the rest. Optional.
+	Warnings func(opts BuildOptions) []string
 	// Endpoint, when set, says where the configuration sends calls and
 	// what to check when one fails (Diagnosis). Optional.
 	Endpoint func(opts BuildOptions) Endpoint

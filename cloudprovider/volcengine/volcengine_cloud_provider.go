@@ -24,6 +24,7 @@ func init() {
 		CheckConfig: CheckConfig,
 		RateLimit:   DefaultRateLimit,
 		Location:    regionLocation,
+		Warnings:    configWarnings,
 		Endpoint:    endpoint,
 		// Only template enrichment needs these.
 		OptionalOperations: []string{
@@ -66,12 +67,6 @@ func parseOptions(opts registry.BuildOptions, getenv func(string) string) (optio
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, s := range static {
-		if !groupIDPattern.MatchString(s.Name) {
-			errs = append(errs, cloudprovider.Errorf(cloudprovider.ErrInvalidArgument,
-				"--nodes %s: %q is not a scaling group id: give the group's id (scg-..., as the console or DescribeScalingGroups shows it), or select groups by tag with --node-group-auto-discovery", s, s.Name))
-		}
-	}
 	selectors, err := parseDiscoverySpecs(opts.NodeGroupAutoDiscoverySpecs)
 	if err != nil {
 		errs = append(errs, err)
@@ -88,6 +83,23 @@ func parseOptions(opts registry.BuildOptions, getenv func(string) string) (optio
 
 // groupIDPattern is the form of a scaling group id.
 var groupIDPattern = regexp.MustCompile(`^scg-[0-9A-Za-z][0-9A-Za-z-]*$`)
+
+// configWarnings is the registration's Warnings: --nodes names not shaped
+// like scaling group ids. Upstream asks DescribeScalingGroups for any id,
+// and the first listing refuses one that names no group, so it only warns.
+func configWarnings(opts registry.BuildOptions) []string {
+	specs, err := groupconfig.ParseNodeGroupSpecs(opts.NodeGroupSpecs)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range specs {
+		if !groupIDPattern.MatchString(s.Name) {
+			out = append(out, fmt.Sprintf("--nodes %s: %q is not shaped like a scaling group id (scg- and letters or digits, as the console or DescribeScalingGroups shows it): it is looked up as given", s, s.Name))
+		}
+	}
+	return out
+}
 
 // CheckConfig validates the configuration without contacting the cloud.
 func CheckConfig(opts registry.BuildOptions) error {

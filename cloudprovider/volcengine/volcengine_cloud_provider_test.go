@@ -320,6 +320,50 @@ func TestGroupsFromSpecAndCloud(t *testing.T) {
 	}
 }
 
+// TestConfigWarnings: each --nodes id not shaped scg-... warns once,
+// naming the spec and the form of a scaling group id; scg- ids and
+// malformed specs (an error elsewhere) warn of nothing.
+func TestConfigWarnings(t *testing.T) {
+	t.Parallel()
+	got := configWarnings(registry.BuildOptions{NodeGroupSpecs: []string{"1:3:asg-1", "0:5:scg-ok", "2:4:general"}})
+	want := []string{
+		`--nodes 1:3:asg-1: "asg-1" is not shaped like a scaling group id (scg- and letters or digits`,
+		`--nodes 2:4:general: "general" is not shaped like a scaling group id`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("warnings %q, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) || strings.Contains(got[i], "\n") {
+			t.Errorf("warning %q, want one line containing %q", got[i], w)
+		}
+	}
+	if got := configWarnings(registry.BuildOptions{NodeGroupSpecs: []string{"5:1:asg-1"}}); len(got) != 0 {
+		t.Errorf("a malformed spec warns %q, want nothing", got)
+	}
+}
+
+// TestGroupIDNotShapedScg: a --nodes id of another form is asked of
+// DescribeScalingGroups and served when the group exists.
+func TestGroupIDNotShapedScg(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withStatic("1:3:asg-1"), withSeed(func(f *fakeapi.Server) {
+		f.SeedStandard()
+		f.AddConfiguration(fakeapi.Configuration{ID: "scc-asg", GroupID: "asg-1", InstanceTypes: []string{"ecs.g3i.xlarge"}, ImageID: "image-linux"})
+		f.AddGroup(fakeapi.Group{ID: "asg-1", Name: "asg", Min: 1, Max: 3, Desired: 2, ActiveConfigID: "scc-asg", SubnetIDs: []string{"subnet-a"}})
+		f.Reconcile()
+		f.Settle()
+	}))
+	g := e.group(t, "asg-1")
+	nodes, err := g.Nodes(testCtx(t))
+	if n, _ := g.TargetSize(testCtx(t)); n != 2 || err != nil || len(nodes) != 2 {
+		t.Fatalf("target %d with %d instances (%v), want 2 of both", n, len(nodes), err)
+	}
+	if _, err := g.TemplateNodeInfo(testCtx(t)); err != nil {
+		t.Fatalf("template: %v", err)
+	}
+}
+
 func TestUnrelatedGroupsForUnknownIDsIgnored(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, withStatic("1:3:scg-gone"), withFirstRefreshError(cloudprovider.ErrConfig),
@@ -427,6 +471,8 @@ func TestCheckConfig(t *testing.T) {
 		wantErr []string
 	}{
 		{name: "static ok", opts: registry.BuildOptions{NodeGroupSpecs: []string{"1:5:scg-a"}}},
+		// Upstream asks DescribeScalingGroups for any id (configWarnings warns).
+		{name: "static id not shaped scg-", opts: registry.BuildOptions{NodeGroupSpecs: []string{"1:3:asg-1"}}},
 		{name: "discovery ok", opts: registry.BuildOptions{NodeGroupAutoDiscoverySpecs: []string{"asg:tag=k"}}},
 		{name: "no groups", opts: registry.BuildOptions{}, wantErr: []string{"no node groups"}},
 		{name: "all bad at once", opts: registry.BuildOptions{NodeGroupSpecs: []string{"5:1:scg-a"}, NodeGroupAutoDiscoverySpecs: []string{"mig:x"}},

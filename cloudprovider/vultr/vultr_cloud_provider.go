@@ -24,6 +24,7 @@ func init() {
 		Simulate:    Simulate,
 		CheckConfig: CheckConfig,
 		RateLimit:   DefaultRateLimit,
+		Warnings:    configWarnings,
 		Endpoint:    endpoint,
 	})
 }

@@ -23,7 +23,8 @@ import (
 // plus token_file and api_url. The key comes from token, then token_file, then
 // VULTR_API_KEY. api_url defaults to https://api.vultr.com, without /v2.
 type Config struct {
-	// ClusterID is the VKE cluster UUID. Required.
+	// ClusterID is the VKE cluster's ID, a UUID. Required; another form
+	// only warns (configWarnings).
 	ClusterID string `json:"cluster_id"`
 	// Token is the Vultr API key given literally.
 	Token credential.Secret `json:"token"`
@@ -221,11 +222,8 @@ func (c *Config) Validate() error { return c.validate(nil) }
 // validate is Validate; given the file's data, problems name their line.
 func (c *Config) validate(data []byte) error {
 	var errs []error
-	switch {
-	case c.ClusterID == "":
+	if c.ClusterID == "" {
 		errs = append(errs, fmt.Errorf("%scluster_id is required: give the VKE cluster's ID", c.field(nil, "")))
-	case !uuidPattern.MatchString(c.ClusterID):
-		errs = append(errs, fmt.Errorf("%scluster_id %q is not a UUID: give the VKE cluster's ID (8-4-4-4-12 hex digits, as the cluster's page or GET /v2/kubernetes/clusters shows it)", c.field(data, "cluster_id"), truncate(c.ClusterID, 64)))
 	}
 	if c.Token == "" && c.TokenFile == "" && c.envToken == "" {
 		errs = append(errs, fmt.Errorf("%sno API key: set token_file (a file holding it) or token in the cloud config, or %s", c.field(nil, ""), EnvAPIKey))
@@ -249,6 +247,22 @@ func (c *Config) validate(data []byte) error {
 
 // uuidPattern is the form of Vultr's ids: 8-4-4-4-12 hex digits.
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// configWarnings is the registration's Warnings: a cluster_id that is not a
+// UUID. Upstream takes any id, and the first list call refuses a wrong
+// one, so it only warns.
+func configWarnings(opts registry.BuildOptions) []string {
+	data, err := os.ReadFile(opts.CloudConfig)
+	if err != nil {
+		return nil
+	}
+	c, err := parseConfig(opts.CloudConfig, data)
+	if err != nil || c.ClusterID == "" || uuidPattern.MatchString(c.ClusterID) {
+		return nil
+	}
+	return []string{fmt.Sprintf("cloud config%scluster_id %q is not a UUID, the form of VKE cluster IDs (8-4-4-4-12 hex digits, as the cluster's page or GET /v2/kubernetes/clusters shows it): it is used as given",
+		c.field(data, "cluster_id"), truncate(c.ClusterID, 64))}
+}
 
 // truncate bounds a quoted setting in a message.
 func truncate(s string, n int) string {

@@ -72,7 +72,8 @@ func TestLoadConfig(t *testing.T) {
 		{name: "syntax error says what was expected", json: "{\"cluster_id\":\"" + testClusterID + "\",\n\"token\": \"" + secretToken + "\",, }", wantErrs: []string{"cloud-config.json:2:32: invalid JSON: expected a quoted key or }"}},
 		{name: "unquoted token is not quoted back", json: "{\"token\": " + secretToken + "}", wantErrs: []string{"cloud-config.json:1:11: invalid JSON: expected a value"}},
 		{name: "data after the object", json: `{"cluster_id":"` + testClusterID + `","token":"x"} {}`, wantErrs: []string{"cloud-config.json:1:67: invalid JSON: expected the end of the file"}},
-		{name: "cluster_id not a UUID, with its place", json: "{\"token\":\"x\",\n  \"cluster_id\": \"my-cluster\"}", wantErrs: []string{`cloud-config.json:2:17: cluster_id "my-cluster" is not a UUID`}},
+		// Upstream takes any id (configWarnings warns).
+		{name: "cluster_id not a UUID", json: `{"token":"x","cluster_id":"c1"}`, wantToken: "x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,6 +104,29 @@ func TestLoadConfig(t *testing.T) {
 				t.Fatalf("api url %q, want %q", cfg.apiURL(), tc.wantURL)
 			}
 		})
+	}
+}
+
+// TestConfigWarnings: a cluster_id that is not a UUID warns once, naming
+// the value, its place and the form of a VKE ID; a UUID, a missing file
+// or a config with errors warn of nothing.
+func TestConfigWarnings(t *testing.T) {
+	t.Parallel()
+	odd := writeFile(t, "{\"token\":\""+secretToken+"\",\n  \"cluster_id\": \"c1\"}")
+	got := configWarnings(registry.BuildOptions{CloudConfig: odd})
+	want := odd + `:2:17: cluster_id "c1" is not a UUID, the form of VKE cluster IDs (8-4-4-4-12 hex digits`
+	if len(got) != 1 || !strings.Contains(got[0], want) || strings.Contains(got[0], "\n") || strings.Contains(got[0], secretToken) {
+		t.Fatalf("warnings %q, want one line containing %q and not the token", got, want)
+	}
+	for name, path := range map[string]string{
+		"uuid":     writeFile(t, `{"token":"x","cluster_id":"`+testClusterID+`"}`),
+		"missing":  filepath.Join(t.TempDir(), "none.json"),
+		"no id":    writeFile(t, `{"token":"x"}`),
+		"bad json": writeFile(t, `{"cluster_id": 5}`),
+	} {
+		if got := configWarnings(registry.BuildOptions{CloudConfig: path}); len(got) != 0 {
+			t.Errorf("%s: warnings %q, want none", name, got)
+		}
 	}
 }
 

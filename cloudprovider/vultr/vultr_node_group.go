@@ -85,31 +85,17 @@ func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	})
 }
 
-// DecreaseTargetSize implements cloudprovider.NodeGroup; the guard re-reads first.
+// DecreaseTargetSize implements cloudprovider.NodeGroup and sends nothing:
+// VKE picks the nodes a smaller node_quantity removes, among them those it
+// creates and does not list yet, so a decrease could remove a running node
+// while any is unlisted, and with all listed none is left to cancel.
+// groupstate.CheckCancel says which, with nothing named: VKE reports no
+// failed node.
 func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return g.Do(ctx, g.readPool, func() (groupstate.Plan, error) {
-		v := g.Read()
-		if err := g.checkDecrease(delta, v); err != nil {
-			return groupstate.Plan{}, err
-		}
-		return groupstate.Plan{Shrinks: true, Send: func(ctx context.Context) (groupstate.Effect, error) {
-			return g.setQuantity(ctx, "decrease", v.Target, v.Target+delta)
-		}}, nil
+		// With nothing named, CheckCancel refuses every decrease.
+		return groupstate.Plan{}, groupstate.CheckCancel(g.Id(ctx), delta, g.Target(), g.Live(), 0)
 	})
-}
-
-// checkDecrease checks a decrease against view v. VKE picks the nodes it
-// removes, so every live node counts, even one still being created.
-func (g *nodeGroup) checkDecrease(delta int, v groupstate.View) error {
-	id := g.Id(context.Background())
-	if err := groupstate.CheckDecrease(id, delta, v.Target, g.Live()); err != nil {
-		return err
-	}
-	if v.Target+delta < v.Min {
-		return cloudprovider.Errorf(cloudprovider.ErrFailedPrecondition,
-			"node group %s: size decrease too large: target %d%+d is below min %d", id, v.Target, delta, v.Min)
-	}
-	return nil
 }
 
 // setQuantity PATCHes node_quantity; the pool in Vultr's answer is the effect.

@@ -149,6 +149,10 @@ func TestConcurrentIncreaseSize(t *testing.T) {
 	}
 }
 
+// TestDecreaseTargetSize: VKE picks the nodes a smaller node_quantity
+// removes, unlisted ones among them, so every decrease is refused without a
+// call, and every node listed before the increase stays once VKE lists the
+// new ones.
 func TestDecreaseTargetSize(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -158,14 +162,17 @@ func TestDecreaseTargetSize(t *testing.T) {
 		grow, delta int
 		appear      bool
 		wantErr     error
+		wantErrHas  string
 		wantTarget  int
-		wantCalls   []string
 	}{
-		{name: "cancel unfulfilled", grow: 2, delta: -2, wantTarget: 3, wantCalls: []string{"GET", "PATCH"}},
-		{name: "cancel part", grow: 2, delta: -1, wantTarget: 4, wantCalls: []string{"GET", "PATCH"}},
-		{name: "below existing, snapshot says so", delta: -1, wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 3},
-		{name: "below existing, fresh list says so", grow: 2, delta: -1, appear: true,
-			wantErr: cloudprovider.ErrFailedPrecondition, wantTarget: 5, wantCalls: []string{"GET"}},
+		{name: "cancel unfulfilled", grow: 2, delta: -2, wantErr: cloudprovider.ErrFailedPrecondition,
+			wantErrHas: "2 of its 5 instances are not listed yet", wantTarget: 5},
+		{name: "cancel part", grow: 2, delta: -1, wantErr: cloudprovider.ErrFailedPrecondition,
+			wantErrHas: "2 of its 5 instances are not listed yet", wantTarget: 5},
+		{name: "below existing, snapshot says so", delta: -1, wantErr: cloudprovider.ErrFailedPrecondition,
+			wantErrHas: "below 3 existing instances", wantTarget: 3},
+		{name: "new nodes listed, snapshot not yet", grow: 2, delta: -1, appear: true, wantErr: cloudprovider.ErrFailedPrecondition,
+			wantErrHas: "not listed yet", wantTarget: 5},
 		{name: "positive delta", delta: 1, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 		{name: "zero delta", delta: 0, wantErr: cloudprovider.ErrInvalidArgument, wantTarget: 3},
 	}
@@ -174,6 +181,10 @@ func TestDecreaseTargetSize(t *testing.T) {
 			t.Parallel()
 			e := newTestEnv(t, withFake(func(o *fakeapi.Options) { o.AppearAfter = time.Minute }))
 			g := e.group("a-main")
+			listed := map[string]bool{}
+			for _, n := range e.pool("a-main").Nodes {
+				listed[n.ID] = true
+			}
 			if tc.grow > 0 {
 				if err := g.IncreaseSize(e.ctx(), tc.grow); err != nil {
 					t.Fatal(err)
@@ -184,23 +195,33 @@ func TestDecreaseTargetSize(t *testing.T) {
 			}
 			e.fake.ResetRequests()
 			err := g.DecreaseTargetSize(e.ctx(), tc.delta)
-			if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
-				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			if !errors.Is(err, tc.wantErr) || !strings.Contains(fmt.Sprint(err), tc.wantErrHas) {
+				t.Fatalf("error %v, want %v saying %q", err, tc.wantErr, tc.wantErrHas)
+			}
+			if cloudprovider.OutcomeOf(err) != cloudprovider.MutationRefused {
+				t.Fatalf("outcome %s, want refused: %v", cloudprovider.OutcomeOf(err), err)
 			}
 			if got, _ := g.TargetSize(e.ctx()); got != tc.wantTarget {
 				t.Fatalf("target %d, want %d", got, tc.wantTarget)
 			}
-			var calls []string
-			for _, r := range e.fake.Requests() {
-				calls = append(calls, r.Method)
+			if reqs := e.fake.Requests(); len(reqs) != 0 {
+				t.Fatalf("a refused decrease made %d cloud calls: %+v", len(reqs), reqs)
 			}
-			if fmt.Sprint(calls) != fmt.Sprint(tc.wantCalls) && len(calls)+len(tc.wantCalls) > 0 {
-				t.Fatalf("calls %v, want %v", calls, tc.wantCalls)
-			}
-			// No registered node was lost.
 			e.clock.Advance(time.Hour)
-			if got := len(e.pool("a-main").Nodes); got < 3 {
-				t.Fatalf("only %d nodes left; a registered node was removed", got)
+			p := e.pool("a-main")
+			active := map[string]bool{}
+			for _, n := range p.Nodes {
+				if n.Status == "active" {
+					active[n.ID] = true
+				}
+			}
+			for id := range listed {
+				if !active[id] {
+					t.Fatalf("node %s, listed before the decrease, is gone or not active: %+v", id, p.Nodes)
+				}
+			}
+			if p.Quantity != 3+tc.grow || len(active) != 3+tc.grow {
+				t.Fatalf("node_quantity %d with %d active nodes, want %d of both", p.Quantity, len(active), 3+tc.grow)
 			}
 		})
 	}
@@ -225,16 +246,18 @@ func TestMutationKeepsSpecBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	bounds("a resize's answer")
+	// An answer without the pool: the guard reads the pool at once.
+	e.fake.AddFault(fakecloud.Fault{Method: http.MethodPatch, Status: http.StatusAccepted, Body: strp(`{}`), AfterApply: true})
 	e.fake.ResetRequests()
-	if err := g.DecreaseTargetSize(e.ctx(), -1); err != nil {
+	if err := g.IncreaseSize(e.ctx(), 1); err != nil {
 		t.Fatal(err)
 	}
 	if n := countRequests(e.fake.Requests(), http.MethodGet, "/node-pools/a-main"); n != 1 {
-		t.Fatalf("DecreaseTargetSize read the pool %d times, want 1 (the fresh read before an absolute shrink)", n)
+		t.Fatalf("IncreaseSize with an answer lacking the pool read the pool %d times, want 1", n)
 	}
 	bounds("a fresh read")
-	if got, _ := g.TargetSize(e.ctx()); got != 3 {
-		t.Fatalf("target %d, want 3", got)
+	if got, _ := g.TargetSize(e.ctx()); got != 5 {
+		t.Fatalf("target %d, want 5", got)
 	}
 }
 

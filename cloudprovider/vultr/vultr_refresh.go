@@ -2,6 +2,7 @@ package vultr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,6 +26,9 @@ func (m *manager) refreshLocked(ctx context.Context) error {
 	// Begun before the list call: later changes may be missing from the list.
 	listing := m.ledger.Begin()
 	pools, err := m.client.ListNodePools(ctx, m.clusterID)
+	if errors.Is(err, cloudprovider.ErrNotFound) {
+		return fmt.Errorf("refresh node pools of VKE cluster %s: Vultr knows no such cluster: check cluster_id in --cloud-config: %w", m.clusterID, err)
+	}
 	if err != nil {
 		return fmt.Errorf("refresh node pools of VKE cluster %s: %w", m.clusterID, err)
 	}

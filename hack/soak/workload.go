@@ -14,9 +14,9 @@ import (
 )
 
 // allOps are the step kinds with their weights.
-var allOps = []string{"refresh", "scale-up", "delete", "decrease", "reads", "concurrent"}
+var allOps = []string{"refresh", "scale-up", "delete", "decrease", "cancel", "reads", "concurrent"}
 
-var opWeights = map[string]int{"refresh": 20, "scale-up": 20, "delete": 20, "decrease": 10, "reads": 15, "concurrent": 15}
+var opWeights = map[string]int{"refresh": 20, "scale-up": 20, "delete": 20, "decrease": 10, "cancel": 5, "reads": 15, "concurrent": 15}
 
 // step runs one random operation.
 func (s *soaker) step() {
@@ -56,6 +56,8 @@ func (s *soaker) step() {
 		s.deleteNodes(pick(), s.rnd.Int63())
 	case "decrease":
 		s.decrease(pick(), s.rnd.Int63())
+	case "cancel":
+		s.cancel(pick(), s.rnd.Int63())
 	case "reads":
 		s.reads(groups)
 	default:
@@ -176,6 +178,25 @@ func (s *soaker) decrease(g *protos.NodeGroup, seed int64) {
 		return err
 	})
 	s.note("decrease %s target %d registered %d by %d: %v", v.id, v.target, registered, -delta, err)
+}
+
+// cancel scales a group up and at once decreases it by one, before the
+// cloud lists the new instance, as CA cancels a scale-up it no longer
+// needs. The provider may refuse; the cloud may take only instances that
+// never became ready (unrequestedLosses).
+func (s *soaker) cancel(g *protos.NodeGroup, seed int64) {
+	s.scaleUp(g, seed, true)
+	v, err := s.view(g)
+	if err != nil || v.target <= v.minSize {
+		return
+	}
+	s.markCancellable(v.id)
+	s.count("cancel")
+	err = s.rpc("NodeGroupDecreaseTargetSize", func(ctx context.Context) error {
+		_, err := s.client.NodeGroupDecreaseTargetSize(ctx, &protos.NodeGroupDecreaseTargetSizeRequest{Id: v.id, Delta: -1})
+		return err
+	})
+	s.note("cancel %s target %d by -1 right after a scale-up: %v", v.id, v.target, err)
 }
 
 var readyStates = map[string]bool{"active": true, "InService": true, "running": true}

@@ -113,6 +113,8 @@ type pool struct {
 	size          int
 	members       []string
 	stateOverride string
+	// listLate leaves the members of the next scale-up unlisted.
+	listLate bool
 	// labels are the instance pool's own (Exoscale resource labels); a
 	// nodepool's pool has none of its own in this fake.
 	labels map[string]string
@@ -126,6 +128,9 @@ type instance struct {
 	// (Server.HoldRemoval).
 	lagging  bool
 	listedAs string
+	// unlisted is a member the pool counts and the lists do not show yet,
+	// until Settle (Server.ListScaleUpLate).
+	unlisted bool
 }
 
 type operation struct {
@@ -389,6 +394,9 @@ func (s *Server) advanceLocked(now time.Time, force bool) {
 		now = s.opts.Now()
 	}
 	for id, in := range s.instances {
+		if force {
+			in.unlisted = false
+		}
 		switch in.state {
 		case InstanceStarting:
 			if force || !now.Before(in.readyAt) {
@@ -539,6 +547,22 @@ func (s *Server) LaunchInstance(poolID string) (string, error) {
 	in.state = InstanceRunning
 	p.size = max(p.size, live+1)
 	return in.id, nil
+}
+
+// ListScaleUpLate makes the pool's next growing :scale add members that
+// neither the pool nor the instance list shows until Settle, while the
+// pool's size counts them: members appear after the operation started
+// (when is undocumented). A smaller size meanwhile removes members as
+// ScaleDownOldestFirst says, unlisted ones included.
+func (s *Server) ListScaleUpLate(poolID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pools[poolID]
+	if p == nil {
+		return fmt.Errorf("fakeapi: no instance pool %q", poolID)
+	}
+	p.listLate = true
+	return nil
 }
 
 // HoldRemoval makes the removal of instance id (an eviction or a shrinking

@@ -204,6 +204,9 @@ func (s *Server) route(r *http.Request, path string, body []byte) (any, *apiErro
 		}{}
 		for _, id := range sortedKeys(s.instances) {
 			in := s.instances[id]
+			if in.unlisted {
+				continue
+			}
 			if mt := q.Get(exoapi.QueryManagerType); mt != "" && (mt != exoapi.ManagerTypeInstancePool || in.poolID == "") {
 				continue
 			}
@@ -214,7 +217,7 @@ func (s *Server) route(r *http.Request, path string, body []byte) (any, *apiErro
 		}
 		return out, nil
 	case get && len(segs) == 2 && segs[0] == "instance":
-		if in := s.instances[segs[1]]; in != nil {
+		if in := s.instances[segs[1]]; in != nil && !in.unlisted {
 			return s.instanceJSON(in), nil
 		}
 		return nil, notFound("instance", segs[1])
@@ -288,9 +291,11 @@ func (s *Server) mutate(p *pool, refID, action string, body []byte) (any, *apiEr
 			overQuota = true
 		}
 		apply = func() {
-			for live < size {
-				s.newInstanceLocked(p, now)
-				live++
+			if live < size {
+				for ; live < size; live++ {
+					s.newInstanceLocked(p, now).unlisted = p.listLate
+				}
+				p.listLate = false
 			}
 			// Scaling down by size removes members the API chooses
 			// (undocumented): the newest, or the oldest with
@@ -425,7 +430,9 @@ func (s *Server) poolJSON(p *pool) poolJSON {
 		out.InstanceType = &ref{p.typeID}
 	}
 	for _, m := range p.members {
-		out.Instances = append(out.Instances, ref{m})
+		if !s.instances[m].unlisted {
+			out.Instances = append(out.Instances, ref{m})
+		}
 	}
 	return out
 }

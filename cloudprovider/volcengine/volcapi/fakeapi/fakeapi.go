@@ -228,6 +228,8 @@ type Server struct {
 	nextCheck time.Time
 	// heldRemovals are the instances whose removal HoldRemoval delays.
 	heldRemovals map[string]bool
+	// launchLate are the groups whose launches LaunchLate defers.
+	launchLate map[string]bool
 }
 
 // New returns an empty fake.
@@ -269,6 +271,7 @@ func newStore(opts Options) *Server {
 		instances:      map[string]*Instance{},
 		createFailures: map[string]CreateFailure{},
 		heldRemovals:   map[string]bool{},
+		launchLate:     map[string]bool{},
 	}
 }
 
@@ -389,6 +392,7 @@ func (s *Server) DeleteGroup(groupID string) {
 func (s *Server) Settle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	clear(s.launchLate)
 	s.reconcileAllLocked()
 	for id, inst := range s.instances {
 		switch inst.Status {
@@ -468,6 +472,21 @@ func (s *Server) ReplaceInstance(groupID string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("fakeapi: scaling group %q has no InService instance to replace", groupID)
+}
+
+// LaunchLate makes the service launch no instance for the group until
+// Settle: its periodic check, which brings the instances to the desired
+// number, comes after the change (whether the service acts at once or at
+// that check is undocumented). A smaller desired number meanwhile leaves
+// nothing to launch.
+func (s *Server) LaunchLate(groupID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.groups[groupID]; !ok {
+		return fmt.Errorf("fakeapi: no scaling group %q", groupID)
+	}
+	s.launchLate[groupID] = true
+	return nil
 }
 
 // HoldRemoval makes the removal of instance id, once accepted, leave the

@@ -131,6 +131,7 @@ func (s *Server) reconcileLocked(g *Group) {
 	}
 	now := s.opts.Now()
 	switch {
+	case len(live) < g.Desired && s.launchLate[g.ID]:
 	case len(live) < g.Desired:
 		act := &Activity{ID: s.nextID("sga-fake"), GroupID: g.ID, StatusCode: "Success", Created: now}
 		fail, failing := s.createFailures[g.ID]

@@ -15,6 +15,9 @@ type node struct {
 	// lagging is a deleted node the listing still shows as it was, until
 	// Settle (Server.HoldRemoval).
 	lagging bool
+	// unlisted is a node VKE holds but does not list yet, until Settle
+	// (Server.ListScaleUpLate).
+	unlisted bool
 }
 
 type pool struct {
@@ -25,6 +28,8 @@ type pool struct {
 	labels                       map[string]string
 	taints                       []Taint
 	nodes                        []*node
+	// listLate leaves the nodes of the next scale-up unlisted.
+	listLate bool
 }
 
 type cluster struct {
@@ -45,7 +50,7 @@ func (s *Server) Settle() {
 				if n.closed {
 					continue
 				}
-				n.appearAt, n.activeAt = time.Time{}, time.Time{}
+				n.appearAt, n.activeAt, n.unlisted = time.Time{}, time.Time{}, false
 				kept = append(kept, n)
 			}
 			p.nodes = kept
@@ -97,7 +102,7 @@ func nodeStatus(n *node, now time.Time) (string, bool) {
 	switch {
 	case n.closed && !n.lagging:
 		return "closed", true
-	case now.Before(n.appearAt):
+	case n.unlisted, now.Before(n.appearAt):
 		return "", false
 	case now.Before(n.activeAt):
 		return "pending", true
@@ -146,7 +151,12 @@ func (s *Server) resize(p *pool, quantity int, now time.Time) {
 		}
 	}
 	for i := len(live); i < quantity; i++ {
-		p.nodes = append(p.nodes, s.newNode(p, now.Add(s.opts.AppearAfter), now.Add(s.opts.ActiveAfter)))
+		n := s.newNode(p, now.Add(s.opts.AppearAfter), now.Add(s.opts.ActiveAfter))
+		n.unlisted = p.listLate
+		p.nodes = append(p.nodes, n)
+	}
+	if quantity > len(live) {
+		p.listLate = false
 	}
 	if excess := len(live) - quantity; excess > 0 {
 		s.rnd.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
@@ -180,6 +190,21 @@ func (s *Server) LaunchInstance(clusterID, poolID string) (NodeView, error) {
 	p.nodes = append(p.nodes, n)
 	p.quantity = max(p.quantity, live+1)
 	return NodeView{ID: n.id, Label: n.label, Status: "active"}, nil
+}
+
+// ListScaleUpLate makes the pool's next scale-up create nodes that no
+// listing shows until Settle, as when VKE's nodes[] lags node_quantity
+// (slow provisioning, bare metal). VKE holds them meanwhile: a smaller
+// node_quantity may remove them or any listed node.
+func (s *Server) ListScaleUpLate(clusterID, poolID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.findPool(clusterID, poolID)
+	if p == nil {
+		return fmt.Errorf("fakeapi: no pool %q in cluster %q", poolID, clusterID)
+	}
+	p.listLate = true
+	return nil
 }
 
 // HoldRemoval makes the deletion of node id, once accepted, leave the node
