@@ -62,6 +62,9 @@ type State struct {
 	Faults map[FaultKind]int `json:"faults"`
 	// Passed counts the requests no fault touched.
 	Passed int `json:"passed"`
+	// Requests counts every request the cloud received, by operation, so a
+	// client's cloud calls can be counted at the cloud's side.
+	Requests map[string]int `json:"requests,omitempty"`
 }
 
 // Wire makes a simulated cloud's API misbehave as spec says (ParseFaultMix
@@ -78,11 +81,15 @@ func Wire(api *fakecloud.API, spec string, groups func() []Group) (http.Handler,
 		chaos.SetMix(mix)
 		api.SetFaultPolicy(chaos.Pick)
 	}
-	return StateHandler(groups, chaos), nil
+	return stateHandler(groups, chaos, api.OperationCounts), nil
 }
 
 // StateHandler serves State as JSON to GET requests; chaos may be nil.
 func StateHandler(groups func() []Group, chaos *Chaos) http.Handler {
+	return stateHandler(groups, chaos, nil)
+}
+
+func stateHandler(groups func() []Group, chaos *Chaos, requests func() map[string]int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", http.MethodGet)
@@ -92,6 +99,9 @@ func StateHandler(groups func() []Group, chaos *Chaos) http.Handler {
 		st := State{Groups: groups(), Faults: map[FaultKind]int{}}
 		if chaos != nil {
 			st.Faults, st.Passed = chaos.Injected(), chaos.Passed()
+		}
+		if requests != nil {
+			st.Requests = requests()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)

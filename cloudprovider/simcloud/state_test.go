@@ -58,3 +58,17 @@ func TestGroupsLeavesOutWhatTheFakeNoLongerHolds(t *testing.T) {
 		t.Fatalf("Groups = %+v, want c (3) then a (1), and no b", got)
 	}
 }
+
+func TestStateCountsTheCloudsRequests(t *testing.T) {
+	t.Parallel()
+	counts := map[string]int{"GET /pools": 3, "PATCH /pools/{id}": 1}
+	srv := httptest.NewServer(stateHandler(func() []Group { return nil }, nil, func() map[string]int { return counts }))
+	defer srv.Close()
+	st, err := ReadState(context.Background(), srv.Client(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st.Requests, counts) {
+		t.Fatalf("requests %v, want %v", st.Requests, counts)
+	}
+}

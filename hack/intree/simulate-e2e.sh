@@ -95,24 +95,10 @@ for _ in $(seq 1 600); do state >/dev/null 2>&1 && break; sleep 0.2; done
 state >/dev/null || { log "the simulated cloud did not start:"; cat "$work/sim.log" >&2; exit 1; }
 log "simulated $provider API on http://$cloud_addr"
 # One Ready Node per instance, as kubelets would register them.
-i=0
-for id in $(state | grep -o "\"providerID\":\"$provider://[^\"]*\"" | cut -d'"' -f4); do
-	name=node-$i
-	i=$((i + 1))
-	kubectl create -f - >/dev/null <<NODE
-apiVersion: v1
-kind: Node
-metadata: {name: $name, labels: {kubernetes.io/hostname: $name, kubernetes.io/os: linux, kubernetes.io/arch: amd64}}
-spec: {providerID: "$id"}
-NODE
-	# The API server's TaintNodesByCondition admission taints a new node
-	# not-ready; the node lifecycle controller would lift it once Ready.
-	kubectl taint node "$name" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
-	ready=True reason=KubeletReady
-	if [ "$name" = "$unready" ]; then ready=False reason=KubeletNotReady; fi
-	kubectl patch node "$name" --subresource=status --type=merge -p '{"status":{"capacity":{"cpu":"2","memory":"4Gi","pods":"110"},"allocatable":{"cpu":"2","memory":"4Gi","pods":"110"},"conditions":[{"type":"Ready","status":"'"$ready"'","reason":"'"$reason"'","lastHeartbeatTime":"'"$(date -u +%FT%TZ)"'","lastTransitionTime":"'"$(date -u +%FT%TZ)"'"}]}}' >/dev/null
-done
-log "registered $i nodes${unready:+ ($unready NotReady)}"
+# shellcheck source=hack/intree/nodes.sh
+. "$root/hack/intree/nodes.sh"
+registered=$(register_nodes "$provider" "$(state)" "$unready")
+log "registered $registered nodes${unready:+ ($unready NotReady)}"
 
 case "$provider" in
 vultr)

@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
-# startup-check.sh BINARY PROVIDER: starts a cluster-autoscaler built by
-# make ca with upstream's documented configuration of PROVIDER (dummy
-# credentials, a kubeconfig that reaches nothing) and checks its start-up
-# log says the provider is ours. CA has no --version flag; this line is how
-# the binary tells itself apart. No cloud call is made: building the
-# provider never calls the cloud, and CA then waits for the Kubernetes API.
+# startup-check.sh BINARY PROVIDER [GENERATION]: checks a cluster-autoscaler
+# built by make ca PROVIDER=<p> is ours:
+#   - started with upstream's documented configuration of PROVIDER (dummy
+#     credentials, a kubeconfig that reaches nothing), its start-up log has
+#     our provider's line (CA has no --version flag; this line is how the
+#     binary tells itself apart). No cloud call is made: building the
+#     provider never calls the cloud, and CA then waits for the Kubernetes API;
+#   - --help offers --cloud-provider=PROVIDER only;
+#   - its build info lists our modules and, for GENERATION split-core, the
+#     core module sigs.k8s.io/cluster-autoscaler;
+#   - upstream's own package of PROVIDER is not linked (no function of
+#     k8s.io/autoscaler/cluster-autoscaler/cloudprovider/PROVIDER in it).
+# GENERATION defaults to the one make ca-src recorded in _out/ca-src.env.
 set -euo pipefail
 
-bin=${1:?usage: startup-check.sh BINARY PROVIDER}
-p=${2:?usage: startup-check.sh BINARY PROVIDER}
+bin=${1:?usage: startup-check.sh BINARY PROVIDER [1.36|split-core]}
+p=${2:?usage: startup-check.sh BINARY PROVIDER [1.36|split-core]}
+generation=${3:-}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -z "$generation" ] && [ -f "$root/_out/ca-src.env" ]; then
+	generation=$(sed -n 's/^CA_GENERATION=//p' "$root/_out/ca-src.env")
+fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
@@ -47,4 +59,27 @@ if [ -z "$line" ]; then
 	cat "$dir/log" >&2
 	exit 1
 fi
-echo "ok: $bin --cloud-provider=$p is ours: ${line#*] }"
+
+offered=$("$bin" --help 2>&1 | sed -n 's/.*--cloud-provider string.*Available values: \(\[[^]]*\]\).*/\1/p' || true)
+if [ "$offered" != "[$p]" ]; then
+	echo "FAIL: $bin --help offers --cloud-provider values ${offered:-none}, want [$p]" >&2
+	exit 1
+fi
+info=$(go version -m "$bin")
+want=(github.com/ca-providers/cluster-autoscaler-provider github.com/ca-providers/cluster-autoscaler-provider/intree)
+if [ "$generation" = split-core ]; then
+	want+=(sigs.k8s.io/cluster-autoscaler)
+fi
+for m in "${want[@]}"; do
+	if ! grep -qP "^\tdep\t\Q$m\E\t" <<<"$info"; then
+		echo "FAIL: $bin's build info does not list module $m:" >&2
+		echo "$info" | sed -n '1,12p' >&2
+		exit 1
+	fi
+done
+upstream="k8s.io/autoscaler/cluster-autoscaler/cloudprovider/$p."
+if grep -aqF "$upstream" "$bin"; then
+	echo "FAIL: $bin links upstream's own package ${upstream%.}" >&2
+	exit 1
+fi
+echo "ok: $bin --cloud-provider=$p is ours (${generation:-unknown} generation; --help offers $offered; build info lists ${want[*]}; ${upstream%.} not linked): ${line#*] }"

@@ -79,10 +79,8 @@ func Build(ctx context.Context, name string, opts *coreoptions.AutoscalerOptions
 	if err != nil {
 		return nil, providerError(name, err)
 	}
-	if rp.Location != nil {
-		if w := rp.Location(bo).Warning(name); w != "" {
-			klog.InfoS("Warning: "+w, "provider", name)
-		}
+	for _, w := range rp.ConfigWarnings(name, bo) {
+		klog.InfoS("Warning: "+w, "provider", name)
 	}
 	klog.InfoS("Cloud provider built in-tree from cluster-autoscaler-provider", "provider", name,
 		"cloudConfig", opts.CloudConfig, "nodes", do.NodeGroupSpecs, "nodeGroupAutoDiscovery", do.NodeGroupAutoDiscoverySpecs,

@@ -17,6 +17,7 @@ import (
 	apiv1 "k8s.io/api/core/v1"
 	"k8s.io/autoscaler/cluster-autoscaler/builder"
 	"k8s.io/autoscaler/cluster-autoscaler/test/integration"
+	caerrors "k8s.io/autoscaler/cluster-autoscaler/utils/errors"
 	catest "k8s.io/autoscaler/cluster-autoscaler/utils/test"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -204,6 +205,31 @@ func TestCALoopAgainstSimulatedCloud(t *testing.T) {
 	}
 }
 
+// runOnceOf is CA's RunOnce as the generation built against spells it:
+// 1.36's takes the time, the split core's a context as well.
+func runOnceOf(ctx context.Context, t *testing.T, autoscaler any) func(time.Time) error {
+	switch a := autoscaler.(type) {
+	case interface {
+		RunOnce(context.Context, time.Time) caerrors.AutoscalerError
+	}:
+		return func(at time.Time) error { return asError(a.RunOnce(ctx, at)) }
+	case interface {
+		RunOnce(time.Time) caerrors.AutoscalerError
+	}:
+		return func(at time.Time) error { return asError(a.RunOnce(at)) }
+	}
+	t.Fatalf("CA's autoscaler %T has neither generation's RunOnce", autoscaler)
+	return nil
+}
+
+// asError keeps a nil AutoscalerError nil.
+func asError(err caerrors.AutoscalerError) error {
+	if err == nil {
+		return nil
+	}
+	return err
+}
+
 func runLoop(t *testing.T, name string, cloud loopCloud) {
 	for k, v := range cloud.env {
 		t.Setenv(k, v)
@@ -255,9 +281,10 @@ func runLoop(t *testing.T, name string, cloud loopCloud) {
 	}
 
 	now := time.Now()
+	run := runOnceOf(ctx, t, autoscaler)
 	runOnce := func(at time.Time) {
 		t.Helper()
-		if err := autoscaler.RunOnce(at); err != nil {
+		if err := run(at); err != nil {
 			t.Fatalf("RunOnce: %v", err)
 		}
 	}
