@@ -106,20 +106,17 @@ start_sim() {
 # the loops, cloud calls per loop at the cloud and (ours) in CA's metrics,
 # and loop errors.
 run_one() {
-	local p=$1 who=$2 bin="$out/$2-$1" env_args=() args=() creds=() t0 pid n c0 c1 o0 o1 l0 l1
+	local p=$1 who=$2 bin="$out/$2-$1" env_args=() args=() creds=() t0 pid n c0 c1 o0 o1 l0 l1 cluster api
 	start_sim "$p" "$who"
 	env_args=("${creds[@]}")
 	args=(--cloud-provider="$p" --kubeconfig="$KUBECONFIG" --leader-elect=false --address="$ca_addr"
 		--scan-interval="$scan" --scale-down-enabled=false --v=2)
 	case "$p/$who" in
-	vultr/ours)
+	vultr/*)
 		cluster=$(sed -n 's/.*VKE cluster \([0-9a-f-]*\) .*/\1/p' "$work/sim-$p-$who.log" | head -1)
-		echo "{\"cluster_id\": \"$cluster\", \"token\": \"sim\", \"api_url\": \"http://$cloud_addr\"}" >"$work/cc"
-		args+=(--cloud-config="$work/cc")
-		;;
-	vultr/upstream)
-		cluster=$(sed -n 's/.*VKE cluster \([0-9a-f-]*\) .*/\1/p' "$work/sim-$p-$who.log" | head -1)
-		echo "{\"cluster_id\": \"$cluster\", \"token\": \"sim\"}" >"$work/cc"
+		api=
+		if [ "$who" = ours ]; then api=", \"api_url\": \"http://$cloud_addr\""; fi
+		echo "{\"cluster_id\": \"$cluster\", \"token\": \"sim\"$api}" >"$work/cc"
 		args+=(--cloud-config="$work/cc")
 		;;
 	volcengine/*)

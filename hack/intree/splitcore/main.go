@@ -11,7 +11,7 @@
 //
 // It writes the Go files with import paths rewritten and a go.mod that
 // requires the CA tree's own versions, including its replace directives;
-// the caller runs go mod tidy there.
+// the caller gives it a go.sum and runs go mod tidy there (prepare.sh).
 package main
 
 import (
@@ -114,12 +114,6 @@ func run(src, ca, out, root string) error {
 	}
 	if err := os.WriteFile(filepath.Join(out, "go.mod"), gomod, 0o644); err != nil {
 		return err
-	}
-	// The CA tree's sums cover its requirements; go mod tidy adds ours.
-	if sum, err := os.ReadFile(filepath.Join(ca, "go.sum")); err == nil {
-		if err := os.WriteFile(filepath.Join(out, "go.sum"), sum, 0o644); err != nil {
-			return err
-		}
 	}
 	paths := make([]string, 0, len(moved))
 	for p := range moved {
