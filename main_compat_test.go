@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/externalgrpc/grpctest/legacyca"
 	"github.com/ca-providers/cluster-autoscaler-provider/cloudprovider/registry"
@@ -87,11 +85,7 @@ func TestSimulatedBinaryServesOldCA(t *testing.T) {
 				t.Skipf("%s is not compiled in", provider)
 			}
 			addr, metricsURL := runSimulated(t, provider)
-			conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := dialServer(t, addr)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			groups, err := legacyca.NewClient(conn).NodeGroups(ctx, &legacyca.NodeGroupsRequest{})

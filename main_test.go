@@ -261,11 +261,7 @@ func TestServeSimulatedAndDrainOnSIGTERM(t *testing.T) {
 		t.Fatalf("did not see the serving banner (grpc %q metrics %q)", grpcAddr, metricsURL)
 	}
 
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialServer(t, grpcAddr)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// Served before any Refresh RPC: the server took its first snapshot at start.
@@ -309,6 +305,18 @@ func TestOneLineKeepsJoinedErrorsApart(t *testing.T) {
 	if got := oneLine(err); got != "cluster_id is required; token is required" {
 		t.Fatalf("oneLine = %q", got)
 	}
+}
+
+// dialServer connects to the gRPC server at addr in plaintext, as CA does;
+// the connection closes when the test ends.
+func dialServer(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 // startRun runs the binary's run with args in this process until the test

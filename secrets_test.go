@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -177,11 +175,7 @@ func httpGet(t *testing.T, url string) string {
 // failures.
 func exerciseAllRPCs(t *testing.T, addr string, seen io.Writer) (calls, failed int) {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialServer(t, addr)
 	c := protos.NewCloudProviderClient(conn)
 	do := func(name string, f func(context.Context) (proto.Message, error)) proto.Message {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
